@@ -1,0 +1,220 @@
+"""The `jr2` command line (click).
+
+Every command turns a `Jr2Error` into `error: <one line>` and its exit code; a traceback is kept
+for defects only (`jr2 run` prints it with `--verbose`). Exit codes: 0 drained or done, 1 failed,
+2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Tracker clients are imported lazily by the
+sources that need them, so `jr2 --help` stays quick and works without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import ValidationError
+
+from . import __version__
+from .errors import Jr2Error
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEADLOCKED, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> None:
+    """Print `error: message` to stderr and exit with `code`."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def one_line(exc: ValidationError, where: str = "") -> str:
+    """A pydantic error as one line: the first field and message, and how many more."""
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(value)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}{loc}: {first['msg']}{more}"
+
+
+class Jr2Group(click.Group):
+    """A click group that turns jr2's errors into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Jr2Error as exc:
+            fail(str(exc), exc.exit_code)
+        except ValidationError as exc:
+            fail(one_line(exc))
+
+
+def state_option(f: F) -> F:
+    return click.option(
+        "--state", "state_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help="State directory (default: $JR2_STATE_DIR or ./.jr2).",
+    )(f)
+
+
+def resolve_state(state_dir: Path | None) -> Path:
+    from .paths import default_state_dir
+
+    return state_dir if state_dir is not None else default_state_dir()
+
+
+def parse_json_arg(value: str | None, what: str) -> Any:
+    """`--input` values: JSON text, or `@file` holding JSON."""
+    if value is None:
+        return None
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint=what) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                                 param_hint=what) from None
+
+
+@click.group(cls=Jr2Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="jr2")
+def main() -> None:
+    """jr2: point a Pool of workers at an issue tracker.
+
+    \b
+    jr2 ready SOURCE          what is ready, blocked and claimed (read-only)
+    jr2 work SOURCE -- CMD    run CMD once per ready item, claiming each safely
+    jr2 run FILE.py:ATTR      run a Python workflow (a Pool)
+    jr2 gates / jr2 send      see and answer the gates of a live run
+    """
+
+
+# -- jr2 run --------------------------------------------------------------------------------
+
+
+def progress_printer(verbose: bool) -> Callable[[Any], None]:
+    """An observer that prints workers and gates as they come and go, to stderr."""
+
+    def show(ev: Any) -> None:
+        if ev.kind == "worker_started":
+            click.echo(f"jr2: started  {ev.item_id}", err=True)
+        elif ev.kind == "worker_finished":
+            click.echo(f"jr2: finished {ev.item_id}", err=True)
+        elif ev.kind == "worker_failed":
+            click.echo(f"jr2: failed   {ev.item_id}: {ev.detail}", err=True)
+        elif ev.kind == "worker_cancelled":
+            click.echo(f"jr2: cancelled {ev.item_id}", err=True)
+        elif ev.kind == "gate_opened":
+            click.echo(f"jr2: gate open   {ev.gate_id}", err=True)
+        elif ev.kind == "gate_closed" and verbose:
+            click.echo(f"jr2: gate closed {ev.gate_id}", err=True)
+
+    return show
+
+
+async def host_and_wait(
+    start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
+    setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
+) -> Any:
+    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult."""
+    from .host import RunHost
+
+    handle = start_run()
+    host = RunHost(handle, host=listen, port=port)
+    if setup_host is not None:
+        setup_host(host)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, handle.interrupt)
+    try:
+        address = await host.start()
+        if not quiet:
+            click.echo(f"jr2: run {handle.id} serving {address} (jr2 gates / jr2 send)", err=True)
+        return await handle.result()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await host.stop()
+
+
+@main.command("run")
+@click.argument("target")
+@click.option("--input", "input_", metavar="JSON|@FILE", help="The run input, as JSON.")
+@click.option("--port", type=int, default=0, show_default=True,
+              help="Port of the run host on 127.0.0.1 (0: any free port).")
+@click.option("-v", "--verbose", is_flag=True, help="Print gates closing and defect tracebacks.")
+@state_option
+def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
+            state_dir: Path | None) -> None:
+    """Run a workflow: TARGET is FILE.py:ATTR or module:attr naming a Machine (e.g. a Pool).
+
+    Progress goes to stderr; the final output is printed as JSON on stdout. Exit code: 0 drained,
+    1 failed, 3 deadlocked, 4 error, 130 interrupted.
+    """
+    from .loader import load_machine
+    from .runs import start
+
+    machine = load_machine(target)
+    data = parse_json_arg(input_, "--input")
+    state = resolve_state(state_dir)
+
+    def begin() -> Any:
+        return start(machine, data, state_dir=state, observers=[progress_printer(verbose)])
+
+    result = asyncio.run(host_and_wait(begin, port=port))
+    click.echo(json.dumps(result.to_json(), indent=2, default=str))
+    if result.state == "error":
+        click.echo(f"error: {result.error}", err=True)
+        if verbose and result.traceback:
+            click.echo(result.traceback, err=True)
+    sys.exit(result.exit_code)
+
+
+# -- jr2 gates / jr2 send ---------------------------------------------------------------------
+
+
+@main.command("gates")
+@click.option("--run", "run_id", help="The run to ask (needed when several are live).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@state_option
+def gates_cmd(run_id: str | None, as_json: bool, state_dir: Path | None) -> None:
+    """List the open gates of a live run: what needs you now."""
+    from .client import call, pick_run
+
+    rf = pick_run(resolve_state(state_dir), run_id)
+    gates = call(rf, "GET", "/v1/gates")
+    if as_json:
+        click.echo(json.dumps({"run_id": rf.run_id, "gates": gates}, indent=2))
+        return
+    if not gates:
+        click.echo(f"run {rf.run_id}: no open gates")
+        return
+    width = max(len(g["id"]) for g in gates)
+    for g in gates:
+        meta = " ".join(f"{k}={v}" for k, v in g.get("meta", {}).items())
+        click.echo(f"{g['id']:<{width}}  accepts {', '.join(g['accepts'])}  {meta}".rstrip())
+
+
+@main.command("send")
+@click.argument("gate")
+@click.argument("event")
+@click.option("--input", "input_", metavar="JSON|@FILE", help="The event's data, as JSON.")
+@click.option("--run", "run_id", help="The run to send to (needed when several are live).")
+@state_option
+def send_cmd(gate: str, event: str, input_: str | None, run_id: str | None,
+             state_dir: Path | None) -> None:
+    """Send EVENT to the gate GATE of a live run (ids are matched exactly)."""
+    from .client import call, pick_run
+
+    data = parse_json_arg(input_, "--input")
+    rf = pick_run(resolve_state(state_dir), run_id)
+    call(rf, "POST", "/v1/send", {"gate": gate, "event": event, "data": data})
+    click.echo(f"sent {event} to {gate}", err=True)

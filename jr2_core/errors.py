@@ -1,0 +1,57 @@
+"""Every exception jr2 raises on purpose, in one place (as httpx does).
+
+`Jr2Error` is the root; its message is one line a user can act on, with no secret in it. The CLI
+prints `error: <message>` and exits with the error's `exit_code` instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class Jr2Error(Exception):
+    """An error with a one-line message meant for the user."""
+
+    exit_code = 2
+
+
+class UsageError(Jr2Error):
+    """Bad input from the user: a missing file, an unknown source kind, a bad option."""
+
+
+class ConfigError(UsageError):
+    """A source or workflow configuration that does not validate."""
+
+
+class GateError(Jr2Error):
+    """A delivery to a gate was refused; nothing changed."""
+
+
+class UnknownGate(GateError):
+    """No open gate has this id."""
+
+
+class UnknownEvent(GateError):
+    """The gate is open but does not accept this event."""
+
+
+class InvalidPayload(GateError):
+    """The event's data does not validate against the event's model."""
+
+
+class DuplicateGate(GateError):
+    """Two live gates with one id: a defect in the machine that opened the second."""
+
+
+class PoolDefect(Jr2Error):
+    """The Pool or its Source broke a rule of the seed (a defect: the run ends `error`)."""
+
+    exit_code = 4
+
+
+class SourceError(Jr2Error):
+    """A Work Source could not read or write its tracker (after its retries)."""
+
+    exit_code = 4
+
+
+class NoLiveRun(UsageError):
+    """`jr2 gates` / `jr2 send` found no run to talk to, or several without `--run`."""

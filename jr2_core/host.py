@@ -1,0 +1,149 @@
+"""The run host: a small HTTP server on loopback for `jr2 gates`, `jr2 send` and webhooks.
+
+One aiohttp application per run with a route table. Control routes (`/v1/...`) need the run's
+bearer token, compared in constant time; other routes (tracker webhooks, added by sources with
+`add_route(..., auth=False)`) check their own signatures. Bodies over `max_body` bytes get 413
+before a handler sees them. The address and token go into a run file in `<state>/runs/`, mode
+0600, written atomically and removed when the run ends; `jr2_core.client` reads it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from .errors import GateError, UnknownGate
+from .paths import write_private
+from .runs import Run
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+DEFAULT_MAX_BODY = 1 << 20
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=lambda o: json.dumps(o, default=str))
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json({"error": message}, status=status)
+
+
+class RunHost:
+    """Serves one run's control API (and any routes sources add) over HTTP."""
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        max_body: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        self.run = run
+        self.host = host
+        self.port = port
+        self.max_body = max_body
+        self.token = secrets.token_urlsafe(24)
+        self.address: str | None = None
+        self.run_file: Path | None = None
+        self._routes: list[tuple[str, str, Handler, bool]] = []
+        self._runner: web.AppRunner | None = None
+        self.add_route("GET", "/v1/run", self._get_run)
+        self.add_route("GET", "/v1/gates", self._get_gates)
+        self.add_route("POST", "/v1/send", self._post_send)
+
+    def add_route(self, method: str, path: str, handler: Handler, *, auth: bool = True) -> None:
+        """Add a route before `start()`. `auth=False` routes must authenticate requests
+        themselves (webhook signatures)."""
+        if self._runner is not None:
+            raise RuntimeError("routes must be added before the host starts")
+        self._routes.append((method, path, handler, auth))
+
+    def _wrap(self, handler: Handler, auth: bool) -> Handler:
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            if auth:
+                given = request.headers.get("Authorization", "")
+                if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                    return _error(401, "missing or wrong bearer token")
+            try:
+                return await handler(request)
+            except web.HTTPException:
+                raise
+            except Exception as exc:  # never a 500 with a traceback to a client
+                return _error(400, f"{type(exc).__name__}: {exc}")
+
+        return guarded
+
+    async def start(self) -> str:
+        """Listen and write the run file; return the base URL."""
+        app = web.Application(client_max_size=self.max_body)
+        for method, path, handler, auth in self._routes:
+            app.router.add_route(method, path, self._wrap(handler, auth))
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets: list[socket.socket] = list(server.sockets)  # type: ignore[attr-defined]
+        port = sockets[0].getsockname()[1]
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.address = f"http://{shown}:{port}"
+        self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
+        write_private(
+            self.run_file,
+            json.dumps(
+                {
+                    "run_id": self.run.id,
+                    "address": self.address,
+                    "token": self.token,
+                    "pid": os.getpid(),
+                    "machine": self.run.machine.id,
+                    "started_at": datetime.now(UTC).isoformat(),
+                }
+            ),
+        )
+        return self.address
+
+    async def stop(self) -> None:
+        """Stop listening and remove the run file."""
+        if self.run_file is not None:
+            self.run_file.unlink(missing_ok=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- control routes ------------------------------------------------------------------------
+
+    async def _get_run(self, request: web.Request) -> web.Response:
+        return _json({"run_id": self.run.id, "state": self.run.state,
+                      "machine": self.run.machine.id})
+
+    async def _get_gates(self, request: web.Request) -> web.Response:
+        return _json([g.model_dump(mode="json") for g in self.run.gates()])
+
+    async def _post_send(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "the body is not JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("gate"), str) or not isinstance(
+            body.get("event"), str
+        ):
+            return _error(400, 'the body must be {"gate": str, "event": str, "data": {...}}')
+        try:
+            self.run.send(body["gate"], body["event"], body.get("data"))
+        except UnknownGate as exc:
+            return _error(404, str(exc))
+        except GateError as exc:
+            return _error(422, str(exc))
+        return _json({"ok": True})

@@ -1,0 +1,43 @@
+"""Where jr2 keeps local state, and how an item id becomes a safe file name.
+
+State lives in `.jr2/` of the working directory unless `--state DIR` says otherwise; nothing is
+ever written beside a backlog. Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote)
+never become paths raw: `safe_name` keeps a readable slug and adds a short hash, so distinct ids
+never collide and no id can climb out of its directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+STATE_DIR_ENV = "JR2_STATE_DIR"
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def default_state_dir() -> Path:
+    """`$JR2_STATE_DIR`, else `.jr2/` in the working directory (not created here)."""
+    return Path(os.environ.get(STATE_DIR_ENV) or ".jr2")
+
+
+def safe_name(item_id: str, *, max_slug: int = 40) -> str:
+    """A file-name-safe, collision-free name for an id: `<slug>-<8 hex of sha256>`."""
+    slug = _SLUG.sub("_", item_id).strip("._-")[:max_slug] or "item"
+    digest = hashlib.sha256(item_id.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically with mode 0600 (a reader sees all of it or nothing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,399 @@
+"""The Pool: one worker per item from a Source, at most `cap` at once (the seed, in Python).
+
+Design notes
+------------
+* The loop is a single coroutine per Pool run. Workers are one asyncio task each; a worker task
+  records its own result, calls the Source's `settle`, then appends to `_finished` and sets one
+  `asyncio.Event`. The loop never scans its workers, so each item costs one `next` call, one
+  task and one event set: this is what keeps the Pool within reach of a bare asyncio loop.
+* `next` is called only while a slot is free. When it gives nothing and workers run, the loop
+  waits for a worker to finish, the wake event, or `poll_every`. A wake that arrives while `next`
+  is in flight bumps `_wake_seq`, and the loop asks again (extension: no lost wake).
+* The run ends when no worker runs and `next` gave nothing: `drained` when `open` is 0, else
+  `deadlocked` (the seed). Extensions: `held > 0` makes an idle Pool wait for other pools, and
+  `on_drained="wait"` makes it wait for new work forever (until interrupted).
+* A worker's `Failure` is caught and recorded; its sandbox is deleted. Any other exception is a
+  defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
+  releases the claim), and the defect ends the run `error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .errors import PoolDefect, UsageError
+from .events import Event, EventDef
+from .failure import Failure
+from .machine import Context, Machine, as_machine
+from .runs import RunEvent
+
+DEFAULT_IDLE_POLL = 5.0
+
+
+@dataclass(slots=True)
+class Next:
+    """An answer of `next`: an item, or `item=None` with how many items are `open` (exist, not
+    ready) and, as an extension, how many other pools `held` now."""
+
+    item: Any = None
+    open: int = 0
+    held: int = 0
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What `settle` is told: `done` (with the output), `failed` (with the Failure) or
+    `cancelled` (the run stopped the worker; release the claim, record nothing)."""
+
+    status: Literal["done", "failed", "cancelled"]
+    output: Any = None
+    failure: Failure | None = None
+
+
+class FailureInfo(BaseModel):
+    """A Failure in a Pool's output."""
+
+    reason: str
+    detail: Any = None
+
+
+class RunOutput(BaseModel):
+    """A Pool's output: how it ended, each finished worker's output, each failure."""
+
+    status: Literal["drained", "deadlocked", "stopped"]
+    items: dict[str, Any] = {}
+    failures: dict[str, FailureInfo] = {}
+
+
+NextFn = Callable[[list[str]], Any]
+SettleFn = Callable[[str, Outcome], Any]
+StartedFn = Callable[[str, Callable[[str], None]], Any]
+
+
+class Source:
+    """Where a Pool gets its items (the seed's SourceSpec). Make one with `source()`."""
+
+    def __init__(
+        self,
+        next: NextFn,
+        *,
+        wake: EventDef | None = None,
+        poll_every: float | None = None,
+        idle_poll: float = DEFAULT_IDLE_POLL,
+        settle: SettleFn | None = None,
+        started: StartedFn | None = None,
+    ) -> None:
+        if not callable(next):
+            raise UsageError("source(next=...) must be a function")
+        if poll_every is not None and not poll_every > 0:
+            raise UsageError(f"poll_every must be a positive number of seconds, not {poll_every!r}")
+        self.next = next
+        self.wake = wake
+        self.poll_every = poll_every
+        self.idle_poll = idle_poll
+        self.settle = settle
+        self.started = started
+        self._next_async = inspect.iscoroutinefunction(next)
+        self._settle_async = settle is not None and inspect.iscoroutinefunction(settle)
+
+
+def source(
+    next: NextFn,
+    *,
+    wake: EventDef | None = None,
+    poll_every: float | None = None,
+    idle_poll: float = DEFAULT_IDLE_POLL,
+    settle: SettleFn | None = None,
+    started: StartedFn | None = None,
+) -> Source:
+    """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
+    `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
+    while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
+    `started(item_id, stop)` gets a function that stops that worker with a Failure (a Work Source
+    uses it when a lease cannot be renewed); `idle_poll` is the wait while other pools hold items.
+    """
+    return Source(
+        next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started
+    )
+
+
+def _check_cap(cap: Any) -> int:
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise PoolDefect(f"cap must be a positive int, not {cap!r}")
+    return cap
+
+
+class Pool(Machine):
+    """A Machine that runs one worker Machine per item of a Source."""
+
+    def __init__(
+        self,
+        worker: Machine | Callable[..., Any],
+        *,
+        id: str,
+        source: Source,
+        item_id: Callable[[Any], str],
+        cap: int | Callable[[Any], int] = 1,
+        item_input: Callable[[Any, Any], Any] | None = None,
+        input: type[BaseModel] | None = None,
+        failures: Literal["fail", "report"] = "fail",
+        on_drained: Literal["final", "wait"] = "final",
+    ) -> None:
+        if not isinstance(source, Source):
+            raise UsageError("pool(source=...) must be made with source()")
+        if not callable(cap):
+            try:
+                _check_cap(cap)
+            except PoolDefect as exc:
+                raise UsageError(str(exc)) from None
+        if failures not in ("fail", "report"):
+            raise UsageError(f"failures must be 'fail' or 'report', not {failures!r}")
+        if on_drained not in ("final", "wait"):
+            raise UsageError(f"on_drained must be 'final' or 'wait', not {on_drained!r}")
+        self.worker = as_machine(worker)
+        self.id = id
+        self.source = source
+        self.item_id = item_id
+        self.cap = cap
+        self.item_input = item_input
+        self.input_model = input
+        self.failures = failures
+        self.on_drained = on_drained
+
+    @property
+    def vocabulary(self) -> dict[str, EventDef]:
+        """Only the Source's wake event (the seed): each worker keeps its own."""
+        wake = self.source.wake
+        return {wake.name: wake} if wake is not None else {}
+
+    async def execute(self, input: Any, ctx: Context) -> RunOutput:
+        if self.input_model is not None and not isinstance(input, self.input_model):
+            input = self.input_model.model_validate({} if input is None else input)
+        output = await _PoolRun(self, input, ctx).execute()
+        if output.failures and self.failures == "fail":
+            n, m = len(output.failures), len(output.items) + len(output.failures)
+            raise Failure(f"{n} of {m} items failed", detail=output)
+        return output
+
+
+def pool(
+    worker: Machine | Callable[..., Any],
+    *,
+    id: str,
+    source: Source,
+    item_id: Callable[[Any], str],
+    cap: int | Callable[[Any], int] = 1,
+    item_input: Callable[[Any, Any], Any] | None = None,
+    input: type[BaseModel] | None = None,
+    failures: Literal["fail", "report"] = "fail",
+    on_drained: Literal["final", "wait"] = "final",
+) -> Pool:
+    """Make a Pool: one `worker` per item that `source` gives, at most `cap` at once."""
+    return Pool(
+        worker,
+        id=id,
+        source=source,
+        item_id=item_id,
+        cap=cap,
+        item_input=item_input,
+        input=input,
+        failures=failures,
+        on_drained=on_drained,
+    )
+
+
+class _PoolRun:
+    """The state of one execution of a Pool."""
+
+    def __init__(self, pool: Pool, input: Any, ctx: Context) -> None:
+        self.pool = pool
+        self.src = pool.source
+        self.input = input
+        self.ctx = ctx
+        self.run = ctx.run
+        self.active: dict[str, asyncio.Task[None]] = {}
+        self.contexts: dict[str, Context] = {}
+        self.seen: set[str] = set()
+        self.items: dict[str, Any] = {}
+        self.failures: dict[str, FailureInfo] = {}
+        self.stops: dict[str, str] = {}
+        self.defect: BaseException | None = None
+        self._finished: deque[str] = deque()
+        self._signal = asyncio.Event()
+        self._wake_seq = 0
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def execute(self) -> RunOutput:
+        cap = _check_cap(self.pool.cap(self.input) if callable(self.pool.cap) else self.pool.cap)
+        gate_id = f"{self.ctx.path}source"
+        wake = self.src.wake
+        if wake is not None:
+            self.run._open_gate(gate_id, [wake], {"pool": self.pool.id}, self._on_wake,
+                                persistent=True)
+        try:
+            status = await self._loop(cap)
+        except BaseException:
+            await self._cancel_all()
+            raise
+        finally:
+            if wake is not None:
+                self.run._close_gate(gate_id)
+        return RunOutput(status=status, items=self.items, failures=self.failures)
+
+    async def _loop(self, cap: int) -> Literal["drained", "deadlocked"]:
+        last = Next()
+        waiting = self.pool.on_drained == "wait"
+        while True:
+            self._reap()
+            while len(self.active) < cap:
+                seq = self._wake_seq
+                last = await self._next()
+                if last.item is not None:
+                    self._start(last.item)
+                elif self._wake_seq == seq:
+                    break
+            if self._finished:
+                continue
+            if not self.active:
+                if last.held > 0 or waiting:
+                    await self._wait(self.src.poll_every or self.src.idle_poll)
+                    continue
+                return "drained" if last.open == 0 else "deadlocked"
+            free = len(self.active) < cap
+            await self._wait(self.src.poll_every if free else None)
+
+    async def _wait(self, timeout: float | None) -> None:
+        self._signal.clear()
+        if timeout is None:
+            await self._signal.wait()
+            return
+        try:
+            await asyncio.wait_for(self._signal.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    def _on_wake(self, event: Event) -> None:
+        self._wake_seq += 1
+        self._signal.set()
+
+    async def _next(self) -> Next:
+        active = list(self.active)
+        res = await self.src.next(active) if self.src._next_async else self.src.next(active)
+        if res is None:
+            return Next()
+        if isinstance(res, Next):
+            return res
+        if isinstance(res, dict) and set(res) <= {"item", "open", "held"} and "item" in res:
+            return Next(item=res["item"], open=int(res.get("open", 0)),
+                        held=int(res.get("held", 0)))
+        return Next(item=res)
+
+    def _start(self, item: Any) -> None:
+        try:
+            iid = self.pool.item_id(item)
+        except Exception as exc:
+            raise PoolDefect(f"pool {self.pool.id!r}: item_id raised {exc!r}") from exc
+        if not isinstance(iid, str) or not iid:
+            raise PoolDefect(f"pool {self.pool.id!r}: item_id must return a non-empty str, "
+                             f"not {iid!r}")
+        if iid in self.active:
+            raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r}, which a worker "
+                             "has now")
+        if iid in self.seen and self.pool.on_drained != "wait":
+            raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
+                             "worker finished")
+        self.seen.add(iid)
+        wi = self.pool.item_input
+        winput = wi(item, self.input) if wi is not None else item
+        ctx = self.ctx.child(iid)
+        self.contexts[iid] = ctx
+        self.active[iid] = asyncio.get_running_loop().create_task(self._work(iid, winput, ctx))
+        if self.run.observers:
+            self.run._emit(RunEvent("worker_started", self.run.id, item_id=ctx.path.rstrip(".")))
+        if self.src.started is not None:
+            self.src.started(iid, lambda reason, _iid=iid: self._stop(_iid, reason))
+
+    def _stop(self, iid: str, reason: str) -> None:
+        task = self.active.get(iid)
+        if task is not None and not task.done():
+            self.stops[iid] = reason
+            task.cancel()
+
+    async def _work(self, iid: str, winput: Any, ctx: Context) -> None:
+        outcome: Outcome
+        try:
+            out = await self.pool.worker.execute(winput, ctx)
+            outcome = Outcome("done", output=out)
+        except Failure as f:
+            outcome = Outcome("failed", failure=f)
+        except asyncio.CancelledError:
+            reason = self.stops.pop(iid, None)
+            if reason is None:
+                raise
+            outcome = Outcome("failed", failure=Failure(reason))
+        except Exception as exc:
+            self.defect = exc
+            outcome = Outcome("cancelled")
+        if outcome.status == "failed":
+            ctx._delete_sandbox()
+        try:
+            await self._settle(iid, outcome)
+        except Exception as exc:
+            self.defect = self.defect or exc
+        self._finish(iid, outcome)
+
+    async def _settle(self, iid: str, outcome: Outcome) -> None:
+        settle = self.src.settle
+        if settle is None:
+            return
+        if self.src._settle_async:
+            await settle(iid, outcome)
+        else:
+            settle(iid, outcome)
+
+    def _finish(self, iid: str, outcome: Outcome) -> None:
+        if outcome.status == "done":
+            self.items[iid] = outcome.output
+        elif outcome.status == "failed" and outcome.failure is not None:
+            self.failures[iid] = FailureInfo(reason=outcome.failure.reason,
+                                             detail=outcome.failure.detail)
+        self._finished.append(iid)
+        self._signal.set()
+        if self.run.observers:
+            kind = {"done": "worker_finished", "failed": "worker_failed"}.get(
+                outcome.status, "worker_cancelled")
+            detail = outcome.failure.reason if outcome.failure is not None else None
+            path = self.contexts[iid].path.rstrip(".")
+            self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
+
+    def _reap(self) -> None:
+        while self._finished:
+            iid = self._finished.popleft()
+            self.active.pop(iid, None)
+            self.contexts.pop(iid, None)
+        if self.defect is not None:
+            raise self.defect
+
+    async def _cancel_all(self) -> None:
+        """Cancel every running worker and settle each as `cancelled` (claims released)."""
+        tasks = {iid: t for iid, t in self.active.items() if not t.done()}
+        for t in tasks.values():
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
+        for iid in tasks:
+            if iid in self._finished:
+                continue
+            try:
+                await asyncio.shield(self._settle(iid, Outcome("cancelled")))
+            except Exception:  # the run is already ending; the lease will expire
+                pass
+        self.active.clear()

@@ -1,0 +1,271 @@
+"""The backlog file people write for the local Work Source (`local:PATH`).
+
+Design note: a backlog is a TOML (or JSON) document holding `[[items]]`, each with an id, a title,
+its blockers (`needs`, ids in the same file) and a few optional fields. The file is validated in
+one pydantic call over the whole document (`TypeAdapter`, built once at import) so that a 100k-item
+backlog stays fast; JSON goes through pydantic's own parser on the happy path. The rules that
+span items (duplicate ids, an item that needs itself or is its own parent, empty ids) live in a
+validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown blocker or parent
+ids are not errors: the Ready-set reports them as missing blockers. Parent cycles longer than one
+item are not errors either: like `needs` cycles, they are the Ready-set's to report.
+
+Every problem becomes one `BacklogError` line that names the file and, where it can, the line
+and column (syntax) or the item (validation), in the shape compilers use: `backlog.toml:12:5: ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from jr2_core.errors import UsageError
+
+__all__ = [
+    "Backlog",
+    "BacklogError",
+    "BacklogFormat",
+    "BacklogItem",
+    "load_backlog",
+    "parse_backlog",
+]
+
+BacklogFormat = Literal["toml", "json"]
+
+_RULE = "backlog_rule"  # the pydantic error type of the cross-item rules below
+
+
+class BacklogError(UsageError):
+    """A backlog file that cannot be read, parsed or validated (one line, naming the file)."""
+
+
+class BacklogItem(BaseModel):
+    """One work item as written in the backlog file.
+
+    Types are strict where a person could write the wrong shape (a string for a list, "2" for a
+    priority); `created` takes a TOML datetime or an ISO string, and a time without a zone is UTC.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: StrictStr
+    title: StrictStr
+    needs: list[StrictStr] = Field(default_factory=list)
+    labels: list[StrictStr] = Field(default_factory=list)
+    priority: StrictInt | None = None
+    status: Literal["open", "done"] = "open"
+    body: StrictStr | None = None
+    parent: StrictStr | None = None
+    branch: StrictStr | None = None
+    created: datetime | None = None
+
+    @field_validator("created")
+    @classmethod
+    def _utc_if_naive(cls, value: datetime | None) -> datetime | None:
+        """Give a zone-less time UTC, so that items can be ordered by age."""
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+class Backlog(BaseModel):
+    """The whole backlog file: its items, in file order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: list[BacklogItem] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Backlog:
+        """Refuse what no reading of the file can make sense of (see `_rule_problems`)."""
+        problems = _rule_problems(self.items)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise PydanticCustomError(_RULE, "{problem}", {"problem": problems[0] + more})
+        return self
+
+    def by_id(self) -> dict[str, BacklogItem]:
+        """Map each id to its item (O(n): call once per snapshot)."""
+        return {item.id: item for item in self.items}
+
+    def children(self) -> dict[str, list[str]]:
+        """Map each parent id to its children's ids, in file order, derived from `parent`."""
+        kids: dict[str, list[str]] = {}
+        for item in self.items:
+            if item.parent is not None:
+                kids.setdefault(item.parent, []).append(item.id)
+        return kids
+
+
+def _q(text: str) -> str:
+    """Quote an id the way the messages show it: "T-3", escapes and all (stays one line)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _rule_problems(items: list[BacklogItem]) -> list[str]:
+    """Every cross-item problem, in file order: empty or duplicate ids, self-needs, self-parents."""
+    problems: list[str] = []
+    first_at: dict[str, int] = {}
+    for number, item in enumerate(items, start=1):
+        if not item.id.strip():
+            problems.append(f"item {number} has an empty id")
+            continue
+        if item.id in first_at:
+            problems.append(f"duplicate id {_q(item.id)} (items {first_at[item.id]} and {number})")
+        else:
+            first_at[item.id] = number
+        if item.id in item.needs:
+            problems.append(f"item {_q(item.id)} needs itself")
+        if any(not need.strip() for need in item.needs):
+            problems.append(f"item {_q(item.id)} needs an empty id")
+        if item.parent == item.id:
+            problems.append(f"item {_q(item.id)} is its own parent")
+    return problems
+
+
+_ADAPTER: TypeAdapter[Backlog] = TypeAdapter(Backlog)
+
+_TOML_AT = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$", re.DOTALL)
+_TOML_AT_END = re.compile(r"^(?P<msg>.*) \(at end of document\)$", re.DOTALL)
+
+
+def _toml_error(err: tomllib.TOMLDecodeError, text: str, name: str) -> BacklogError:
+    """`name:LINE:COL: message`, from tomllib's "(at line X, column Y)" tail (3.11 has no attrs)."""
+    lineno, colno, msg = getattr(err, "lineno", None), getattr(err, "colno", None), None
+    if isinstance(lineno, int) and isinstance(colno, int):
+        msg = str(getattr(err, "msg", "")) or None
+    raw = str(err)
+    if msg is None and (match := _TOML_AT.match(raw)):
+        msg, lineno, colno = match["msg"], int(match["line"]), int(match["col"])
+    elif msg is None and (match := _TOML_AT_END.match(raw)):
+        msg, lineno = match["msg"], text.count("\n") + 1
+        colno = len(text) - (text.rfind("\n") + 1) + 1
+    if msg is None or lineno is None or colno is None:
+        return BacklogError(f"{name}: {' '.join(raw.split())}")
+    return BacklogError(f"{name}:{lineno}:{colno}: {' '.join(msg.split())}")
+
+
+def _json_error(err: json.JSONDecodeError, name: str) -> BacklogError:
+    """`name:LINE:COL: message`, from the json module's own position."""
+    return BacklogError(f"{name}:{err.lineno}:{err.colno}: {err.msg}")
+
+
+def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
+    """The document as Python data, or a `BacklogError` pointing at the syntax error."""
+    if fmt == "toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise _toml_error(err, text, name) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _json_error(err, name) from None
+
+
+def _describe(error: ErrorDetails, data: Any) -> str:
+    """One pydantic error as a phrase: where (item number and id, field) and what."""
+    loc, kind, msg = error["loc"], error["type"], error["msg"]
+    if kind == _RULE:
+        return msg
+    if not loc:
+        return "the top level must be a table (TOML) or an object (JSON) holding 'items'"
+    if loc[0] != "items":
+        return f"unknown top-level key {str(loc[0])!r}" if kind == "extra_forbidden" else msg
+    if len(loc) == 1 or not isinstance(loc[1], int):
+        return f"'items' must be a list of tables ([[items]]): {msg}"
+    index = loc[1]
+    where = f"item {index + 1}"
+    raw = data.get("items") if isinstance(data, dict) else None
+    entry = raw[index] if isinstance(raw, list) and index < len(raw) else None
+    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+        where += f" (id {_q(entry['id'])})"
+    if len(loc) == 2:
+        return f"{where}: {msg}"
+    field = str(loc[2])
+    if kind == "extra_forbidden":
+        return f"{where}: unknown key {field!r}"
+    if kind == "missing":
+        return f"{where}: missing key {field!r}"
+    entries = "".join(f" entry {part + 1}" if isinstance(part, int) else f".{part}"
+                      for part in loc[3:])
+    return f"{where}: field {field!r}{entries}: {msg}"
+
+
+def _validation_error(err: ValidationError, data: Any, name: str) -> BacklogError:
+    """The first validation error as one line, with "(and N more)" when there are several."""
+    errors = err.errors(include_url=False, include_input=False)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return BacklogError(f"{name}: {' '.join(_describe(errors[0], data).split())}{more}")
+
+
+def _validate(data: Any, name: str) -> Backlog:
+    """Validate decoded data in one call, or raise the first problem as one line."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        raise _validation_error(err, data, name) from None
+
+
+def parse_backlog(text: str, *, name: str, fmt: BacklogFormat) -> Backlog:
+    """Parse and validate a backlog document; `name` is the file name the errors show."""
+    text = text.removeprefix("\ufeff")
+    if fmt == "json":
+        try:  # happy path: pydantic parses and validates in one pass, without Python objects
+            return _ADAPTER.validate_json(text)
+        except ValidationError:
+            pass  # read again with the json module, for its positions and the raw data
+    return _validate(_decode(text, name=name, fmt=fmt), name)
+
+
+def _sniff(text: str, name: str) -> Any:
+    """The data of a file with no telling suffix: TOML if it parses as TOML, else JSON.
+
+    When neither parses, the error shown is JSON's if the text starts with `{`, else TOML's.
+    """
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as toml_err:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as json_err:
+            if text.lstrip().startswith("{"):
+                raise _json_error(json_err, name) from None
+            raise _toml_error(toml_err, text, name) from None
+
+
+def load_backlog(path: Path) -> Backlog:
+    """Read the backlog at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
+    name = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BacklogError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise BacklogError(f"{name}: is a directory, not a backlog file") from None
+    except OSError as err:
+        raise BacklogError(f"{name}: cannot read: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BacklogError(f"{name}: not UTF-8 text (bad byte at offset {err.start})") from None
+    suffix = path.suffix.lower()
+    if suffix in (".toml", ".json"):
+        return parse_backlog(text, name=name, fmt="toml" if suffix == ".toml" else "json")
+    return _validate(_sniff(text.removeprefix("\ufeff"), name), name)

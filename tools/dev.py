@@ -1,0 +1,79 @@
+"""Set up a private virtualenv and run the demo or the whole test suite.
+
+Only Python 3.11+ and the package registries are needed: the first run creates `.venv/`,
+installs jr2 (editable) with its development extras, and reinstalls whenever `pyproject.toml`
+or a plugin's changes. `python3 tools/dev.py demo` runs the main job on the embedded default;
+`python3 tools/dev.py test` runs ruff, mypy and pytest, exactly what CI runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+STAMP = VENV / ".jr2-installed"
+
+
+def _plugins() -> list[Path]:
+    return sorted(p for p in (ROOT / "plugins").glob("*") if (p / "pyproject.toml").is_file())
+
+
+def _fingerprint() -> str:
+    h = hashlib.sha256()
+    for f in [ROOT / "pyproject.toml", *(p / "pyproject.toml" for p in _plugins())]:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def ensure_env() -> None:
+    """Create the virtualenv and install jr2 (and the plugins in plugins/) when needed."""
+    if not PY.exists():
+        print("creating .venv ...", file=sys.stderr)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    want = _fingerprint()
+    if STAMP.exists() and STAMP.read_text() == want:
+        return
+    print("installing jr2 and its development tools into .venv ...", file=sys.stderr)
+    pip = [str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "-e", f"{ROOT}[dev,github,jira]"], check=True)
+    for plugin in _plugins():
+        subprocess.run([*pip, "-e", str(plugin)], check=True)
+    STAMP.write_text(want)
+
+
+def run(*cmd: str) -> int:
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"demo", "test", "bench"}:
+        print("usage: python3 tools/dev.py demo|test|bench [pytest args...]", file=sys.stderr)
+        return 2
+    ensure_env()
+    what, rest = argv[0], argv[1:]
+    if what == "demo":
+        return run(str(PY), str(ROOT / "examples" / "demo.py"), *rest)
+    if what == "bench":
+        return run(str(PY), str(ROOT / "bench" / "run_all.py"), *rest)
+    for step in (
+        [str(PY), "-m", "ruff", "check", "."],
+        [str(PY), "-m", "mypy"],
+    ):
+        print("$", " ".join(Path(step[0]).name if i == 0 else a for i, a in enumerate(step)),
+              file=sys.stderr)
+        if (rc := run(*step)) != 0:
+            return rc
+    return run(str(PY), "-m", "pytest", *rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
