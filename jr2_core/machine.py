@@ -49,7 +49,7 @@ class FunctionMachine(Machine):
 
     def __init__(self, fn: Callable[..., Any], *, id: str | None = None) -> None:
         self.fn = fn
-        self.id = id or getattr(fn, "__name__", "worker")
+        self.id = id or str(getattr(fn, "__name__", "worker"))
         self._is_async = inspect.iscoroutinefunction(fn)
 
     async def execute(self, input: Any, ctx: Context) -> Any:

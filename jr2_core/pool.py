@@ -20,6 +20,8 @@ Design notes
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
 from collections import deque
 from collections.abc import Callable
@@ -275,10 +277,8 @@ class _PoolRun:
         if timeout is None:
             await self._signal.wait()
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._signal.wait(), timeout)
-        except TimeoutError:
-            pass
 
     def _on_wake(self, event: Event) -> None:
         self._wake_seq += 1
@@ -319,7 +319,7 @@ class _PoolRun:
         if self.run.observers:
             self.run._emit(RunEvent("worker_started", self.run.id, item_id=ctx.path.rstrip(".")))
         if self.src.started is not None:
-            self.src.started(iid, lambda reason, _iid=iid: self._stop(_iid, reason))
+            self.src.started(iid, functools.partial(self._stop, iid))
 
     def _stop(self, iid: str, reason: str) -> None:
         task = self.active.get(iid)
@@ -392,8 +392,7 @@ class _PoolRun:
         for iid in tasks:
             if iid in self._finished:
                 continue
-            try:
+            # the run is already ending: a settle that fails leaves a lease that will expire
+            with contextlib.suppress(Exception):
                 await asyncio.shield(self._settle(iid, Outcome("cancelled")))
-            except Exception:  # the run is already ending; the lease will expire
-                pass
         self.active.clear()

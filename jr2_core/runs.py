@@ -180,7 +180,8 @@ class Run:
     ) -> None:
         if gate_id in self._gates:
             raise DuplicateGate(f"a gate {gate_id!r} is already open in run {self.id}")
-        self._gates[gate_id] = _Gate(gate_id, {e.name: e for e in accepts}, meta, deliver, persistent)
+        accepted = {e.name: e for e in accepts}
+        self._gates[gate_id] = _Gate(gate_id, accepted, meta, deliver, persistent)
         if self.observers:
             self._emit(RunEvent("gate_opened", self.id, gate_id=gate_id))
 

@@ -3,11 +3,14 @@
 Design note: a backlog is a TOML (or JSON) document holding `[[items]]`, each with an id, a title,
 its blockers (`needs`, ids in the same file) and a few optional fields. The file is validated in
 one pydantic call over the whole document (`TypeAdapter`, built once at import) so that a 100k-item
-backlog stays fast; JSON goes through pydantic's own parser on the happy path. The rules that
-span items (duplicate ids, an item that needs itself or is its own parent, empty ids) live in a
-validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown blocker or parent
-ids are not errors: the Ready-set reports them as missing blockers. Parent cycles longer than one
-item are not errors either: like `needs` cycles, they are the Ready-set's to report.
+backlog stays fast. TOML is read by `tomli` when it is installed (compiled, about twice as fast as
+the standard library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
+
+The rules that span items (duplicate ids, an item that needs itself or is its own parent, empty
+ids) live in a validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown
+blocker or parent ids are not errors: the Ready-set reports them as missing blockers. Parent
+cycles longer than one item are not errors either: like `needs` cycles, they are the Ready-set's
+to report.
 
 Every problem becomes one `BacklogError` line that names the file and, where it can, the line
 and column (syntax) or the item (validation), in the shape compilers use: `backlog.toml:12:5: ...`.
@@ -17,10 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -36,6 +38,14 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from jr2_core.errors import UsageError
+
+if TYPE_CHECKING:
+    import tomllib as _toml
+else:
+    try:  # tomllib's upstream: same API and messages, compiled, ~2.5x faster
+        import tomli as _toml
+    except ImportError:
+        import tomllib as _toml
 
 __all__ = [
     "Backlog",
@@ -145,7 +155,7 @@ _TOML_AT = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+
 _TOML_AT_END = re.compile(r"^(?P<msg>.*) \(at end of document\)$", re.DOTALL)
 
 
-def _toml_error(err: tomllib.TOMLDecodeError, text: str, name: str) -> BacklogError:
+def _toml_error(err: _toml.TOMLDecodeError, text: str, name: str) -> BacklogError:
     """`name:LINE:COL: message`, from tomllib's "(at line X, column Y)" tail (3.11 has no attrs)."""
     lineno, colno, msg = getattr(err, "lineno", None), getattr(err, "colno", None), None
     if isinstance(lineno, int) and isinstance(colno, int):
@@ -170,8 +180,8 @@ def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
     """The document as Python data, or a `BacklogError` pointing at the syntax error."""
     if fmt == "toml":
         try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
+            return _toml.loads(text)
+        except _toml.TOMLDecodeError as err:
             raise _toml_error(err, text, name) from None
     try:
         return json.loads(text)
@@ -203,8 +213,9 @@ def _describe(error: ErrorDetails, data: Any) -> str:
         return f"{where}: unknown key {field!r}"
     if kind == "missing":
         return f"{where}: missing key {field!r}"
-    entries = "".join(f" entry {part + 1}" if isinstance(part, int) else f".{part}"
-                      for part in loc[3:])
+    entries = "".join(
+        f" entry {part + 1}" if isinstance(part, int) else f".{part}" for part in loc[3:]
+    )
     return f"{where}: field {field!r}{entries}: {msg}"
 
 
@@ -226,11 +237,6 @@ def _validate(data: Any, name: str) -> Backlog:
 def parse_backlog(text: str, *, name: str, fmt: BacklogFormat) -> Backlog:
     """Parse and validate a backlog document; `name` is the file name the errors show."""
     text = text.removeprefix("\ufeff")
-    if fmt == "json":
-        try:  # happy path: pydantic parses and validates in one pass, without Python objects
-            return _ADAPTER.validate_json(text)
-        except ValidationError:
-            pass  # read again with the json module, for its positions and the raw data
     return _validate(_decode(text, name=name, fmt=fmt), name)
 
 
@@ -240,8 +246,8 @@ def _sniff(text: str, name: str) -> Any:
     When neither parses, the error shown is JSON's if the text starts with `{`, else TOML's.
     """
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as toml_err:
+        return _toml.loads(text)
+    except _toml.TOMLDecodeError as toml_err:
         try:
             return json.loads(text)
         except json.JSONDecodeError as json_err:

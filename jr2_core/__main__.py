@@ -1,0 +1,5 @@
+"""`python -m jr2_core` runs the `jr2` command line."""
+
+from .cli import main
+
+main()

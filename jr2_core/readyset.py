@@ -1,0 +1,483 @@
+"""The Ready-set: which open items can run now, which wait (and why), which are held.
+
+Design note: every tracker adapter reduces its tracker to a `Snapshot` (the open items, each
+blocker a reference carrying its state as the tracker reported it); `compute_ready_set` turns that
+into a `ReadySet` with one pure function, so the rules live in one place and are tested once,
+whatever the tracker.
+
+- Per-item records are slotted dataclasses, not pydantic models: 100k items must compute well under
+  a second, and validation belongs at the source boundary, where the data comes in.
+- Every item lands in exactly one of claimed / ready / blocked. A live claim wins (its holder is
+  on it, whatever its blockers say); an expired lease counts as no claim: the item can be taken
+  over.
+- A blocked item carries every reason that applies, not only the first, so a report can say all a
+  person must fix. Reasons come in a fixed order: blockers as listed (open or missing), then open
+  children, then the failure, then the cycle.
+- Blocker states are the source's word: `done` releases, `open` blocks, `missing`/`inaccessible`
+  block as missing blockers. A failed item stays open, so it keeps blocking its dependents.
+- Cycles: strongly connected components by Tarjan's algorithm, iterative (a 1M-long chain must not
+  hit the recursion limit) and linear in items + edges.
+- Order within each category: priority (lower first, None last), then created (oldest first, None
+  last), then id; a naive datetime is read as UTC.
+- `ReadySet.to_json_obj` is a documented, versioned contract (`SCHEMA_VERSION`); the blocker refs
+  the graph renderers need stay on the entries' items and are not part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal, TypeAlias
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BlockedEntry",
+    "BlockerRef",
+    "BlockerState",
+    "Claim",
+    "ClaimedEntry",
+    "Entry",
+    "ReadyEntry",
+    "ReadySet",
+    "Reason",
+    "ReasonKind",
+    "Snapshot",
+    "SnapshotItem",
+    "Status",
+    "compute_ready_set",
+    "find_cycles",
+    "iso_utc",
+]
+
+SCHEMA_VERSION = 1
+
+BlockerState = Literal["open", "done", "missing", "inaccessible"]
+ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed"]
+Status = Literal["ready", "blocked", "claimed"]
+
+
+def _utc(dt: datetime) -> datetime:
+    """The same instant in UTC; a naive datetime is taken to be UTC already."""
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def iso_utc(dt: datetime) -> str:
+    """ISO-8601 in UTC with a `Z` suffix, the one date format of the JSON contract."""
+    text = _utc(dt).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@dataclass(slots=True)
+class BlockerRef:
+    """A reference to an item that must be done first, with its state as the source saw it."""
+
+    id: str
+    state: BlockerState
+
+
+@dataclass(slots=True)
+class Claim:
+    """Who holds an item, since when, and until when the lease runs (None: no lease end)."""
+
+    holder: str
+    since: datetime
+    lease_expires: datetime | None = None
+
+    def is_live(self, now: datetime) -> bool:
+        """True while the claim holds; an expired lease counts as no claim (it can be taken)."""
+        return self.lease_expires is None or _utc(self.lease_expires) > _utc(now)
+
+
+@dataclass(slots=True)
+class SnapshotItem:
+    """One open item as a source reports it, reduced to what the Ready-set needs."""
+
+    id: str
+    title: str = ""
+    url: str | None = None
+    labels: list[str] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    priority: int | None = None
+    created: datetime | None = None
+    parent: str | None = None
+    children: list[BlockerRef] = field(default_factory=list)
+    blockers: list[BlockerRef] = field(default_factory=list)
+    failed: str | None = None
+    claim: Claim | None = None
+    branch: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The open items in a source's scope; `done_count` is None when it cannot be known cheaply."""
+
+    source: str
+    items: list[SnapshotItem]
+    done_count: int | None = None
+
+
+@dataclass(slots=True)
+class Reason:
+    """One reason an item is blocked; only the fields of its kind are set.
+
+    open_blocker: `ref`, `held_by`. missing_blocker: `ref`, `detail` (the ref's state). cycle:
+    `cycle` (index into `ReadySet.cycles`) and `refs` (its members, shared with that list).
+    open_children: `refs`. failed: `detail` (the failure text).
+    """
+
+    kind: ReasonKind
+    ref: str | None = None
+    refs: list[str] | None = None
+    held_by: str | None = None
+    cycle: int | None = None
+    detail: str | None = None
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The reason as the JSON contract spells it: only the keys of its kind."""
+        if self.kind == "open_blocker":
+            return {"kind": self.kind, "ref": self.ref, "held_by": self.held_by}
+        if self.kind == "missing_blocker":
+            return {"kind": self.kind, "ref": self.ref, "state": self.detail}
+        if self.kind == "cycle":
+            return {"kind": self.kind, "cycle": self.cycle, "members": list(self.refs or ())}
+        if self.kind == "open_children":
+            return {"kind": self.kind, "refs": list(self.refs or ())}
+        return {"kind": self.kind, "reason": self.detail}
+
+
+def _with_extra(obj: dict[str, Any], item: SnapshotItem) -> dict[str, Any]:
+    """Add the source-specific `extra` to an entry's JSON, only when there is some."""
+    if item.extra:
+        obj["extra"] = dict(item.extra)
+    return obj
+
+
+@dataclass(slots=True)
+class ReadyEntry:
+    """An item that can run now."""
+
+    item: SnapshotItem
+    status: ClassVar[Status] = "ready"
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The entry as the JSON contract spells it."""
+        it = self.item
+        obj = {
+            "id": it.id,
+            "title": it.title,
+            "url": it.url,
+            "labels": list(it.labels),
+            "priority": it.priority,
+            "branch": it.branch,
+        }
+        return _with_extra(obj, it)
+
+
+@dataclass(slots=True)
+class BlockedEntry:
+    """An item that cannot run yet, with every reason why."""
+
+    item: SnapshotItem
+    reasons: list[Reason]
+    status: ClassVar[Status] = "blocked"
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The entry as the JSON contract spells it."""
+        it = self.item
+        obj = {
+            "id": it.id,
+            "title": it.title,
+            "url": it.url,
+            "labels": list(it.labels),
+            "priority": it.priority,
+            "reasons": [r.to_json_obj() for r in self.reasons],
+        }
+        return _with_extra(obj, it)
+
+
+@dataclass(slots=True)
+class ClaimedEntry:
+    """An item a pool holds under a live claim."""
+
+    item: SnapshotItem
+    claim: Claim
+    status: ClassVar[Status] = "claimed"
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The entry as the JSON contract spells it."""
+        it, c = self.item, self.claim
+        obj = {
+            "id": it.id,
+            "title": it.title,
+            "url": it.url,
+            "holder": c.holder,
+            "since": iso_utc(c.since),
+            "lease_expires": None if c.lease_expires is None else iso_utc(c.lease_expires),
+        }
+        return _with_extra(obj, it)
+
+
+Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry
+
+
+@dataclass(slots=True)
+class ReadySet:
+    """The Ready-set of one snapshot: ready, blocked and claimed entries, in run order, and cycles.
+
+    Entries keep their `SnapshotItem`, so the blocker refs (the graph's edges) stay reachable
+    through `entry(id).item.blockers` without being part of the JSON contract.
+    """
+
+    source: str
+    generated_at: datetime
+    ready: list[ReadyEntry]
+    blocked: list[BlockedEntry]
+    claimed: list[ClaimedEntry]
+    cycles: list[list[str]]
+    done_count: int | None = None
+    schema_version: int = SCHEMA_VERSION
+    _by_id: dict[str, Entry] = field(init=False, repr=False, compare=False)
+    _cycle_of: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_id = {e.item.id: e for e in self.entries()}
+        self._cycle_of = {m: i for i, members in enumerate(self.cycles) for m in members}
+
+    @property
+    def counts(self) -> dict[str, int | None]:
+        """How many items are ready, blocked, claimed, and done (None when the source can't say)."""
+        return {
+            "ready": len(self.ready),
+            "blocked": len(self.blocked),
+            "claimed": len(self.claimed),
+            "done": self.done_count,
+        }
+
+    def entries(self) -> Iterator[Entry]:
+        """Every entry: ready, then blocked, then claimed, each in run order."""
+        yield from self.ready
+        yield from self.blocked
+        yield from self.claimed
+
+    def entry(self, item_id: str) -> Entry:
+        """The entry of one item; KeyError when the snapshot had no such open item."""
+        return self._by_id[item_id]
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._by_id
+
+    def cycle_index(self, item_id: str) -> int | None:
+        """The index in `cycles` of the cycle this item is part of, or None."""
+        return self._cycle_of.get(item_id)
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The versioned JSON contract (schema_version 1) as plain dicts and lists."""
+        return {
+            "schema_version": self.schema_version,
+            "source": self.source,
+            "generated_at": iso_utc(self.generated_at),
+            "ready": [e.to_json_obj() for e in self.ready],
+            "blocked": [e.to_json_obj() for e in self.blocked],
+            "claimed": [e.to_json_obj() for e in self.claimed],
+            "cycles": [list(c) for c in self.cycles],
+            "counts": self.counts,
+        }
+
+
+def _cyclic_components(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively (an explicit stack of iterators); only
+    the cyclic ones are returned: size > 1, or one node with an edge to itself.
+
+    Only keys of `graph` are nodes: a target that is not a key has no out-edge, so it cannot be on
+    a cycle and is skipped. A finished node's index is set to -1, which stands for "visited, no
+    longer on the stack" and saves an on-stack set.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(graph[root]))]
+        while work:
+            v, successors = work[-1]
+            descended = False
+            for w in successors:
+                iw = index.get(w)
+                if iw is None:
+                    if w not in graph:
+                        continue
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    work.append((w, iter(graph[w])))
+                    descended = True
+                    break
+                if iw >= 0 and iw < low[v]:
+                    low[v] = iw
+            if descended:
+                continue
+            work.pop()
+            lv = low[v]
+            if work:
+                parent = work[-1][0]
+                if lv < low[parent]:
+                    low[parent] = lv
+            if lv == index[v]:
+                w = stack.pop()
+                index[w] = -1
+                if w == v:
+                    if v in graph[v]:
+                        components.append([v])
+                    continue
+                component = [w]
+                while w != v:
+                    w = stack.pop()
+                    index[w] = -1
+                    component.append(w)
+                components.append(component)
+    return components
+
+
+def _order_cycle(component: list[str], graph: Mapping[str, Sequence[str]]) -> list[str]:
+    """Members in order along edges from the smallest id, each step to the smallest unvisited
+    member; members the walk cannot reach this way follow, sorted."""
+    members = set(component)
+    current = min(component)
+    order = [current]
+    seen = {current}
+    while True:
+        candidates = [w for w in graph.get(current, ()) if w in members and w not in seen]
+        nxt = min(candidates, default=None)
+        if nxt is None:
+            break
+        order.append(nxt)
+        seen.add(nxt)
+        current = nxt
+    if len(order) < len(members):
+        order.extend(sorted(members - seen))
+    return order
+
+
+def find_cycles(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """The cycles of a directed graph (node -> successors): components of size > 1 and self-edges.
+
+    Each cycle is listed once, members in edge order from its smallest id; cycles sorted by first
+    member. Linear time, no recursion.
+    """
+    cycles = [
+        _order_cycle(c, graph) if len(c) > 1 else c for c in _cyclic_components(graph)
+    ]
+    cycles.sort(key=lambda c: c[0])
+    return cycles
+
+
+def _order_key(item: SnapshotItem) -> tuple[bool, int, bool, float, str]:
+    """Run order: priority (None last), created (oldest first, None last), id."""
+    p, c = item.priority, item.created
+    return (
+        p is None,
+        0 if p is None else p,
+        c is None,
+        0.0 if c is None else _utc(c).timestamp(),
+        item.id,
+    )
+
+
+def compute_ready_set(
+    snapshot: Snapshot, *, now: datetime, children_block: bool = True
+) -> ReadySet:
+    """Split a snapshot into ready / blocked / claimed and find its cycles (pure, linear time).
+
+    `now` decides which leases have expired and becomes `generated_at`. With `children_block`
+    an item with open children waits for them. Raises ValueError when an id appears twice (a
+    source must deduplicate, e.g. across pages that shifted while it listed them).
+    """
+    now = _utc(now)
+    items = snapshot.items
+    present = {it.id for it in items}
+    if len(present) != len(items):
+        _raise_duplicate(snapshot)
+    holders = {
+        it.id: it.claim.holder for it in items if it.claim is not None and it.claim.is_live(now)
+    }
+    graph: dict[str, list[str]] = {}
+    ready: list[ReadyEntry] = []
+    blocked: list[BlockedEntry] = []
+    claimed: list[ClaimedEntry] = []
+    # One pass builds the reasons and the graph together (this loop is the hot path at 100k
+    # items): cycle members always have an open blocker, so they are blocked already and only
+    # get their `cycle` reason appended once the cycles are known.
+    for it in items:
+        reasons: list[Reason] = []
+        blockers = it.blockers
+        if blockers:
+            successors: list[str] = []
+            seen: set[str] | None = set() if len(blockers) > 1 else None
+            for b in blockers:
+                state = b.state
+                if state == "done":
+                    continue
+                bid = b.id
+                if seen is not None:
+                    if bid in seen:
+                        continue
+                    seen.add(bid)
+                if state == "open":
+                    reasons.append(Reason("open_blocker", bid, None, holders.get(bid)))
+                    if bid in present:
+                        successors.append(bid)
+                else:
+                    reasons.append(Reason("missing_blocker", bid, None, None, None, state))
+            if successors:
+                graph[it.id] = successors
+        if children_block and it.children:
+            open_children = [c.id for c in it.children if c.state == "open"]
+            if open_children:
+                reasons.append(Reason("open_children", None, open_children))
+        if it.failed is not None:
+            reasons.append(Reason("failed", None, None, None, None, it.failed))
+        claim = it.claim
+        if claim is not None and it.id in holders:
+            claimed.append(ClaimedEntry(it, claim))
+        elif reasons:
+            blocked.append(BlockedEntry(it, reasons))
+        else:
+            ready.append(ReadyEntry(it))
+    cycles = find_cycles(graph)
+    if cycles:
+        by_id = {e.item.id: e for e in blocked}
+        for i, members in enumerate(cycles):
+            shared = Reason("cycle", None, members, None, i)
+            for m in members:
+                entry = by_id.get(m)  # None when the member is claimed
+                if entry is not None:
+                    entry.reasons.append(shared)
+    ready.sort(key=lambda e: _order_key(e.item))
+    blocked.sort(key=lambda e: _order_key(e.item))
+    claimed.sort(key=lambda e: _order_key(e.item))
+    return ReadySet(
+        source=snapshot.source,
+        generated_at=now,
+        ready=ready,
+        blocked=blocked,
+        claimed=claimed,
+        cycles=cycles,
+        done_count=snapshot.done_count,
+    )
+
+
+def _raise_duplicate(snapshot: Snapshot) -> None:
+    """Name the first id a snapshot lists twice (a defect of the source that built it)."""
+    seen: set[str] = set()
+    for it in snapshot.items:
+        if it.id in seen:
+            raise ValueError(f"snapshot of {snapshot.source} lists item {it.id!r} twice")
+        seen.add(it.id)

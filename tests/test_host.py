@@ -1,0 +1,112 @@
+"""The run host: bearer token, the control API, size limit, run files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from jr2_core import Context, define_event, pool, source, start
+from jr2_core.client import live_runs, pick_run
+from jr2_core.errors import NoLiveRun
+from jr2_core.host import RunHost
+
+approve = define_event(name="approve")
+
+
+async def review(item: str, ctx: Context) -> str:
+    await ctx.gate("review", accepts=[approve])
+    return item
+
+
+async def hosted(tmp_path: Path, **kw: Any) -> tuple[Any, RunHost]:
+    items = ["a"]
+    r = start(pool(review, id="p", source=source(lambda act: items.pop() if items else None),
+                   item_id=str), state_dir=tmp_path)
+    host = RunHost(r, **kw)
+    await host.start()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    return r, host
+
+
+async def test_control_routes_need_the_bearer_token(tmp_path: Path) -> None:
+    r, host = await hosted(tmp_path)
+    async with aiohttp.ClientSession() as s:
+        async with s.get(f"{host.address}/v1/gates") as resp:
+            assert resp.status == 401
+        async with s.get(f"{host.address}/v1/gates",
+                         headers={"Authorization": "Bearer wrong"}) as resp:
+            assert resp.status == 401
+        auth = {"Authorization": f"Bearer {host.token}"}
+        async with s.get(f"{host.address}/v1/gates", headers=auth) as resp:
+            assert [g["id"] for g in await resp.json()] == ["a.review"]
+        async with s.post(f"{host.address}/v1/send", headers=auth,
+                          json={"gate": "nope", "event": "approve"}) as resp:
+            assert resp.status == 404
+        async with s.post(f"{host.address}/v1/send", headers=auth, data=b"{not json") as resp:
+            assert resp.status == 400
+        async with s.post(f"{host.address}/v1/send", headers=auth,
+                          json={"gate": "a.review", "event": "x"}) as resp:
+            assert resp.status == 422
+        async with s.post(f"{host.address}/v1/send", headers=auth,
+                          json={"gate": "a.review", "event": "approve"}) as resp:
+            assert resp.status == 200
+    assert (await r.result()).state == "done"
+    await host.stop()
+
+
+async def test_a_body_over_the_limit_gets_413(tmp_path: Path) -> None:
+    r, host = await hosted(tmp_path, max_body=1024)
+    async with aiohttp.ClientSession() as s, s.post(f"{host.address}/v1/send",
+                      headers={"Authorization": f"Bearer {host.token}"},
+                      data=b"x" * 5000) as resp:
+        assert resp.status == 413
+    assert [g.id for g in r.gates()] == ["a.review"]
+    r.interrupt()
+    await r.result()
+    await host.stop()
+
+
+async def test_the_run_file_is_private_and_removed_at_the_end(tmp_path: Path) -> None:
+    r, host = await hosted(tmp_path)
+    assert host.run_file is not None
+    mode = stat.S_IMODE(host.run_file.stat().st_mode)
+    assert mode == 0o600
+    data = json.loads(host.run_file.read_text())
+    assert data["pid"] == os.getpid() and data["run_id"] == r.id
+    assert pick_run(tmp_path, None).run_id == r.id
+    r.interrupt()
+    await r.result()
+    await host.stop()
+    assert not host.run_file.exists()
+
+
+def test_run_files_of_dead_processes_are_ignored_and_cleaned(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    dead = runs / "r-dead.json"
+    dead.write_text(json.dumps({"run_id": "r-dead", "address": "http://127.0.0.1:1",
+                                "token": "t", "pid": 2**22 + 12345, "machine": "m"}))
+    assert live_runs(tmp_path) == []
+    assert not dead.exists()
+    with pytest.raises(NoLiveRun, match="no live run"):
+        pick_run(tmp_path, None)
+
+
+def test_several_live_runs_need_run(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for rid in ("r-1", "r-2"):
+        (runs / f"{rid}.json").write_text(json.dumps(
+            {"run_id": rid, "address": "http://127.0.0.1:1", "token": "t", "pid": os.getpid(),
+             "machine": "m"}))
+    with pytest.raises(NoLiveRun, match="several live runs; pick one with --run: r-1"):
+        pick_run(tmp_path, None)
+    assert pick_run(tmp_path, "r-2").run_id == "r-2"
