@@ -218,3 +218,46 @@ def send_cmd(gate: str, event: str, input_: str | None, run_id: str | None,
     rf = pick_run(resolve_state(state_dir), run_id)
     call(rf, "POST", "/v1/send", {"gate": gate, "event": event, "data": data})
     click.echo(f"sent {event} to {gate}", err=True)
+
+
+# -- jr2 plugins, and the commands plugins add -------------------------------------------------
+
+
+@main.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def plugins_cmd(as_json: bool) -> None:
+    """List the plugins: name, distribution, version, hooks, source kinds, and any error."""
+    from dataclasses import asdict
+
+    from .plugins import load
+
+    infos = load().plugins
+    if as_json:
+        click.echo(json.dumps([asdict(i) for i in infos], indent=2))
+        return
+    for i in infos:
+        where = f"{i.distribution or '?'} {i.version or ''}".strip()
+        tag = " (built-in)" if i.builtin else ""
+        click.echo(f"{i.name}{tag}  [{where}]")
+        if i.kinds:
+            click.echo(f"  source kinds: {', '.join(i.kinds)}")
+        if i.hooks:
+            click.echo(f"  hooks: {', '.join(i.hooks)}")
+        if i.error:
+            click.echo(f"  BROKEN: {i.error}")
+
+
+def _add_plugin_commands() -> None:
+    from .plugins import load
+
+    host = load()
+    for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
+        try:
+            impl.function(cli=main)
+        except Exception as exc:  # a broken plugin must not break the CLI
+            for info in host.plugins:
+                if info.name == impl.plugin_name:
+                    info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
+
+
+_add_plugin_commands()

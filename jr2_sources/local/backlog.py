@@ -219,9 +219,16 @@ def _describe(error: ErrorDetails, data: Any) -> str:
     return f"{where}: field {field!r}{entries}: {msg}"
 
 
+def _rank(error: ErrorDetails) -> tuple[int, int]:
+    """Errors by item; within an item an unknown key first: a typo explains the rest."""
+    loc = error["loc"]
+    index = loc[1] if len(loc) > 1 and loc[0] == "items" and isinstance(loc[1], int) else -1
+    return index, 0 if error["type"] == "extra_forbidden" else 1
+
+
 def _validation_error(err: ValidationError, data: Any, name: str) -> BacklogError:
-    """The first validation error as one line, with "(and N more)" when there are several."""
-    errors = err.errors(include_url=False, include_input=False)
+    """The first error as one line, with "(and N more)" when there are several."""
+    errors = sorted(err.errors(include_url=False, include_input=False), key=_rank)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return BacklogError(f"{name}: {' '.join(_describe(errors[0], data).split())}{more}")
 

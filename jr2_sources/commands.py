@@ -1,0 +1,288 @@
+"""The built-in commands that need sources: `jr2 ready`, `jr2 work`, `jr2 local retry`.
+
+They are registered through the `jr2_register_commands` hook like any plugin's commands, so
+jr2_core's command line holds no tracker code. SOURCE is `kind:target`; the options after it
+belong to the kind's config model (`jr2 ready KIND: --help` lists them); everything after `--`
+in `jr2 work` is the COMMAND.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from jr2_core.cli import (
+    EXIT_DEADLOCKED,
+    fail,
+    host_and_wait,
+    progress_printer,
+    resolve_state,
+    state_option,
+)
+from jr2_core.errors import UsageError
+from jr2_core.hookspecs import hookimpl
+from jr2_core.registry import SourceEnv, SourceKind, kind_help, parse_options, split_source
+
+FORMATS = ("table", "json", "markdown", "mermaid", "dot")
+
+
+class SourceCommand(click.Command):
+    """A command whose unknown options belong to the source kind, and whose `--help` after
+    SOURCE shows that kind's options. Everything after `--` is kept as the COMMAND."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            i = args.index("--")
+            ctx.meta["jr2.command"] = args[i + 1:]
+            args = args[:i]
+        positional = [a for a in args if not a.startswith("-")]
+        helps = {"--help", "-h"}
+        if positional and ":" in positional[0] and helps & set(args):
+            ctx.meta["jr2.kind_help"] = positional[0]
+            args = [a for a in args if a not in helps]
+        return super().parse_args(ctx, args)
+
+
+def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
+    from jr2_core.plugins import load
+
+    kind_name, target = split_source(spec)
+    kind: SourceKind = load().registry.get(kind_name)
+    config = parse_options(kind, target, options)
+    return kind.factory(config, SourceEnv(state_dir=state, read_only=read_only)), config
+
+
+def _show_kind_help(spec: str) -> None:
+    from jr2_core.plugins import load
+
+    kind = load().registry.get(split_source(spec)[0])
+    click.echo(kind_help(kind))
+
+
+# -- jr2 ready ----------------------------------------------------------------------------------
+
+
+@click.command(
+    "ready", cls=SourceCommand,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument("source", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report (schema_version 1).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="table (default), json, markdown (for a PR or $GITHUB_STEP_SUMMARY), "
+                   "mermaid or dot.")
+@click.option("--explain", "explain_id", metavar="ID",
+              help="Print the chain that blocks one item, down to its roots.")
+@click.option("--fail-on", type=click.Choice(["deadlock"]), default=None,
+              help="deadlock: exit 3 when nothing is ready or claimed and items are blocked.")
+@state_option
+@click.pass_context
+def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | None,
+              explain_id: str | None, fail_on: str | None, state_dir: Path | None) -> None:
+    """Show what is ready, what is blocked and why, and what is claimed. Read-only, always:
+    it writes to no tracker and creates no state.
+
+    SOURCE is KIND:TARGET (e.g. local:backlog.toml); `jr2 ready KIND: --help` lists the options
+    of a kind. Exit 0 when the report was made, whatever it shows.
+    """
+    if "jr2.kind_help" in ctx.meta:
+        _show_kind_help(ctx.meta["jr2.kind_help"])
+        return
+    if source is None:
+        click.echo(ctx.get_help())
+        ctx.exit(2)
+    from jr2_core import report
+
+    adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
+    from jr2_core.readyset import compute_ready_set
+
+    rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC),
+                           children_block=getattr(config, "children_block", True))
+    fmt = "json" if as_json else (fmt or "table")
+    if explain_id is not None:
+        try:
+            click.echo(report.explain(rs, explain_id))
+        except KeyError:
+            raise UsageError(f"no item {explain_id!r} in {source}") from None
+    elif fmt == "json":
+        click.echo(report.render_json(rs))
+    elif fmt == "markdown":
+        click.echo(report.render_markdown(rs))
+    elif fmt == "mermaid":
+        click.echo(report.render_mermaid(rs))
+    elif fmt == "dot":
+        click.echo(report.render_dot(rs))
+    elif sys.stdout.isatty():
+        from rich.console import Console
+
+        report.render_rich(rs, Console())
+    else:
+        click.echo(report.render_text(rs), nl=False)
+    if fail_on == "deadlock" and not rs.ready and not rs.claimed and rs.blocked:
+        sys.exit(EXIT_DEADLOCKED)
+
+
+# -- jr2 work -----------------------------------------------------------------------------------
+
+
+@click.command(
+    "work", cls=SourceCommand,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument("source", required=False)
+@click.option("--cap", type=click.IntRange(min=1), default=1, show_default=True,
+              help="How many commands run at once.")
+@click.option("--timeout", metavar="DURATION", default=None,
+              help="Stop a command that runs longer (e.g. 30m); it fails.")
+@click.option("--lease", metavar="DURATION", default="10m", show_default=True,
+              help="How long a claim lasts unless renewed (renewed every third of it).")
+@click.option("--wait", "wait_forever", is_flag=True,
+              help="Keep waiting for new work instead of ending when drained (Ctrl-C ends).")
+@click.option("--port", type=int, default=0, help="Port of the run host on 127.0.0.1.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
+@state_option
+@click.pass_context
+def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
+             wait_forever: bool, port: int, as_json: bool, state_dir: Path | None) -> None:
+    """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
+    (here or on another machine) runs it too:
+
+    \b
+        jr2 work local:backlog.toml --cap 3 -- ./agent.sh --fast
+
+    COMMAND runs in the item's sandbox directory with JR2_ITEM_ID, JR2_ITEM_TITLE, JR2_ITEM_URL,
+    JR2_ITEM_JSON, JR2_ITEM_BRANCH and JR2_RUN_ID set; its output goes to a log per item under
+    the state directory. Exit 0 succeeds the item, anything else fails it. Exit codes: 0 drained,
+    1 failed, 3 deadlocked, 4 error, 130 interrupted.
+    """
+    if "jr2.kind_help" in ctx.meta:
+        _show_kind_help(ctx.meta["jr2.kind_help"])
+        return
+    if source is None:
+        click.echo(ctx.get_help())
+        ctx.exit(2)
+    from .command import resolve_command
+    from .durations import parse_duration
+
+    argv = resolve_command(ctx.meta.get("jr2.command", []))
+    try:
+        lease_s = parse_duration(lease)
+        timeout_s = parse_duration(timeout) if timeout is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--lease/--timeout: {exc}") from None
+    state = resolve_state(state_dir)
+    adapter, config = _source(source, list(ctx.args), state, read_only=False)
+    result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
+                                   timeout=timeout_s, wait=wait_forever, port=port, state=state))
+    _summary(result, ws)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, default=str))
+    if result.state == "error":
+        fail(result.error or "the run ended with an error", result.exit_code)
+    sys.exit(result.exit_code)
+
+
+async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
+                timeout: float | None, wait: bool, port: int, state: Path) -> tuple[Any, Any]:
+    import secrets as _secrets
+
+    from jr2_core import define_event, pool, start
+
+    from .command import command_worker
+    from .redact import Redactor, secret_values
+    from .worksource import WorkSource, default_holder
+
+    run_id = f"r-{_secrets.token_hex(4)}"
+    wake = define_event(name="wake", description="The tracker changed: look for work again.")
+    poll = getattr(config, "poll_every", None)
+    ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
+                    children_block=getattr(config, "children_block", True),
+                    poll_every=poll, idle_poll=poll or 5.0, wake=wake)
+    worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
+                            redact=Redactor(secret_values()), timeout=timeout)
+    machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id, cap=cap,
+                   on_drained="wait" if wait else "final")
+    observers: list[Any] = []
+    view = None
+    if sys.stderr.isatty():
+        from .liveview import LiveView
+
+        view = LiveView(ws)
+        observers.append(view.observe)
+    else:
+        observers.append(progress_printer(False))
+
+    def begin() -> Any:
+        return start(machine, None, state_dir=state, observers=observers, run_id=run_id)
+
+    try:
+        if view is not None:
+            view.start()
+        result = await host_and_wait(begin, port=port, quiet=view is not None)
+    finally:
+        if view is not None:
+            view.stop()
+        close = getattr(adapter, "close", None)
+        if callable(close):
+            close()
+    return result, ws
+
+
+def _summary(result: Any, ws: Any) -> None:
+    """A few lines on stderr: how the run ended, what ran, and why the rest is blocked."""
+    out = result.output
+    if result.state == "failed" and result.failure is not None:
+        out = result.failure.get("detail")
+    data = out.model_dump(mode="json") if hasattr(out, "model_dump") else out
+    items = data.get("items", {}) if isinstance(data, dict) else {}
+    failures = data.get("failures", {}) if isinstance(data, dict) else {}
+    status = data.get("status", result.state) if isinstance(data, dict) else result.state
+    click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {len(items)} done, "
+               f"{len(failures)} failed", err=True)
+    for iid, f in failures.items():
+        click.echo(f"jr2:   failed {iid}: {f.get('reason')}", err=True)
+    rs = ws.last
+    if rs is not None and status == "deadlocked" and rs.blocked:
+        from jr2_core.report import describe_reasons
+
+        click.echo("jr2: blocked:", err=True)
+        for entry in rs.blocked:
+            click.echo(f"jr2:   {entry.item.id}: {describe_reasons(entry.reasons)}", err=True)
+
+
+# -- jr2 local ----------------------------------------------------------------------------------
+
+
+@click.group("local")
+def local_group() -> None:
+    """Commands of the local Work Source."""
+
+
+@local_group.command("retry")
+@click.argument("backlog", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("item_ids", nargs=-1, required=True)
+@state_option
+def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) -> None:
+    """Clear the failure of ITEM_IDS in BACKLOG so that they are offered again."""
+    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir), read_only=False)
+    try:
+        for iid in item_ids:
+            cleared = adapter.retry(iid)
+            click.echo(f"{iid}: {'failure cleared' if cleared else 'had no failure'}")
+    finally:
+        adapter.close()
+
+
+@hookimpl
+def jr2_register_commands(cli: click.Group) -> None:
+    cli.add_command(ready_cmd)
+    cli.add_command(work_cmd)
+    cli.add_command(local_group)
+
+

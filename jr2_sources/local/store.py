@@ -1,0 +1,432 @@
+"""Claims, leases and outcomes of the local Work Source, in one SQLite file.
+
+Design note: the backlog file says what the work is; this store says who holds what and how it
+ended, and it is the coordinator between pools: any number of processes open the same file.
+SQLite in WAL mode gives that without a server: readers never block, writers queue on one lock
+(`busy_timeout` 10 s), and `synchronous=NORMAL` makes commits cheap (a power cut may lose the
+last commits, never corrupt the file). Every method is one short transaction; a claim is ONE
+conditional upsert, so two pools can never both win an item:
+
+    insert the claim, unless the item has an outcome;
+    on an existing claim, take it over only if its lease expired or the holder is the same one.
+
+The lease ends at `lease_expires`: a claim with `lease_expires < now` is expired. `attempt`
+counts the holders of the current claim (1, then +1 on each takeover); releasing or settling
+deletes the claim, so a later claim starts again at 1.
+
+`change_token()` is a counter that triggers bump inside the writing transaction whenever a claim
+is taken, taken over, released or settled, or an outcome is written or cleared: a waiting pool
+compares tokens to know that another process changed something. Lease renewals do not bump it:
+they change nothing another pool can act on, and a renewal every few seconds would wake every
+waiting pool for nothing.
+
+A store opened with `open_readonly` (the dry-run report) never creates the database and never
+writes it. SQLite's WAL readers need the `-wal` and `-shm` files beside the database: while a
+writer is live they exist and are shared; when none is live (the last one closed cleanly and
+removed them), SQLite creates them on the first read, empty, as any writer would (they are left
+there, and the next writer uses them). In a directory the reader cannot write, where it cannot
+create them, it reads the database file as immutable instead (safe there: with no `-wal` file no
+writer holds unflushed commits).
+
+A `ClaimStore` may be shared by the threads of one process (a lock orders its calls); each process
+opens its own (a connection must not cross a fork).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, Self
+
+from jr2_core.errors import SourceError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ClaimRow",
+    "ClaimStore",
+    "OutcomeRow",
+    "OutcomeStatus",
+    "StoreError",
+    "StoreState",
+]
+
+OutcomeStatus = Literal["done", "failed"]
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 10.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    item_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    since REAL NOT NULL,
+    lease_expires REAL NOT NULL,
+    attempt INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    item_id TEXT PRIMARY KEY,
+    status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+    reason TEXT,
+    holder TEXT,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO changes (id, n) VALUES (1, 0);
+CREATE TRIGGER IF NOT EXISTS claims_inserted AFTER INSERT ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS claims_taken_over AFTER UPDATE OF holder, since ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS claims_deleted AFTER DELETE ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS outcomes_inserted AFTER INSERT ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS outcomes_updated AFTER UPDATE ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS outcomes_deleted AFTER DELETE ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+"""
+
+# One statement: no outcome -> insert; a live claim of another holder -> no change (0 rows).
+_CLAIM = """
+INSERT INTO claims (item_id, holder, since, lease_expires, attempt)
+SELECT :item, :holder, :now, :expires, 1
+WHERE NOT EXISTS (SELECT 1 FROM outcomes WHERE item_id = :item)
+ON CONFLICT (item_id) DO UPDATE SET
+    holder = excluded.holder,
+    since = CASE WHEN claims.holder = excluded.holder THEN claims.since ELSE excluded.since END,
+    attempt = CASE WHEN claims.holder = excluded.holder
+                   THEN claims.attempt ELSE claims.attempt + 1 END,
+    lease_expires = excluded.lease_expires
+WHERE claims.lease_expires < :now OR claims.holder = :holder
+"""
+
+_SETTLE = """
+INSERT INTO outcomes (item_id, status, reason, holder, at) VALUES (:item, :status, :reason,
+    :holder, :now)
+ON CONFLICT (item_id) DO UPDATE SET
+    status = excluded.status, reason = excluded.reason, holder = excluded.holder, at = excluded.at
+"""
+
+
+class StoreError(SourceError):
+    """The claim store could not be opened, read or written (one line, naming the file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRow:
+    """Who holds an item, since when, until when, and how many holders the claim has had."""
+
+    item_id: str
+    holder: str
+    since: float
+    lease_expires: float
+    attempt: int
+
+    def expired(self, now: float | None = None) -> bool:
+        """True once the lease has ended (`lease_expires < now`), as `claim` sees it."""
+        return self.lease_expires < (time.time() if now is None else now)
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeRow:
+    """How an item ended: done or failed, why, by which holder, when."""
+
+    item_id: str
+    status: OutcomeStatus
+    reason: str | None
+    holder: str | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoreState:
+    """Everything in the store, read in one transaction, with the change token of that moment."""
+
+    claims: dict[str, ClaimRow]
+    outcomes: dict[str, OutcomeRow]
+    token: int
+
+
+def _lease_end(lease_s: float, now: float) -> float:
+    """`now + lease_s`, refusing a lease that is not a positive finite number of seconds."""
+    if not (lease_s > 0 and math.isfinite(lease_s)):
+        raise ValueError(f"lease_s must be a positive number of seconds, not {lease_s!r}")
+    return now + lease_s
+
+
+class ClaimStore:
+    """Claims, leases and outcomes in the SQLite file at `path` (created on first open)."""
+
+    path: Path
+    readonly: bool
+    _conn: sqlite3.Connection | None
+
+    def __init__(self, path: Path) -> None:
+        """Open `path` for writing, creating it (and its directory) and the schema if missing."""
+        self._setup(path, readonly=False)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"{path}: cannot create its directory: {err.strerror}") from None
+        with self._opening():
+            self._conn = self._connect(str(path), uri=False)
+            self._init_schema()
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> ClaimStore | None:
+        """Open an existing store read-only (for reports), or None when there is no file.
+
+        Never creates the database; see the module's note for the `-wal`/`-shm` files.
+        """
+        if not path.exists():
+            return None
+        store = cls.__new__(cls)
+        store._setup(path, readonly=True)
+        uri = path.resolve().as_uri() + "?mode=ro"
+        with store._opening():
+            store._conn = store._connect(uri, uri=True)
+            try:
+                version = store._user_version()
+            except sqlite3.OperationalError:
+                if Path(f"{path}-wal").exists():
+                    raise  # a writer's commits may be in the WAL: never read around them
+                # No -wal/-shm and no right to create them: no writer is live; read the file as is.
+                store._conn.close()
+                store._conn = store._connect(uri + "&immutable=1", uri=True)
+                version = store._user_version()
+            store._check_version(version)
+        return store
+
+    @contextmanager
+    def _opening(self) -> Iterator[None]:
+        """Open-time errors as `StoreError`s, with the connection closed again on any failure."""
+        try:
+            with self._errors():
+                yield
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, path: Path, *, readonly: bool) -> None:
+        """The fields every store has, before its connection opens."""
+        self.path = path
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self._conn = None
+
+    @staticmethod
+    def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
+        """A connection in autocommit mode: transactions are begun explicitly."""
+        conn = sqlite3.connect(
+            target,
+            uri=uri,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        return conn
+
+    def _init_schema(self) -> None:
+        """WAL mode (persistent in the file) and the schema, once, whoever opens first."""
+        conn = self._live()
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal":
+                raise StoreError(f"{self.path}: cannot use WAL mode here (got {mode!r})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._user_version()
+            self._check_version(version)
+            if version < SCHEMA_VERSION:
+                for statement in _SCHEMA.split(";\n"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _user_version(self) -> int:
+        """The schema version written in the file (0: no schema yet)."""
+        return int(self._live().execute("PRAGMA user_version").fetchone()[0])
+
+    def _check_version(self, version: int) -> None:
+        """Refuse a file written by a newer jr2 (its schema may mean something else)."""
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: claim store schema {version} is newer than this jr2's "
+                f"({SCHEMA_VERSION}); upgrade jr2"
+            )
+
+    def _live(self) -> sqlite3.Connection:
+        """The open connection, or a one-line error after `close()`."""
+        if self._conn is None:
+            raise StoreError(f"{self.path}: claim store is closed")
+        return self._conn
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn SQLite's errors into one-line `StoreError`s that name the file."""
+        try:
+            yield
+        except sqlite3.Error as err:
+            if self._conn is not None and self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            message = " ".join(str(err).split()) or type(err).__name__
+            raise StoreError(f"{self.path}: {message}") from None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, begun IMMEDIATE: the write lock is taken (or waited for) first."""
+        if self.readonly:
+            raise StoreError(f"{self.path}: claim store is open read-only")
+        with self._lock, self._errors():
+            conn = self._live()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection | None]:
+        """One read transaction (one consistent snapshot); None when the file has no schema yet."""
+        with self._lock, self._errors():
+            conn = self._live()
+            conn.execute("BEGIN")
+            try:
+                yield conn if self._user_version() else None
+            finally:
+                conn.execute("COMMIT")
+
+    def claim(self, item_id: str, holder: str, lease_s: float, now: float | None = None) -> bool:
+        """Take `item_id` for `holder` for `lease_s` seconds; True when won.
+
+        Won: the item has no outcome and no claim, or its claim expired, or `holder` holds it
+        already (then this renews it). One statement, so concurrent claims cannot both win.
+        """
+        at = time.time() if now is None else now
+        params = {"item": item_id, "holder": holder, "now": at, "expires": _lease_end(lease_s, at)}
+        with self._write() as conn:
+            return conn.execute(_CLAIM, params).rowcount == 1
+
+    def renew(self, item_id: str, holder: str, lease_s: float, now: float | None = None) -> bool:
+        """Extend `holder`'s lease to `now + lease_s`; False if the claim is gone or taken over.
+
+        A lease that expired but that nobody took over is still `holder`'s to renew.
+        """
+        at = time.time() if now is None else now
+        params = {"item": item_id, "holder": holder, "expires": _lease_end(lease_s, at)}
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE claims SET lease_expires = :expires"
+                " WHERE item_id = :item AND holder = :holder",
+                params,
+            )
+            return cursor.rowcount == 1
+
+    def release(self, item_id: str, holder: str) -> bool:
+        """Drop `holder`'s claim on `item_id` with no outcome; False if `holder` did not hold it."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
+            )
+            return cursor.rowcount == 1
+
+    def release_all(self, holder: str) -> int:
+        """Drop every claim of `holder` (a pool shutting down); returns how many."""
+        with self._write() as conn:
+            return conn.execute("DELETE FROM claims WHERE holder = ?", (holder,)).rowcount
+
+    def settle(
+        self,
+        item_id: str,
+        holder: str,
+        status: OutcomeStatus,
+        reason: str | None = None,
+        now: float | None = None,
+    ) -> bool:
+        """Record how `item_id` ended and drop the claim, only if `holder` still holds it.
+
+        False, with nothing recorded, when the claim is gone or was taken over: the new holder's
+        run is the one that counts.
+        """
+        if status not in ("done", "failed"):
+            raise ValueError(f"status must be 'done' or 'failed', not {status!r}")
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            deleted = conn.execute(
+                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
+            ).rowcount
+            if deleted != 1:
+                return False
+            params = {"item": item_id, "status": status, "reason": reason, "holder": holder}
+            conn.execute(_SETTLE, {**params, "now": at})
+            return True
+
+    def clear(self, item_id: str, include_done: bool = False) -> bool:
+        """Forget a failed outcome (a person retries the item); a done one too if `include_done`."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM outcomes WHERE item_id = ? AND (status = 'failed' OR ?)",
+                (item_id, include_done),
+            )
+            return cursor.rowcount == 1
+
+    def state(self) -> StoreState:
+        """Every claim and outcome, and the change token, from one consistent read."""
+        with self._read() as conn:
+            if conn is None:
+                return StoreState(claims={}, outcomes={}, token=0)
+            token = int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
+            claims = {
+                row[0]: ClaimRow(row[0], row[1], row[2], row[3], row[4])
+                for row in conn.execute(
+                    "SELECT item_id, holder, since, lease_expires, attempt FROM claims"
+                )
+            }
+            outcomes = {
+                row[0]: OutcomeRow(row[0], row[1], row[2], row[3], row[4])
+                for row in conn.execute("SELECT item_id, status, reason, holder, at FROM outcomes")
+            }
+            return StoreState(claims=claims, outcomes=outcomes, token=token)
+
+    def change_token(self) -> int:
+        """A number that changes whenever any process changed a claim or an outcome."""
+        with self._read() as conn:
+            if conn is None:
+                return 0
+            return int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (idempotent); the last writer to close tidies the WAL files."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,190 @@
+"""The WorkSource layer: a tracker adapter in, a jr2 `Source` out.
+
+Design notes
+------------
+A tracker adapter answers a few questions (`TrackerAdapter`): the open items in scope with their
+blocker references (`snapshot`), and `claim` / `renew` / `release` / `record` for one item. This
+layer does the rest, the same for every tracker:
+
+* `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
+  the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
+  (priority, then oldest, then id). A lost claim moves on to the next item.
+* With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
+  hold now (and ready items we just lost to them), so a pool with no workers waits for them
+  instead of ending `deadlocked` or `drained` early.
+* Claims are leases. While a worker runs, its lease is renewed every `lease/3`; when renewal is
+  refused (another pool took the item) or keeps failing until the lease is about to end, the
+  worker is stopped with a Failure before the lease runs out, so two pools never both work.
+* `settle` records the outcome (done, or failed with the reason) and drops the claim; a
+  cancelled worker's claim is released with nothing recorded, so the item is offered again.
+
+Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from jr2_core import EventDef, Next, Outcome, Source, source
+from jr2_core.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+
+log = logging.getLogger("jr2.worksource")
+
+
+@runtime_checkable
+class TrackerAdapter(Protocol):
+    """What a tracker must answer. Methods block; the WorkSource runs them in a thread."""
+
+    name: str
+    """The source as the user named it (`local:backlog.toml`, `github:o/r`)."""
+
+    def snapshot(self) -> Snapshot:
+        """The open items in scope, with blockers, children, claims and failure marks."""
+        ...
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        """Claim `item` for `holder` for `lease` seconds: True if won. Must be safe against
+        every other pool on any machine."""
+        ...
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        """Extend `holder`'s lease; False if `holder` no longer holds the item."""
+        ...
+
+    def release(self, item_id: str, holder: str) -> None:
+        """Drop `holder`'s claim without recording an outcome."""
+        ...
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        """Record a `done` or `failed` outcome and drop the claim."""
+        ...
+
+
+class WorkItem(BaseModel):
+    """What a worker gets for one item: tracker-agnostic fields plus the source's extras."""
+
+    id: str
+    title: str
+    url: str | None = None
+    labels: list[str] = []
+    priority: int | None = None
+    branch: str | None = None
+    source: str
+    extra: dict[str, Any] = {}
+
+    @classmethod
+    def from_snapshot(cls, item: SnapshotItem, source: str) -> WorkItem:
+        return cls(id=item.id, title=item.title, url=item.url, labels=list(item.labels),
+                   priority=item.priority, branch=item.branch, source=source,
+                   extra=dict(item.extra))
+
+
+def default_holder(run_id: str) -> str:
+    """A pool's holder id: its run id and host, so pools sharing one token are told apart."""
+    return f"{run_id}@{socket.gethostname()}"
+
+
+class WorkSource:
+    """Turns a `TrackerAdapter` into a `Source` with claims, leases and settle."""
+
+    def __init__(
+        self,
+        adapter: TrackerAdapter,
+        *,
+        holder: str,
+        lease: float = 600.0,
+        children_block: bool = True,
+        poll_every: float | None = None,
+        idle_poll: float = 5.0,
+        wake: EventDef | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if lease <= 0:
+            raise ValueError("lease must be positive")
+        self.adapter = adapter
+        self.holder = holder
+        self.lease = lease
+        self.children_block = children_block
+        self.poll_every = poll_every
+        self.idle_poll = idle_poll
+        self.wake = wake
+        self.clock = clock
+        self.last: ReadySet | None = None
+        self._renewers: dict[str, asyncio.Task[None]] = {}
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def ready_set(self) -> ReadySet:
+        """A fresh Ready-set (blocking)."""
+        snap = self.adapter.snapshot()
+        now = datetime.fromtimestamp(self.clock(), UTC)
+        return compute_ready_set(snap, now=now, children_block=self.children_block)
+
+    # -- the Source ---------------------------------------------------------------------------
+
+    def as_source(self) -> Source:
+        """The jr2 `Source` a Pool runs over."""
+        return source(self.next, wake=self.wake, poll_every=self.poll_every,
+                      idle_poll=self.idle_poll, settle=self.settle, started=self.started)
+
+    async def next(self, active: list[str]) -> Next:
+        rs = await asyncio.to_thread(self.ready_set)
+        self.last = rs
+        mine = set(active)
+        held = sum(1 for e in rs.claimed if e.item.id not in mine and e.claim.holder != self.holder)
+        lost = 0
+        for i, entry in enumerate(rs.ready):
+            if entry.item.id in mine:
+                continue
+            won = await asyncio.to_thread(self.adapter.claim, entry.item, self.holder, self.lease)
+            if won:
+                rest = len(rs.ready) - i - 1
+                return Next(item=WorkItem.from_snapshot(entry.item, self.adapter.name),
+                            open=rest + lost + len(rs.blocked) + held, held=held + lost)
+            lost += 1
+        return Next(item=None, open=len(rs.blocked) + held + lost, held=held + lost)
+
+    def started(self, item_id: str, stop: Callable[[str], None]) -> None:
+        self._renewers[item_id] = asyncio.get_running_loop().create_task(
+            self._keep_lease(item_id, stop), name=f"lease:{item_id}")
+
+    async def _keep_lease(self, item_id: str, stop: Callable[[str], None]) -> None:
+        """Renew every lease/3; stop the worker before the lease ends if renewal fails."""
+        every = self.lease / 3
+        expires = self.clock() + self.lease
+        margin = min(every / 2, 5.0)
+        while True:
+            await asyncio.sleep(max(0.0, min(every, expires - margin - self.clock())))
+            try:
+                ok = await asyncio.to_thread(self.adapter.renew, item_id, self.holder,
+                                             self.lease)
+            except Exception as exc:
+                log.warning("renewing the lease of %s failed: %s", item_id, exc)
+                if self.clock() >= expires - margin:
+                    stop(f"lease of {item_id} could not be renewed: {exc}")
+                    return
+                continue
+            if not ok:
+                stop(f"lease of {item_id} was lost to another pool")
+                return
+            expires = self.clock() + self.lease
+
+    async def settle(self, item_id: str, outcome: Outcome) -> None:
+        task = self._renewers.pop(item_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if outcome.status == "cancelled":
+            await asyncio.to_thread(self.adapter.release, item_id, self.holder)
+        else:
+            await asyncio.to_thread(self.adapter.record, item_id, self.holder, outcome)
