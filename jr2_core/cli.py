@@ -20,7 +20,7 @@ import click
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import Jr2Error
+from .errors import Jr2Error, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,12 +76,12 @@ def parse_json_arg(value: str | None, what: str) -> Any:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint=what) from None
+            raise UsageError(f"{what}: {path}: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                                 param_hint=what) from None
+        raise UsageError(f"{what}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+                         ) from None
 
 
 @click.group(cls=Jr2Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import InvalidPayload
+from .errors import InvalidPayload, UsageError
 
 Audience = Literal["external", "internal", "any"]
 
@@ -62,7 +62,7 @@ def define_event(
 ) -> EventDef:
     """Declare an event (the seed's `defineEvent`)."""
     if not name or not isinstance(name, str):
-        raise ValueError("an event needs a non-empty name")
+        raise UsageError("an event needs a non-empty name")
     if audience not in ("external", "internal", "any"):
-        raise ValueError(f"audience must be 'external', 'internal' or 'any', not {audience!r}")
+        raise UsageError(f"audience must be 'external', 'internal' or 'any', not {audience!r}")
     return EventDef(name=name, description=description, audience=audience, input=input or Empty)

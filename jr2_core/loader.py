@@ -33,11 +33,15 @@ def load_machine(target: str) -> Machine:
             mspec.loader.exec_module(module)
         except SyntaxError as exc:
             raise UsageError(f"{spec}:{exc.lineno}: {exc.msg}") from None
+        except Exception as exc:
+            raise UsageError(f"{spec}: importing it raised {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(spec)
         except ModuleNotFoundError as exc:
             raise UsageError(f"{spec}: no module named {exc.name!r}") from None
+        except Exception as exc:
+            raise UsageError(f"{spec}: importing it raised {type(exc).__name__}: {exc}") from None
     try:
         value = getattr(module, attr)
     except AttributeError:

@@ -96,6 +96,8 @@ class Source:
             raise UsageError("source(next=...) must be a function")
         if poll_every is not None and not poll_every > 0:
             raise UsageError(f"poll_every must be a positive number of seconds, not {poll_every!r}")
+        if not idle_poll > 0:
+            raise UsageError(f"idle_poll must be a positive number of seconds, not {idle_poll!r}")
         self.next = next
         self.wake = wake
         self.poll_every = poll_every
@@ -395,4 +397,7 @@ class _PoolRun:
             # the run is already ending: a settle that fails leaves a lease that will expire
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._settle(iid, Outcome("cancelled")))
+            if self.run.observers:
+                path = self.contexts[iid].path.rstrip(".")
+                self.run._emit(RunEvent("worker_cancelled", self.run.id, item_id=path))
         self.active.clear()

@@ -88,10 +88,19 @@ def test_run_refuses_bad_targets_in_one_line(tmp_path: Path, target: str, messag
 
 def test_run_refuses_input_that_is_not_json(tmp_path: Path) -> None:
     res = jr2("run", TICKETS, "--input", "{x", cwd=tmp_path)
-    assert res.returncode == 2 and "not JSON" in res.stderr and "Traceback" not in res.stderr
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.startswith("error: --input: not JSON") and res.stderr.count("\n") == 1
 
 
 def test_gates_without_a_live_run_says_so(tmp_path: Path) -> None:
     res = jr2("gates", cwd=tmp_path)
     assert res.returncode == 2
     assert res.stderr.startswith("error: no live run")
+
+
+def test_a_workflow_that_raises_on_import_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text("raise RuntimeError('no config here')\n")
+    res = jr2("run", "wf.py:machine", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "error: wf.py: importing it raised RuntimeError: no config here")

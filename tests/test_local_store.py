@@ -6,7 +6,7 @@ import multiprocessing
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -175,14 +175,15 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
     with reader:
         assert list(reader.state().claims) == ["T-1"]
         token = reader.change_token()
-        for write in (
+        writes: list[Callable[[], object]] = [
             lambda: reader.claim("T-2", "pool-r", lease_s=30),
             lambda: reader.renew("T-1", "pool-a", lease_s=30),
             lambda: reader.release("T-1", "pool-a"),
             lambda: reader.release_all("pool-a"),
             lambda: reader.settle("T-1", "pool-a", "done"),
             lambda: reader.clear("T-1"),
-        ):
+        ]
+        for write in writes:
             with pytest.raises(StoreError, match="open read-only"):
                 write()
         assert db.read_bytes() == content
@@ -215,9 +216,10 @@ def test_errors_are_one_line_store_errors(tmp_path: Path, db: Path) -> None:
     with sqlite3.connect(db) as raw:
         raw.execute("PRAGMA user_version = 99")
     raw.close()
-    for opener in (ClaimStore, ClaimStore.open_readonly):
-        with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
-            opener(db)
+    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+        ClaimStore(db)
+    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+        ClaimStore.open_readonly(db)
     closed = ClaimStore(tmp_path / "closed.db")
     closed.close()
     closed.close()
@@ -236,18 +238,29 @@ RACE_IDS = [f"T-{n}" for n in range(300)]
 
 
 def race_worker(
-    path: str, holder: str, ids: list[str], barrier: Barrier, results: Queue[tuple[str, list[str]]]
+    path: str,
+    holder: str,
+    ids: list[str],
+    barrier: Barrier,
+    results: Queue[tuple[str, list[str], str | None]],
 ) -> None:
-    """Open the (fresh) store at the barrier, then claim and settle every id it can win."""
-    barrier.wait(timeout=60)
+    """Open the (fresh) store at the barrier, then claim and settle every id it can win.
+
+    Always reports back, with the error if any, so that a failure fails the test at once.
+    """
     won: list[str] = []
-    with ClaimStore(Path(path)) as store:
-        for item in ids:
-            if store.claim(item, holder, lease_s=600):
-                if not store.settle(item, holder, "done"):
-                    raise AssertionError(f"{holder} won {item} but could not settle it")
-                won.append(item)
-    results.put((holder, won))
+    try:
+        barrier.wait(timeout=60)
+        with ClaimStore(Path(path)) as store:
+            for item in ids:
+                if store.claim(item, holder, lease_s=600):
+                    if not store.settle(item, holder, "done"):
+                        raise AssertionError(f"{holder} won {item} but could not settle it")
+                    won.append(item)
+    except Exception as err:
+        results.put((holder, won, f"{type(err).__name__}: {err}"))
+    else:
+        results.put((holder, won, None))
 
 
 def test_racing_processes_settle_every_id_exactly_once(tmp_path: Path) -> None:
@@ -262,11 +275,13 @@ def test_racing_processes_settle_every_id_exactly_once(tmp_path: Path) -> None:
     started = time.perf_counter()
     for process in processes:
         process.start()
-    outcome = dict(results.get(timeout=60) for _ in processes)
+    reports = [results.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(timeout=30)
         assert process.exitcode == 0
     elapsed = time.perf_counter() - started
+    assert [error for _, _, error in reports if error] == []
+    outcome = {holder: won for holder, won, _ in reports}
 
     settled = Counter(item for won in outcome.values() for item in won)
     assert sorted(settled) == sorted(RACE_IDS)

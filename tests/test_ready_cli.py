@@ -1,0 +1,152 @@
+"""`jr2 ready` on the local source: formats, read-only, options, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clihelp import ROOT, jr2
+
+SEED = """
+[[items]]
+id = "T-1"
+title = "Trim the name."
+[[items]]
+id = "T-2"
+title = "Add a --version flag."
+[[items]]
+id = "T-3"
+title = "Document the two changes."
+needs = ["T-1", "T-2"]
+[[items]]
+id = "T-4"
+title = "Remove the old flag."
+needs = ["T-9"]
+labels = ["cleanup"]
+[[items]]
+id = "C-1"
+title = "One half of a cycle."
+needs = ["C-2"]
+[[items]]
+id = "C-2"
+title = "The other half."
+needs = ["C-1"]
+"""
+
+
+@pytest.fixture
+def backlog(tmp_path: Path) -> Path:
+    path = tmp_path / "backlog.toml"
+    path.write_text(SEED)
+    return path
+
+
+def test_ready_json_is_the_documented_contract(tmp_path: Path, backlog: Path) -> None:
+    res = jr2("ready", f"local:{backlog.name}", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["schema_version"] == 1
+    assert [e["id"] for e in data["ready"]] == ["T-1", "T-2"]
+    blocked = {e["id"]: e["reasons"] for e in data["blocked"]}
+    assert blocked["T-4"] == [{"kind": "missing_blocker", "ref": "T-9", "state": "missing"}]
+    assert {"kind": "open_blocker", "ref": "T-1", "held_by": None} in blocked["T-3"]
+    assert data["cycles"] == [["C-1", "C-2"]]
+    assert data["counts"] == {"ready": 2, "blocked": 4, "claimed": 0, "done": 0}
+
+
+def test_ready_creates_no_state_and_does_not_touch_the_backlog(tmp_path: Path,
+                                                              backlog: Path) -> None:
+    before = backlog.read_bytes()
+    for fmt in ("table", "json", "markdown", "mermaid", "dot"):
+        assert jr2("ready", f"local:{backlog.name}", "--format", fmt,
+                   cwd=tmp_path).returncode == 0
+    assert not (tmp_path / ".jr2").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backlog.toml"]
+    assert backlog.read_bytes() == before
+
+
+def test_ready_markdown_has_a_mermaid_graph(tmp_path: Path, backlog: Path) -> None:
+    res = jr2("ready", f"local:{backlog.name}", "--format", "markdown", cwd=tmp_path)
+    assert "```mermaid" in res.stdout and "T-9" in res.stdout
+
+
+def test_ready_explain_walks_to_the_root(tmp_path: Path, backlog: Path) -> None:
+    res = jr2("ready", f"local:{backlog.name}", "--explain", "T-3", cwd=tmp_path)
+    assert res.returncode == 0 and "T-1" in res.stdout and "T-2" in res.stdout
+    res = jr2("ready", f"local:{backlog.name}", "--explain", "NOPE", cwd=tmp_path)
+    assert res.returncode == 2 and "no item 'NOPE'" in res.stderr
+
+
+def test_fail_on_deadlock_exits_3_only_when_nothing_can_run(tmp_path: Path) -> None:
+    path = tmp_path / "b.toml"
+    path.write_text('[[items]]\nid = "A"\ntitle = "a"\nneeds = ["Z"]\n')
+    assert jr2("ready", "local:b.toml", "--fail-on", "deadlock", cwd=tmp_path).returncode == 3
+    path.write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    assert jr2("ready", "local:b.toml", "--fail-on", "deadlock", cwd=tmp_path).returncode == 0
+
+
+def test_source_options_are_validated_by_the_kinds_model(tmp_path: Path, backlog: Path) -> None:
+    res = jr2("ready", f"local:{backlog.name}", "--label", "cleanup", "--json", cwd=tmp_path)
+    assert [e["id"] for e in json.loads(res.stdout)["blocked"]] == ["T-4"]
+    res = jr2("ready", f"local:{backlog.name}", "--colour", "red", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: local: no such option --colour (options: --label")
+    res = jr2("ready", f"local:{backlog.name}", "--poll-every", "soon", cwd=tmp_path)
+    assert res.returncode == 2 and "--poll-every" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_kind_help_lists_the_options_of_a_kind(tmp_path: Path) -> None:
+    res = jr2("ready", "local:", "--help", cwd=tmp_path)
+    assert res.returncode == 0 and "--children-block / --no-children-block" in res.stdout
+
+
+def test_an_unknown_kind_lists_the_kinds(tmp_path: Path) -> None:
+    res = jr2("ready", "gitlub:x/y", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith("error: unknown source kind 'gitlub' (kinds: ")
+    assert "local" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[items]]\nid = "A"\ntitle = \n', "b.toml:3:"),
+        ('[[items]]\nid = "A"\ntitle = "a"\nnedds = ["B"]\n', "unknown key 'nedds'"),
+        ('[[items]]\nid = "A"\ntitle = "a"\n[[items]]\nid = "A"\ntitle = "b"\n',
+         'duplicate id "A"'),
+        ('[[items]]\nid = "A"\ntitle = "a"\nneeds = ["A"]\n', "needs itself"),
+    ],
+)
+def test_a_bad_backlog_is_one_clear_line(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "b.toml").write_text(text)
+    res = jr2("ready", "local:b.toml", cwd=tmp_path)
+    assert res.returncode == 2 and message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_a_missing_backlog_is_one_line(tmp_path: Path) -> None:
+    res = jr2("ready", "local:nope.toml", cwd=tmp_path)
+    assert res.returncode == 2 and "nope.toml: no such file" in res.stderr
+
+
+def test_help_and_local_ready_do_not_import_tracker_clients(tmp_path: Path,
+                                                            backlog: Path) -> None:
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['jr2'] + sys.argv[1:]\n"
+        "try:\n"
+        "    runpy.run_module('jr2_core', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('github', 'jira'))\n"
+        "print('IMPORTED', bad, file=sys.stderr)\n"
+    )
+    for args in (["--help"], ["ready", f"local:{backlog.name}"]):
+        res = subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+        assert "IMPORTED []" in res.stderr, res.stderr
+    assert ROOT.exists()
