@@ -95,8 +95,11 @@ def test_sigint_stops_claiming_ends_the_children_and_releases_their_claims(
     db = wait_for(lambda: next((tmp_path / ".jr2" / "local").glob("*.sqlite"), None))
 
     def claims() -> int:
-        with sqlite3.connect(db) as conn:
-            return int(conn.execute("SELECT count(*) FROM claims").fetchone()[0])
+        try:
+            with sqlite3.connect(db) as conn:
+                return int(conn.execute("SELECT count(*) FROM claims").fetchone()[0])
+        except sqlite3.OperationalError:  # the schema is not there yet
+            return -1
 
     wait_for(lambda: claims() == 2)
     proc.send_signal(signal.SIGINT)
