@@ -2,9 +2,10 @@
 
 One aiohttp application per run with a route table. Control routes (`/v1/...`) need the run's
 bearer token, compared in constant time; other routes (tracker webhooks, added by sources with
-`add_route(..., auth=False)`) check their own signatures. A body over `max_body` bytes gets 413
-when a handler reads it (aiohttp's `client_max_size`), so nothing acts on a truncated body. The address and token go into a run file in `<state>/runs/`, mode
-0600, written atomically and removed when the run ends; `jr2_core.client` reads it.
+`add_route(..., auth=False)`) check their own signatures. A body over `max_body` bytes gets
+413 when a handler reads it (aiohttp's `client_max_size`): nothing acts on a truncated body.
+The address and token go into a run file in `<state>/runs/`, mode 0600, written atomically and
+removed when the run ends; `jr2_core.client` reads it.
 """
 
 from __future__ import annotations

@@ -153,6 +153,7 @@ def kind_help(kind: SourceKind) -> str:
             opt += " VALUE (repeatable)"
         else:
             opt += " VALUE"
-        default = "" if f.is_required() else f"  [default: {f.get_default(call_default_factory=True)!r}]"
+        shown = f.get_default(call_default_factory=True)
+        default = "" if f.is_required() else f"  [default: {shown!r}]"
         lines.append(f"  {opt}\n      {f.description or ''}{default}")
     return "\n".join(lines)

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from clihelp import ROOT, jr2
 
 SEED = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -145,10 +146,8 @@ def test_after_kill_9_another_pool_takes_over_once_the_lease_ends(tmp_path: Path
     a.send_signal(signal.SIGKILL)
     a.wait(timeout=10)
     for pid in pids.read_text().split():  # the orphaned command of the dead pool
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     t0 = time.monotonic()
     b = jr2("work", "local:b.toml", "--lease", "2s", "--", "sh", "-c", script, cwd=tmp_path,
             timeout=60)
