@@ -120,6 +120,14 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
     return show
 
 
+def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
+    """The CLI's own observers plus the plugins' `jr2_observe` hooks, if any."""
+    from .plugins import plugin_observer
+
+    extra = plugin_observer()
+    return [*own, *([extra] if extra is not None else [])]
+
+
 async def host_and_wait(
     start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
@@ -167,7 +175,7 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
     state = resolve_state(state_dir)
 
     def begin() -> Any:
-        return start(machine, data, state_dir=state, observers=[progress_printer(verbose)])
+        return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
 
     result = asyncio.run(host_and_wait(begin, port=port))
     click.echo(json.dumps(result.to_json(), indent=2, default=str))

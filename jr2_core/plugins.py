@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
@@ -21,6 +22,7 @@ import pluggy
 from .errors import ConfigError
 from .hookspecs import Jr2Spec
 from .registry import Registry, SourceKind
+from .runs import RunEvent
 
 log = logging.getLogger("jr2.plugins")
 
@@ -129,3 +131,21 @@ def load(*, refresh: bool = False) -> Host:
         _register(host, info, obj)
     _host = host
     return host
+
+
+def plugin_observer() -> Callable[[RunEvent], None] | None:
+    """An observer that passes run events to every `jr2_observe` hook, or None when no plugin
+    implements it (then a run pays nothing). Each hook is called on its own: one that raises is
+    logged and the others still hear the event."""
+    impls = load().pm.hook.jr2_observe.get_hookimpls()
+    if not impls:
+        return None
+
+    def observe(event: RunEvent) -> None:
+        for impl in impls:
+            try:
+                impl.function(event=event)
+            except Exception:
+                log.exception("the jr2_observe hook of %s raised; ignored", impl.plugin_name)
+
+    return observe

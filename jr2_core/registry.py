@@ -47,18 +47,22 @@ class Registry:
 
     def __init__(self) -> None:
         self.kinds: dict[str, SourceKind] = {}
+        self.conflicts: dict[str, str] = {}
 
     def register(self, kind: SourceKind) -> None:
-        """Add a kind, refusing a second registration of the same name."""
+        """Add a kind. A second registration of one name makes that kind unusable (which of
+        the two would run is not ours to guess) and raises an error naming both plugins."""
         old = self.kinds.get(kind.name)
         if old is not None and old.plugin != kind.plugin:
-            raise ConfigError(
-                f"source kind {kind.name!r} is registered twice: by {old.plugin} and by "
-                f"{kind.plugin}; uninstall one or limit plugins with JR2_LOAD_PLUGINS"
-            )
+            msg = (f"source kind {kind.name!r} is registered twice: by {old.plugin} and by "
+                   f"{kind.plugin}; uninstall one or limit plugins with JR2_LOAD_PLUGINS")
+            self.conflicts[kind.name] = msg
+            raise ConfigError(msg)
         self.kinds[kind.name] = kind
 
     def get(self, name: str) -> SourceKind:
+        if name in self.conflicts:
+            raise ConfigError(self.conflicts[name])
         kind = self.kinds.get(name)
         if kind is None:
             known = ", ".join(sorted(self.kinds)) or "none"
@@ -92,10 +96,10 @@ def _is_bool(annotation: Any) -> bool:
     return False
 
 
-def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
-    """Parse `--name value` options into the kind's config model, or raise a one-line error."""
+def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
+    """Turn `--name value` options into raw field values of the kind's config model."""
     fields = {n: f for n, f in kind.config.model_fields.items() if n != "target"}
-    values: dict[str, Any] = {"target": target}
+    values: dict[str, Any] = {}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -126,14 +130,27 @@ def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
             values.setdefault(key, []).append(value)
         else:
             values[key] = value
+    return values
+
+
+def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = "",
+                    cli: bool = True) -> BaseModel:
+    """Validate raw values with the kind's model; a failure is one line naming the field (as
+    an option when it came from the command line)."""
     try:
         return kind.config.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        opt = "target" if loc == "target" else "--" + loc.split(".")[0].replace("_", "-")
+        loc = ".".join(str(p) for p in first["loc"]) or "(config)"
+        name = loc.split(".")[0]
+        field = name if not cli or name == "target" else "--" + name.replace("_", "-")
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{kind.name}: {opt}: {first['msg']}{more}") from None
+        raise ConfigError(f"{where or kind.name}: {field}: {first['msg']}{more}") from None
+
+
+def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
+    """Parse `--name value` options into the kind's config model, or raise a one-line error."""
+    return validate_config(kind, {"target": target, **options_to_values(kind, args)})
 
 
 def kind_help(kind: SourceKind) -> str:

@@ -25,9 +25,12 @@ from jr2_core.cli import (
     resolve_state,
     state_option,
 )
+from jr2_core.cli import (
+    observers as with_plugins,
+)
 from jr2_core.errors import UsageError
 from jr2_core.hookspecs import hookimpl
-from jr2_core.registry import SourceEnv, SourceKind, kind_help, parse_options, split_source
+from jr2_core.registry import SourceEnv, kind_help, split_source
 
 FORMATS = ("table", "json", "markdown", "mermaid", "dot")
 
@@ -50,11 +53,11 @@ class SourceCommand(click.Command):
 
 
 def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
+    """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
     from jr2_core.plugins import load
+    from jr2_core.projectconfig import resolve_source
 
-    kind_name, target = split_source(spec)
-    kind: SourceKind = load().registry.get(kind_name)
-    config = parse_options(kind, target, options)
+    kind, config = resolve_source(spec, options, load().registry)
     return kind.factory(config, SourceEnv(state_dir=state, read_only=read_only)), config
 
 
@@ -219,7 +222,8 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
         observers.append(progress_printer(False))
 
     def begin() -> Any:
-        return start(machine, None, state_dir=state, observers=observers, run_id=run_id)
+        return start(machine, None, state_dir=state, observers=with_plugins(*observers),
+                     run_id=run_id)
 
     try:
         if view is not None:

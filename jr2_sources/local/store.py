@@ -240,10 +240,9 @@ class ClaimStore:
     def _init_schema(self) -> None:
         """WAL mode (persistent in the file) and the schema, once, whoever opens first."""
         conn = self._live()
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode != "wal":
-                raise StoreError(f"{self.path}: cannot use WAL mode here (got {mode!r})")
+        mode = self._switch_to_wal(conn)
+        if mode != "wal":
+            raise StoreError(f"{self.path}: cannot use WAL mode here (got {mode!r})")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -258,6 +257,28 @@ class ClaimStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def _switch_to_wal(conn: sqlite3.Connection) -> str:
+        """Put the file in WAL mode, waiting out other processes doing the same.
+
+        Switching needs the file to itself and SQLite answers "database is locked" at once, without
+        the busy timeout, when another process got there first and is already writing: wait a
+        little, look again (it is usually WAL by then), until the busy timeout has passed.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+                if mode == "wal":
+                    return mode
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as err:
+                if err.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     def _user_version(self) -> int:
         """The schema version written in the file (0: no schema yet)."""
