@@ -18,13 +18,26 @@ from .errors import (
 )
 from .events import Empty, Event, EventDef, define_event
 from .failure import Failure
+from .hookspecs import hookimpl
 from .machine import Context, FunctionMachine, Machine, as_machine
 from .pool import FailureInfo, Next, Outcome, Pool, RunOutput, Source, pool, source
+from .readyset import (
+    BlockerRef,
+    Claim,
+    ReadySet,
+    Reason,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+from .registry import SourceEnv, SourceKind
 from .runs import GateInfo, Observer, Run, RunEvent, RunResult, run, run_sync, start
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BlockerRef",
+    "Claim",
     "ConfigError",
     "Context",
     "DuplicateGate",
@@ -45,18 +58,26 @@ __all__ = [
     "Outcome",
     "Pool",
     "PoolDefect",
+    "ReadySet",
+    "Reason",
     "Run",
     "RunEvent",
     "RunOutput",
     "RunResult",
+    "Snapshot",
+    "SnapshotItem",
     "Source",
+    "SourceEnv",
     "SourceError",
+    "SourceKind",
     "UnknownEvent",
     "UnknownGate",
     "UsageError",
     "__version__",
     "as_machine",
+    "compute_ready_set",
     "define_event",
+    "hookimpl",
     "pool",
     "run",
     "run_sync",
