@@ -142,8 +142,8 @@ def describe_reasons(
         elif r.kind == "failed":
             parts.append("last attempt failed: " + fmt_text(r.detail or ""))
         elif r.kind == "cycle":
-            shown = None if max_refs is None else _MAX_CYCLE_SHOWN
-            parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, shown))
+            # capped always: every member of a long cycle would otherwise repeat all of it
+            parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))
     return "; ".join(parts)
 
 
@@ -197,9 +197,7 @@ def render_text(rs: ReadySet) -> str:
     out += [f"CLAIMED ({len(claimed):,})", *_columns(claimed)]
     if rs.cycles:
         out.append(f"CYCLES ({len(rs.cycles):,})")
-        out += [
-            f"  {i}: {cycle_path(c, max_shown=_MAX_CYCLE_SHOWN)}" for i, c in enumerate(rs.cycles)
-        ]
+        out += [f"  {i}: {cycle_path(c)}" for i, c in enumerate(rs.cycles)]
     out.append(_summary(rs))
     return "\n".join(out)
 

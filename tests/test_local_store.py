@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -169,11 +175,14 @@ def test_open_readonly_on_a_missing_path_creates_nothing(tmp_path: Path) -> None
 def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: ClaimStore) -> None:
     assert store.claim("T-1", "pool-a", lease_s=30, now=100)
     store.close()
+    assert listing(db.parent) == ["claims.db"]  # the last writer tidied its WAL files
     content = db.read_bytes()
     reader = ClaimStore.open_readonly(db)
     assert reader is not None
     with reader:
         assert list(reader.state().claims) == ["T-1"]
+        # As documented: SQLite's WAL reader makes its two companion files, nothing else.
+        assert listing(db.parent) == ["claims.db", "claims.db-shm", "claims.db-wal"]
         token = reader.change_token()
         writes: list[Callable[[], object]] = [
             lambda: reader.claim("T-2", "pool-r", lease_s=30),
@@ -191,6 +200,48 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
             assert writer.settle("T-1", "pool-a", "done", now=101)
             assert reader.change_token() != token
             assert reader.state().outcomes["T-1"].status == "done"
+
+
+READ_AS_ANOTHER_USER = """
+import sys
+from pathlib import Path
+from jr2_sources.local.store import ClaimStore
+reader = ClaimStore.open_readonly(Path(sys.argv[1]))
+assert reader is not None
+print(sorted(reader.state().claims))
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as nobody"
+)
+def test_a_readonly_store_reads_in_a_directory_it_cannot_write() -> None:
+    """No -wal/-shm and no right to create them: it reads the file as immutable, creates nothing."""
+    root = Path(tempfile.mkdtemp(prefix="jr2-ro-"))
+    try:
+        root.chmod(0o755)
+        db = root / "claims.db"
+        with ClaimStore(db) as store:
+            assert store.claim("T-1", "pool-a", lease_s=30)
+        db.chmod(0o644)
+        root.chmod(0o555)
+        repo = str(Path(__file__).resolve().parents[1])
+        run = functools.partial(
+            subprocess.run, user="nobody", capture_output=True, text=True, timeout=60, cwd="/"
+        )
+        env = {**os.environ, "PYTHONPATH": repo}
+        try:
+            probe = run([sys.executable, "-c", "import jr2_sources.local.store"], env=env)
+        except (OSError, KeyError, subprocess.SubprocessError) as err:
+            pytest.skip(f"cannot run as nobody here: {err}")
+        if probe.returncode != 0:
+            pytest.skip("nobody cannot import jr2 from this checkout")
+        result = run([sys.executable, "-c", READ_AS_ANOTHER_USER, str(db)], env=env)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "['T-1']\n", "")
+        assert listing(root) == ["claims.db"]
+    finally:
+        root.chmod(0o755)
+        shutil.rmtree(root)
 
 
 def test_a_readonly_store_of_a_file_without_schema_is_empty(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..durations import Duration
 
@@ -48,7 +48,7 @@ class GitHubConfig(BaseModel):
     on_success: Literal["close", "label", "nothing"] = Field(
         default="close",
         description="on success: close the issue, add --done-label, or leave it open")
-    done_label: str | None = Field(default=None,
+    done_label: str | None = Field(default=None, validate_default=True,
                                    description="the label --on-success label adds; an issue "
                                                "carrying it counts as done")
     assign: bool = Field(default=False,
@@ -83,14 +83,23 @@ class GitHubConfig(BaseModel):
                 raise ValueError(f"expected LABEL=N (e.g. priority:high=1), not {v!r}")
         return values
 
-    @model_validator(mode="after")
-    def _done_label_needed(self) -> GitHubConfig:
-        if self.on_success == "label" and not self.done_label:
-            raise ValueError("--on-success label needs --done-label")
-        jr2 = {self.claim_label, self.failed_label, self.done_label}
-        if len(jr2 - {None}) != 3 - (self.done_label is None):
-            raise ValueError("--claim-label, --failed-label and --done-label must differ")
-        return self
+    @field_validator("failed_label")
+    @classmethod
+    def _failed_differs(cls, value: str, info: ValidationInfo) -> str:
+        if value == info.data.get("claim_label"):
+            raise ValueError("must differ from --claim-label")
+        return value
+
+    @field_validator("done_label")
+    @classmethod
+    def _done_label(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            if info.data.get("on_success") == "label":
+                raise ValueError("--on-success label needs --done-label")
+            return None
+        if value in (info.data.get("claim_label"), info.data.get("failed_label")):
+            raise ValueError("must differ from --claim-label and --failed-label")
+        return value
 
     @property
     def owner(self) -> str:

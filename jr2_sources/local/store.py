@@ -255,7 +255,8 @@ class ClaimStore:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     @staticmethod
@@ -320,7 +321,8 @@ class ClaimStore:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -338,8 +340,8 @@ class ClaimStore:
     def claim(self, item_id: str, holder: str, lease_s: float, now: float | None = None) -> bool:
         """Take `item_id` for `holder` for `lease_s` seconds; True when won.
 
-        Won: the item has no outcome and no claim, or its claim expired, or `holder` holds it
-        already (then this renews it). One statement, so concurrent claims cannot both win.
+        Won when the item has no outcome and either no claim, an expired one, or one `holder`
+        has already (then this renews it). One statement, so concurrent claims cannot both win.
         """
         at = time.time() if now is None else now
         params = {"item": item_id, "holder": holder, "now": at, "expires": _lease_end(lease_s, at)}
