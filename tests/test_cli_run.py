@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from clihelp import ROOT, jr2, popen, wait_for
 
 TICKETS = str(ROOT / "examples" / "tickets.py") + ":machine"

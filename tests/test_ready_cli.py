@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from clihelp import ROOT, jr2
 
 SEED = """
