@@ -126,7 +126,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
 
         report.render_rich(rs, Console())
     else:
-        click.echo(report.render_text(rs), nl=False)
+        click.echo(report.render_text(rs).rstrip("\n"))
     if fail_on == "deadlock" and not rs.ready and not rs.claimed and rs.blocked:
         sys.exit(EXIT_DEADLOCKED)
 
@@ -181,6 +181,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
         raise UsageError(f"--lease/--timeout: {exc}") from None
     state = resolve_state(state_dir)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
+    adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
                                    timeout=timeout_s, wait=wait_forever, port=port, state=state))
     _summary(result, ws)
@@ -211,7 +212,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
                             redact=Redactor(secret_values()), timeout=timeout)
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id, cap=cap,
                    on_drained="wait" if wait else "final")
-    observers: list[Any] = []
+    observers: list[Any] = [ws.tally.observe]
     view = None
     if sys.stderr.isatty():
         from .liveview import LiveView
@@ -244,13 +245,12 @@ def _summary(result: Any, ws: Any) -> None:
     if result.state == "failed" and result.failure is not None:
         out = result.failure.get("detail")
     data = out.model_dump(mode="json") if hasattr(out, "model_dump") else out
-    items = data.get("items", {}) if isinstance(data, dict) else {}
-    failures = data.get("failures", {}) if isinstance(data, dict) else {}
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
-    click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {len(items)} done, "
-               f"{len(failures)} failed", err=True)
-    for iid, f in failures.items():
-        click.echo(f"jr2:   failed {iid}: {f.get('reason')}", err=True)
+    tally = ws.tally
+    click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {tally.done} done, "
+               f"{len(tally.failed)} failed, {tally.cancelled} cancelled", err=True)
+    for iid, reason in tally.failed.items():
+        click.echo(f"jr2:   failed {iid}: {reason}", err=True)
     rs = ws.last
     if rs is not None and status == "deadlocked" and rs.blocked:
         from jr2_core.report import describe_reasons

@@ -81,8 +81,8 @@ class SourceConformance:
     def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
                     state: Any = None) -> Target:
         """Seed the tracker with `items` and return a Target. With `read_only`, return an
-        adapter over the SAME tracker state (`state` is whatever your first call stored in
-        `self`), built the way a dry-run report builds it."""
+        adapter over the SAME tracker state (`state` is the `Target` your first call returned),
+        built the way a dry-run report builds it."""
         raise NotImplementedError
 
     def _items(self) -> tuple[RefItem, ...]:

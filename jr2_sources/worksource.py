@@ -34,7 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from jr2_core import EventDef, Next, Outcome, Source, source
+from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
+from jr2_core.errors import UsageError
 from jr2_core.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
 log = logging.getLogger("jr2.worksource")
@@ -88,6 +89,24 @@ class WorkItem(BaseModel):
                    extra=dict(item.extra))
 
 
+class Tally:
+    """Counts what a run's workers did (an observer), for summaries that must be right even
+    when the run was interrupted and has no output."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.cancelled = 0
+        self.failed: dict[str, str] = {}
+
+    def observe(self, ev: RunEvent) -> None:
+        if ev.kind == "worker_finished":
+            self.done += 1
+        elif ev.kind == "worker_failed":
+            self.failed[ev.item_id or "?"] = str(ev.detail)
+        elif ev.kind == "worker_cancelled":
+            self.cancelled += 1
+
+
 def default_holder(run_id: str) -> str:
     """A pool's holder id: its run id and host, so pools sharing one token are told apart."""
     return f"{run_id}@{socket.gethostname()}"
@@ -119,6 +138,7 @@ class WorkSource:
         self.wake = wake
         self.clock = clock
         self.last: ReadySet | None = None
+        self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
 
     # -- reading ----------------------------------------------------------------------------
@@ -137,7 +157,15 @@ class WorkSource:
                       idle_poll=self.idle_poll, settle=self.settle, started=self.started)
 
     async def next(self, active: list[str]) -> Next:
-        rs = await asyncio.to_thread(self.ready_set)
+        try:
+            rs = await asyncio.to_thread(self.ready_set)
+        except UsageError as exc:
+            if self.last is None:
+                raise
+            # a person is half-way through an edit: keep working, look again on the next poll
+            log.warning("%s: %s; keeping the last good state and looking again", self.adapter.name,
+                        exc)
+            return Next(item=None, open=len(self.last.blocked) + 1, held=1)
         self.last = rs
         mine = set(active)
         held = sum(1 for e in rs.claimed if e.item.id not in mine and e.claim.holder != self.holder)

@@ -156,3 +156,21 @@ def test_after_kill_9_another_pool_takes_over_once_the_lease_ends(tmp_path: Path
     assert sorted(set(done)) == ["NEXT", "OTHER", "SLOW"]
     assert done.count("SLOW") == 2  # once by the dead pool, once more after the lease
     assert time.monotonic() - t0 < 30
+
+
+def test_a_broken_backlog_is_bad_usage_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nneeds = ["A"]\n')
+    res = jr2("work", "local:b.toml", "--", "true", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == 'error: b.toml: item "A" needs itself'
+
+
+def test_an_interrupted_run_still_counts_what_finished(tmp_path: Path) -> None:
+    write_backlog(tmp_path / "b.toml", 2)
+    proc = popen("work", "local:b.toml", "--wait", "--", "true", cwd=tmp_path)
+    wait_for(lambda: json.loads(jr2("ready", "local:b.toml", "--json", cwd=tmp_path).stdout)[
+        "counts"]["done"] == 2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "2 done, 0 failed, 0 cancelled" in err
