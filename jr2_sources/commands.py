@@ -148,11 +148,16 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
 @click.option("--wait", "wait_forever", is_flag=True,
               help="Keep waiting for new work instead of ending when drained (Ctrl-C ends).")
 @click.option("--port", type=int, default=0, help="Port of the run host on 127.0.0.1.")
+@click.option("--listen", metavar="HOST:PORT", default=None,
+              help="Serve the run host (and POST /webhook) here instead of 127.0.0.1:--port.")
+@click.option("--webhook-secret-env", metavar="NAME", default=None,
+              help="Verify webhook deliveries with the secret in this environment variable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
-             wait_forever: bool, port: int, as_json: bool, state_dir: Path | None) -> None:
+             wait_forever: bool, port: int, listen: str | None, webhook_secret_env: str | None,
+             as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -179,11 +184,16 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
         timeout_s = parse_duration(timeout) if timeout is not None else None
     except ValueError as exc:
         raise UsageError(f"--lease/--timeout: {exc}") from None
+    address, secret = _listen_options(listen, port, webhook_secret_env)
     state = resolve_state(state_dir)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
+    if secret is not None and not callable(getattr(adapter, "webhook", None)):
+        raise UsageError(f"{adapter.name}: this source takes no webhooks "
+                         "(drop --webhook-secret-env)")
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
-                                   timeout=timeout_s, wait=wait_forever, port=port, state=state))
+                                   timeout=timeout_s, wait=wait_forever, address=address,
+                                   secret=secret, state=state))
     _summary(result, ws)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -192,8 +202,34 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     sys.exit(result.exit_code)
 
 
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _listen_options(listen: str | None, port: int,
+                    secret_env: str | None) -> tuple[tuple[str, int], str | None]:
+    """(host, port) to serve on and the webhook secret; without a secret, loopback only."""
+    import os
+
+    host = "127.0.0.1"
+    if listen is not None:
+        h, sep, p = listen.rpartition(":")
+        if not sep or not p.isdigit():
+            raise UsageError(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:8787")
+        host, port = h.strip("[]") or "127.0.0.1", int(p)
+    secret = None
+    if secret_env is not None:
+        secret = os.environ.get(secret_env)
+        if not secret:
+            raise UsageError(f"--webhook-secret-env {secret_env}: that variable is not set")
+    if secret is None and host not in _LOOPBACK:
+        raise UsageError(f"--listen {listen}: without --webhook-secret-env the host listens on "
+                         "loopback only (127.0.0.1)")
+    return (host, port), secret
+
+
 async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
-                timeout: float | None, wait: bool, port: int, state: Path) -> tuple[Any, Any]:
+                timeout: float | None, wait: bool, address: tuple[str, int],
+                secret: str | None, state: Path) -> tuple[Any, Any]:
     import secrets as _secrets
 
     from jr2_core import define_event, pool, start
@@ -222,14 +258,25 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     else:
         observers.append(progress_printer(False))
 
+    handle: list[Any] = []
+
     def begin() -> Any:
-        return start(machine, None, state_dir=state, observers=with_plugins(*observers),
-                     run_id=run_id)
+        handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
+                            run_id=run_id))
+        return handle[0]
+
+    def setup_host(host: Any) -> None:
+        receiver = getattr(adapter, "webhook", None)
+        if callable(receiver):
+            from .webhooks import attach_webhook
+
+            attach_webhook(host, handle[0], receiver, secret)
 
     try:
         if view is not None:
             view.start()
-        result = await host_and_wait(begin, port=port, quiet=view is not None)
+        result = await host_and_wait(begin, port=address[1], listen=address[0],
+                                     setup_host=setup_host, quiet=view is not None)
     finally:
         if view is not None:
             view.stop()
