@@ -69,6 +69,10 @@ class TrackerAdapter(Protocol):
         """Record a `done` or `failed` outcome and drop the claim."""
         ...
 
+    # Optional: `webhook(headers, body, secret) -> jr2_sources.Verdict` verifies a delivery
+    # (signature, replay) and says whether it can change the Ready-set; `jr2 work` then serves
+    # it at POST /webhook (see jr2_sources.webhooks).
+
 
 class WorkItem(BaseModel):
     """What a worker gets for one item: tracker-agnostic fields plus the source's extras."""
