@@ -269,3 +269,6 @@ def _add_plugin_commands() -> None:
 
 
 _add_plugin_commands()
+
+if __name__ == "__main__":
+    main()

@@ -38,6 +38,7 @@ from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
 
 __all__ = [
     "GITHUB_COMMENT_BUDGET",
+    "cycle_path",
     "describe_reasons",
     "explain",
     "render_dot",
@@ -155,9 +156,9 @@ def _summary(rs: ReadySet) -> str:
 
 
 def _claim_words(entry: ClaimedEntry) -> tuple[str, str, str]:
-    """Holder, since and lease expiry of a claimed entry, as text."""
+    """Holder, since and lease expiry of a claimed entry, as text (expiry "none": no lease end)."""
     c = entry.claim
-    lease = "no expiry" if c.lease_expires is None else iso_utc(c.lease_expires)
+    lease = "none" if c.lease_expires is None else iso_utc(c.lease_expires)
     return _one_line(c.holder), iso_utc(c.since), lease
 
 
@@ -177,7 +178,8 @@ def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def render_text(rs: ReadySet) -> str:
-    """A plain table for pipes: READY, BLOCKED (reasons in words), CLAIMED, CYCLES, a summary."""
+    """A plain table for pipes: READY, BLOCKED (reasons in words), CLAIMED, CYCLES, a summary;
+    every line ends with a newline, the last one included (POSIX text)."""
     ready = [
         [
             _one_line(e.item.id),
@@ -188,7 +190,7 @@ def render_text(rs: ReadySet) -> str:
     ]
     blocked = [[_one_line(e.item.id), describe_reasons(e.reasons)] for e in rs.blocked]
     claimed = [
-        [_one_line(e.item.id), "held by " + holder, "since " + since, "lease until " + lease]
+        [_one_line(e.item.id), f"held by {holder}", f"since {since}", f"lease until {lease}"]
         for e in rs.claimed
         for holder, since, lease in [_claim_words(e)]
     ]
@@ -199,7 +201,7 @@ def render_text(rs: ReadySet) -> str:
         out.append(f"CYCLES ({len(rs.cycles):,})")
         out += [f"  {i}: {cycle_path(c)}" for i, c in enumerate(rs.cycles)]
     out.append(_summary(rs))
-    return "\n".join(out)
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------------------- rich
@@ -392,9 +394,9 @@ def _md_text(text: str) -> str:
     return _one_line(text).translate(_MD_SPECIAL)
 
 
-def _md_code(text: str) -> str:
-    """A code span that holds any text (fence longer than its longest backtick run), pipes escaped
-    (GitHub splits table cells before it reads code spans)."""
+def _md_code(text: str, *, in_table: bool = True) -> str:
+    """A code span that holds any text (fence longer than its longest backtick run); in a table,
+    pipes escaped (GitHub splits table cells before it reads code spans)."""
     text = _one_line(text)
     run = longest = 0
     for ch in text:
@@ -402,7 +404,13 @@ def _md_code(text: str) -> str:
         longest = max(longest, run)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+    span = f"{fence}{pad}{text}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def _md_code_plain(text: str) -> str:
+    """A code span outside a table."""
+    return _md_code(text, in_table=False)
 
 
 def _md_item(rs: ReadySet, item_id: str) -> str:
@@ -486,7 +494,7 @@ def _md_cycles(rs: ReadySet) -> str:
     out = [f"### Cycles ({len(rs.cycles):,})", ""]
     used = sum(len(line) + 1 for line in out)
     for i, members in enumerate(rs.cycles):
-        line = f"- cycle {i}: {cycle_path(members, _md_code, _MAX_CYCLE_SHOWN)}"
+        line = f"- cycle {i}: {cycle_path(members, _md_code_plain, _MAX_CYCLE_SHOWN)}"
         if used + len(line) + 1 + 40 > _CYCLES_BUDGET:
             out.append(f"- … and {len(rs.cycles) - i:,} more")
             break
@@ -539,7 +547,7 @@ def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
     """GitHub-flavoured report: counts, tables (linked ids), cycles and a mermaid graph of what
     blocks what; always shorter than `GITHUB_COMMENT_BUDGET` characters, saying what it cut."""
     head = (
-        f"## Ready-set of {_md_code(_clip(rs.source, 200))}\n\n"
+        f"## Ready-set of {_md_code_plain(_clip(rs.source, 200))}\n\n"
         f"**{_summary(rs)}** (generated {iso_utc(rs.generated_at)})\n"
     )
     graph = _md_graph(rs, max_nodes)
@@ -558,7 +566,7 @@ def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
     entry = rs.entry(node_id)
     if isinstance(entry, ClaimedEntry):
         holder, _, lease = _claim_words(entry)
-        return f"claimed by {holder} (lease until {lease})"
+        return f"claimed by {holder}" + ("" if lease == "none" else f" (lease until {lease})")
     if not isinstance(entry, BlockedEntry):
         return "ready"
     words = "blocked"

@@ -1,0 +1,225 @@
+"""Ready-set scale: `compute_ready_set` on synthetic backlogs of growing size, in one process.
+
+    python bench/readyset_scale.py [--sizes 10000,100000] [--seed 1] [--e2e]
+
+Each snapshot is a DAG: item i needs 3 items, each ref a done item with probability 0.3, else an
+earlier open item; 3 cycles of 2 to 5 items are planted on top. The table gives the best of 3
+runs, the peak memory of one run (tracemalloc), and each size's time against the first size,
+measured in the same run. `--e2e` also writes each backlog as TOML (`write_backlog`) and times
+`python -m jr2_core.cli ready local:PATH --json` on it.
+
+The baseline, measured in the same run, is the least any Ready-set must do: index the items by
+id and look every blocker ref up once. Its time per item grows with size too (random lookups
+leave the CPU caches), so growth is judged against it: near-linear when the Ready-set's time
+per item grows no faster than the baseline's (or by less than x1.5).
+
+Targets: 100k items in < 1 s; growth near-linear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jr2_core.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+DONE_SHARE = 0.3  # the share of blocker refs that point at a done item
+BLOCKERS = 3
+CYCLES = 3
+
+
+@dataclass(slots=True)
+class Planned:
+    """One item of a synthetic backlog."""
+
+    id: str
+    needs: list[str]
+    priority: int | None
+    done: bool = False
+
+
+def plan(n: int, seed: int) -> list[Planned]:
+    """n open items (T-1..T-n) and n // 3 done ones (D-1..), the same for the same seed."""
+    rng = random.Random(seed)
+    done = [Planned(f"D-{k + 1}", [], None, done=True) for k in range(max(1, n // 3))]
+    items: list[Planned] = []
+    for i in range(n):
+        needs: dict[str, None] = {}  # ordered, deduplicated
+        for _ in range(BLOCKERS):
+            if i == 0 or rng.random() < DONE_SHARE:
+                needs[rng.choice(done).id] = None
+            else:
+                needs[f"T-{rng.randrange(i) + 1}"] = None
+        items.append(Planned(f"T-{i + 1}", list(needs), rng.choice([None, 1, 2, 3])))
+    for _ in range(CYCLES if n >= 5 else 0):
+        members = sorted(rng.sample(range(n), rng.randint(2, 5)))
+        for a, b in zip(members, [*members[1:], members[0]], strict=True):
+            if items[b].id not in items[a].needs:
+                items[a].needs.append(items[b].id)
+    return items + done
+
+
+def snapshot(n: int, seed: int) -> Snapshot:
+    """The open items of `plan(n, seed)` as a Snapshot (done refs carry state `done`)."""
+    planned = plan(n, seed)
+    done = {p.id for p in planned if p.done}
+    items = [
+        SnapshotItem(
+            p.id,
+            f"Item {p.id}",
+            priority=p.priority,
+            blockers=[BlockerRef(x, "done" if x in done else "open") for x in p.needs],
+        )
+        for p in planned
+        if not p.done
+    ]
+    return Snapshot(f"bench:{n}", items, done_count=len(done))
+
+
+def write_backlog(path: Path | str, n: int, seed: int) -> None:
+    """Write `plan(n, seed)` in the local source's backlog format (TOML `[[items]]`)."""
+    lines: list[str] = []
+    for p in plan(n, seed):
+        lines += ["[[items]]", f"id = {json.dumps(p.id)}", f'title = "Item {p.id}"']
+        if p.needs:
+            lines.append(f"needs = [{', '.join(json.dumps(x) for x in p.needs)}]")
+        if p.priority is not None:
+            lines.append(f"priority = {p.priority}")
+        lines += [f'status = "{"done" if p.done else "open"}"', ""]
+    Path(path).write_text("\n".join(lines), encoding="utf-8")
+
+
+def best_of(snap: Snapshot, runs: int) -> float:
+    """The fastest of `runs` computations, in seconds."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        compute_ready_set(snap, now=NOW)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def baseline(snap: Snapshot, runs: int) -> float:
+    """The fastest of `runs` ref passes (index by id, look each blocker up once), GC paused as
+    `compute_ready_set` pauses it."""
+    times = []
+    gc.disable()
+    try:
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            position = {it.id: i for i, it in enumerate(snap.items)}
+            found = 0
+            for it in snap.items:
+                for b in it.blockers:
+                    if position.get(b.id) is not None:
+                        found += 1
+            times.append(time.perf_counter() - t0)
+    finally:
+        gc.enable()
+    return min(times)
+
+
+def peak_memory(snap: Snapshot) -> int:
+    """Peak bytes allocated by one computation (the snapshot itself excluded)."""
+    tracemalloc.start()
+    try:
+        compute_ready_set(snap, now=NOW)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def e2e(n: int, seed: int, module: str, workdir: Path) -> tuple[float | None, str]:
+    """Time the CLI on a written backlog: (seconds, note) or (None, why it is unavailable)."""
+    path = workdir / f"backlog-{n}.toml"
+    write_backlog(path, n, seed)
+    env = {**os.environ, "JR2_STATE_DIR": str(workdir / ".jr2")}
+    cmd = [sys.executable, "-m", module, "ready", f"local:{path}", "--json"]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=workdir, env=env, timeout=600, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"e2e: unavailable ({type(exc).__name__}: {exc})"
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
+        return None, f"e2e: unavailable ({first})"
+    try:
+        counts = json.loads(proc.stdout)["counts"]
+    except (ValueError, KeyError, TypeError):
+        return None, f"e2e: unavailable (no JSON report on stdout from -m {module})"
+    expected = compute_ready_set(snapshot(n, seed), now=NOW).counts
+    same = {k: counts.get(k) for k in ("ready", "blocked", "claimed")} == {
+        k: expected[k] for k in ("ready", "blocked", "claimed")
+    }
+    return elapsed, "counts match" if same else f"counts differ: {counts} vs {expected}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated item counts")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per size (best is kept)")
+    parser.add_argument("--e2e", action="store_true", help="also time the CLI on a TOML backlog")
+    parser.add_argument("--e2e-module", default="jr2_core.cli", help="module run by --e2e")
+    args = parser.parse_args()
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+
+    header = (
+        f"{'items':>10}  {'best of ' + str(args.runs):>11}  {'per item':>9}  {'peak mem':>9}  "
+        f"{'vs first size':>15}  {'baseline':>9}  {'x baseline':>10}  {'ready/blocked/cycles':>20}"
+    )
+    print(header + ("  e2e (CLI, wall)" if args.e2e else ""))
+    results: dict[int, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="jr2-bench-") as tmp:
+        for n in sizes:
+            snap = snapshot(n, args.seed)
+            seconds = best_of(snap, args.runs)
+            base = baseline(snap, args.runs)
+            peak = peak_memory(snap)
+            rs = compute_ready_set(snap, now=NOW)
+            results[n] = (seconds, base)
+            n0, (t0, _) = next(iter(results.items()))
+            ratio = f"x{seconds / t0:.2f} for x{n / n0:g}"
+            shape = f"{len(rs.ready)}/{len(rs.blocked)}/{len(rs.cycles)}"
+            line = (
+                f"{n:>10,}  {seconds:>9.3f} s  {seconds / n * 1e6:>6.2f} µs  "
+                f"{peak / 2**20:>5.1f} MiB  {ratio:>15}  {base:>7.3f} s  "
+                f"{seconds / base:>9.1f}x  {shape:>20}"
+            )
+            if args.e2e:
+                e2e_seconds, note = e2e(n, args.seed, args.e2e_module, Path(tmp))
+                line += f"  {note}" if e2e_seconds is None else f"  {e2e_seconds:.2f} s ({note})"
+            print(line, flush=True)
+
+    print("target: 100k < 1 s; growth near-linear")
+    if 100_000 in results:
+        verdict = "met" if results[100_000][0] < 1 else "MISSED"
+        print(f"  100k: {results[100_000][0]:.3f} s -> {verdict}")
+    ordered = sorted(results.items())
+    for (n0, (t0, b0)), (n1, (t1, b1)) in itertools.pairwise(ordered):
+        growth, base_growth = (t1 / t0) / (n1 / n0), (b1 / b0) / (n1 / n0)
+        verdict = "near-linear" if growth < max(1.5, base_growth) else "SUPERLINEAR"
+        print(
+            f"  {n1:,}/{n0:,}: time x{t1 / t0:.2f} for x{n1 / n0:g} items, per item x{growth:.2f}"
+            f" (baseline per item x{base_growth:.2f}) -> {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()
