@@ -78,9 +78,11 @@ def _json_default(value: object) -> Any:
     return str(value)
 
 
-def render_json(rs: ReadySet) -> str:
-    """The JSON contract (schema_version 1), indented by 2, keys in the documented order."""
-    return json.dumps(rs.to_json_obj(), indent=2, ensure_ascii=False, default=_json_default)
+def render_json(rs: ReadySet, *, indent: int | None = 2) -> str:
+    """The JSON contract (schema_version 1), keys in the documented order; indented by 2 unless
+    `indent=None` (compact, and several times faster: the C encoder only runs unindented)."""
+    return json.dumps(rs.to_json_obj(), indent=indent, ensure_ascii=False,
+                      default=_json_default)
 
 
 # ---------------------------------------------------------------------------- reasons in words

@@ -100,8 +100,13 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     if source is None:
         click.echo(ctx.get_help())
         ctx.exit(2)
+    import gc
+
     from jr2_core import report
 
+    # a one-shot command that builds many small objects and then exits: the cyclic GC only
+    # costs time here (about a quarter of the run on a 100k-item backlog)
+    gc.disable()
     adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.readyset import compute_ready_set
 
@@ -114,7 +119,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
         except KeyError:
             raise UsageError(f"no item {explain_id!r} in {source}") from None
     elif fmt == "json":
-        click.echo(report.render_json(rs))
+        # indented for people; compact (C-encoded, ~5x faster on big backlogs) when piped
+        click.echo(report.render_json(rs, indent=2 if sys.stdout.isatty() else None))
     elif fmt == "markdown":
         click.echo(report.render_markdown(rs))
     elif fmt == "mermaid":

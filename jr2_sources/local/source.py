@@ -92,10 +92,9 @@ class LocalAdapter:
         claims = state.claims if state else {}
         outcomes = state.outcomes if state else {}
 
-        def done(iid: str) -> bool:
-            out = outcomes.get(iid)
-            return by_id[iid].status == "done" or (out is not None and out.status == "done")
-
+        done_ids = {it.id for it in backlog.items if it.status == "done"}
+        done_ids.update(i for i, o in outcomes.items() if o.status == "done")
+        done = done_ids.__contains__
         by_id = backlog.by_id()
         kids = backlog.children()
         wanted = set(self.config.label)
