@@ -1,0 +1,125 @@
+"""The one retry layer of jr2's tracker sources (tenacity), shared and public.
+
+Design note: a response is sorted into ok / retry / fail by `classify`, a pure function of the
+status and headers, so the rules are tested without a network:
+
+* 5xx, connection resets, timeouts and unparsable (truncated) bodies: retry with exponential
+  backoff.
+* 429, and 403 that is a rate limit (a `retry-after` header, `x-ratelimit-remaining: 0`, or a
+  message naming the rate limit): wait `retry-after` seconds when given; else, when the primary
+  limit is spent, until `x-ratelimit-reset` (measured against the response's `Date`, not the
+  local clock); else at least `secondary_wait` (GitHub says: at least one minute), doubling.
+* Any other 4xx: no retry (a permission or a missing issue does not heal by waiting).
+
+The total time slept is bounded by a budget; a wait that would pass it ends the retries with a
+`SourceError` at once instead of sleeping in vain. PyGithub's and urllib3's own retries are not
+used, so retries never multiply.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tenacity import RetryCallState, Retrying, retry_if_exception_type
+
+T = TypeVar("T")
+
+
+class Retryable(Exception):
+    """A failure worth another attempt; `hint` is the least wait GitHub asked for, if any."""
+
+    def __init__(self, reason: str, hint: float | None = None, *, floor: float = 0.0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+        self.floor = floor
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long to wait between attempts and how much waiting in total is allowed."""
+
+    budget: float = 300.0
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    secondary_wait: float = 60.0
+    max_attempts: int = 8
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for k, v in headers.items():
+        if k.lower() == name:
+            return v
+    return None
+
+
+def rate_limit_wait(status: int, headers: Mapping[str, str], message: str,
+                    secondary_wait: float) -> Retryable | None:
+    """A `Retryable` for a rate-limited 403/429, else None (a 403 is then a permission error)."""
+    retry_after = _header(headers, "retry-after")
+    remaining = _header(headers, "x-ratelimit-remaining")
+    limited = ("rate limit" in message.lower() or retry_after is not None or remaining == "0")
+    if status not in (403, 429) or (status == 403 and not limited):
+        return None
+    if retry_after is not None:
+        try:
+            return Retryable(f"HTTP {status}: rate limited", max(0.0, float(retry_after)))
+        except ValueError:
+            pass
+    reset = _header(headers, "x-ratelimit-reset")
+    if remaining == "0" and reset is not None:
+        now = _date_epoch(headers)
+        try:
+            return Retryable(f"HTTP {status}: rate limit spent",
+                             max(0.0, float(reset) - now) + 1.0)
+        except ValueError:
+            pass
+    return Retryable(f"HTTP {status}: secondary rate limit", None, floor=secondary_wait)
+
+
+def _date_epoch(headers: Mapping[str, str]) -> float:
+    """The response's `Date` as epoch seconds (server time); the local clock if absent."""
+    import time
+
+    date = _header(headers, "date")
+    if date:
+        try:
+            return email.utils.parsedate_to_datetime(date).timestamp()
+        except (TypeError, ValueError):
+            pass
+    return time.time()
+
+
+def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        n = state.attempt_number
+        backoff = min(policy.max_backoff, policy.backoff * 2.0 ** (n - 1))
+        if isinstance(exc, Retryable):
+            if exc.hint is not None:
+                return exc.hint
+            return max(backoff, exc.floor * 2.0 ** (n - 1)) if exc.floor else backoff
+        return backoff
+
+    return wait
+
+
+def _stop(policy: RetryPolicy) -> Callable[[RetryCallState], bool]:
+    def stop(state: RetryCallState) -> bool:
+        if state.attempt_number >= policy.max_attempts:
+            return True
+        return state.idle_for + state.upcoming_sleep > policy.budget
+
+    return stop
+
+
+def call_with_retries(fn: Callable[[], T], policy: RetryPolicy,
+                      sleep: Callable[[float], None]) -> T:
+    """Run `fn`, retrying on `Retryable` per `policy`; the last `Retryable` is re-raised when
+    the budget or the attempts run out."""
+    retrying = Retrying(retry=retry_if_exception_type(Retryable), wait=_wait(policy),
+                        stop=_stop(policy), sleep=sleep, reraise=True)
+    return retrying(fn)
