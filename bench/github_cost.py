@@ -1,0 +1,140 @@
+"""What the GitHub source costs in requests and rate-limit points, against the fake GitHub.
+
+    python bench/github_cost.py [--big] [--json]
+
+For N open issues (N counts what the list returns, PRs included; 1 in 20 is a PR) and, at
+N >= 1000, 300 dependency edges:
+
+* `ready` (pool): a fresh Ready-set as `jr2 work` takes it (`next` from scratch); target
+  <= ceil(N/100) + 2 requests;
+* `poll`: the same again with nothing changed; target: every request a 304, 0 points;
+* `report`: the full report (`jr2 ready`, naming every blocker); target <= ceil(N/100) + 2 +
+  one per blocked issue (+ one per outside body reference: none here);
+* `naive`: the loop people write with PyGithub (list, skip PRs, `get_blocked_by()` each);
+* `claim+settle`: one claim won and settled done (close), and one claim lost.
+
+Points are primary rate-limit points (a 304 costs none, per GitHub's docs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakes.github_server import FakeGitHub, seed  # noqa: E402
+from pydantic import SecretStr  # noqa: E402
+
+from jr2_core import Outcome  # noqa: E402
+from jr2_core.readyset import SnapshotItem, compute_ready_set  # noqa: E402
+from jr2_core.registry import SourceEnv  # noqa: E402
+from jr2_sources.github.adapter import GitHubAdapter  # noqa: E402
+from jr2_sources.github.client import GitHubClient  # noqa: E402
+from jr2_sources.github.config import GitHubConfig  # noqa: E402
+
+
+def adapter(fake: FakeGitHub, *, detail: bool = False) -> GitHubAdapter:
+    client = GitHubClient(fake.url, SecretStr("bench"), label="github:o/r", write_spacing=0.0)
+    config = GitHubConfig(target="o/r", write_spacing=0.001, detail=detail)
+    return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent")), client=client)
+
+
+def measure(a: GitHubAdapter) -> tuple[dict[str, Any], int]:
+    before = a.client.stats.snapshot()
+    rs = compute_ready_set(a.snapshot(), now=datetime.now(UTC))
+    after = a.client.stats.snapshot()
+    cost = {k: after[k] - before[k] for k in ("requests", "not_modified", "points")}
+    return cost, len(rs.blocked)
+
+
+def naive(fake: FakeGitHub) -> dict[str, int]:
+    from github import Auth, Github
+
+    before = len(fake.requests())
+    gh = Github(base_url=fake.url, auth=Auth.Token("bench"), retry=None, per_page=100,
+                lazy=True, seconds_between_requests=None)  # no throttle: count, not wait
+    for issue in gh.get_repo("o/r").get_issues(state="open"):
+        if issue.pull_request:  # absent on a plain issue: PyGithub completes it (one GET)
+            continue
+        list(issue.get_blocked_by())
+    n = len(fake.requests()) - before
+    return {"requests": n, "points": n}
+
+
+def claim_cost(fake: FakeGitHub) -> dict[str, int]:
+    n = fake.add_issue("o/r", "claim me")
+    a, b = adapter(fake), adapter(fake)
+    s0 = a.client.stats.snapshot()
+    assert a.claim(SnapshotItem(id=f"o/r#{n}"), "bench-a", 600)
+    s1 = a.client.stats.snapshot()
+    assert not b.claim(SnapshotItem(id=f"o/r#{n}"), "bench-b", 600)
+    lost = b.client.stats.snapshot()
+    a.record(f"o/r#{n}", "bench-a", Outcome("done"))
+    s2 = a.client.stats.snapshot()
+    return {"claim": s1["requests"] - s0["requests"], "settle": s2["requests"] - s1["requests"],
+            "writes": s2["writes"] - s0["writes"], "lost_claim": lost["requests"]}
+
+
+def run(n: int, edges: int) -> dict[str, Any]:
+    fake = FakeGitHub().start()
+    try:
+        prs = n // 20
+        seed(fake, "o/r", n - prs, deps=edges, prs=prs)
+        t0 = time.perf_counter()
+        a = adapter(fake)
+        ready, blocked = measure(a)
+        poll, _ = measure(a)
+        report, _ = measure(adapter(fake, detail=True))
+        elapsed = time.perf_counter() - t0
+        nv = naive(fake)
+        pages = math.ceil(n / 100)
+        return {
+            "n": n, "edges": edges, "blocked": blocked, "ready": ready, "poll": poll,
+            "report": report, "naive": nv, "claim+settle": claim_cost(fake),
+            "targets": {"ready": pages + 2, "report": pages + 2 + blocked},
+            "ok": {"ready": ready["requests"] <= pages + 2,
+                   "poll": poll["not_modified"] == poll["requests"] and poll["points"] == 0,
+                   "report": report["requests"] <= pages + 2 + blocked},
+            "ratio_naive_to_ready": round(nv["requests"] / max(1, ready["requests"]), 1),
+            "seconds": round(elapsed, 2),
+        }
+    finally:
+        fake.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="GitHub source request costs (fake GitHub)")
+    ap.add_argument("--big", action="store_true", help="also N = 10000")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    sizes = [(100, 30), (1000, 300)] + ([(10000, 300)] if args.big else [])
+    results = [run(n, e) for n, e in sizes]
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"{'N':>6} {'edges':>5} {'blocked':>7} | {'ready req/pts':>13} {'target':>6} | "
+          f"{'poll req/304/pts':>16} | {'report req':>10} {'target':>6} | {'naive req':>9} "
+          f"{'ratio':>6} | claim settle lost")
+    for r in results:
+        c = r["claim+settle"]
+        print(f"{r['n']:>6} {r['edges']:>5} {r['blocked']:>7} | "
+              f"{r['ready']['requests']:>6}/{r['ready']['points']:<6} "
+              f"{r['targets']['ready']:>6} | "
+              f"{r['poll']['requests']:>6}/{r['poll']['not_modified']}/{r['poll']['points']:<6} | "
+              f"{r['report']['requests']:>10} {r['targets']['report']:>6} | "
+              f"{r['naive']['requests']:>9} {r['ratio_naive_to_ready']:>5}x | "
+              f"{c['claim']:>5} {c['settle']:>6} {c['lost_claim']:>4}")
+    bad = [(r["n"], k) for r in results for k, ok in r["ok"].items() if not ok]
+    print("targets met" if not bad else f"targets MISSED: {bad}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Run every benchmark in bench/ and print one side-by-side summary; write bench/results.json.
+
+    python3 tools/dev.py bench            # or: .venv/bin/python bench/run_all.py [--quick]
+
+Each benchmark measures its own baseline in the same process and prints ratios; this runner
+only collects their JSON. A benchmark that cannot run here (no Node.js for the peer, a source
+not installed) is reported as skipped with its reason, and the rest still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+BENCHES: list[tuple[str, list[str], list[str]]] = [
+    # (name, args, quick args)
+    ("pool_throughput", ["--items", "100000"], ["--items", "20000", "--repeat", "1"]),
+    ("readyset_scale", ["--sizes", "1000,10000,100000", "--e2e"], ["--sizes", "1000,10000"]),
+    ("wake_latency", ["--deliveries", "1000"], ["--deliveries", "200", "--poll-samples", "5"]),
+    ("cli_start", [], ["--repeat", "3"]),
+    ("github_cost", [], []),
+    ("jira_cost", [], []),
+]
+
+
+def run(name: str, args: list[str]) -> dict[str, object]:
+    script = HERE / f"{name}.py"
+    if not script.exists():
+        return {"skipped": f"{script.name} is not in this checkout"}
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, str(script), *args, "--json"], capture_output=True,
+                         text=True, timeout=1800)
+    took = time.perf_counter() - t0
+    if res.returncode != 0:
+        return {"skipped": (res.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    try:
+        return {"seconds": round(took, 1), "result": json.loads(res.stdout)}
+    except ValueError:
+        return {"seconds": round(took, 1), "text": res.stdout}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, one round")
+    ap.add_argument("--only", help="comma-separated benchmark names")
+    args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    results: dict[str, object] = {}
+    for name, full, quick in BENCHES:
+        if only and name not in only:
+            continue
+        print(f"== {name}", flush=True)
+        results[name] = out = run(name, quick if args.quick else full)
+        print(json.dumps(out, indent=2)[:4000], flush=True)
+    (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {HERE / 'results.json'}")
+
+
+if __name__ == "__main__":
+    main()
