@@ -176,10 +176,25 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3, help="timed runs per size (best is kept)")
     parser.add_argument("--e2e", action="store_true", help="also time the CLI on a TOML backlog")
-    parser.add_argument("--e2e-module", default="jr2_core.cli", help="module run by --e2e")
+    parser.add_argument("--e2e-module", default="jr2_core", help="module run by --e2e")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    rows: list[dict[str, object]] = []
+    if args.json:
+        import contextlib
+        import io
 
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink):
+            run(args, sizes, rows)
+        print(json.dumps(rows, indent=2))
+        return
+    run(args, sizes, rows)
+
+
+def run(args: argparse.Namespace, sizes: list[int], rows: list[dict[str, object]]) -> None:
+    """Measure each size, print the table, and append one JSON-ready row per size."""
     header = (
         f"{'items':>10}  {'best of ' + str(args.runs):>11}  {'per item':>9}  {'peak mem':>9}  "
         f"{'vs first size':>15}  {'baseline':>9}  {'x baseline':>10}  {'ready/blocked/cycles':>20}"
@@ -202,9 +217,15 @@ def main() -> None:
                 f"{peak / 2**20:>5.1f} MiB  {ratio:>15}  {base:>7.3f} s  "
                 f"{seconds / base:>9.1f}x  {shape:>20}"
             )
+            row: dict[str, object] = {"items": n, "seconds": seconds,
+                                      "peak_mib": peak / 2**20, "baseline_s": base,
+                                      "ready": len(rs.ready), "blocked": len(rs.blocked),
+                                      "cycles": len(rs.cycles)}
             if args.e2e:
                 e2e_seconds, note = e2e(n, args.seed, args.e2e_module, Path(tmp))
                 line += f"  {note}" if e2e_seconds is None else f"  {e2e_seconds:.2f} s ({note})"
+                row["e2e_seconds"] = e2e_seconds
+            rows.append(row)
             print(line, flush=True)
 
     print("target: 100k < 1 s; growth near-linear")
