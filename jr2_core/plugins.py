@@ -27,7 +27,12 @@ from .runs import RunEvent
 log = logging.getLogger("jr2.plugins")
 
 GROUP = "jr2"
-BUILTIN = ("jr2_sources.local.plugin", "jr2_sources.commands")
+BUILTIN = (
+    "jr2_sources.local.plugin",
+    "jr2_sources.github.plugin",
+    "jr2_sources.jira.plugin",
+    "jr2_sources.commands",
+)
 
 
 @dataclass

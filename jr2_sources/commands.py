@@ -58,7 +58,13 @@ def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> t
     from jr2_core.projectconfig import resolve_source
 
     kind, config = resolve_source(spec, options, load().registry)
-    return kind.factory(config, SourceEnv(state_dir=state, read_only=read_only)), config
+    try:
+        adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
+                         f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
+                         ) from None
+    return adapter, config
 
 
 def _show_kind_help(spec: str) -> None:

@@ -1,0 +1,98 @@
+"""Issue ids (`owner/repo#12`) and the blockers people write in issue bodies.
+
+Design note: a body line like `Depends on #12, octo/lib#3 and https://github.com/o/r/issues/7`
+names blockers. A keyword (`depends on`, `blocked by`, `needs`; any case, an optional colon) is
+followed by one or more references (`#12`, `owner/repo#12`, or an issue/PR URL on any host, so
+GitHub Enterprise links work), separated by commas, `and`, `&` or spaces. Fenced and inline code
+is skipped, self-references and duplicates are dropped, order is kept. Repository names are
+compared case-insensitively (GitHub's are) and spelled as the user spelled the target.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_KEYWORD = re.compile(r"\b(?:depends\s+on|blocked\s+by|needs)\s*:?", re.IGNORECASE)
+_REF = (r"(?:https?://[^\s/]+/(?P<uo>[\w.-]+)/(?P<ur>[\w.-]+)/(?:issues|pull)/(?P<un>\d+)"
+        r"|(?:(?P<o>[\w.-]+)/(?P<r>[\w.-]+))?#(?P<n>\d+))")
+_NEXT_REF = re.compile(r"\s*(?:(?:,|&|\band\b)\s*)*" + _REF + r"(?![\w/])", re.IGNORECASE)
+_FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
+_INLINE = re.compile(r"`[^`\n]*`")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_REPO_URL = re.compile(r"/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)$")
+_REPO_API = re.compile(r"/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/?$")
+
+
+def parse_time(value: str) -> datetime:
+    """GitHub's ISO-8601 timestamps (`2024-01-02T03:04:05Z`), timezone-aware."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def item_id(repo: str, number: int) -> str:
+    """`owner/repo#N`."""
+    return f"{repo}#{number}"
+
+
+def split_id(iid: str) -> tuple[str, int]:
+    """`owner/repo#N` -> ("owner/repo", N); ValueError for anything else."""
+    repo, sep, num = iid.rpartition("#")
+    if not sep or "/" not in repo or not num.isdigit():
+        raise ValueError(f"not an issue id: {iid!r}")
+    return repo, int(num)
+
+
+def same_repo(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def repo_of_api_url(url: str | None) -> str | None:
+    """`owner/repo` from an issue's `repository_url` (`.../repos/owner/repo`)."""
+    if not url:
+        return None
+    m = _REPO_API.search(url)
+    return f"{m['o']}/{m['r']}" if m else None
+
+
+def id_of_issue_url(url: str | None) -> str | None:
+    """`owner/repo#N` from an API issue URL (`.../repos/owner/repo/issues/N`), e.g. the
+    documented `parent_issue_url`."""
+    if not url:
+        return None
+    m = _REPO_URL.search(url)
+    return f"{m['o']}/{m['r']}#{m['n']}" if m else None
+
+
+def _strip_code(body: str) -> str:
+    return _INLINE.sub(" ", _FENCE.sub(" ", _COMMENT.sub(" ", body)))
+
+
+def body_refs(body: str | None, repo: str, self_number: int | None = None) -> list[str]:
+    """The issue ids a body says it waits for, in order, without duplicates or itself."""
+    if not body:
+        return []
+    text = _strip_code(body)
+    out: list[str] = []
+    seen: set[str] = set()
+    me = item_id(repo, self_number).lower() if self_number is not None else None
+    for kw in _KEYWORD.finditer(text):
+        pos = kw.end()
+        while True:
+            m = _NEXT_REF.match(text, pos)
+            if m is None:
+                break
+            pos = m.end()
+            if m["un"]:
+                ref_repo, num = f"{m['uo']}/{m['ur']}", int(m["un"])
+            else:
+                ref_repo = f"{m['o']}/{m['r']}" if m["o"] else repo
+                num = int(m["n"])
+            if same_repo(ref_repo, repo):
+                ref_repo = repo
+            iid = item_id(ref_repo, num)
+            key = iid.lower()
+            if key == me or key in seen:
+                continue
+            seen.add(key)
+            out.append(iid)
+    return out

@@ -1,0 +1,866 @@
+"""A stateful fake of the GitHub REST endpoints jr2 uses, on 127.0.0.1, with fault injection.
+
+Design notes
+------------
+* Shapes follow GitHub's documented objects (issue, issue comment, label, milestone, simple
+  user) with only documented fields; `issue_dependencies_summary` {blocked_by (open blockers),
+  blocking, total_blocked_by, total_blocking} and `sub_issues_summary` {total, completed,
+  percent_completed} are computed from the dependency and sub-issue edges the test sets up.
+* Behaviour follows the docs where jr2 depends on it: the issues list (filters `state`,
+  `labels` (all of), `milestone` (number, `*`, `none`), `assignee` (login, `none`, `*`), `sort`,
+  `direction`, `per_page` <= 100, `page`) returns pull requests too (with `pull_request`) and a
+  `Link` header; every GET has an `ETag`, and a matching `If-None-Match` gets an empty 304 that
+  does not count against `x-ratelimit-remaining`; comments list in ascending id; ids only grow;
+  adding a label twice is fine; removing an absent label is 404; assignees accumulate; deleted
+  issues answer 410, transferred ones 301, forbidden repositories 403, unknown ones 404.
+* The clock is `time.time() + offset` (`advance()` moves it), used for `created_at`/
+  `updated_at` and the `Date` header, so lease expiry is tested without sleeping.
+* A request log (method, path, query, status, server time, claim holder and marker kind parsed
+  from a comment body) lets tests check what was sent and who held what when.
+* Faults are queued at run time (Python API `fault()`, or `POST /_fake/faults`): an HTTP status
+  (5xx, 429/403 with `Retry-After` or rate-limit headers), a connection reset, a slow response, or
+  a truncated JSON body; each applies `times` times to matching requests.
+* Standalone: `python tests/fakes/github_server.py --port 0 --issues 200` prints its URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email.utils
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+LOGIN = "jr2-bot"
+_MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _user(login: str, uid: int = 1) -> dict[str, Any]:
+    return {
+        "login": login,
+        "id": uid,
+        "node_id": f"U_{uid}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+        "gravatar_id": "",
+        "url": f"https://api.github.com/users/{login}",
+        "html_url": f"https://github.com/{login}",
+        "type": "User",
+        "site_admin": False,
+    }
+
+
+@dataclass
+class Fault:
+    """One injected fault: `kind` is status, reset, slow or truncate."""
+
+    kind: str = "status"
+    status: int = 500
+    times: int = 1
+    method: str | None = None
+    path: str | None = None
+    retry_after: float | None = None
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = "Server Error"
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method is None or self.method == method) and (
+            self.path is None or re.search(self.path, path) is not None
+        )
+
+
+@dataclass
+class Issue:
+    repo: str
+    number: int
+    title: str
+    body: str
+    created: float
+    updated: float
+    state: str = "open"
+    state_reason: str | None = None
+    closed: float | None = None
+    labels: list[str] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    milestone: int | None = None
+    pr: bool = False
+    comments: int = 0
+    uid: int = 0
+
+
+@dataclass
+class Comment:
+    id: int
+    repo: str
+    number: int
+    body: str
+    user: str
+    created: float
+    updated: float
+
+
+class Reply(Exception):
+    """An HTTP answer raised from deep inside a route."""
+
+    def __init__(self, status: int, data: Any = None, headers: dict[str, str] | None = None):
+        super().__init__(status)
+        self.status = status
+        self.data = data
+        self.headers = headers or {}
+
+
+class FakeGitHub:
+    """The fake server: state, clock, log, faults; `start()` serves it in a thread."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        tokens: set[str] | None = None,
+        read_only_tokens: set[str] | None = None,
+        login: str = LOGIN,
+    ) -> None:
+        self.port = port
+        self.tokens = tokens
+        self.read_only_tokens = read_only_tokens or set()
+        self.login = login
+        self.lock = threading.RLock()
+        self.offset = 0.0
+        self.issues: dict[tuple[str, int], Issue] = {}
+        self.next_number: dict[str, int] = {}
+        self.comments: dict[int, Comment] = {}
+        self.next_comment = 1000
+        self.deps: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        self.subs: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        self.parents: dict[tuple[str, int], tuple[str, int]] = {}
+        self.milestones: dict[str, dict[int, str]] = {}
+        self.forbidden: set[str] = set()
+        self.deleted: set[tuple[str, int]] = set()
+        self.transferred: set[tuple[str, int]] = set()
+        self.faults: list[Fault] = []
+        self.log: list[dict[str, Any]] = []
+        self.rate_used = 0
+        self.version = 0
+        self._list_cache: dict[Any, list[Issue]] = {}
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._uid = 100
+
+    # -- clock ----------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        with self.lock:
+            self.offset += seconds
+
+    # -- seeding --------------------------------------------------------------------------------
+
+    def _key(self, repo: str, number: int) -> tuple[str, int]:
+        return (repo.lower(), number)
+
+    def _touch(self, issue: Issue | None = None) -> None:
+        self.version += 1
+        if issue is not None:
+            issue.updated = self.now()
+
+    def add_issue(
+        self,
+        repo: str = "o/r",
+        title: str | None = None,
+        body: str = "",
+        *,
+        labels: list[str] | tuple[str, ...] = (),
+        assignees: list[str] | tuple[str, ...] = (),
+        milestone: int | None = None,
+        created: float | None = None,
+        pr: bool = False,
+        state: str = "open",
+        state_reason: str | None = None,
+    ) -> int:
+        with self.lock:
+            n = self.next_number.get(repo.lower(), 1)
+            self.next_number[repo.lower()] = n + 1
+            t = created if created is not None else self.now() - 86400 + n
+            self._uid += 1
+            issue = Issue(
+                repo,
+                n,
+                title or f"Issue {n}",
+                body,
+                t,
+                t,
+                state,
+                state_reason,
+                t if state == "closed" else None,
+                list(labels),
+                list(assignees),
+                milestone,
+                pr,
+                0,
+                self._uid,
+            )
+            self.issues[self._key(repo, n)] = issue
+            self._touch()
+            return n
+
+    def add_dependency(
+        self, repo: str, number: int, blocker: int, blocker_repo: str | None = None
+    ) -> None:
+        """`repo#number` is blocked by `blocker_repo#blocker`."""
+        with self.lock:
+            self.deps.setdefault(self._key(repo, number), []).append(
+                self._key(blocker_repo or repo, blocker)
+            )
+            self._touch()
+
+    def add_sub_issue(self, repo: str, parent: int, child: int) -> None:
+        with self.lock:
+            self.subs.setdefault(self._key(repo, parent), []).append(self._key(repo, child))
+            self.parents[self._key(repo, child)] = self._key(repo, parent)
+            self._touch()
+
+    def add_milestone(self, repo: str, title: str) -> int:
+        with self.lock:
+            ms = self.milestones.setdefault(repo.lower(), {})
+            number = len(ms) + 1
+            ms[number] = title
+            return number
+
+    def close_issue(self, repo: str, number: int, reason: str = "completed") -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.state, issue.state_reason, issue.closed = "closed", reason, self.now()
+            self._touch(issue)
+
+    def delete_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            self.issues.pop(self._key(repo, number), None)
+            self.deleted.add(self._key(repo, number))
+            self._touch()
+
+    def transfer_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            self.issues.pop(self._key(repo, number), None)
+            self.transferred.add(self._key(repo, number))
+            self._touch()
+
+    def set_labels(self, repo: str, number: int, labels: list[str]) -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.labels = list(labels)
+            self._touch(issue)
+
+    def fault(self, status: int = 500, **kw: Any) -> Fault:
+        f = Fault(status=status, **kw)
+        with self.lock:
+            self.faults.append(f)
+        return f
+
+    # -- reading state (tests) ------------------------------------------------------------------
+
+    def issue(self, repo: str, number: int) -> Issue:
+        return self.issues[self._key(repo, number)]
+
+    def comments_of(self, repo: str, number: int) -> list[Comment]:
+        key = self._key(repo, number)
+        with self.lock:
+            return sorted(
+                (c for c in self.comments.values() if (c.repo.lower(), c.number) == key),
+                key=lambda c: c.id,
+            )
+
+    def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [
+                e
+                for e in self.log
+                if (method is None or e["method"] == method)
+                and (path is None or re.search(path, e["path"]))
+            ]
+
+    def clear_log(self) -> None:
+        with self.lock:
+            self.log.clear()
+
+    # -- JSON shapes ----------------------------------------------------------------------------
+
+    def _api(self, base: str, repo: str) -> str:
+        return f"{base}/repos/{repo}"
+
+    def _label(self, base: str, repo: str, name: str) -> dict[str, Any]:
+        h = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
+        return {
+            "id": h,
+            "node_id": f"LA_{h}",
+            "url": f"{self._api(base, repo)}/labels/{quote(name, '')}",
+            "name": name,
+            "color": "ededed",
+            "default": False,
+            "description": None,
+        }
+
+    def _milestone(self, base: str, repo: str, number: int) -> dict[str, Any]:
+        title = self.milestones.get(repo.lower(), {}).get(number, f"m{number}")
+        return {
+            "url": f"{self._api(base, repo)}/milestones/{number}",
+            "html_url": f"https://github.com/{repo}/milestone/{number}",
+            "labels_url": f"{self._api(base, repo)}/milestones/{number}/labels",
+            "id": number,
+            "node_id": f"MI_{number}",
+            "number": number,
+            "state": "open",
+            "title": title,
+            "description": None,
+            "creator": _user("octocat"),
+            "open_issues": 0,
+            "closed_issues": 0,
+            "created_at": iso(0),
+            "updated_at": iso(0),
+            "closed_at": None,
+            "due_on": None,
+        }
+
+    def _open(self, key: tuple[str, int]) -> bool:
+        other = self.issues.get(key)
+        return other is not None and other.state == "open"
+
+    def issue_json(self, base: str, i: Issue) -> dict[str, Any]:
+        api = f"{self._api(base, i.repo)}/issues/{i.number}"
+        key = self._key(i.repo, i.number)
+        blockers = self.deps.get(key, [])
+        blocking = [k for k, v in self.deps.items() if key in v]
+        children = self.subs.get(key, [])
+        done = sum(1 for c in children if not self._open(c))
+        data: dict[str, Any] = {
+            "id": i.uid,
+            "node_id": f"I_{i.uid}",
+            "url": api,
+            "repository_url": self._api(base, i.repo),
+            "labels_url": f"{api}/labels{{/name}}",
+            "comments_url": f"{api}/comments",
+            "events_url": f"{api}/events",
+            "html_url": f"https://github.com/{i.repo}/{'pull' if i.pr else 'issues'}/{i.number}",
+            "number": i.number,
+            "state": i.state,
+            "state_reason": i.state_reason,
+            "title": i.title,
+            "body": i.body,
+            "user": _user("octocat"),
+            "labels": [self._label(base, i.repo, n) for n in i.labels],
+            "assignee": _user(i.assignees[0]) if i.assignees else None,
+            "assignees": [_user(a) for a in i.assignees],
+            "milestone": (
+                self._milestone(base, i.repo, i.milestone) if i.milestone is not None else None
+            ),
+            "locked": False,
+            "active_lock_reason": None,
+            "comments": i.comments,
+            "closed_at": iso(i.closed) if i.closed else None,
+            "created_at": iso(i.created),
+            "updated_at": iso(i.updated),
+            "author_association": "OWNER",
+            "timeline_url": f"{api}/timeline",
+            "sub_issues_summary": {
+                "total": len(children),
+                "completed": done,
+                "percent_completed": (100 * done // len(children)) if children else 0,
+            },
+            "issue_dependencies_summary": {
+                "blocked_by": sum(1 for b in blockers if self._open(b)),
+                "blocking": sum(1 for b in blocking if self._open(b)),
+                "total_blocked_by": len(blockers),
+                "total_blocking": len(blocking),
+            },
+        }
+        parent = self.parents.get(key)
+        if parent is not None:
+            data["parent_issue_url"] = (
+                f"{self._api(base, self._repo_name(parent))}/issues/{parent[1]}"
+            )
+        if i.pr:
+            data["pull_request"] = {
+                "url": f"{self._api(base, i.repo)}/pulls/{i.number}",
+                "html_url": f"https://github.com/{i.repo}/pull/{i.number}",
+                "diff_url": f"https://github.com/{i.repo}/pull/{i.number}.diff",
+                "patch_url": f"https://github.com/{i.repo}/pull/{i.number}.patch",
+                "merged_at": None,
+            }
+        return data
+
+    def _repo_name(self, key: tuple[str, int]) -> str:
+        issue = self.issues.get(key)
+        return issue.repo if issue is not None else key[0]
+
+    def comment_json(self, base: str, c: Comment) -> dict[str, Any]:
+        api = self._api(base, c.repo)
+        return {
+            "id": c.id,
+            "node_id": f"IC_{c.id}",
+            "url": f"{api}/issues/comments/{c.id}",
+            "html_url": f"https://github.com/{c.repo}/issues/{c.number}#issuecomment-{c.id}",
+            "body": c.body,
+            "user": _user(c.user),
+            "created_at": iso(c.created),
+            "updated_at": iso(c.updated),
+            "issue_url": f"{api}/issues/{c.number}",
+            "author_association": "OWNER",
+        }
+
+    # -- routing --------------------------------------------------------------------------------
+
+    def _find(self, repo: str, number: int) -> Issue:
+        key = self._key(repo, number)
+        if repo.lower() in self.forbidden:
+            raise Reply(403, {"message": "Resource not accessible by personal access token"})
+        if key in self.deleted:
+            raise Reply(410, {"message": "This issue was deleted"})
+        if key in self.transferred:
+            raise Reply(
+                301,
+                {"message": "Moved Permanently"},
+                {"Location": f"/repos/elsewhere/moved/issues/{number}"},
+            )
+        issue = self.issues.get(key)
+        if issue is None:
+            raise Reply(404, {"message": "Not Found"})
+        return issue
+
+    def _check_repo(self, repo: str) -> None:
+        if repo.lower() in self.forbidden:
+            raise Reply(403, {"message": "Resource not accessible by personal access token"})
+        if repo.lower() not in self.next_number:
+            raise Reply(404, {"message": "Not Found"})
+
+    def _filtered(self, repo: str, q: dict[str, str]) -> list[Issue]:
+        key = (
+            self.version,
+            repo.lower(),
+            tuple(sorted((k, v) for k, v in q.items() if k not in ("page", "per_page"))),
+        )
+        hit = self._list_cache.get(key)
+        if hit is not None:
+            return hit
+        state = q.get("state", "open")
+        want = [x for x in q.get("labels", "").split(",") if x]
+        ms = q.get("milestone")
+        who = q.get("assignee")
+        out = []
+        for i in self.issues.values():
+            if i.repo.lower() != repo.lower() or (state != "all" and i.state != state):
+                continue
+            if want and not set(want) <= set(i.labels):
+                continue
+            if ms == "none" and i.milestone is not None:
+                continue
+            if ms == "*" and i.milestone is None:
+                continue
+            if ms and ms.isdigit() and i.milestone != int(ms):
+                continue
+            if who == "none" and i.assignees:
+                continue
+            if who == "*" and not i.assignees:
+                continue
+            if who and who not in ("none", "*") and who not in i.assignees:
+                continue
+            out.append(i)
+        sort = q.get("sort", "created")
+        out.sort(
+            key=lambda i: (i.updated if sort == "updated" else i.created, i.number),
+            reverse=q.get("direction", "desc") == "desc",
+        )
+        if len(self._list_cache) > 64:
+            self._list_cache.clear()
+        self._list_cache[key] = out
+        return out
+
+    def _page(
+        self, items: list[Any], q: dict[str, str], base_url: str, path: str
+    ) -> tuple[list[Any], dict[str, str]]:
+        per = max(1, min(100, int(q.get("per_page", "30"))))
+        page = max(1, int(q.get("page", "1")))
+        last = max(1, -(-len(items) // per))
+        chunk = items[(page - 1) * per : page * per]
+        rels = []
+        rest = {k: v for k, v in q.items() if k != "page"}
+
+        def link(p: int, rel: str) -> str:
+            query = "&".join(
+                f"{k}={quote(v, safe=',*')}" for k, v in sorted({**rest, "page": str(p)}.items())
+            )
+            return f'<{base_url}{path}?{query}>; rel="{rel}"'
+
+        if page < last:
+            rels += [link(page + 1, "next"), link(last, "last")]
+        if page > 1:
+            rels += [link(1, "first"), link(page - 1, "prev")]
+        return chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+    def route(
+        self, method: str, path: str, q: dict[str, str], body: Any, token: str | None, base: str
+    ) -> tuple[int, Any, dict[str, str]]:
+        if method != "GET" and token in self.read_only_tokens:
+            raise Reply(403, {"message": "Resource not accessible by personal access token"})
+        if path == "/user" and method == "GET":
+            return 200, _user(self.login, 7), {}
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(.*)", path)
+        if m is None:
+            raise Reply(404, {"message": "Not Found"})
+        repo, rest = m.group(1), m.group(2)
+        self._check_repo(repo)
+        if rest == "issues" and method == "GET":
+            chunk, headers = self._page(self._filtered(repo, q), q, base, path)
+            return 200, [self.issue_json(base, i) for i in chunk], headers
+        if rest == "milestones" and method == "GET":
+            ms = sorted(self.milestones.get(repo.lower(), {}))
+            chunk, headers = self._page(ms, q, base, path)
+            return 200, [self._milestone(base, repo, n) for n in chunk], headers
+        m = re.fullmatch(r"issues/comments/(\d+)", rest)
+        if m is not None:
+            return self._comment_route(method, repo, int(m.group(1)), body, base)
+        m = re.fullmatch(r"issues/(\d+)(?:/(.*))?", rest)
+        if m is None:
+            raise Reply(404, {"message": "Not Found"})
+        number, sub = int(m.group(1)), m.group(2) or ""
+        issue = self._find(repo, number)
+        if sub == "" and method == "GET":
+            return 200, self.issue_json(base, issue), {}
+        if sub == "" and method == "PATCH":
+            if "state" in body:
+                issue.state = body["state"]
+                issue.closed = self.now() if issue.state == "closed" else None
+                issue.state_reason = body.get("state_reason") or (
+                    "completed" if issue.state == "closed" else "reopened"
+                )
+            for k in ("title", "body"):
+                if k in body:
+                    setattr(issue, k, body[k])
+            self._touch(issue)
+            return 200, self.issue_json(base, issue), {}
+        if sub == "labels" and method == "POST":
+            for name in body.get("labels", []):
+                if name not in issue.labels:
+                    issue.labels.append(name)
+            self._touch(issue)
+            return 200, [self._label(base, repo, n) for n in issue.labels], {}
+        if sub.startswith("labels/") and method == "DELETE":
+            name = unquote(sub[len("labels/") :])
+            if name not in issue.labels:
+                raise Reply(404, {"message": "Label does not exist"})
+            issue.labels.remove(name)
+            self._touch(issue)
+            return 200, [self._label(base, repo, n) for n in issue.labels], {}
+        if sub == "assignees" and method == "POST":
+            for who in body.get("assignees", []):
+                if who not in issue.assignees:
+                    issue.assignees.append(who)
+            self._touch(issue)
+            return 201, self.issue_json(base, issue), {}
+        if sub == "comments" and method == "GET":
+            mine = [self.comment_json(base, c) for c in self.comments_of(repo, number)]
+            chunk, headers = self._page(mine, q, base, path)
+            return 200, chunk, headers
+        if sub == "comments" and method == "POST":
+            t = self.now()
+            c = Comment(
+                self.next_comment, issue.repo, number, str(body.get("body", "")), self.login, t, t
+            )
+            self.next_comment += 1
+            self.comments[c.id] = c
+            issue.comments += 1
+            self._touch(issue)
+            return 201, self.comment_json(base, c), {}
+        if sub == "dependencies/blocked_by" and method == "GET":
+            found = [
+                self.issues[k]
+                for k in self.deps.get(self._key(repo, number), [])
+                if k in self.issues
+            ]
+            chunk, headers = self._page(found, q, base, path)
+            return 200, [self.issue_json(base, i) for i in chunk], headers
+        if sub == "sub_issues" and method == "GET":
+            found = [
+                self.issues[k]
+                for k in self.subs.get(self._key(repo, number), [])
+                if k in self.issues
+            ]
+            chunk, headers = self._page(found, q, base, path)
+            return 200, [self.issue_json(base, i) for i in chunk], headers
+        raise Reply(404, {"message": "Not Found"})
+
+    def _comment_route(
+        self, method: str, repo: str, cid: int, body: Any, base: str
+    ) -> tuple[int, Any, dict[str, str]]:
+        c = self.comments.get(cid)
+        if c is None or c.repo.lower() != repo.lower():
+            raise Reply(404, {"message": "Not Found"})
+        if method == "GET":
+            return 200, self.comment_json(base, c), {}
+        if method == "PATCH":
+            c.body = str(body.get("body", c.body))
+            c.updated = self.now()
+            self._touch()
+            return 200, self.comment_json(base, c), {}
+        if method == "DELETE":
+            del self.comments[cid]
+            issue = self.issues.get(self._key(c.repo, c.number))
+            if issue is not None:
+                issue.comments -= 1
+                self._touch(issue)
+            return 204, None, {}
+        raise Reply(404, {"message": "Not Found"})
+
+    # -- control endpoint -----------------------------------------------------------------------
+
+    def control(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        if path == "/_fake/log":
+            with self.lock:
+                return 200, list(self.log)
+        if path == "/_fake/faults" and method == "POST":
+            self.fault(**body)
+            return 201, {"ok": True}
+        if path == "/_fake/clock" and method == "POST":
+            self.advance(float(body.get("advance", 0)))
+            return 200, {"now": self.now()}
+        return 404, {"message": "no such control endpoint"}
+
+    # -- serving --------------------------------------------------------------------------------
+
+    def start(self) -> FakeGitHub:
+        fake = self
+
+        class Handler(_Handler):
+            server_fake = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05}, daemon=True, name="fake-github"
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    wbufsize = -1  # headers and body leave in one segment (flushed per request)
+    disable_nagle_algorithm = True
+    server_fake: FakeGitHub
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The `Date` header `send_response` adds: the fake's clock."""
+        return email.utils.formatdate(self.server_fake.now(), usegmt=True)
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    def _send(
+        self, status: int, data: Any, headers: dict[str, str], *, truncate: bool = False
+    ) -> None:
+        raw = b"" if data is None or status in (204, 304) else json.dumps(data).encode()
+        if truncate and raw:
+            raw = raw[: max(1, len(raw) // 2)]
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        if raw or status not in (204, 304):
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        if raw:
+            self.wfile.write(raw)
+
+    def _handle(self, method: str) -> None:
+        fake = self.server_fake
+        parts = urlsplit(self.path)
+        path = parts.path.rstrip("/") or "/"
+        q = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            self._send(400, {"message": "Problems parsing JSON"}, {})
+            return
+        if path.startswith("/_fake/"):
+            status, data = fake.control(method, path, body)
+            self._send(status, data, {})
+            return
+        fault = None
+        with fake.lock:
+            for f in fake.faults:
+                if f.times > 0 and f.matches(method, path):
+                    f.times -= 1
+                    fault = f
+                    break
+        if fault is not None and fault.kind == "slow":
+            time.sleep(fault.delay)
+        if fault is not None and fault.kind == "reset":
+            self._log(method, path, parts.query, 0, body)
+            self.close_connection = True
+            return
+        if fault is not None and fault.kind == "status":
+            headers = dict(fault.headers)
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(int(fault.retry_after))
+            self._log(method, path, parts.query, fault.status, body)
+            self._send(fault.status, {"message": fault.message}, headers)
+            return
+        auth = self.headers.get("Authorization") or ""
+        token = auth.split(" ", 1)[1] if " " in auth else None
+        base = f"http://{self.headers.get('Host')}"
+        with fake.lock:
+            if fake.tokens is not None and token not in fake.tokens:
+                status, data, headers = 401, {"message": "Bad credentials"}, {}
+            else:
+                try:
+                    status, data, headers = fake.route(method, path, q, body, token, base)
+                except Reply as r:
+                    status, data, headers = r.status, r.data, r.headers
+            etag = None
+            if method == "GET" and status == 200:
+                etag = (
+                    'W/"'
+                    + hashlib.sha1(
+                        json.dumps(data, sort_keys=True).encode() + headers.get("Link", "").encode()
+                    ).hexdigest()
+                    + '"'
+                )
+                if etag in [
+                    t.strip() for t in (self.headers.get("If-None-Match") or "").split(",")
+                ]:
+                    status, data = 304, None
+            if status != 304:
+                fake.rate_used += 1
+            now = fake.now()
+            headers = {
+                **headers,
+                "Date": email.utils.formatdate(now, usegmt=True),
+                "x-ratelimit-limit": "5000",
+                "x-ratelimit-remaining": str(max(0, 5000 - fake.rate_used)),
+                "x-ratelimit-used": str(fake.rate_used),
+                "x-ratelimit-reset": str(int(now) + 3600),
+                "x-ratelimit-resource": "core",
+            }
+            if etag is not None:
+                headers["ETag"] = etag
+            self._log(method, path, parts.query, status, body)
+        self._send(status, data, headers, truncate=fault is not None and fault.kind == "truncate")
+
+    def _log(self, method: str, path: str, query: str, status: int, body: Any) -> None:
+        fake = self.server_fake
+        holder = kind = None
+        text = body.get("body") if isinstance(body, dict) else None
+        if isinstance(text, str):
+            m = _MARKER.search(text)
+            if m is not None:
+                kind = m.group(1)
+                try:
+                    holder = json.loads(m.group(2)).get("holder")
+                except ValueError:
+                    holder = None
+        with fake.lock:
+            fake.log.append(
+                {
+                    "method": method,
+                    "path": path,
+                    "query": query,
+                    "status": status,
+                    "t": fake.now(),
+                    "holder": holder,
+                    "marker": kind,
+                }
+            )
+
+
+def seed(
+    fake: FakeGitHub,
+    repo: str,
+    issues: int,
+    *,
+    deps: int = 0,
+    prs: int = 0,
+    labels: tuple[str, ...] = (),
+    rng_seed: int = 1,
+) -> None:
+    """`issues` open issues (and `prs` pull requests) in `repo`, with `deps` random
+    dependency edges from later to earlier issues (so no cycles)."""
+    rng = random.Random(rng_seed)
+    for _ in range(issues):
+        fake.add_issue(repo, labels=list(labels))
+    for _ in range(prs):
+        fake.add_issue(repo, pr=True)
+    added: set[tuple[int, int]] = set()
+    while len(added) < min(deps, issues * (issues - 1) // 2):
+        a, b = sorted(rng.sample(range(1, issues + 1), 2))
+        if (b, a) not in added:
+            added.add((b, a))
+            fake.add_dependency(repo, b, a)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--repo", default="o/r")
+    ap.add_argument("--issues", type=int, default=0)
+    ap.add_argument("--deps", type=int, default=0)
+    ap.add_argument("--prs", type=int, default=0)
+    args = ap.parse_args()
+    fake = FakeGitHub(port=args.port)
+    fake.next_number.setdefault(args.repo.lower(), 1)
+    seed(fake, args.repo, args.issues, deps=args.deps, prs=args.prs)
+    fake.start()
+    print(fake.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

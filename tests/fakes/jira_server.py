@@ -1,0 +1,762 @@
+"""A stateful fake of the Jira REST v2 endpoints jr2 uses, on 127.0.0.1, with fault injection.
+
+Design notes
+------------
+* Shapes follow Atlassian's documented objects with only documented fields: `serverInfo`
+  (`deploymentType` "Cloud", or "Server" for Data Center), issues (`key`, `fields` limited to
+  the requested ones), `status` with `statusCategory` {id, key, colorName, name}, `priority`,
+  `issuelinks` ({id, type {id, name, inward, outward}, inwardIssue | outwardIssue}), `subtasks`,
+  `parent`, comments ({id, body, author, created, updated}), transitions ({id, name, to}), the
+  error body ({"errorMessages": [...], "errors": {}}).
+* Link direction as Jira shows it: `add_link(blocker, blocked)` puts `inwardIssue: blocker` on
+  the blocked issue ("is blocked by") and `outwardIssue: blocked` on the blocker ("blocks").
+* Search: Cloud answers `/search/jql` (GET or POST, `nextPageToken`, `isLast`) and refuses the
+  old `/search` (410); Data Center answers `/search` (`startAt`, `total`) and not `/search/jql`.
+  A JQL subset is evaluated (AND/OR/NOT, parentheses, `=`, `!=`, `in`, `not in`, `is EMPTY` on
+  project, key, labels, status, statusCategory, assignee, priority; ORDER BY created/key/
+  priority/updated); anything else is a 400 with Jira's "Error in the JQL Query" text.
+* Comments get growing ids and server timestamps (milliseconds); every answer has a `Date`
+  header. The clock is `time.time() + offset` (`advance()` moves it).
+* Labels change only through `update.labels` add/remove (adding twice is fine) or a whole
+  `fields.labels` set (logged, so tests can prove jr2 never does it). Transitions are global
+  (allowed from any status, as a sequential transition is wherever the workflow allows it);
+  two transitions at the same moment on one issue: the second gets 409.
+* Not documented, but needed to test jr2's handling: `old_server=True` leaves `statusCategory`
+  out of linked issues (jr2 must look the status up), and a link to a key the fake does not
+  know is rendered without `fields` (jr2 must look the issue up: 404 = missing).
+* A request log (method, path, query, JSON body, status, server time, issue key, and the jr2
+  marker kind and holder of a comment body) and queued faults (`fault()`: a status with optional
+  `Retry-After`, a connection reset, a slow answer, a truncated JSON body).
+* Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import email.utils
+import itertools
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+API = "/rest/api/2"
+_MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
+CATEGORIES = {
+    "new": {"id": 2, "key": "new", "colorName": "blue-gray", "name": "To Do"},
+    "indeterminate": {"id": 4, "key": "indeterminate", "colorName": "yellow",
+                      "name": "In Progress"},
+    "done": {"id": 3, "key": "done", "colorName": "green", "name": "Done"},
+}
+STATUSES = {"To Do": ("10000", "new"), "In Progress": ("3", "indeterminate"),
+            "Done": ("10001", "done")}
+TRANSITIONS = {"11": "To Do", "21": "In Progress", "31": "Done"}
+PRIORITIES = {"1": "Highest", "2": "High", "3": "Medium", "4": "Low", "5": "Lowest"}
+LINK_TYPES = {"Blocks": ("10000", "is blocked by", "blocks"),
+              "Relates": ("10003", "relates to", "relates to")}
+ME_CLOUD = {"accountId": "5b10ac8d82e05b22cc7d4ef5", "accountType": "atlassian",
+            "displayName": "jr2 bot", "active": True, "timeZone": "UTC"}
+ME_DC = {"key": "jr2bot", "name": "jr2bot", "displayName": "jr2 bot", "active": True}
+
+
+def jira_time(t: float) -> str:
+    ms = int((t % 1) * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{ms:03d}+0000"
+
+
+@dataclass
+class Fault:
+    """One injected fault: `kind` is status, reset, slow or truncate."""
+
+    kind: str = "status"
+    status: int = 500
+    times: int = 1
+    method: str | None = None
+    path: str | None = None
+    retry_after: float | None = None
+    delay: float = 0.0
+    message: str = "Internal server error"
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method is None or self.method == method) and (
+            self.path is None or re.search(self.path, path) is not None)
+
+
+@dataclass
+class Issue:
+    key: str
+    id: int
+    summary: str
+    created: float
+    updated: float
+    status: str = "To Do"
+    labels: list[str] = field(default_factory=list)
+    assignee: dict[str, Any] | None = None
+    priority: str = "3"
+    parent: str | None = None
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class Link:
+    id: int
+    type: str
+    blocker: str  # the inward issue, seen from the blocked one
+    blocked: str
+
+
+class Reply(Exception):
+    """An HTTP answer raised from inside a route."""
+
+    def __init__(self, status: int, data: Any = None, headers: dict[str, str] | None = None):
+        super().__init__(status)
+        self.status, self.data, self.headers = status, data, headers or {}
+
+
+def _error(status: int, *messages: str) -> Reply:
+    return Reply(status, {"errorMessages": list(messages), "errors": {}})
+
+
+# -- a JQL subset ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')|(?P<op>!=|=|\(|\)|,)'
+                    r'|(?P<word>[^\s=!(),"\']+))')
+_FIELDS = {"project", "key", "issuekey", "labels", "status", "statuscategory", "assignee",
+           "priority"}
+
+
+class JqlError(Exception):
+    pass
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise JqlError(f"Error in the JQL Query: unexpected character at position {pos}.")
+        pos = m.end()
+        if m.group("str") is not None:
+            s = m.group("str")[1:-1]
+            out.append(("str", re.sub(r"\\(.)", r"\1", s)))
+        elif m.group("op") is not None:
+            out.append(("op", m.group("op")))
+        else:
+            out.append(("word", m.group("word")))
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str, fake: FakeJira) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+        self.fake = fake
+
+    def peek(self, n: int = 0) -> tuple[str, str] | None:
+        j = self.i + n
+        return self.toks[j] if j < len(self.toks) else None
+
+    def kw(self, word: str, n: int = 0) -> bool:
+        t = self.peek(n)
+        return t is not None and t[0] == "word" and t[1].lower() == word
+
+    def take(self) -> tuple[str, str]:
+        t = self.peek()
+        if t is None:
+            raise JqlError("Error in the JQL Query: the query ended unexpectedly.")
+        self.i += 1
+        return t
+
+    def parse(self) -> tuple[Any, list[tuple[str, bool]]]:
+        pred: Any = (lambda i: True) if self.kw("order") else self.or_()
+        order: list[tuple[str, bool]] = []
+        if self.kw("order"):
+            self.take()
+            if not self.kw("by"):
+                raise JqlError("Error in the JQL Query: expecting 'by' after 'order'.")
+            self.take()
+            while True:
+                name = self.take()[1].lower()
+                desc = False
+                if self.kw("asc") or self.kw("desc"):
+                    desc = self.take()[1].lower() == "desc"
+                order.append((name, desc))
+                if self.peek() == ("op", ","):
+                    self.take()
+                    continue
+                break
+        if self.peek() is not None:
+            raise JqlError(f"Error in the JQL Query: expecting operator but got "
+                           f"'{self.peek()[1]}'.")  # type: ignore[index]
+        return pred, order
+
+    def or_(self) -> Any:
+        left = self.and_()
+        while self.kw("or"):
+            self.take()
+            right = self.and_()
+            left = (lambda a, b: lambda i: a(i) or b(i))(left, right)
+        return left
+
+    def and_(self) -> Any:
+        left = self.not_()
+        while self.kw("and"):
+            self.take()
+            right = self.not_()
+            left = (lambda a, b: lambda i: a(i) and b(i))(left, right)
+        return left
+
+    def not_(self) -> Any:
+        if self.kw("not"):
+            self.take()
+            inner = self.not_()
+            return lambda i: not inner(i)
+        if self.peek() == ("op", "("):
+            self.take()
+            inner = self.or_()
+            if self.take() != ("op", ")"):
+                raise JqlError("Error in the JQL Query: expecting ')'.")
+            return inner
+        return self.clause()
+
+    def values(self) -> list[str]:
+        if self.peek() == ("op", "("):
+            self.take()
+            vals = []
+            while True:
+                kind, v = self.take()
+                if kind == "op":
+                    raise JqlError(f"Error in the JQL Query: unexpected '{v}'.")
+                vals.append(v)
+                sep = self.take()
+                if sep == ("op", ")"):
+                    return vals
+                if sep != ("op", ","):
+                    raise JqlError("Error in the JQL Query: expecting ',' or ')'.")
+        kind, v = self.take()
+        if kind == "op":
+            raise JqlError(f"Error in the JQL Query: expecting a value but got '{v}'.")
+        return [v]
+
+    def clause(self) -> Any:
+        kind, name = self.take()
+        fname = name.lower()
+        if kind == "op" or fname not in _FIELDS:
+            raise JqlError(f"Error in the JQL Query: Field '{name}' does not exist or you do not "
+                           "have permission to view it.")
+        t = self.take()
+        if t == ("op", "="):
+            op = "in"
+        elif t == ("op", "!="):
+            op = "not in"
+        elif t[0] == "word" and t[1].lower() == "in":
+            op = "in"
+        elif t[0] == "word" and t[1].lower() == "not" and self.kw("in"):
+            self.take()
+            op = "not in"
+        elif t[0] == "word" and t[1].lower() == "is":
+            neg = self.kw("not")
+            if neg:
+                self.take()
+            if not (self.kw("empty") or self.kw("null")):
+                raise JqlError("Error in the JQL Query: expecting EMPTY after IS.")
+            self.take()
+            get = self.fake.field_values
+            return lambda i: (len(get(i, fname)) == 0) != neg
+        else:
+            raise JqlError(f"Error in the JQL Query: expecting operator but got '{t[1]}'.")
+        vals = {v.lower() for v in self.values()}
+        get = self.fake.field_values
+        if op == "in":
+            return lambda i: bool(vals & get(i, fname))
+        return lambda i: not (vals & get(i, fname))
+
+
+# -- the fake ---------------------------------------------------------------------------------
+
+
+class FakeJira:
+    """The fake server; `start()` serves it in a thread, `url` is its base."""
+
+    def __init__(self, *, cloud: bool = True, old_server: bool = False,
+                 page_cap: int = 100, transition_delay: float = 0.02) -> None:
+        self.cloud = cloud
+        self.old_server = old_server
+        self.page_cap = page_cap
+        self.transition_delay = transition_delay
+        self.offset = 0.0
+        self.issues: dict[str, Issue] = {}
+        self.links: list[Link] = []
+        self.faults: list[Fault] = []
+        self.log: list[dict[str, Any]] = []
+        self.next_id = 10000
+        self.next_comment = 10000
+        self.next_number: dict[str, int] = {}
+        self.lock = threading.RLock()
+        self.deny_auth = False
+        self.me = dict(ME_CLOUD if cloud else ME_DC)
+        self._server: ThreadingHTTPServer | None = None
+        self.url = ""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self, port: int = 0) -> FakeJira:
+        fake = self
+
+        class Handler(_Handler):
+            server_fake = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # -- the clock ------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        with self.lock:
+            self.offset += seconds
+
+    # -- setting up -----------------------------------------------------------------------------
+
+    def add_issue(self, summary: str, project: str = "ENG", *, status: str = "To Do",
+                  labels: list[str] | None = None, priority: str = "3",
+                  parent: str | None = None, assignee: dict[str, Any] | None = None,
+                  created: float | None = None) -> str:
+        with self.lock:
+            n = self.next_number.get(project, 1)
+            self.next_number[project] = n + 1
+            key = f"{project}-{n}"
+            self.next_id += 1
+            t = self.now() if created is None else created
+            self.issues[key] = Issue(key, self.next_id, summary, t, t, status,
+                                     list(labels or []), assignee, priority, parent)
+            return key
+
+    def add_link(self, blocker: str, blocked: str, link_type: str = "Blocks") -> None:
+        with self.lock:
+            self.next_id += 1
+            self.links.append(Link(self.next_id, link_type, blocker, blocked))
+
+    def set_status(self, key: str, status: str) -> None:
+        with self.lock:
+            self.issues[key].status = status
+
+    def issue(self, key: str) -> Issue:
+        return self.issues[key]
+
+    def fault(self, status: int = 500, **kw: Any) -> Fault:
+        f = Fault(status=status, **kw)
+        with self.lock:
+            self.faults.append(f)
+        return f
+
+    def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [e for e in self.log if (method is None or e["method"] == method)
+                    and (path is None or re.search(path, e["path"]))]
+
+    def clear_log(self) -> None:
+        with self.lock:
+            self.log.clear()
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def _status(self, name: str, *, category: bool = True) -> dict[str, Any]:
+        sid, cat = STATUSES[name]
+        out: dict[str, Any] = {"self": f"{self.url}{API}/status/{sid}", "description": "",
+                               "iconUrl": f"{self.url}/images/icons/statuses/generic.png",
+                               "name": name, "id": sid}
+        if category:
+            out["statusCategory"] = {"self": f"{self.url}{API}/statuscategory/"
+                                             f"{CATEGORIES[cat]['id']}", **CATEGORIES[cat]}
+        return out
+
+    def _priority(self, pid: str) -> dict[str, Any]:
+        return {"self": f"{self.url}{API}/priority/{pid}", "name": PRIORITIES.get(pid, pid),
+                "id": pid, "iconUrl": f"{self.url}/images/icons/priorities/{pid}.svg"}
+
+    def _issuetype(self, sub: bool) -> dict[str, Any]:
+        return {"self": f"{self.url}{API}/issuetype/{10002 if sub else 10001}",
+                "id": "10002" if sub else "10001", "name": "Sub-task" if sub else "Task",
+                "subtask": sub}
+
+    def _ref(self, key: str) -> dict[str, Any]:
+        it = self.issues.get(key)
+        if it is None:
+            return {"key": key, "self": f"{self.url}{API}/issue/{key}"}
+        return {"id": str(it.id), "key": key, "self": f"{self.url}{API}/issue/{it.id}",
+                "fields": {"summary": it.summary,
+                           "status": self._status(it.status, category=not self.old_server),
+                           "priority": self._priority(it.priority),
+                           "issuetype": self._issuetype(it.parent is not None)}}
+
+    def _user(self, user: dict[str, Any]) -> dict[str, Any]:
+        return {"self": f"{self.url}{API}/user", **user}
+
+    def render(self, it: Issue, fields: list[str] | None) -> dict[str, Any]:
+        want = None if not fields or "*all" in fields or "*navigable" in fields else set(fields)
+        links = []
+        for ln in self.links:
+            if ln.type not in LINK_TYPES or it.key not in (ln.blocker, ln.blocked):
+                continue
+            tid, inward, outward = LINK_TYPES[ln.type]
+            entry: dict[str, Any] = {
+                "id": str(ln.id), "self": f"{self.url}{API}/issueLink/{ln.id}",
+                "type": {"id": tid, "name": ln.type, "inward": inward, "outward": outward,
+                         "self": f"{self.url}{API}/issueLinkType/{tid}"}}
+            if ln.blocked == it.key:
+                entry["inwardIssue"] = self._ref(ln.blocker)
+            else:
+                entry["outwardIssue"] = self._ref(ln.blocked)
+            links.append(entry)
+        all_fields: dict[str, Any] = {
+            "summary": it.summary,
+            "status": self._status(it.status),
+            "labels": list(it.labels),
+            "assignee": self._user(it.assignee) if it.assignee else None,
+            "priority": self._priority(it.priority),
+            "created": jira_time(it.created),
+            "updated": jira_time(it.updated),
+            "issuelinks": links,
+            "subtasks": [self._ref(k) for k, c in self.issues.items() if c.parent == it.key],
+            "issuetype": self._issuetype(it.parent is not None),
+        }
+        if it.parent is not None:
+            all_fields["parent"] = self._ref(it.parent)
+        out_fields = {k: v for k, v in all_fields.items() if want is None or k in want}
+        return {"expand": "renderedFields,names,schema,operations,editmeta,changelog",
+                "id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}", "key": it.key,
+                "fields": out_fields}
+
+    def field_values(self, it: Issue, name: str) -> set[str]:
+        if name == "project":
+            return {it.key.split("-")[0].lower()}
+        if name in ("key", "issuekey"):
+            return {it.key.lower()}
+        if name == "labels":
+            return {x.lower() for x in it.labels}
+        if name == "status":
+            return {it.status.lower(), STATUSES[it.status][0]}
+        if name == "statuscategory":
+            cat = CATEGORIES[STATUSES[it.status][1]]
+            return {str(cat["key"]).lower(), str(cat["name"]).lower(), str(cat["id"])}
+        if name == "assignee":
+            a = it.assignee or {}
+            return {str(v).lower() for k, v in a.items() if k in ("accountId", "name")}
+        if name == "priority":
+            return {it.priority, PRIORITIES.get(it.priority, "").lower()}
+        return set()
+
+    def _search(self, jql: str) -> list[Issue]:
+        try:
+            pred, order = _Parser(jql, self).parse()
+        except JqlError as exc:
+            raise _error(400, str(exc)) from None
+        found = [it for it in self.issues.values() if pred(it)]
+        found.sort(key=lambda i: i.id)
+        for name, desc in reversed(order):
+            keyf: Any = {"created": lambda i: i.created, "updated": lambda i: i.updated,
+                         "priority": lambda i: int(i.priority),
+                         "key": lambda i: (i.key.split("-")[0], int(i.key.split("-")[1]))}.get(
+                name, lambda i: i.id)
+            found.sort(key=keyf, reverse=desc)
+        return found
+
+    # -- routes ---------------------------------------------------------------------------------
+
+    def route(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
+        if path == f"{API}/serverInfo" and method == "GET":
+            return {"baseUrl": self.url, "version": "1001.0.0-SNAPSHOT" if self.cloud else
+                    "9.12.2", "versionNumbers": [1001, 0, 0] if self.cloud else [9, 12, 2],
+                    "deploymentType": "Cloud" if self.cloud else "Server",
+                    "buildNumber": 100000, "buildDate": "2024-01-01T00:00:00.000+0000",
+                    "serverTime": jira_time(self.now()), "scmInfo": "0" * 40,
+                    "serverTitle": "Fake Jira"}
+        if path == f"{API}/field" and method == "GET":
+            return [{"id": f, "key": f, "name": f.title(), "custom": False, "orderable": True,
+                     "navigable": True, "searchable": True, "clauseNames": [f]}
+                    for f in ("summary", "status", "labels", "assignee", "priority", "created",
+                              "issuelinks", "subtasks", "parent")]
+        if path == f"{API}/myself" and method == "GET":
+            return self._user(self.me)
+        m = re.fullmatch(rf"{API}/status/(\w+)", path)
+        if m and method == "GET":
+            for name, (sid, _) in STATUSES.items():
+                if sid == m.group(1):
+                    return self._status(name)
+            raise _error(404, "The status with id does not exist")
+        if path in (f"{API}/search/jql", f"{API}/search"):
+            return self._route_search(method, path, query, body)
+        m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
+        if m:
+            with self.lock:
+                it = self.issues.get(m.group(1))
+                if it is None:
+                    raise _error(404, "Issue does not exist or you do not have permission to "
+                                      "see it.")
+            return self._route_issue(method, it, m.group(2) or "", query, body)
+        raise _error(404, "null for uri: " + path)
+
+    def _route_search(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
+        enhanced = path.endswith("/jql")
+        if enhanced and not self.cloud:
+            raise _error(404, "null for uri: " + path)
+        if not enhanced and self.cloud:
+            raise _error(410, "The requested API has been removed. Please migrate to the "
+                              "/rest/api/3/search/jql API.")
+        args: dict[str, Any] = dict(body) if method == "POST" and isinstance(body, dict) \
+            else dict(query)
+        jql = str(args.get("jql") or "")
+        fields = args.get("fields")
+        if isinstance(fields, str):
+            fields = fields.split(",")
+        size = min(int(args.get("maxResults") or 50), self.page_cap)
+        with self.lock:
+            found = self._search(jql)
+            if enhanced:
+                token = args.get("nextPageToken")
+                start = int(str(token).split("-")[1]) if token else 0
+                page = found[start:start + size]
+                out: dict[str, Any] = {"issues": [self.render(i, fields) for i in page]}
+                if start + size < len(found):
+                    out["nextPageToken"] = f"tok-{start + size}"
+                    out["isLast"] = False
+                else:
+                    out["isLast"] = True
+                return out
+            start = int(args.get("startAt") or 0)
+            page = found[start:start + size]
+            return {"expand": "schema,names", "startAt": start, "maxResults": size,
+                    "total": len(found), "issues": [self.render(i, fields) for i in page]}
+
+    def _route_issue(self, method: str, it: Issue, sub: str, query: dict[str, str],
+                     body: Any) -> Any:
+        if sub == "" and method == "GET":
+            fields = query.get("fields")
+            with self.lock:
+                return self.render(it, fields.split(",") if fields else None)
+        if sub == "" and method == "PUT":
+            return self._edit(it, body or {})
+        if sub == "/assignee" and method == "PUT":
+            with self.lock:
+                who = body or {}
+                it.assignee = dict(self.me) if who.get("accountId") == self.me.get(
+                    "accountId") or who.get("name") == self.me.get("name") else (
+                    {k: v for k, v in who.items() if k in ("accountId", "name")} or None)
+                it.updated = self.now()
+            raise Reply(204)
+        if sub == "/comment":
+            return self._comments(method, it, query, body)
+        m = re.fullmatch(r"/comment/(\d+)", sub)
+        if m:
+            return self._comment(method, it, int(m.group(1)), body)
+        if sub == "/transitions":
+            return self._transitions(method, it, body)
+        raise _error(404, "null for uri")
+
+    def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
+        with self.lock:
+            for op in (body.get("update") or {}).get("labels") or []:
+                if "add" in op and op["add"] not in it.labels:
+                    it.labels.append(str(op["add"]))
+                elif "remove" in op and op["remove"] in it.labels:
+                    it.labels.remove(op["remove"])
+                elif "set" in op:
+                    it.labels = [str(x) for x in op["set"]]
+            if "labels" in (body.get("fields") or {}):
+                it.labels = [str(x) for x in body["fields"]["labels"]]
+            it.updated = self.now()
+        raise Reply(204)
+
+    def _render_comment(self, c: dict[str, Any]) -> dict[str, Any]:
+        return {"self": f"{self.url}{API}/issue/{c['issue']}/comment/{c['id']}",
+                "id": str(c["id"]), "author": self._user(c["author"]), "body": c["body"],
+                "updateAuthor": self._user(c["author"]), "created": jira_time(c["created"]),
+                "updated": jira_time(c["updated"])}
+
+    def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+        with self.lock:
+            if method == "POST":
+                if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+                    raise _error(400, "Comment body can not be empty!")
+                self.next_comment += 1
+                t = self.now()
+                c = {"id": self.next_comment, "issue": it.id, "body": body["body"],
+                     "author": self.me, "created": t, "updated": t}
+                it.comments.append(c)
+                raise Reply(201, self._render_comment(c))
+            if method != "GET":
+                raise _error(405, "Method not allowed")
+            ordered = sorted(it.comments, key=lambda c: (c["created"], c["id"]),
+                             reverse=query.get("orderBy", "") == "-created")
+            start = int(query.get("startAt") or 0)
+            size = min(int(query.get("maxResults") or 5000), 5000)
+            page = ordered[start:start + size]
+            return {"startAt": start, "maxResults": size, "total": len(ordered),
+                    "comments": [self._render_comment(c) for c in page]}
+
+    def _comment(self, method: str, it: Issue, cid: int, body: Any) -> Any:
+        with self.lock:
+            c = next((c for c in it.comments if c["id"] == cid), None)
+            if c is None:
+                raise _error(404, "Can not find a comment for the id: " + str(cid))
+            if method == "GET":
+                return self._render_comment(c)
+            if method == "PUT":
+                c["body"] = str((body or {}).get("body") or "")
+                c["updated"] = self.now()
+                return self._render_comment(c)
+            if method == "DELETE":
+                it.comments.remove(c)
+                raise Reply(204)
+        raise _error(405, "Method not allowed")
+
+    def _transitions(self, method: str, it: Issue, body: Any) -> Any:
+        if method == "GET":
+            return {"expand": "transitions", "transitions": [
+                {"id": tid, "name": name, "to": self._status(name), "hasScreen": False,
+                 "isGlobal": True, "isInitial": False, "isConditional": False}
+                for tid, name in TRANSITIONS.items()]}
+        tid = str(((body or {}).get("transition") or {}).get("id") or "")
+        if tid not in TRANSITIONS:
+            raise _error(400, f"Transition id '{tid}' is not valid for this issue.")
+        if not it.lock.acquire(blocking=False):
+            raise _error(409, "The issue is being transitioned by another request.")
+        try:
+            time.sleep(self.transition_delay)
+            with self.lock:
+                it.status = TRANSITIONS[tid]
+                it.updated = self.now()
+        finally:
+            it.lock.release()
+        raise Reply(204)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_fake: FakeJira
+    protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and body leave in one write (no Nagle / delayed-ACK stalls)
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _handle(self) -> None:
+        fake = self.server_fake
+        parts = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        method = self.command
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+        fault = None
+        with fake.lock:
+            for f in fake.faults:
+                if f.times > 0 and f.matches(method, parts.path):
+                    f.times -= 1
+                    fault = f
+                    break
+        entry: dict[str, Any] = {"method": method, "path": parts.path, "query": query,
+                                 "body": body, "time": fake.now(), "status": 0}
+        if isinstance(body, dict) and isinstance(body.get("body"), str):
+            mk = _MARKER.search(body["body"])
+            if mk:
+                entry["kind"] = mk.group(1)
+                with contextlib.suppress(ValueError):
+                    entry["holder"] = json.loads(mk.group(2)).get("holder")
+        m = re.search(r"/issue/([A-Z][A-Z0-9]*-\d+)", parts.path)
+        entry["key"] = m.group(1) if m else None
+        try:
+            if fault is not None and fault.kind == "reset":
+                entry["status"] = -1
+                with fake.lock:
+                    fake.log.append(entry)
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if fault is not None and fault.kind == "slow":
+                time.sleep(fault.delay)
+            if fault is not None and fault.kind == "status":
+                headers = {}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = str(int(fault.retry_after))
+                raise Reply(fault.status, {"errorMessages": [fault.message], "errors": {}},
+                            headers)
+            if fake.deny_auth or not self.headers.get("Authorization"):
+                raise Reply(401, {"errorMessages": ["You are not authenticated. Authentication "
+                                                    "required to perform this operation."],
+                                  "errors": {}})
+            result = fake.route(method, parts.path, query, body)
+            reply = Reply(200, result)
+        except Reply as r:
+            reply = r
+        except Exception as exc:  # a defect of the fake: say so
+            reply = Reply(500, {"errorMessages": [f"fake: {type(exc).__name__}: {exc}"]})
+        entry["status"] = reply.status
+        if isinstance(reply.data, dict) and entry.get("key") and "id" in reply.data \
+                and "/comment" in parts.path:
+            entry["comment_id"] = int(reply.data["id"])
+        with fake.lock:
+            fake.log.append(entry)
+        payload = b"" if reply.data is None else json.dumps(reply.data).encode()
+        if fault is not None and fault.kind == "truncate" and payload:
+            payload = payload[: max(1, len(payload) // 2)]
+        self.log_request(reply.status)
+        self.send_response_only(reply.status)
+        self.send_header("Server", "fake-jira")
+        self.send_header("Date", email.utils.formatdate(fake.now(), usegmt=True))
+        self.send_header("Content-Type", "application/json;charset=UTF-8")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in reply.headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if payload:
+            self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--issues", type=int, default=20)
+    ap.add_argument("--dc", action="store_true", help="act as Data Center (startAt search)")
+    args = ap.parse_args()
+    fake = FakeJira(cloud=not args.dc).start(args.port)
+    keys = [fake.add_issue(f"Issue {i}", labels=["agent"]) for i in range(args.issues)]
+    for a, b in itertools.pairwise(keys):
+        if int(b.split("-")[1]) % 3 == 0:
+            fake.add_link(a, b)
+    print(fake.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

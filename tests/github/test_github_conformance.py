@@ -1,0 +1,58 @@
+"""The GitHub source passes the conformance kit, over the fake GitHub, two ways:
+native dependencies read in detail, and body-text blockers in pool mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakes.github_server import FakeGitHub
+from gh_helpers import make_adapter
+
+from jr2_sources.testing import RefItem, SourceConformance, Target
+
+WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+class _GitHubKit(SourceConformance):
+    lease = 3.0  # GitHub's timestamps have whole seconds: a 1s lease would be too coarse
+    native = False
+
+    def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
+                    state: Any = None) -> Target:
+        if state is not None:
+            fake: FakeGitHub = state.fake
+        else:
+            fake = FakeGitHub().start()
+            numbers = {it.key: fake.add_issue("o/r", it.title) for it in items}
+            for it in items:
+                n = numbers[it.key]
+                found = [numbers[k] for k in it.needs if k in numbers]
+                if self.native:
+                    for b in found:
+                        fake.add_dependency("o/r", n, b)
+                    body = "Depends on #999" if "MISSING" in it.needs else ""
+                else:
+                    body = "Depends on " + ", ".join(
+                        f"#{numbers.get(k, 999)}" for k in it.needs) if it.needs else ""
+                fake.issue("o/r", n).body = body
+                if it.parent is not None:
+                    fake.add_sub_issue("o/r", numbers[it.parent], n)
+            for it in items:
+                if it.done:
+                    fake.close_issue("o/r", numbers[it.key])
+            self.ids = {k: f"o/r#{n}" for k, n in numbers.items()} | {"MISSING": "o/r#999"}
+        adapter = make_adapter(fake.url, read_only=read_only,
+                               detail=True if self.native else None)
+        target = Target(adapter, dict(self.ids),
+                        lambda: sum(1 for e in fake.requests() if e["method"] in WRITES),
+                        close=(lambda: None) if state is not None else fake.stop)
+        target.fake = fake  # type: ignore[attr-defined]
+        return target
+
+
+class TestGitHubConformanceNativeDependencies(_GitHubKit):
+    native = True
+
+
+class TestGitHubConformanceBodyText(_GitHubKit):
+    native = False
