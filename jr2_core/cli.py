@@ -42,7 +42,24 @@ def one_line(exc: ValidationError, where: str = "") -> str:
 
 
 class Jr2Group(click.Group):
-    """A click group that turns jr2's errors into one line and an exit code."""
+    """A click group that turns jr2's errors into one line and an exit code, and adds the
+    plugins' commands the first time it is asked for its commands (not at import: a plugin's
+    command module may itself import this one)."""
+
+    _plugins_added = False
+
+    def _add_plugins(self) -> None:
+        if not self._plugins_added:
+            self._plugins_added = True
+            _add_plugin_commands(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._add_plugins()
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -255,20 +272,18 @@ def plugins_cmd(as_json: bool) -> None:
             click.echo(f"  BROKEN: {i.error}")
 
 
-def _add_plugin_commands() -> None:
+def _add_plugin_commands(cli: click.Group) -> None:
     from .plugins import load
 
     host = load()
     for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
         try:
-            impl.function(cli=main)
+            impl.function(cli=cli)
         except Exception as exc:  # a broken plugin must not break the CLI
             for info in host.plugins:
                 if info.name == impl.plugin_name:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
 
-
-_add_plugin_commands()
 
 if __name__ == "__main__":
     main()

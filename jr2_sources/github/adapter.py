@@ -4,10 +4,10 @@ Design notes
 ------------
 * Reading is `reader.IssueReader` (GET requests only). This module writes, only while claiming,
   renewing and settling, and every write method first refuses when `env.read_only` (a dry run).
-* Claims follow `jr2_sources.claims`: post a claim comment, list the comments, the lowest live
-  claim wins; a loser deletes its comment. Winning also re-reads the issue (one GET): a pool that
-  settled it just before our comments were listed (its claim no longer live) has closed or
-  labelled it first; then we lose too.
+* Claims follow `jr2_sources.claims`, run by the shared `jr2_sources.comment_claims`: this
+  adapter is its `CommentThread` (issue comments, the claim label). Winning also re-reads the
+  issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
+  (its claim no longer live) has closed or labelled it first; then we lose too.
 * Settling first re-checks that our claim still holds; only then it changes the issue (close,
   label) and removes the claim label — while our claim is live no other pool can win, so the
   label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
@@ -20,19 +20,17 @@ Design notes
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError, UsageError
+from jr2_core.errors import UsageError
 from jr2_core.readyset import Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
 from .. import claims
+from ..comment_claims import CommentClaims
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict
 from .auth import api_url, resolve_token
@@ -44,20 +42,6 @@ from .webhook import receive
 
 _WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
 _WRITE_ISSUES = "write issues (Issues: read & write)"
-
-
-@dataclass
-class _Held:
-    """A claim this process holds: its comment, last server `updated_at`, lease and nonce."""
-
-    number: int
-    holder: str
-    comment_id: int
-    updated_at: datetime
-    lease: float
-    nonce: str
-    attempt: int = 1
-    extra_ids: set[int] = field(default_factory=set)
 
 
 class GitHubAdapter:
@@ -77,7 +61,7 @@ class GitHubAdapter:
                                   policy=RetryPolicy(budget=config.retry_budget))
         self.client = client
         self.reader = IssueReader(config, client)
-        self._held: dict[str, _Held] = {}
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
         self._done_here: set[str] = set()
         self._login: str | None = None
         self._deliveries = DeliveryDeduper()
@@ -109,8 +93,54 @@ class GitHubAdapter:
             done_here = set(self._done_here)
         return self.reader.snapshot(self.detail if detail is None else detail, done_here)
 
-    def _read_comments(self, number: int) -> tuple[list[claims.Comment], datetime]:
-        return self.reader.read_comments(number)
+    # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        posted = self.client.write("POST", self._comments(self._number(key)), {"body": body},
+                                   need=_WRITE_COMMENTS)
+        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+
+    def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
+        return self.reader.read_comments(self._number(key))
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        try:
+            resp = self.client.write("PATCH", self._comment(comment_id), {"body": body},
+                                     need=_WRITE_COMMENTS)
+        except GitHubHTTPError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        return parse_time(resp.data["updated_at"])
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        try:
+            self.client.write("DELETE", self._comment(comment_id), need=_WRITE_COMMENTS)
+        except GitHubHTTPError as exc:
+            if exc.status not in (404, 410):
+                raise
+
+    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
+        """After winning: is the issue still to be done? A pool that settled it just before our
+        comments were listed (its claim no longer live) closed or labelled it first."""
+        issue = self.client.get(f"{self._issues()}/{self._number(key)}").data
+        if not isinstance(issue, dict) or issue.get("state") != "open":
+            return False
+        cfg = self.config
+        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
+            return False
+        return cfg.on_success != "nothing" or not any(mk.kind == "done" for mk in found)
+
+    def mark_claimed(self, key: str) -> None:
+        number = self._number(key)
+        self.client.write("POST", f"{self._issues()}/{number}/labels",
+                          {"labels": [self.config.claim_label]}, need=_WRITE_ISSUES)
+        if self.config.assign:
+            self.client.write("POST", f"{self._issues()}/{number}/assignees",
+                              {"assignees": [self._user()]}, need=_WRITE_ISSUES)
+
+    def unmark(self, key: str) -> None:
+        self._unlabel(self._number(key), self.config.claim_label)
 
     # -- claims ---------------------------------------------------------------------------------
 
@@ -120,99 +150,25 @@ class GitHubAdapter:
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()
-        number = self._number(item.id)
-        nonce = secrets.token_hex(8)
-        fields = {"holder": holder, "lease": lease, "attempt": 1, "nonce": nonce}
-        text = f"jr2: claimed by `{holder}` (lease {lease:.0f}s)."
-        posted = self.client.write("POST", self._comments(number),
-                                   {"body": claims.render_marker("claim", fields, text)},
-                                   need=_WRITE_COMMENTS)
-        mine = {int(posted.data["id"])} if isinstance(posted.data, dict) else set()
-        comments, now = self._read_comments(number)
-        mine |= {mk.comment_id for mk in claims.markers(comments) if mk.nonce == nonce}
-        winner = claims.holder_of(comments, now)
-        if winner is None or winner.nonce != nonce or not self._still_open(number, comments):
-            for cid in sorted(mine):
-                self._delete_comment(cid)
-            return False
-        held = _Held(number, holder, winner.comment_id, winner.updated_at, lease, nonce,
-                     extra_ids=mine - {winner.comment_id})
-        with self._lock:
-            self._held[item.id] = held
-        for cid in sorted(held.extra_ids):
-            self._delete_comment(cid)
-        try:
-            self.client.write("POST", f"{self._issues()}/{number}/labels",
-                              {"labels": [self.config.claim_label]}, need=_WRITE_ISSUES)
-            if self.config.assign:
-                self.client.write("POST", f"{self._issues()}/{number}/assignees",
-                                  {"assignees": [self._user()]}, need=_WRITE_ISSUES)
-        except SourceError:
-            self._edit(held, "released", {"holder": holder, "nonce": nonce},
-                       "jr2: released (the claim could not be labelled).")
-            with self._lock:
-                self._held.pop(item.id, None)
-            raise
-        return True
-
-    def _still_open(self, number: int, comments: list[claims.Comment]) -> bool:
-        """After winning: is the issue still to be done? A pool that settled it just before our
-        comments were listed (its claim no longer live) closed or labelled it first."""
-        issue = self.client.get(f"{self._issues()}/{number}").data
-        if not isinstance(issue, dict) or issue.get("state") != "open":
-            return False
-        cfg = self.config
-        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
-            return False
-        return cfg.on_success != "nothing" or not any(
-            mk.kind == "done" for mk in claims.markers(comments))
+        return self.claims.claim(item.id, holder, lease)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         self._writable()
-        with self._lock:
-            held = self._held.get(item_id)
-        if held is None or held.holder != holder:
-            return False
-        held.attempt += 1
-        fields = {"holder": holder, "lease": lease, "attempt": held.attempt,
-                  "nonce": held.nonce, "renewed_at": claims_now()}
-        text = f"jr2: claimed by `{holder}` (lease {lease:.0f}s, renewed)."
-        try:
-            resp = self.client.write("PATCH", self._comment(held.comment_id),
-                                     {"body": claims.render_marker("claim", fields, text)},
-                                     need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status in (404, 410):
-                self._forget(item_id)
-                return False
-            raise
-        updated = parse_time(resp.data["updated_at"])
-        if (updated - held.updated_at).total_seconds() >= held.lease:
-            # The lease had run out before this renewal: another pool may hold the issue now.
-            self._edit(held, "released", {"holder": holder, "nonce": held.nonce},
-                       f"jr2: `{holder}` lost this claim (its lease ran out).")
-            self._forget(item_id)
-            return False
-        held.updated_at = updated
-        held.lease = lease
-        return True
+        return self.claims.renew(item_id, holder, lease)
 
     def release(self, item_id: str, holder: str) -> None:
         self._writable()
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
-            return
-        self._settle(held, "released", {}, f"jr2: released by `{holder}`.", None)
+        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
         if outcome.status == "cancelled":
             self.release(item_id, holder)
             return
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
+        held = self.claims.take(item_id, holder)
+        if held is None:
             return
-        number = held.number
+        number = self._number(item_id)
         if outcome.status == "done":
             on = self.config.on_success
 
@@ -225,7 +181,7 @@ class GitHubAdapter:
                     self.client.write("POST", f"{self._issues()}/{number}/labels",
                                       {"labels": [self.config.done_label]}, need=_WRITE_ISSUES)
 
-            self._settle(held, "done", {}, f"jr2: done by `{holder}`.", finish)
+            self.claims.settle(held, "done", {}, f"jr2: done by `{holder}`.", finish)
             with self._lock:
                 self._done_here.add(item_id)
             return
@@ -236,35 +192,9 @@ class GitHubAdapter:
             self.client.write("POST", f"{self._issues()}/{number}/labels",
                               {"labels": [self.config.failed_label]}, need=_WRITE_ISSUES)
 
-        self._settle(held, "failed", {"reason": reason},
-                     f"jr2: failed under `{holder}`: {reason}\n\nRemove the "
-                     f"`{self.config.failed_label}` label to offer it again.", mark_failed)
-
-    # -- settle helpers -------------------------------------------------------------------------
-
-    def _settle(self, held: _Held, kind: claims.Kind, fields: dict[str, Any], text: str,
-                action: Any) -> None:
-        """Apply `action` and drop the claim label only while our claim still holds; then turn
-        the claim comment into its outcome."""
-        comments, now = self._read_comments(held.number)
-        winner = claims.holder_of(comments, now)
-        if winner is not None and winner.nonce == held.nonce:
-            if action is not None:
-                action()
-            self._unlabel(held.number, self.config.claim_label)
-        else:
-            kind, fields = "released", {}
-            text = f"jr2: `{held.holder}` lost this claim before settling it."
-        self._edit(held, kind, {"holder": held.holder, "nonce": held.nonce, **fields}, text)
-
-    def _edit(self, held: _Held, kind: claims.Kind, fields: dict[str, Any], text: str) -> None:
-        try:
-            self.client.write("PATCH", self._comment(held.comment_id),
-                              {"body": claims.render_marker(kind, fields, text)},
-                              need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
+        self.claims.settle(held, "failed", {"reason": reason},
+                           f"jr2: failed under `{holder}`: {reason}\n\nRemove the "
+                           f"`{self.config.failed_label}` label to offer it again.", mark_failed)
 
     def _unlabel(self, number: int, label: str) -> None:
         from urllib.parse import quote
@@ -275,17 +205,6 @@ class GitHubAdapter:
         except GitHubHTTPError as exc:
             if exc.status != 404:  # 404: the label is not on the issue (someone removed it)
                 raise
-
-    def _delete_comment(self, comment_id: int) -> None:
-        try:
-            self.client.write("DELETE", self._comment(comment_id), need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
-
-    def _forget(self, item_id: str) -> _Held | None:
-        with self._lock:
-            return self._held.pop(item_id, None)
 
     def _user(self) -> str:
         if self._login is None:
@@ -301,8 +220,3 @@ class GitHubAdapter:
 
     def close(self) -> None:
         self.client.close()
-
-
-def claims_now() -> str:
-    """The local time, for people reading a renewed marker (never used to judge a lease)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

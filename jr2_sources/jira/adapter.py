@@ -31,19 +31,18 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 from jr2_core.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
-from ..claims import Comment, holder_of, last_failure, markers, render_marker
+from ..claims import Comment, Marker, holder_of, last_failure
+from ..comment_claims import CommentClaims
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from .client import JiraClient, JiraHTTPError, parse_jira_time
@@ -57,21 +56,6 @@ WAKE_EVENTS = frozenset({"jira:issue_created", "jira:issue_updated", "jira:issue
 _W_COMMENTS = "add or edit comments (claims need Add Comments and Edit Own Comments)"
 _W_ISSUES = "edit issues (labels need Edit Issues)"
 _FINAL: tuple[BlockerState, ...] = ("done", "missing")
-Kind = Literal["claim", "done", "failed", "released"]
-
-
-@dataclass
-class _Held:
-    """A claim this process holds: its comment, last server `updated`, lease and nonce."""
-
-    key: str
-    holder: str
-    comment_id: int
-    updated_at: datetime
-    lease: float
-    nonce: str
-    attempt: int = 1
-    extra_ids: set[int] = field(default_factory=set)
 
 
 def _comment(raw: Mapping[str, Any]) -> Comment | None:
@@ -98,7 +82,7 @@ class JiraAdapter:
                                 read_only=env.read_only)
         self.client = client
         self.name = f"jira:{client.server}"
-        self._held: dict[str, _Held] = {}
+        self.claims = CommentClaims(self)
         self._categories: dict[str, str] = {}
         self._refs: dict[str, BlockerState] = {}
         self._done_here: set[str] = set()
@@ -265,44 +249,7 @@ class JiraAdapter:
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()
-        key = item.id
-        nonce = secrets.token_hex(8)
-        body = render_marker("claim", {"holder": holder, "lease": lease, "attempt": 1,
-                                       "nonce": nonce},
-                             f"jr2: claimed by {holder} (lease {lease:.0f}s).")
-        posted = self.client.request("POST", f"/issue/{key}/comment", body={"body": body},
-                                     need=_W_COMMENTS)
-        mine = {int(posted.data["id"])} if isinstance(posted.data, dict) else set()
-        comments, now = self.comments(key)
-        found = markers(comments)
-        mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
-        winner = holder_of(comments, now)
-        won = winner is not None and winner.nonce == nonce
-        if won and not self.config.on_success_transition:
-            won = not any(mk.kind == "done" for mk in found)
-        if won:
-            won = self._claimable(key)
-        if not won or winner is None:
-            for cid in sorted(mine):
-                self._delete_comment(key, cid)
-            return False
-        held = _Held(key, holder, winner.comment_id, winner.updated_at, lease, nonce,
-                     extra_ids=mine - {winner.comment_id})
-        with self._lock:
-            self._held[key] = held
-        for cid in sorted(held.extra_ids):
-            self._delete_comment(key, cid)
-        try:
-            self._labels(key, add=self.config.claim_label)
-            if self.config.assign:
-                self._assign(key)
-            if self.config.in_progress_transition:
-                self._transition(key, self.config.in_progress_transition, strict=False)
-        except SourceError:
-            self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
-            self._forget(key)
-            raise
-        return True
+        return self.claims.claim(item.id, holder, lease)
 
     def _claimable(self, key: str) -> bool:
         """After winning: is the issue still open, not failed, and not a person's?"""
@@ -316,46 +263,19 @@ class JiraAdapter:
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         self._writable()
-        with self._lock:
-            held = self._held.get(item_id)
-        if held is None or held.holder != holder:
-            return False
-        held.attempt += 1
-        body = render_marker("claim", {"holder": holder, "lease": lease,
-                                       "attempt": held.attempt, "nonce": held.nonce},
-                             f"jr2: claimed by {holder} (lease {lease:.0f}s, renewed).")
-        try:
-            reply = self.client.request("PUT", f"/issue/{held.key}/comment/{held.comment_id}",
-                                        body={"body": body}, need=_W_COMMENTS)
-        except JiraHTTPError as exc:
-            if exc.status == 404:
-                self._forget(item_id)
-                return False
-            raise
-        updated = parse_jira_time(str(reply.data["updated"]))
-        if (updated - held.updated_at).total_seconds() >= held.lease:
-            # the lease ran out before this renewal: another pool may hold the issue now
-            self._edit(held, "released", {}, f"jr2: {holder} lost this claim (lease ran out).")
-            self._forget(item_id)
-            return False
-        held.updated_at = updated
-        held.lease = lease
-        return True
+        return self.claims.renew(item_id, holder, lease)
 
     def release(self, item_id: str, holder: str) -> None:
         self._writable()
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
-            return
-        self._settle(held, "released", {}, f"jr2: released by {holder}.", None)
+        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
         if outcome.status == "cancelled":
             self.release(item_id, holder)
             return
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
+        held = self.claims.take(item_id, holder)
+        if held is None:
             return
         key = held.key
         if outcome.status == "done":
@@ -365,41 +285,54 @@ class JiraAdapter:
                 if name:
                     self._transition(key, name, strict=True)
 
-            self._settle(held, "done", {}, f"jr2: done by {holder}.", finish)
+            self.claims.settle(held, "done", {}, f"jr2: done by {holder}.", finish)
             if not name:
                 with self._lock:
                     self._done_here.add(key)
             return
         reason = outcome.failure.reason if outcome.failure is not None else "failed"
         reason = " ".join(str(reason).split())[:500] or "failed"
-        self._settle(held, "failed", {"reason": reason},
+        self.claims.settle(held, "failed", {"reason": reason},
                      f"jr2: failed under {holder}: {reason}\nRemove the label "
                      f"{self.config.failed_label} to offer it again.",
                      lambda: self._labels(key, add=self.config.failed_label))
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def _settle(self, held: _Held, kind: Kind, fields: dict[str, Any], text: str,
-                action: Any) -> None:
-        comments, now = self.comments(held.key)
-        winner = holder_of(comments, now)
-        if winner is not None and winner.nonce == held.nonce:
-            if action is not None:
-                action()
-            self._labels(held.key, remove=self.config.claim_label)
-        else:
-            kind, fields = "released", {}
-            text = f"jr2: {held.holder} lost this claim before settling it."
-        self._edit(held, kind, fields, text)
+    # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
 
-    def _edit(self, held: _Held, kind: Kind, fields: dict[str, Any], text: str) -> None:
-        body = render_marker(kind, {"holder": held.holder, "nonce": held.nonce, **fields}, text)
+    def post_comment(self, key: str, body: str) -> int | None:
+        posted = self.client.request("POST", f"/issue/{key}/comment", body={"body": body},
+                                     need=_W_COMMENTS)
+        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
+        return self.comments(key)
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
         try:
-            self.client.request("PUT", f"/issue/{held.key}/comment/{held.comment_id}",
-                                body={"body": body}, need=_W_COMMENTS)
+            reply = self.client.request("PUT", f"/issue/{key}/comment/{comment_id}",
+                                        body={"body": body}, need=_W_COMMENTS)
         except JiraHTTPError as exc:
-            if exc.status != 404:
-                raise
+            if exc.status == 404:
+                return None
+            raise
+        return parse_jira_time(str(reply.data["updated"]))
+
+    def still_to_do(self, key: str, found: list[Marker]) -> bool:
+        if not self.config.on_success_transition and any(mk.kind == "done" for mk in found):
+            return False  # done here before, left open on purpose: a marker says so
+        return self._claimable(key)
+
+    def mark_claimed(self, key: str) -> None:
+        self._labels(key, add=self.config.claim_label)
+        if self.config.assign:
+            self._assign(key)
+        if self.config.in_progress_transition:
+            self._transition(key, self.config.in_progress_transition, strict=False)
+
+    def unmark(self, key: str) -> None:
+        self._labels(key, remove=self.config.claim_label)
 
     def _labels(self, key: str, *, add: str | None = None, remove: str | None = None) -> None:
         ops = [{"add": add}] if add else [{"remove": remove}]
@@ -430,17 +363,13 @@ class JiraAdapter:
                             body={"transition": {"id": str(match["id"])}},
                             need="transition issues (Transition Issues)")
 
-    def _delete_comment(self, key: str, comment_id: int) -> None:
+    def delete_comment(self, key: str, comment_id: int) -> None:
         try:
             self.client.request("DELETE", f"/issue/{key}/comment/{comment_id}",
                                 need=_W_COMMENTS)
         except JiraHTTPError as exc:
             if exc.status != 404:
                 raise
-
-    def _forget(self, key: str) -> _Held | None:
-        with self._lock:
-            return self._held.pop(key, None)
 
     # -- wake -----------------------------------------------------------------------------------
 

@@ -1,0 +1,27 @@
+"""Registers the `gitlab` source kind with jr2 (entry point group `jr2`).
+
+Importing this module stays cheap: the config model is imported when the kind registers, the
+adapter (and `requests`) only when a source is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jr2_core import SourceEnv, SourceKind, hookimpl
+
+
+def _factory(config: Any, env: SourceEnv) -> Any:
+    from .adapter import GitLabAdapter
+
+    return GitLabAdapter(config, env)
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    from .config import GitLabConfig
+
+    register(SourceKind("gitlab", GitLabConfig, _factory,
+                        help="the open issues of a GitLab project (group/project); claims are "
+                             "notes, leases renew, webhooks wake"))

@@ -1,0 +1,239 @@
+"""Reading a GitLab project into a `Snapshot`: the issues list, links, claims, failure marks.
+
+Design notes
+------------
+* One list walk, `GET /projects/:id/issues?state=opened&order_by=created_at&sort=asc` (100 per
+  page, plus one list each for the claim and the failure label when `--label` narrows it: marked
+  issues are always in the snapshot), then issue links.
+* Blockers are issue links (`GET /projects/:id/issues/:iid/links`): an entry with `link_type`
+  `is_blocked_by` is a blocker of the issue read; one with `blocks` makes the linked issue wait
+  for it. Each entry carries the linked issue's `state` inline (`closed` = done). GitLab's
+  `blocking_issues_count` on a listed issue counts the OPEN issues it blocks (it sits on the
+  blocker, not on the blocked issue), so it cannot tell which issues are blocked. With `detail`
+  (the default) the links of every listed issue are read (exact, and names blockers in other
+  projects); `--no-detail` reads only the links of issues whose `blocking_issues_count` > 0,
+  which finds every blocker that is itself listed (a blocker outside the listed set, e.g. in
+  another project or without `--label`, is then not seen).
+* GitLab leaves out of a links list the issues the token cannot see, so an invisible linked
+  blocker cannot be reported from links. Blockers written in a description (`Depends on #12`,
+  `blocked by group/other#3`) are looked up with one GET each: closed = done, 404 = missing,
+  401/403 = inaccessible; final states are cached for the process.
+* Only issues carrying the claim label have their notes read (`jr2_sources.claims`). Leases
+  are judged in server time (the notes listing's `Date`); the `Claim.lease_expires` handed to
+  the Ready-set is translated to the local clock.
+* Child work items (tasks) live in GitLab's work item hierarchy, which only the GraphQL API
+  exposes; this source does not read it, so a parent never waits for its tasks. A description
+  checklist's `task_completion_status` is passed on in `extra`, not treated as children.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from jr2_core import BlockerRef, Claim, Snapshot, SnapshotItem
+from jr2_sources import claims
+
+from .client import GitLabClient, GitLabHTTPError
+from .config import GitLabConfig
+from .refs import (
+    body_refs,
+    encode_project,
+    item_id,
+    parse_time,
+    project_of_web_url,
+    same_project,
+    split_id,
+)
+
+State = Literal["open", "done", "missing", "inaccessible"]
+
+
+def labels_of(issue: dict[str, Any]) -> list[str]:
+    """Label names (GitLab lists strings; objects with `with_labels_details=true`)."""
+    out = []
+    for lab in issue.get("labels") or []:
+        name = lab.get("name") if isinstance(lab, dict) else lab
+        if name:
+            out.append(str(name))
+    return out
+
+
+class IssueReader:
+    """Reads one project's issues for a `GitLabAdapter` (GET requests only)."""
+
+    def __init__(self, config: GitLabConfig, client: GitLabClient) -> None:
+        self.config = config
+        self.client = client
+        self.project = config.target
+        self.name = f"gitlab:{config.target}"
+        self._priorities = config.priorities()
+        self._refs: dict[str, State] = {}
+        self._lock = threading.Lock()
+
+    def issues_path(self, project: str | None = None) -> str:
+        return f"/projects/{encode_project(project or self.project)}/issues"
+
+    def notes_path(self, iid: int) -> str:
+        return f"{self.issues_path()}/{iid}/notes"
+
+    def _list(self) -> dict[int, dict[str, Any]]:
+        cfg = self.config
+        params: dict[str, Any] = {"state": "opened", "order_by": "created_at", "sort": "asc"}
+        if cfg.label:
+            params["labels"] = ",".join(cfg.label)
+        found, _ = self.client.get_all(self.issues_path(), params)
+        excluded = set(cfg.exclude_label)
+        mine = {cfg.claim_label, cfg.failed_label}
+        listed: dict[int, dict[str, Any]] = {}
+        for issue in found:
+            labels = set(labels_of(issue))
+            if excluded & labels and not mine & labels:
+                continue
+            listed.setdefault(int(issue["iid"]), issue)
+        if cfg.label:  # marked issues may be outside the filter
+            for lab in (cfg.claim_label, cfg.failed_label):
+                marked, _ = self.client.get_all(self.issues_path(),
+                                                {"state": "opened", "labels": lab})
+                for issue in marked:
+                    listed.setdefault(int(issue["iid"]), issue)
+        return listed
+
+    def _is_done(self, issue: dict[str, Any]) -> bool:
+        return issue.get("state") == "closed" or (
+            self.config.done_label is not None and self.config.done_label in labels_of(issue))
+
+    def _link_id(self, link: dict[str, Any], own_project_ids: set[int]) -> str:
+        if link.get("project_id") in own_project_ids:
+            return item_id(self.project, int(link["iid"]))
+        parsed = project_of_web_url(link.get("web_url"))
+        if parsed is not None:
+            proj = self.project if same_project(parsed[0], self.project) else parsed[0]
+            return item_id(proj, parsed[1])
+        return f"project-{link.get('project_id')}#{link['iid']}"
+
+    def snapshot(self, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
+        """The open issues in scope with blockers, claims and failure marks; ids in `skip`
+        (done in this process) are left out."""
+        listed = self._list()
+        own_ids = {int(i["project_id"]) for i in listed.values() if i.get("project_id")}
+        blockers: dict[int, dict[str, State]] = {iid: {} for iid in listed}
+        blocks: dict[int, list[str]] = {}
+        for iid, issue in sorted(listed.items()):
+            if not (self.config.detail or int(issue.get("blocking_issues_count") or 0) > 0):
+                continue
+            links, _ = self.client.get_all(f"{self.issues_path()}/{iid}/links",
+                                           need="read issue links")
+            me = item_id(self.project, iid)
+            for link in links:
+                if not isinstance(link, dict) or "iid" not in link:
+                    continue
+                other = self._link_id(link, own_ids)
+                kind = link.get("link_type")
+                if kind == "is_blocked_by":
+                    blockers[iid][other] = "done" if self._is_done(link) else "open"
+                elif kind == "blocks":
+                    blocks.setdefault(iid, []).append(other)
+                    proj, other_iid = split_id(other)
+                    if same_project(proj, self.project) and other_iid in listed:
+                        blockers[other_iid][me] = "done" if self._is_done(issue) else "open"
+        items: list[SnapshotItem] = []
+        for iid, issue in sorted(listed.items()):
+            labels = labels_of(issue)
+            ident = item_id(self.project, iid)
+            if self._is_done(issue) or ident in skip:
+                continue
+            refs = dict(blockers[iid])
+            for ref in body_refs(issue.get("description"), self.project, iid):
+                if ref not in refs:
+                    refs[ref] = self._ref_state(ref, listed)
+            items.append(self._item(issue, labels, refs, blocks.get(iid, [])))
+        return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _item(self, issue: dict[str, Any], labels: list[str], refs: dict[str, State],
+              blocks: list[str]) -> SnapshotItem:
+        cfg = self.config
+        iid = int(issue["iid"])
+        prios = [self._priorities[lab] for lab in labels if lab in self._priorities]
+        extra: dict[str, Any] = {"iid": iid}
+        if issue.get("description"):
+            extra["body"] = issue["description"]
+        if blocks:
+            extra["blocks"] = blocks
+        tasks = issue.get("task_completion_status")
+        if isinstance(tasks, dict) and tasks.get("count"):
+            extra["task_completion_status"] = tasks
+        failed = None
+        claim = None
+        comments: list[claims.Comment] | None = None
+        now: datetime | None = None
+        if cfg.claim_label in labels or (cfg.detail and cfg.failed_label in labels):
+            comments, now = self.read_notes(iid)
+        if cfg.failed_label in labels:
+            reason = claims.last_failure(comments) if comments is not None else None
+            failed = reason or f"marked {cfg.failed_label}"
+        if cfg.claim_label in labels and comments is not None and now is not None:
+            claim = self._claim_of(comments, now)
+        return SnapshotItem(
+            id=item_id(self.project, iid), title=str(issue.get("title") or ""),
+            url=issue.get("web_url"), labels=labels,
+            assignees=[str(a.get("username")) for a in issue.get("assignees") or []
+                       if isinstance(a, dict)],
+            priority=min(prios) if prios else None,
+            created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
+            blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
+            failed=failed, claim=claim, extra=extra)
+
+    def _ref_state(self, ref: str, listed: dict[int, dict[str, Any]]) -> State:
+        project, iid = split_id(ref)
+        if same_project(project, self.project) and iid in listed:
+            return "done" if self._is_done(listed[iid]) else "open"
+        with self._lock:
+            cached = self._refs.get(ref.lower())
+        if cached is not None:
+            return cached
+        state: State
+        try:
+            resp = self.client.get(f"{self.issues_path(project)}/{iid}")
+        except GitLabHTTPError as exc:
+            if exc.status in (404, 410):
+                state = "missing"
+            elif exc.status in (401, 403):
+                state = "inaccessible"
+            else:
+                raise
+        else:
+            if not isinstance(resp.data, dict):
+                state = "missing"
+            else:
+                state = "done" if self._is_done(resp.data) else "open"
+        if state != "open":
+            with self._lock:
+                self._refs[ref.lower()] = state
+        return state
+
+    def read_notes(self, iid: int) -> tuple[list[claims.Comment], datetime]:
+        """An issue's user notes (system notes left out) as the protocol's `Comment`s, and
+        the server's time of the answer."""
+        found, first = self.client.get_all(self.notes_path(iid),
+                                           {"sort": "asc", "order_by": "created_at"},
+                                           need="read issue notes")
+        out = []
+        for n in found:
+            if not isinstance(n, dict) or n.get("system"):
+                continue
+            try:
+                created = parse_time(n["created_at"])
+                out.append(claims.Comment(int(n["id"]), str(n.get("body") or ""), created,
+                                          parse_time(n.get("updated_at") or n["created_at"])))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out, first.date or datetime.now(UTC)
+
+    def _claim_of(self, comments: list[claims.Comment], now: datetime) -> Claim | None:
+        mk = claims.holder_of(comments, now)
+        if mk is None:
+            return None
+        local_expiry = datetime.now(UTC) + (mk.expires - now)
+        return Claim(holder=mk.holder, since=mk.created_at, lease_expires=local_expiry)

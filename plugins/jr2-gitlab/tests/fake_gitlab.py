@@ -1,0 +1,318 @@
+"""A small stateful fake of the GitLab REST v4 endpoints jr2-gitlab uses, on 127.0.0.1.
+
+Shapes follow GitLab's documented objects (issue, issue link, note) with documented fields
+only. `blocking_issues_count` counts the OPEN issues an issue blocks (as GitLab computes it);
+a links list shows a `blocks` link as `is_blocked_by` from the other side; notes have growing
+ids and millisecond server times; `remove_labels` of an absent label is not an error; unknown
+projects answer 404, forbidden ones 403. One lock serialises requests. The clock is
+`time.time() + offset` (`advance()` moves it), used for times and the `Date` header. `requests`
+logs (method, path, query); `writes()` counts mutating requests; `fault()` queues an HTTP error.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+TOKEN = "glpat-fake-token-0123456789"
+_USER = {"id": 1, "username": "jr2-bot", "name": "jr2 bot", "state": "active",
+         "avatar_url": None, "web_url": "http://gitlab.example/jr2-bot"}
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+@dataclass
+class Fault:
+    status: int
+    times: int = 1
+    method: str | None = None
+    path: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeGitLab:
+    def __init__(self, token: str = TOKEN) -> None:
+        self.token = token
+        self.lock = threading.RLock()
+        self.offset = 0.0
+        self.projects: dict[str, dict[str, Any]] = {}
+        self.forbidden: set[str] = set()
+        self.links: list[tuple[str, int, str, int]] = []  # (blocker proj, iid, blocked proj, iid)
+        self.relates: list[tuple[str, int, str, int]] = []
+        self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
+        self.faults: list[Fault] = []
+        self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0}
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- setup ----------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+    def _next(self, kind: str) -> int:
+        self._ids[kind] += 1
+        return self._ids[kind]
+
+    def project(self, path: str) -> dict[str, Any]:
+        with self.lock:
+            if path not in self.projects:
+                self.projects[path] = {"id": self._next("project"), "issues": {}, "next": 0}
+            return self.projects[path]
+
+    def add_issue(self, path: str, title: str, *, labels: list[str] | None = None,
+                  description: str = "", state: str = "opened") -> int:
+        with self.lock:
+            proj = self.project(path)
+            proj["next"] += 1
+            iid = proj["next"]
+            t = self.now()
+            proj["issues"][iid] = {
+                "id": self._next("issue"), "iid": iid, "project_id": proj["id"], "title": title,
+                "description": description, "state": state, "labels": list(labels or []),
+                "assignees": [], "created": t, "updated": t, "notes": []}
+            return iid
+
+    def issue(self, path: str, iid: int) -> dict[str, Any]:
+        issue: dict[str, Any] = self.projects[path]["issues"][iid]
+        return issue
+
+    def block(self, blocker: tuple[str, int], blocked: tuple[str, int]) -> None:
+        with self.lock:
+            self.links.append((blocker[0], blocker[1], blocked[0], blocked[1]))
+
+    def close_issue(self, path: str, iid: int) -> None:
+        with self.lock:
+            self.issue(path, iid)["state"] = "closed"
+
+    def fault(self, status: int, *, times: int = 1, method: str | None = None,
+              path: str | None = None, headers: dict[str, str] | None = None) -> None:
+        with self.lock:
+            self.faults.append(Fault(status, times, method, path, dict(headers or {})))
+
+    def writes(self) -> int:
+        return sum(1 for m, _, _ in self.requests if m != "GET")
+
+    # -- shapes ---------------------------------------------------------------------------------
+
+    def _web(self, path: str, iid: int) -> str:
+        return f"http://gitlab.example/{path}/-/issues/{iid}"
+
+    def _issue_json(self, path: str, i: dict[str, Any]) -> dict[str, Any]:
+        blocking = sum(1 for bp, bi, tp, ti in self.links
+                       if (bp, bi) == (path, i["iid"]) and tp in self.projects
+                       and self.projects[tp]["issues"].get(ti, {}).get("state") == "opened")
+        checks = re.findall(r"^\s*[-*] \[([ xX])\]", i["description"] or "", re.M)
+        return {
+            "id": i["id"], "iid": i["iid"], "project_id": i["project_id"], "title": i["title"],
+            "description": i["description"], "state": i["state"],
+            "created_at": iso(i["created"]), "updated_at": iso(i["updated"]),
+            "closed_at": None, "labels": list(i["labels"]), "milestone": None,
+            "assignees": list(i["assignees"]), "assignee": (i["assignees"] or [None])[0],
+            "author": _USER, "type": "ISSUE", "issue_type": "issue",
+            "user_notes_count": len(i["notes"]), "confidential": False, "due_date": None,
+            "web_url": self._web(path, i["iid"]), "blocking_issues_count": blocking,
+            "references": {"short": f"#{i['iid']}", "relative": f"#{i['iid']}",
+                           "full": f"{path}#{i['iid']}"},
+            "task_completion_status": {"count": len(checks),
+                                       "completed_count": sum(c != " " for c in checks)},
+        }
+
+    def _link_json(self, path: str, i: dict[str, Any], kind: str) -> dict[str, Any]:
+        out = self._issue_json(path, i)
+        for k in ("references", "task_completion_status", "blocking_issues_count", "type",
+                  "issue_type", "closed_at"):
+            out.pop(k, None)
+        self._ids["link"] += 1
+        out.update({"issue_link_id": self._ids["link"], "link_type": kind, "weight": None,
+                    "link_created_at": iso(i["created"]), "link_updated_at": iso(i["created"])})
+        return out
+
+    def _note_json(self, n: dict[str, Any], iid: int) -> dict[str, Any]:
+        return {"id": n["id"], "type": None, "body": n["body"], "attachment": None,
+                "author": _USER, "created_at": iso(n["created"]), "updated_at": iso(n["updated"]),
+                "system": n["system"], "noteable_id": n["noteable_id"], "noteable_type": "Issue",
+                "noteable_iid": iid, "resolvable": False, "confidential": False,
+                "internal": False}
+
+    # -- routing --------------------------------------------------------------------------------
+
+    def handle(self, method: str, raw_path: str, query: dict[str, list[str]],
+               body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        with self.lock:
+            self.requests.append((method, raw_path, query))
+            for f in self.faults:
+                if f.times > 0 and (f.method in (None, method)) and (
+                        f.path is None or re.search(f.path, raw_path)):
+                    f.times -= 1
+                    return f.status, {"message": f"{f.status} injected"}, f.headers
+            if headers.get("private-token") != self.token:
+                return 401, {"message": "401 Unauthorized"}, {}
+            parts = [unquote(p) for p in raw_path.split("/") if p]
+            if parts[:2] != ["api", "v4"] or len(parts) < 5 or parts[2] != "projects":
+                return 404, {"error": "404 Not Found"}, {}
+            path = parts[3]
+            if path in self.forbidden:
+                return 403, {"message": "403 Forbidden"}, {}
+            proj = self.projects.get(path)
+            if proj is None:
+                return 404, {"message": "404 Project Not Found"}, {}
+            rest = parts[4:]
+            q = {k: v[-1] for k, v in query.items()}
+            if rest == ["issues"] and method == "GET":
+                return self._list(path, proj, q)
+            if len(rest) < 2 or rest[0] != "issues" or not rest[1].isdigit():
+                return 404, {"error": "404 Not Found"}, {}
+            issue = proj["issues"].get(int(rest[1]))
+            if issue is None:
+                return 404, {"message": "404 Not found"}, {}
+            return self._on_issue(path, issue, method, rest[2:], q, body)
+
+    def _page(self, items: list[Any], q: dict[str, str],
+              base: str) -> tuple[int, Any, dict[str, str]]:
+        per = min(int(q.get("per_page", 20)), 100)
+        page = int(q.get("page", 1))
+        chunk = items[(page - 1) * per: page * per]
+        headers = {"x-page": str(page), "x-per-page": str(per), "x-total": str(len(items)),
+                   "x-total-pages": str(max(1, -(-len(items) // per)))}
+        if page * per < len(items):
+            headers["x-next-page"] = str(page + 1)
+            nq = dict(q, page=str(page + 1))
+            headers["Link"] = f'<{base}?{urlencode(sorted(nq.items()))}>; rel="next"'
+        else:
+            headers["x-next-page"] = ""
+        return 200, chunk, headers
+
+    def _list(self, path: str, proj: dict[str, Any],
+              q: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        state = q.get("state", "all")
+        want = [x for x in q.get("labels", "").split(",") if x]
+        issues = [i for i in proj["issues"].values()
+                  if state in ("all", i["state"]) and all(w in i["labels"] for w in want)]
+        issues.sort(key=lambda i: (i["created"], i["iid"]), reverse=q.get("sort") != "asc")
+        return self._page([self._issue_json(path, i) for i in issues], q,
+                          f"{self.url}/api/v4/projects/{path.replace('/', '%2F')}/issues")
+
+    def _on_issue(self, path: str, issue: dict[str, Any], method: str, rest: list[str],
+                  q: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        iid = issue["iid"]
+        if not rest:
+            if method == "GET":
+                return 200, self._issue_json(path, issue), {}
+            if method == "PUT":
+                for lab in str(body.get("add_labels") or "").split(","):
+                    if lab and lab not in issue["labels"]:
+                        issue["labels"].append(lab)
+                drop = {x for x in str(body.get("remove_labels") or "").split(",") if x}
+                issue["labels"] = [x for x in issue["labels"] if x not in drop]
+                if body.get("state_event") == "close":
+                    issue["state"] = "closed"
+                elif body.get("state_event") == "reopen":
+                    issue["state"] = "opened"
+                issue["updated"] = self.now()
+                return 200, self._issue_json(path, issue), {}
+        if rest == ["links"] and method == "GET":
+            out = []
+            for bp, bi, tp, ti in self.links:
+                if ((bp, bi) == (path, iid) and tp not in self.forbidden
+                        and ti in self.projects.get(tp, {}).get("issues", {})):
+                    out.append(self._link_json(tp, self.issue(tp, ti), "blocks"))
+                if ((tp, ti) == (path, iid) and bp not in self.forbidden
+                        and bi in self.projects.get(bp, {}).get("issues", {})):
+                    out.append(self._link_json(bp, self.issue(bp, bi), "is_blocked_by"))
+            return 200, out, {}
+        if rest and rest[0] == "notes":
+            return self._notes(issue, method, rest[1:], q, body)
+        return 404, {"error": "404 Not Found"}, {}
+
+    def _notes(self, issue: dict[str, Any], method: str, rest: list[str], q: dict[str, str],
+               body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        iid = issue["iid"]
+        notes: list[dict[str, Any]] = issue["notes"]
+        if not rest:
+            if method == "GET":
+                key = "updated" if q.get("order_by") == "updated_at" else "created"
+                ordered = sorted(notes, key=lambda n: (n[key], n["id"]),
+                                 reverse=q.get("sort", "desc") != "asc")
+                return self._page([self._note_json(n, iid) for n in ordered], q, "")
+            if method == "POST":
+                if not body.get("body"):
+                    return 400, {"message": {"body": ["can't be blank"]}}, {}
+                t = self.now()
+                n = {"id": self._next("note"), "body": str(body["body"]), "created": t,
+                     "updated": t, "system": False, "noteable_id": issue["id"]}
+                notes.append(n)
+                return 201, self._note_json(n, iid), {}
+        if len(rest) == 1 and rest[0].isdigit():
+            note = next((n for n in notes if n["id"] == int(rest[0])), None)
+            if note is None:
+                return 404, {"message": "404 Note Not Found"}, {}
+            if method == "GET":
+                return 200, self._note_json(note, iid), {}
+            if method == "PUT":
+                note["body"] = str(body.get("body") or note["body"])
+                note["updated"] = self.now()
+                return 200, self._note_json(note, iid), {}
+            if method == "DELETE":
+                notes.remove(note)
+                return 204, None, {}
+        return 404, {"error": "404 Not Found"}, {}
+
+    # -- serving --------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> FakeGitLab:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _do(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                body = json.loads(raw) if raw else {}
+                parts = urlsplit(self.path)
+                hdrs = {k.lower(): v for k, v in self.headers.items()}
+                status, data, extra = fake.handle(self.command, parts.path,
+                                                  parse_qs(parts.query), body, hdrs)
+                payload = b"" if data is None else json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                return email.utils.formatdate(fake.now(), usegmt=True)
+
+            do_GET = do_POST = do_PUT = do_DELETE = _do
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()

@@ -1,0 +1,88 @@
+"""Through the jr2 CLI (a subprocess, `python -m jr2_core`): `jr2 plugins` lists jr2-gitlab
+with its version, and `jr2 ready gitlab:group/project --json` against the fake (GITLAB_URL)
+prints the right Ready-set."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_gitlab import TOKEN, FakeGitLab
+
+
+def jr2(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jr2_core", *args], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitLab]:
+    f = FakeGitLab().start()
+    one = f.add_issue("group/project", "Set up CI", labels=["agent"])
+    two = f.add_issue("group/project", "Build on CI", labels=["agent"])
+    f.add_issue("group/project", "Needs a ghost", labels=["agent"], description="Depends on #99")
+    f.add_issue("group/project", "Not for agents")
+    done = f.add_issue("group/project", "Done already", labels=["agent"])
+    four = f.add_issue("group/project", "After done", labels=["agent"])
+    f.block(("group/project", one), ("group/project", two))
+    f.block(("group/project", done), ("group/project", four))
+    f.close_issue("group/project", done)
+    yield f
+    f.stop()
+
+
+def _env(fake: FakeGitLab) -> dict[str, str]:
+    return {"GITLAB_URL": fake.url, "GITLAB_TOKEN": TOKEN}
+
+
+def test_jr2_plugins_lists_jr2_gitlab_with_its_version() -> None:
+    infos = json.loads(jr2("plugins", "--json").stdout)
+    mine = [i for i in infos if i["distribution"] == "jr2-gitlab"]
+    assert mine and mine[0]["version"] == "0.1.0" and mine[0]["kinds"] == ["gitlab"]
+    assert mine[0]["error"] is None
+
+
+def test_jr2_ready_prints_the_ready_set(fake: FakeGitLab) -> None:
+    res = jr2("ready", "gitlab:group/project", "--label", "agent", "--json", env=_env(fake))
+    assert res.returncode == 0, res.stderr
+    data: dict[str, Any] = json.loads(res.stdout)
+    assert sorted(e["id"] for e in data["ready"]) == ["group/project#1", "group/project#6"]
+    blocked = {e["id"]: e["reasons"] for e in data["blocked"]}
+    assert blocked["group/project#2"] == [{"kind": "open_blocker", "ref": "group/project#1",
+                                           "held_by": None}]
+    assert blocked["group/project#3"][0]["kind"] == "missing_blocker"
+    assert "group/project#4" not in blocked  # not labelled agent
+    assert fake.writes() == 0
+
+
+def test_without_a_token_the_error_is_one_line(fake: FakeGitLab) -> None:
+    env = {**_env(fake), "GITLAB_TOKEN": ""}
+    res = jr2("ready", "gitlab:group/project", "--json", env=env)
+    assert res.returncode != 0
+    assert res.stderr.strip().count("\n") == 0 and "GITLAB_TOKEN" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_wrong_token_is_one_line_and_never_printed(fake: FakeGitLab) -> None:
+    secret = "glpat-wrong-secret-value"
+    res = jr2("ready", "gitlab:group/project", "--json",
+              env={**_env(fake), "GITLAB_TOKEN": secret})
+    assert res.returncode != 0 and "HTTP 401" in res.stderr
+    assert secret not in res.stderr + res.stdout and "Traceback" not in res.stderr
+
+
+def test_jr2_work_runs_each_ready_item_through_the_plugin(fake: FakeGitLab, tmp_path: Any) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "jr2_core", "work", "gitlab:group/project", "--label", "agent",
+         "--write-spacing", "0.01", "--state", str(tmp_path), "--", "true"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **_env(fake)})
+    # exit 3 (deadlocked): #3 waits on a blocker that does not exist, everything else ran
+    assert res.returncode == 3, (res.returncode, res.stderr)
+    closed = {iid for iid, i in fake.projects["group/project"]["issues"].items()
+              if i["state"] == "closed"}
+    assert {1, 2, 5, 6} <= closed and 3 not in closed and 4 not in closed

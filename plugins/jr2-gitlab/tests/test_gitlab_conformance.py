@@ -1,0 +1,49 @@
+"""jr2-gitlab passes jr2's conformance kit over the fake GitLab: blockers as issue links
+(`is_blocked_by`), the missing one written in a description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_gitlab import FakeGitLab
+from gitlab_helpers import make_adapter
+
+from jr2_sources.testing import RefItem, SourceConformance, Target
+
+
+class TestGitLabConformance(SourceConformance):
+    lease = 2.0  # the `Date` header has whole seconds
+    supports_children = False  # child work items need GraphQL (see the README)
+
+    def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
+                    state: Any = None) -> Target:
+        if state is not None:
+            fake: FakeGitLab = state.fake
+        else:
+            fake = FakeGitLab().start()
+            iids = {it.key: fake.add_issue("g/p", it.title) for it in items}
+            for it in items:
+                for k in it.needs:
+                    if k in iids:
+                        fake.block(("g/p", iids[k]), ("g/p", iids[it.key]))
+                if "MISSING" in it.needs:
+                    fake.issue("g/p", iids[it.key])["description"] = "Depends on #999"
+            for it in items:
+                if it.done:
+                    fake.close_issue("g/p", iids[it.key])
+            self.ids = {k: f"g/p#{n}" for k, n in iids.items()} | {"MISSING": "g/p#999"}
+        target = Target(make_adapter(fake.url, read_only=read_only), dict(self.ids),
+                        fake.writes, close=(lambda: None) if state is not None else fake.stop)
+        target.fake = fake  # type: ignore[attr-defined]
+        return target
+
+
+class TestGitLabConformanceCheapLinks(TestGitLabConformance):
+    """The same promises with `--no-detail` (links read only for blockers)."""
+
+    def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
+                    state: Any = None) -> Target:
+        target = super().make_target(items, read_only=read_only, state=state)
+        fake = target.fake  # type: ignore[attr-defined]
+        target.adapter = make_adapter(fake.url, read_only=read_only, detail=False)
+        return target
