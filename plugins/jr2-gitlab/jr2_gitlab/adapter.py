@@ -3,8 +3,9 @@ settle, webhook).
 
 Claim protocol (GitLab has no compare-and-set on labels or assignees either)
 ---------------------------------------------------------------------------
-Claims follow `jr2_sources.claims` over issue notes, whose ids only grow and whose
-`created_at`/`updated_at` come from the server:
+Claims follow `jr2_sources.claims` over issue notes (whose ids only grow and whose
+`created_at`/`updated_at` come from the server), run by jr2's shared
+`jr2_sources.comment_claims`; this adapter is its `CommentThread`:
 
 1. post a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`POST .../notes`);
 2. list the notes (`GET .../notes?sort=asc&order_by=created_at`), take the server's `Date`;
@@ -22,15 +23,13 @@ jr2 never removes a label or an assignee a person set.
 
 from __future__ import annotations
 
-import secrets
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
-from jr2_core import Outcome, Snapshot, SnapshotItem, SourceEnv, SourceError, UsageError
+from jr2_core import Outcome, Snapshot, SnapshotItem, SourceEnv, UsageError
 from jr2_sources import DeliveryDeduper, Verdict, claims
+from jr2_sources.comment_claims import CommentClaims
 from jr2_sources.retry import RetryPolicy
 
 from .client import GitLabClient, GitLabHTTPError, api_url, resolve_token
@@ -41,18 +40,6 @@ from .webhook import receive
 
 _WRITE_NOTES = "write issue notes (claims need the api scope and Reporter or more)"
 _WRITE_ISSUES = "update issues (labels, state: the api scope and Reporter or more)"
-
-
-@dataclass
-class _Held:
-    iid: int
-    holder: str
-    note_id: int
-    updated_at: datetime
-    lease: float
-    nonce: str
-    attempt: int = 1
-    extra_ids: set[int] = field(default_factory=set)
 
 
 class GitLabAdapter:
@@ -70,7 +57,7 @@ class GitLabAdapter:
                                   policy=RetryPolicy(budget=config.retry_budget))
         self.client = client
         self.reader = IssueReader(config, client)
-        self._held: dict[str, _Held] = {}
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
         self._done_here: set[str] = set()
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
@@ -101,98 +88,81 @@ class GitLabAdapter:
 
     # -- claims ---------------------------------------------------------------------------------
 
+    # -- the note thread (for jr2_sources.comment_claims) --------------------------------------
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        posted = self.client.write("POST", f"{self._issue(self._iid(key))}/notes",
+                                   {"body": body}, need=_WRITE_NOTES)
+        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+
+    def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
+        return self.reader.read_notes(self._iid(key))
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        try:
+            resp = self.client.write("PUT", self._note(self._iid(key), comment_id),
+                                     {"body": body}, need=_WRITE_NOTES)
+        except GitLabHTTPError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        return parse_time(resp.data["updated_at"])
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        try:
+            self.client.write("DELETE", self._note(self._iid(key), comment_id),
+                              need=_WRITE_NOTES)
+        except GitLabHTTPError as exc:
+            if exc.status not in (404, 410):
+                raise
+
+    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
+        """After winning: is the issue still to be done? A pool that settled it just before our
+        notes were listed (its claim no longer live) closed or labelled it first."""
+        issue = self.client.get(self._issue(self._iid(key))).data
+        if not isinstance(issue, dict) or issue.get("state") != "opened":
+            return False
+        cfg = self.config
+        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
+            return False
+        return cfg.on_success != "nothing" or not any(mk.kind == "done" for mk in found)
+
+    def mark_claimed(self, key: str) -> None:
+        self.client.write("PUT", self._issue(self._iid(key)),
+                          {"add_labels": self.config.claim_label}, need=_WRITE_ISSUES)
+
+    def unmark(self, key: str) -> None:
+        # remove_labels drops only the named label; absent labels are ignored by GitLab
+        self.client.write("PUT", self._issue(self._iid(key)),
+                          {"remove_labels": self.config.claim_label}, need=_WRITE_ISSUES)
+
+    # -- claims ---------------------------------------------------------------------------------
+
     def _writable(self) -> None:
         if self.read_only:
             raise UsageError(f"{self.name}: read-only here (a report never writes to GitLab)")
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()
-        iid = self._iid(item.id)
-        nonce = secrets.token_hex(8)
-        fields = {"holder": holder, "lease": lease, "attempt": 1, "nonce": nonce}
-        text = f"jr2: claimed by `{holder}` (lease {lease:.0f}s)."
-        posted = self.client.write("POST", f"{self._issue(iid)}/notes",
-                                   {"body": claims.render_marker("claim", fields, text)},
-                                   need=_WRITE_NOTES)
-        mine = {int(posted.data["id"])} if isinstance(posted.data, dict) else set()
-        notes, now = self.reader.read_notes(iid)
-        mine |= {mk.comment_id for mk in claims.markers(notes) if mk.nonce == nonce}
-        winner = claims.holder_of(notes, now)
-        if winner is None or winner.nonce != nonce or not self._still_open(iid, notes):
-            for nid in sorted(mine):
-                self._delete_note(iid, nid)
-            return False
-        held = _Held(iid, holder, winner.comment_id, winner.updated_at, lease, nonce,
-                     extra_ids=mine - {winner.comment_id})
-        with self._lock:
-            self._held[item.id] = held
-        for nid in sorted(held.extra_ids):
-            self._delete_note(iid, nid)
-        try:
-            self.client.write("PUT", self._issue(iid), {"add_labels": self.config.claim_label},
-                              need=_WRITE_ISSUES)
-        except SourceError:
-            self._edit(held, "released", {"holder": holder, "nonce": nonce},
-                       "jr2: released (the claim could not be labelled).")
-            self._forget(item.id)
-            raise
-        return True
-
-    def _still_open(self, iid: int, notes: list[claims.Comment]) -> bool:
-        issue = self.client.get(self._issue(iid)).data
-        if not isinstance(issue, dict) or issue.get("state") != "opened":
-            return False
-        cfg = self.config
-        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
-            return False
-        return cfg.on_success != "nothing" or not any(
-            mk.kind == "done" for mk in claims.markers(notes))
+        return self.claims.claim(item.id, holder, lease)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         self._writable()
-        with self._lock:
-            held = self._held.get(item_id)
-        if held is None or held.holder != holder:
-            return False
-        held.attempt += 1
-        fields = {"holder": holder, "lease": lease, "attempt": held.attempt,
-                  "nonce": held.nonce}
-        text = f"jr2: claimed by `{holder}` (lease {lease:.0f}s, renewed)."
-        try:
-            resp = self.client.write("PUT", self._note(held.iid, held.note_id),
-                                     {"body": claims.render_marker("claim", fields, text)},
-                                     need=_WRITE_NOTES)
-        except GitLabHTTPError as exc:
-            if exc.status in (404, 410):
-                self._forget(item_id)
-                return False
-            raise
-        updated = parse_time(resp.data["updated_at"])
-        if (updated - held.updated_at).total_seconds() >= held.lease:
-            self._edit(held, "released", {"holder": holder, "nonce": held.nonce},
-                       f"jr2: `{holder}` lost this claim (its lease ran out).")
-            self._forget(item_id)
-            return False
-        held.updated_at = updated
-        held.lease = lease
-        return True
+        return self.claims.renew(item_id, holder, lease)
 
     def release(self, item_id: str, holder: str) -> None:
         self._writable()
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
-            return
-        self._settle(held, "released", {}, f"jr2: released by `{holder}`.", None)
+        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
         if outcome.status == "cancelled":
             self.release(item_id, holder)
             return
-        held = self._forget(item_id)
-        if held is None or held.holder != holder:
+        held = self.claims.take(item_id, holder)
+        if held is None:
             return
-        iid = held.iid
+        iid = self._iid(item_id)
         if outcome.status == "done":
             on = self.config.on_success
 
@@ -204,7 +174,7 @@ class GitLabAdapter:
                     self.client.write("PUT", self._issue(iid),
                                       {"add_labels": self.config.done_label}, need=_WRITE_ISSUES)
 
-            self._settle(held, "done", {}, f"jr2: done by `{holder}`.", finish)
+            self.claims.settle(held, "done", {}, f"jr2: done by `{holder}`.", finish)
             with self._lock:
                 self._done_here.add(item_id)
             return
@@ -215,48 +185,9 @@ class GitLabAdapter:
             self.client.write("PUT", self._issue(iid), {"add_labels": self.config.failed_label},
                               need=_WRITE_ISSUES)
 
-        self._settle(held, "failed", {"reason": reason},
-                     f"jr2: failed under `{holder}`: {reason}\n\nRemove the "
-                     f"`{self.config.failed_label}` label to offer it again.", mark_failed)
-
-    # -- settle helpers -------------------------------------------------------------------------
-
-    def _settle(self, held: _Held, kind: claims.Kind, fields: dict[str, Any], text: str,
-                action: Callable[[], None] | None) -> None:
-        """Act and drop the claim label only while our claim still holds; then turn the claim
-        note into its outcome."""
-        notes, now = self.reader.read_notes(held.iid)
-        winner = claims.holder_of(notes, now)
-        if winner is not None and winner.nonce == held.nonce:
-            if action is not None:
-                action()
-            # remove_labels drops only the named label; absent labels are ignored by GitLab
-            self.client.write("PUT", self._issue(held.iid),
-                              {"remove_labels": self.config.claim_label}, need=_WRITE_ISSUES)
-        else:
-            kind, fields = "released", {}
-            text = f"jr2: `{held.holder}` lost this claim before settling it."
-        self._edit(held, kind, {"holder": held.holder, "nonce": held.nonce, **fields}, text)
-
-    def _edit(self, held: _Held, kind: claims.Kind, fields: dict[str, Any], text: str) -> None:
-        try:
-            self.client.write("PUT", self._note(held.iid, held.note_id),
-                              {"body": claims.render_marker(kind, fields, text)},
-                              need=_WRITE_NOTES)
-        except GitLabHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
-
-    def _delete_note(self, iid: int, note_id: int) -> None:
-        try:
-            self.client.write("DELETE", self._note(iid, note_id), need=_WRITE_NOTES)
-        except GitLabHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
-
-    def _forget(self, item_id: str) -> _Held | None:
-        with self._lock:
-            return self._held.pop(item_id, None)
+        self.claims.settle(held, "failed", {"reason": reason},
+                           f"jr2: failed under `{holder}`: {reason}\n\nRemove the "
+                           f"`{self.config.failed_label}` label to offer it again.", mark_failed)
 
     # -- wake ------------------------------------------------------------------------------------
 
