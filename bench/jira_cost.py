@@ -12,6 +12,7 @@ searches for the keys and then reads each issue's links with one GET per issue.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
@@ -25,17 +26,13 @@ from fakes.jira_server import FakeJira  # noqa: E402
 from jira_helpers import make_adapter, make_client  # noqa: E402
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--issues", type=int, default=1000)
-    ap.add_argument("--links", type=int, default=300)
-    ap.add_argument("--dc", action="store_true", help="Data Center (startAt) instead of Cloud")
-    args = ap.parse_args()
-    fake = FakeJira(cloud=not args.dc).start()
+def measure(n_issues: int, links: int, dc: bool) -> dict[str, object]:
+    """Requests for a fresh Ready-set, a later poll, and the naive loop, on a fresh fake."""
+    fake = FakeJira(cloud=not dc).start()
     try:
-        keys = [fake.add_issue(f"Issue {i}", labels=["agent"]) for i in range(args.issues)]
+        keys = [fake.add_issue(f"Issue {i}", labels=["agent"]) for i in range(n_issues)]
         rnd = random.Random(7)
-        for _ in range(args.links):
+        for _ in range(links):
             a, b = rnd.sample(range(len(keys)), 2)
             fake.add_link(keys[min(a, b)], keys[max(a, b)])
         jql = "project = ENG AND labels = agent"
@@ -46,26 +43,41 @@ def main() -> None:
         t0 = time.perf_counter()
         ad.snapshot()
         poll, poll_s = ad.client.stats.requests - fresh, time.perf_counter() - t0
-
         naive = make_client(fake.url, read_only=True)
         t0 = time.perf_counter()
         found = naive.search(ad.scope(), fields=("summary",))
         for issue in found:
             naive.get(f"/issue/{issue['key']}", {"fields": "issuelinks,status"})
         naive_n, naive_s = naive.stats.requests, time.perf_counter() - t0
-
         n = len(snap.items)
-        target = math.ceil(n / 100) + 2
-        kind = "Data Center" if args.dc else "Cloud"
-        print(f"{kind}: {n} open issues, {args.links} links")
-        print(f"  fresh Ready-set : {fresh:5d} requests ({fresh_s:.2f}s)  target <= {target}: "
-              f"{'ok' if fresh <= target else 'OVER'}")
-        print(f"  each later poll : {poll:5d} requests ({poll_s:.2f}s)  (= ceil(N/100) search "
-              "pages; no conditional requests)")
-        print(f"  naive loop      : {naive_n:5d} requests ({naive_s:.2f}s)  (search + 1 GET per "
-              "issue)")
+        return {"deployment": "Data Center" if dc else "Cloud", "n": n, "links": links,
+                "fresh": fresh, "fresh_s": fresh_s, "target": math.ceil(n / 100) + 2,
+                "poll": poll, "poll_s": poll_s, "naive": naive_n, "naive_s": naive_s,
+                "ratio_naive_to_fresh": naive_n / fresh}
     finally:
         fake.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000", help="comma-separated issue counts")
+    ap.add_argument("--links", type=int, default=300)
+    ap.add_argument("--dc", action="store_true", help="Data Center (startAt) instead of Cloud")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    rows = [measure(int(n), args.links, args.dc) for n in args.sizes.split(",")]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        ok = "ok" if r["fresh"] <= r["target"] else "OVER"  # type: ignore[operator]
+        print(f"{r['deployment']}: {r['n']} open issues, {r['links']} links")
+        print(f"  fresh Ready-set : {r['fresh']:5d} requests ({r['fresh_s']:.2f}s)  "
+              f"target <= {r['target']}: {ok}")
+        print(f"  each later poll : {r['poll']:5d} requests ({r['poll_s']:.2f}s)  (= ceil(N/100) "
+              "search pages; Jira search has no conditional requests)")
+        print(f"  naive loop      : {r['naive']:5d} requests ({r['naive_s']:.2f}s)  (search + 1 "
+              "GET per issue)")
 
 
 if __name__ == "__main__":

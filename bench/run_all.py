@@ -24,8 +24,8 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("readyset_scale", ["--sizes", "1000,10000,100000", "--e2e"], ["--sizes", "1000,10000"]),
     ("wake_latency", ["--deliveries", "1000"], ["--deliveries", "200", "--poll-samples", "5"]),
     ("cli_start", [], ["--repeat", "3"]),
-    ("github_cost", [], []),
-    ("jira_cost", [], []),
+    ("github_cost", ["--big"], []),
+    ("jira_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
 ]
 
 
@@ -51,15 +51,16 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated benchmark names")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
-    results: dict[str, object] = {}
+    out_file = HERE / "results.json"
+    results: dict[str, object] = json.loads(out_file.read_text()) if out_file.exists() else {}
     for name, full, quick in BENCHES:
         if only and name not in only:
             continue
         print(f"== {name}", flush=True)
         results[name] = out = run(name, quick if args.quick else full)
         print(json.dumps(out, indent=2)[:4000], flush=True)
-    (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {HERE / 'results.json'}")
+    out_file.write_text(json.dumps(results, indent=2) + "\n")  # --only keeps the other results
+    print(f"wrote {out_file}")
 
 
 if __name__ == "__main__":
