@@ -69,7 +69,7 @@ class FailureInfo(BaseModel):
 class RunOutput(BaseModel):
     """A Pool's output: how it ended, each finished worker's output, each failure."""
 
-    status: Literal["drained", "deadlocked", "stopped"]
+    status: Literal["drained", "deadlocked"]
     items: dict[str, Any] = {}
     failures: dict[str, FailureInfo] = {}
 
