@@ -19,6 +19,8 @@ used, so retries never multiply.
 from __future__ import annotations
 
 import email.utils
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -123,3 +125,47 @@ def call_with_retries(fn: Callable[[], T], policy: RetryPolicy,
     retrying = Retrying(retry=retry_if_exception_type(Retryable), wait=_wait(policy),
                         stop=_stop(policy), sleep=sleep, reraise=True)
     return retrying(fn)
+
+
+def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None], *,
+                  label: str, tracker: str, on_retry: Callable[[], None] | None = None) -> T:
+    """`call_with_retries`, and when the retries run out, one clear `SourceError`: the wait the
+    tracker asked for was over the budget, or it kept failing after N attempts. `on_retry` is
+    called before each attempt after the first (for request statistics)."""
+    from jr2_core.errors import SourceError
+
+    attempts = 0
+
+    def once() -> T:
+        nonlocal attempts
+        attempts += 1
+        if attempts > 1 and on_retry is not None:
+            on_retry()
+        return fn()
+
+    try:
+        return call_with_retries(once, policy, sleep)
+    except Retryable as exc:
+        if exc.hint is not None and exc.hint > policy.budget:
+            raise SourceError(
+                f"{label}: {exc.reason}: {tracker} asks to wait {exc.hint:.0f}s, more than the "
+                f"retry budget ({policy.budget:.0f}s)") from None
+        raise SourceError(f"{label}: {tracker} kept failing ({exc.reason}) after {attempts} "
+                          "attempt(s)") from None
+
+
+class WriteSpacer:
+    """Keeps mutating requests at least `spacing` seconds apart, across threads (GitHub asks
+    for a second between writes; other trackers are kinder)."""
+
+    def __init__(self, spacing: float) -> None:
+        self.spacing = spacing
+        self._lock = threading.Lock()
+        self._last = -1e18
+
+    def wait(self) -> None:
+        with self._lock:
+            delay = self._last + self.spacing - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self._last = time.monotonic()

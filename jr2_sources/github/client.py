@@ -36,7 +36,7 @@ from pydantic import SecretStr
 from jr2_core.errors import SourceError
 
 from ..redact import Redactor
-from ..retry import Retryable, RetryPolicy, call_with_retries, rate_limit_wait
+from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 
 USER_AGENT = "jr2-github-source"
 API_VERSION = "2022-11-28"
@@ -114,7 +114,6 @@ class GitHubClient:
         self._origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.base_url))
         self._token = token
         self.label = label
-        self.write_spacing = write_spacing
         self.policy = policy or RetryPolicy()
         self.timeout = timeout
         self.sleep = sleep
@@ -128,8 +127,7 @@ class GitHubClient:
         })
         self._cache: OrderedDict[str, tuple[str, Any, str | None]] = OrderedDict()
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._last_write = -1e18
+        self._spacer = WriteSpacer(write_spacing)
 
     # -- public calls ---------------------------------------------------------------------------
 
@@ -163,7 +161,7 @@ class GitHubClient:
     def write(self, method: str, path: str, body: Any = None, *,
               need: str = "write issues") -> Response:
         """A mutating request, spaced `write_spacing` after the previous one."""
-        self._gate()
+        self._spacer.wait()
         return self._call(method, self.url(path), body, need)
 
     def close(self) -> None:
@@ -171,35 +169,16 @@ class GitHubClient:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _gate(self) -> None:
-        with self._write_lock:
-            wait = self._last_write + self.write_spacing - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            self._last_write = time.monotonic()
-
     def _call(self, method: str, url: str, body: Any, need: str) -> Response:
         if not url.startswith(self._origin + "/"):
             raise SourceError(f"{self.label}: refusing to follow a link off the API host")
-        attempts = 0
+        return retry_or_fail(lambda: self._once(method, url, body, need), self.policy,
+                             self.sleep, label=self.label, tracker="GitHub",
+                             on_retry=self._count_retry)
 
-        def once() -> Response:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:
-                with self._lock:
-                    self.stats.retries += 1
-            return self._once(method, url, body, need)
-
-        try:
-            return call_with_retries(once, self.policy, self.sleep)
-        except Retryable as exc:
-            if exc.hint is not None and exc.hint > self.policy.budget:
-                raise SourceError(
-                    f"{self.label}: {exc.reason}: GitHub asks to wait {exc.hint:.0f}s, more "
-                    f"than the retry budget ({self.policy.budget:.0f}s)") from None
-            raise SourceError(f"{self.label}: GitHub kept failing ({exc.reason}) after "
-                              f"{attempts} attempt(s)") from None
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.stats.retries += 1
 
     def _once(self, method: str, url: str, body: Any, need: str) -> Response:
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}

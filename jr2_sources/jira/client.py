@@ -37,7 +37,7 @@ import requests
 from jr2_core.errors import SourceError, UsageError
 
 from ..redact import Redactor
-from ..retry import Retryable, RetryPolicy, call_with_retries, rate_limit_wait
+from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 from .config import JiraAuth
 
 FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "issuelinks",
@@ -112,7 +112,6 @@ class JiraClient:
 
         self.server = server.rstrip("/")
         self.label = label
-        self.write_spacing = write_spacing
         self.policy = policy or RetryPolicy()
         self.sleep = sleep
         self.read_only = read_only
@@ -126,8 +125,7 @@ class JiraClient:
         self._session = self.jira._session
         self._session.hooks.setdefault("response", []).append(self._count)
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._last_write = -1e18
+        self._spacer = WriteSpacer(write_spacing)
         self._info: dict[str, Any] | None = None
 
     # -- counting -------------------------------------------------------------------------------
@@ -217,7 +215,7 @@ class JiraClient:
         if method != "GET":
             if self.read_only:
                 raise UsageError(f"{self.label}: read-only here (a report never writes to Jira)")
-            self._gate()
+            self._spacer.wait()
         url = f"{self.server}{API}{path}"
 
         def once() -> Reply:
@@ -232,35 +230,15 @@ class JiraClient:
         result: Reply = self._retrying(once, need)
         return result
 
-    def _gate(self) -> None:
-        with self._write_lock:
-            wait = self._last_write + self.write_spacing - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            self._last_write = time.monotonic()
-
     # -- retries and errors ---------------------------------------------------------------------
 
     def _retrying(self, fn: Callable[[], Any], need: str) -> Any:
-        attempts = 0
+        return retry_or_fail(lambda: self._attempt(fn, need), self.policy, self.sleep,
+                             label=self.label, tracker="Jira", on_retry=self._count_retry)
 
-        def once() -> Any:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:
-                with self._lock:
-                    self.stats.retries += 1
-            return self._attempt(fn, need)
-
-        try:
-            return call_with_retries(once, self.policy, self.sleep)
-        except Retryable as exc:
-            if exc.hint is not None and exc.hint > self.policy.budget:
-                raise SourceError(
-                    f"{self.label}: {exc.reason}: Jira asks to wait {exc.hint:.0f}s, more than "
-                    f"the retry budget ({self.policy.budget:.0f}s)") from None
-            raise SourceError(f"{self.label}: Jira kept failing ({exc.reason}) after "
-                              f"{attempts} attempt(s)") from None
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.stats.retries += 1
 
     def _attempt(self, fn: Callable[[], Any], need: str) -> Any:
         from jira.exceptions import JIRAError

@@ -32,7 +32,7 @@ from pydantic import SecretStr
 
 from jr2_core import ConfigError, SourceError
 from jr2_sources import Redactor
-from jr2_sources.retry import Retryable, RetryPolicy, call_with_retries, rate_limit_wait
+from jr2_sources.retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 
 USER_AGENT = "jr2-gitlab-source"
 DEFAULT_URL = "https://gitlab.com"
@@ -129,7 +129,6 @@ class GitLabClient:
         self._origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.base_url))
         self._token = token
         self.label = label
-        self.write_spacing = write_spacing
         self.policy = policy or RetryPolicy()
         self.timeout = timeout
         self.sleep = sleep
@@ -138,8 +137,7 @@ class GitLabClient:
         self._session = session or requests.Session()
         self._session.headers.update({"User-Agent": USER_AGENT, "Accept": "application/json"})
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._last_write = -1e18
+        self._spacer = WriteSpacer(write_spacing)
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         url = path if path.startswith(("http://", "https://")) else self.base_url + path
@@ -166,7 +164,7 @@ class GitLabClient:
 
     def write(self, method: str, path: str, body: Any = None, *,
               need: str = "write issues") -> Response:
-        self._gate()
+        self._spacer.wait()
         return self._call(method, self.url(path), body, need)
 
     def close(self) -> None:
@@ -174,35 +172,16 @@ class GitLabClient:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _gate(self) -> None:
-        with self._write_lock:
-            wait = self._last_write + self.write_spacing - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            self._last_write = time.monotonic()
-
     def _call(self, method: str, url: str, body: Any, need: str) -> Response:
         if not url.startswith(self._origin + "/"):
             raise SourceError(f"{self.label}: refusing to follow a link off the API host")
-        attempts = 0
+        return retry_or_fail(lambda: self._once(method, url, body, need), self.policy,
+                             self.sleep, label=self.label, tracker="GitLab",
+                             on_retry=self._count_retry)
 
-        def once() -> Response:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:
-                with self._lock:
-                    self.stats.retries += 1
-            return self._once(method, url, body, need)
-
-        try:
-            return call_with_retries(once, self.policy, self.sleep)
-        except Retryable as exc:
-            if exc.hint is not None and exc.hint > self.policy.budget:
-                raise SourceError(
-                    f"{self.label}: {exc.reason}: GitLab asks to wait {exc.hint:.0f}s, more "
-                    f"than the retry budget ({self.policy.budget:.0f}s)") from None
-            raise SourceError(f"{self.label}: GitLab kept failing ({exc.reason}) after "
-                              f"{attempts} attempt(s)") from None
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.stats.retries += 1
 
     def _next_url(self, resp: Any, url: str) -> str | None:
         nxt = resp.links.get("next", {}).get("url")
