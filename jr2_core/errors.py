@@ -53,5 +53,13 @@ class SourceError(Jr2Error):
     exit_code = 4
 
 
+class SourceHTTPError(SourceError):
+    """A tracker answered with an error status that retrying cannot fix; `status` is the code."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class NoLiveRun(UsageError):
     """`jr2 gates` / `jr2 send` found no run to talk to, or several without `--run`."""

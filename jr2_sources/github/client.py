@@ -33,7 +33,7 @@ from urllib.parse import urlencode, urlsplit
 import requests
 from pydantic import SecretStr
 
-from jr2_core.errors import SourceError
+from jr2_core.errors import SourceError, SourceHTTPError
 
 from ..redact import Redactor
 from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
@@ -43,12 +43,8 @@ API_VERSION = "2022-11-28"
 _CACHE_SIZE = 4096
 
 
-class GitHubHTTPError(SourceError):
+class GitHubHTTPError(SourceHTTPError):
     """GitHub answered with an error status that retrying cannot fix."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass

@@ -34,7 +34,7 @@ from typing import Any
 
 import requests
 
-from jr2_core.errors import SourceError, UsageError
+from jr2_core.errors import SourceError, SourceHTTPError, UsageError
 
 from ..redact import Redactor
 from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
@@ -46,12 +46,8 @@ PAGE = 100
 API = "/rest/api/2"
 
 
-class JiraHTTPError(SourceError):
+class JiraHTTPError(SourceHTTPError):
     """Jira answered with an error status that retrying cannot fix."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass

@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import requests
 from pydantic import SecretStr
 
-from jr2_core import ConfigError, SourceError
+from jr2_core import ConfigError, SourceError, SourceHTTPError
 from jr2_sources import Redactor
 from jr2_sources.retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 
@@ -58,12 +58,8 @@ def resolve_token(env: Mapping[str, str] | None = None) -> SecretStr:
     return SecretStr(value)
 
 
-class GitLabHTTPError(SourceError):
+class GitLabHTTPError(SourceHTTPError):
     """GitLab answered with an error status that retrying cannot fix."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
