@@ -61,5 +61,10 @@ class SourceHTTPError(SourceError):
         self.status = status
 
 
+class RetriesAborted(SourceError):
+    """Retries were abandoned because their result was no longer wanted (a lease renewal whose
+    claim was settled meanwhile)."""
+
+
 class NoLiveRun(UsageError):
     """`jr2 gates` / `jr2 send` found no run to talk to, or several without `--run`."""

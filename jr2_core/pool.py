@@ -52,7 +52,8 @@ class Next:
 @dataclass(slots=True)
 class Outcome:
     """What `settle` is told: `done` (with the output), `failed` (with the Failure) or
-    `cancelled` (the run stopped the worker; release the claim, record nothing)."""
+    `cancelled` (the run or the Source stopped the worker; release the claim, record nothing;
+    `failure` says why when the Source stopped it)."""
 
     status: Literal["done", "failed", "cancelled"]
     output: Any = None
@@ -120,8 +121,9 @@ def source(
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
     while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
-    `started(item_id, stop)` gets a function that stops that worker with a Failure (a Work Source
-    uses it when a lease cannot be renewed); `idle_poll` is the wait while other pools hold items.
+    `started(item_id, stop)` gets a function that stops that worker (a failure of the run, but
+    the item is settled `cancelled` with the reason, so a Work Source whose lease cannot be
+    renewed releases it); `idle_poll` is the wait while other pools hold items.
     """
     return Source(
         next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started
@@ -340,11 +342,13 @@ class _PoolRun:
             reason = self.stops.pop(iid, None)
             if reason is None:
                 raise
-            outcome = Outcome("failed", failure=Failure(reason))
+            # stopped by its Source (say, its lease was lost): a failure of this run, but the
+            # item itself did not fail, so the Source is told `cancelled` and releases it
+            outcome = Outcome("cancelled", failure=Failure(reason))
         except Exception as exc:
             self.defect = exc
             outcome = Outcome("cancelled")
-        if outcome.status == "failed":
+        if outcome.failure is not None:
             ctx._delete_sandbox()
         try:
             await self._settle(iid, outcome)
@@ -364,14 +368,14 @@ class _PoolRun:
     def _finish(self, iid: str, outcome: Outcome) -> None:
         if outcome.status == "done":
             self.items[iid] = outcome.output
-        elif outcome.status == "failed" and outcome.failure is not None:
+        elif outcome.failure is not None:
             self.failures[iid] = FailureInfo(reason=outcome.failure.reason,
                                              detail=outcome.failure.detail)
         self._finished.append(iid)
         self._signal.set()
         if self.run.observers:
-            kind = {"done": "worker_finished", "failed": "worker_failed"}.get(
-                outcome.status, "worker_cancelled")
+            kind = ("worker_finished" if outcome.status == "done" else
+                    "worker_failed" if outcome.failure is not None else "worker_cancelled")
             detail = outcome.failure.reason if outcome.failure is not None else None
             path = self.contexts[iid].path.rstrip(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from jr2_core.errors import SourceError
 
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
+from .retry import abort_retries_when
 
 
 class CommentThread(Protocol):
@@ -75,6 +76,10 @@ class Held:
     nonce: str
     attempt: int = 1
     extra_ids: set[int] = field(default_factory=set)
+    # a renewal and the settle of one claim never interleave: a renewal still retrying after
+    # the worker ended must not turn the settled comment back into a live claim
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    settled: bool = False
 
 
 def _now_text() -> str:
@@ -127,6 +132,13 @@ class CommentClaims:
             held = self._held.get(key)
         if held is None or held.holder != holder:
             return False
+        with held.lock:
+            if held.settled:
+                return False
+            with abort_retries_when(lambda: held.settled):
+                return self._renew(held, key, holder, lease)
+
+    def _renew(self, held: Held, key: str, holder: str, lease: float) -> bool:
         held.attempt += 1
         body = render_marker("claim", {"holder": holder, "lease": lease,
                                        "attempt": held.attempt, "nonce": held.nonce,
@@ -163,7 +175,14 @@ class CommentClaims:
     def settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                action: Callable[[], None] | None) -> None:
         """Apply `action` and unmark only while our claim still holds; then turn the claim
-        comment into its outcome (or `released`, when the claim was lost meanwhile)."""
+        comment into its outcome (or `released`, when the claim was lost meanwhile). A renewal
+        in flight is waited for first; if it is retrying, it gives up at once."""
+        held.settled = True
+        with held.lock:
+            self._settle(held, kind, fields, text, action)
+
+    def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
+                action: Callable[[], None] | None) -> None:
         comments, now = self.thread.list_comments(held.key)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import email.utils
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -127,24 +128,56 @@ def call_with_retries(fn: Callable[[], T], policy: RetryPolicy,
     return retrying(fn)
 
 
+_abort = threading.local()
+
+
+@contextmanager
+def abort_retries_when(predicate: Callable[[], bool]) -> Iterator[None]:
+    """Within the block, in this thread, stop retrying (`RetriesAborted`) as soon as
+    `predicate()` is true: between attempts and during the waits. A lease renewal uses it, so a
+    renewal still retrying when its claim is settled gives up instead of writing after it."""
+    previous = getattr(_abort, "predicate", None)
+    _abort.predicate = predicate
+    try:
+        yield
+    finally:
+        _abort.predicate = previous
+
+
 def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None], *,
                   label: str, tracker: str, on_retry: Callable[[], None] | None = None) -> T:
     """`call_with_retries`, and when the retries run out, one clear `SourceError`: the wait the
     tracker asked for was over the budget, or it kept failing after N attempts. `on_retry` is
     called before each attempt after the first (for request statistics)."""
-    from jr2_core.errors import SourceError
+    from jr2_core.errors import RetriesAborted, SourceError
 
     attempts = 0
+    stop_now: Callable[[], bool] | None = getattr(_abort, "predicate", None)
+
+    def check() -> None:
+        if stop_now is not None and stop_now():
+            raise RetriesAborted(f"{label}: {tracker}: retries abandoned (no longer needed)")
 
     def once() -> T:
         nonlocal attempts
         attempts += 1
-        if attempts > 1 and on_retry is not None:
-            on_retry()
+        if attempts > 1:
+            check()
+            if on_retry is not None:
+                on_retry()
         return fn()
 
+    def nap(seconds: float) -> None:
+        if stop_now is None:
+            sleep(seconds)
+            return
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            check()
+            sleep(min(left, 0.05))
+
     try:
-        return call_with_retries(once, policy, sleep)
+        return call_with_retries(once, policy, nap)
     except Retryable as exc:
         if exc.hint is not None and exc.hint > policy.budget:
             raise SourceError(

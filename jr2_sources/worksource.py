@@ -144,6 +144,7 @@ class WorkSource:
         self.last: ReadySet | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
+        self._claimed_at: dict[str, float] = {}
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -177,8 +178,10 @@ class WorkSource:
         for i, entry in enumerate(rs.ready):
             if entry.item.id in mine:
                 continue
+            asked = self.clock()  # the lease runs from before the claim reached the tracker
             won = await asyncio.to_thread(self.adapter.claim, entry.item, self.holder, self.lease)
             if won:
+                self._claimed_at[entry.item.id] = asked
                 rest = len(rs.ready) - i - 1
                 return Next(item=WorkItem.from_snapshot(entry.item, self.adapter.name),
                             open=rest + lost + len(rs.blocked) + held, held=held + lost)
@@ -189,26 +192,43 @@ class WorkSource:
         self._renewers[item_id] = asyncio.get_running_loop().create_task(
             self._keep_lease(item_id, stop), name=f"lease:{item_id}")
 
+    def lease_margin(self) -> float:
+        """How long before its lease ends a worker whose renewals fail is stopped: a fifth of
+        the lease, at least 1 s (a tracker that keeps whole-second timestamps can see a lease
+        end up to a second early), but never more than a third of the lease, nor 60 s."""
+        return min(max(1.0, self.lease / 5), self.lease / 3, 60.0)
+
     async def _keep_lease(self, item_id: str, stop: Callable[[str], None]) -> None:
-        """Renew every lease/3; stop the worker before the lease ends if renewal fails."""
+        """Renew every lease/3; stop the worker before the lease ends if renewal fails.
+
+        The lease is counted from before each request left (so from before the tracker
+        stamped it), and a renewal that has not answered by the stop deadline is not waited
+        for: the tracker client may still be retrying, but the worker stops in time.
+        """
         every = self.lease / 3
-        expires = self.clock() + self.lease
-        margin = min(every / 2, 5.0)
+        margin = self.lease_margin()
+        expires = self._claimed_at.pop(item_id, self.clock()) + self.lease
         while True:
             await asyncio.sleep(max(0.0, min(every, expires - margin - self.clock())))
+            deadline = expires - margin - self.clock()
+            if deadline <= 0:
+                stop(f"lease of {item_id} could not be renewed in time")
+                return
+            asked = self.clock()
             try:
-                ok = await asyncio.to_thread(self.adapter.renew, item_id, self.holder,
-                                             self.lease)
+                ok = await asyncio.wait_for(asyncio.to_thread(
+                    self.adapter.renew, item_id, self.holder, self.lease), deadline)
+            except TimeoutError:
+                stop(f"lease of {item_id} could not be renewed: the tracker did not answer "
+                     "in time")
+                return
             except Exception as exc:
                 log.warning("renewing the lease of %s failed: %s", item_id, exc)
-                if self.clock() >= expires - margin:
-                    stop(f"lease of {item_id} could not be renewed: {exc}")
-                    return
                 continue
             if not ok:
                 stop(f"lease of {item_id} was lost to another pool")
                 return
-            expires = self.clock() + self.lease
+            expires = asked + self.lease
 
     async def settle(self, item_id: str, outcome: Outcome) -> None:
         task = self._renewers.pop(item_id, None)

@@ -129,7 +129,11 @@ class GitHubAdapter:
         cfg = self.config
         if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
             return False
-        return cfg.on_success != "nothing" or not any(mk.kind == "done" for mk in found)
+        if cfg.on_success == "nothing" and any(mk.kind == "done" for mk in found):
+            with self._lock:  # done before and left open on purpose: not work, from now on
+                self._done_here.add(key)
+            return False
+        return True
 
     def mark_claimed(self, key: str) -> None:
         number = self._number(key)

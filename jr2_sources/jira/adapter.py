@@ -321,7 +321,9 @@ class JiraAdapter:
 
     def still_to_do(self, key: str, found: list[Marker]) -> bool:
         if not self.config.on_success_transition and any(mk.kind == "done" for mk in found):
-            return False  # done here before, left open on purpose: a marker says so
+            with self._lock:  # done before and left open on purpose: not work, from now on
+                self._done_here.add(key)
+            return False
         return self._claimable(key)
 
     def mark_claimed(self, key: str) -> None:
