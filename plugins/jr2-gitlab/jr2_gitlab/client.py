@@ -163,15 +163,25 @@ class GitLabClient:
         self._spacer.wait()
         return self._call(method, self.url(path), body, need)
 
+    def graphql(self, query: str, variables: Mapping[str, Any], *,
+                need: str = "read work items") -> Response:
+        """One POST of a read-only GraphQL query to the instance's `/api/graphql` (a query is
+        not a write: it is neither spaced nor counted in `stats.writes`)."""
+        root = self.base_url.removesuffix("/api/v4")
+        return self._call("POST", root + "/api/graphql",
+                          {"query": query, "variables": dict(variables)}, need, write=False)
+
     def close(self) -> None:
         self._session.close()
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _call(self, method: str, url: str, body: Any, need: str) -> Response:
+    def _call(self, method: str, url: str, body: Any, need: str, *,
+              write: bool | None = None) -> Response:
         if not url.startswith(self._origin + "/"):
             raise SourceError(f"{self.label}: refusing to follow a link off the API host")
-        return retry_or_fail(lambda: self._once(method, url, body, need), self.policy,
+        is_write = method != "GET" if write is None else write
+        return retry_or_fail(lambda: self._once(method, url, body, need, is_write), self.policy,
                              self.sleep, label=self.label, tracker="GitLab",
                              on_retry=self._count_retry)
 
@@ -190,12 +200,12 @@ class GitLabClient:
         query = [(k, v) for k, v in parse_qsl(parts.query) if k != "page"] + [("page", page)]
         return urlunsplit(parts._replace(query=urlencode(query)))
 
-    def _once(self, method: str, url: str, body: Any, need: str) -> Response:
+    def _once(self, method: str, url: str, body: Any, need: str, write: bool) -> Response:
         headers = {"PRIVATE-TOKEN": self._token.get_secret_value()}
         with self._lock:
             self.stats.requests += 1
             self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
-            if method != "GET":
+            if write:
                 self.stats.writes += 1
         try:
             resp = self._session.request(method, url, json=body, headers=headers,

@@ -22,17 +22,24 @@ Design notes
   are judged in server time (the notes listing's `Date`); the `Claim.lease_expires` handed to
   the Ready-set is translated to the local clock.
 * Child work items (tasks) live in GitLab's work item hierarchy, which only the GraphQL API
-  exposes; this source does not read it, so a parent never waits for its tasks. A description
-  checklist's `task_completion_status` is passed on in `extra`, not treated as children.
+  exposes. With `detail` (the default) one `POST /api/graphql` per 100 listed issues reads
+  `project(fullPath:) { workItems(iids:) { nodes { iid widgets { ... on
+  WorkItemWidgetHierarchy { hasChildren children { nodes { iid state webUrl } } } } } } }`;
+  a child `OPEN` is an open child, `CLOSED` a done one. A GraphQL error, or a 404 on
+  `/api/graphql` (an instance without it), means "no children" with one logged warning (after a
+  404 the endpoint is not asked again); it never fails the snapshot. `--no-detail` reads no
+  children. A description checklist's `task_completion_status` is passed on in `extra`, not
+  treated as children.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_core import BlockerRef, Claim, Snapshot, SnapshotItem
+from jr2_core import BlockerRef, Claim, Snapshot, SnapshotItem, SourceError
 from jr2_sources import claims
 
 from .client import GitLabClient, GitLabHTTPError
@@ -48,6 +55,25 @@ from .refs import (
 )
 
 State = Literal["open", "done", "missing", "inaccessible"]
+
+log = logging.getLogger(__name__)
+
+CHILDREN_QUERY = """\
+query($fullPath: ID!, $iids: [String!], $first: Int) {
+  project(fullPath: $fullPath) {
+    workItems(iids: $iids, first: $first) {
+      nodes {
+        iid
+        widgets {
+          ... on WorkItemWidgetHierarchy {
+            hasChildren
+            children { nodes { iid state webUrl } }
+          }
+        }
+      }
+    }
+  }
+}"""
 
 
 def labels_of(issue: dict[str, Any]) -> list[str]:
@@ -71,6 +97,8 @@ class IssueReader:
         self._priorities = config.priorities()
         self._refs: dict[str, State] = {}
         self._lock = threading.Lock()
+        self._graphql = True  # False once /api/graphql answered 404
+        self._warned = False
 
     def issues_path(self, project: str | None = None) -> str:
         return f"/projects/{encode_project(project or self.project)}/issues"
@@ -138,6 +166,7 @@ class IssueReader:
                     proj, other_iid = split_id(other)
                     if same_project(proj, self.project) and other_iid in listed:
                         blockers[other_iid][me] = "done" if self._is_done(issue) else "open"
+        children = self._children(listed, skip) if self.config.detail else {}
         items: list[SnapshotItem] = []
         for iid, issue in sorted(listed.items()):
             labels = labels_of(issue)
@@ -148,8 +177,77 @@ class IssueReader:
             for ref in body_refs(issue.get("description"), self.project, iid):
                 if ref not in refs:
                     refs[ref] = self._ref_state(ref, listed)
-            items.append(self._item(issue, labels, refs, blocks.get(iid, [])))
+            item = self._item(issue, labels, refs, blocks.get(iid, []))
+            item.children = [BlockerRef(c, st) for c, st in children.get(iid, {}).items()]
+            items.append(item)
         return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _warn(self, why: str) -> None:
+        with self._lock:
+            first, self._warned = not self._warned, True
+        if first:
+            log.warning("%s: child work items not read (%s); parents do not wait for them",
+                        self.name, why)
+
+    def _children(self, listed: dict[int, dict[str, Any]],
+                  skip: set[str] | frozenset[str]) -> dict[int, dict[str, State]]:
+        """Each listed issue's child work items (GraphQL hierarchy widget), one POST per 100
+        issues; {} for all of them when GraphQL is missing or answers an error."""
+        out: dict[int, dict[str, State]] = {}
+        iids = sorted(listed)
+        for start in range(0, len(iids), 100):
+            if not self._graphql:
+                return {}
+            page = iids[start:start + 100]
+            try:
+                resp = self.client.graphql(
+                    CHILDREN_QUERY, {"fullPath": self.project, "iids": [str(i) for i in page],
+                                     "first": len(page)})
+            except SourceError as exc:
+                if isinstance(exc, GitLabHTTPError) and exc.status == 404:
+                    self._graphql = False
+                self._warn(str(exc))
+                return {}
+            data = resp.data if isinstance(resp.data, dict) else {}
+            if data.get("errors") or not isinstance(data.get("data"), dict):
+                errors = data.get("errors") or [{"message": "no data"}]
+                msg = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
+                self._warn(f"GraphQL error: {msg}")
+                return {}
+            project = data["data"].get("project") or {}
+            nodes = (project.get("workItems") or {}).get("nodes") or []
+            for node in nodes:
+                if not isinstance(node, dict) or not str(node.get("iid", "")).isdigit():
+                    continue
+                for widget in node.get("widgets") or []:
+                    if not isinstance(widget, dict) or "children" not in widget:
+                        continue
+                    if widget.get("hasChildren") is False:
+                        continue
+                    kids = out.setdefault(int(node["iid"]), {})
+                    for child in (widget.get("children") or {}).get("nodes") or []:
+                        ref = self._child_id(child)
+                        if ref is None:
+                            continue
+                        kids[ref] = self._child_state(ref, child, listed, skip)
+        return out
+
+    def _child_id(self, child: Any) -> str | None:
+        if not isinstance(child, dict) or not str(child.get("iid", "")).isdigit():
+            return None
+        parsed = project_of_web_url(child.get("webUrl"))
+        if parsed is not None and not same_project(parsed[0], self.project):
+            return item_id(parsed[0], int(child["iid"]))
+        return item_id(self.project, int(child["iid"]))
+
+    def _child_state(self, ref: str, child: dict[str, Any], listed: dict[int, dict[str, Any]],
+                     skip: set[str] | frozenset[str]) -> State:
+        if child.get("state") == "CLOSED" or ref in skip:
+            return "done"
+        project, iid = split_id(ref)
+        if same_project(project, self.project) and iid in listed and self._is_done(listed[iid]):
+            return "done"
+        return "open"
 
     def _item(self, issue: dict[str, Any], labels: list[str], refs: dict[str, State],
               blocks: list[str]) -> SnapshotItem:

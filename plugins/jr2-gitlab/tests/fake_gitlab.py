@@ -7,6 +7,14 @@ ids and millisecond server times; `remove_labels` of an absent label is not an e
 projects answer 404, forbidden ones 403. One lock serialises requests. The clock is
 `time.time() + offset` (`advance()` moves it), used for times and the `Date` header. `requests`
 logs (method, path, query); `writes()` counts mutating requests; `fault()` queues an HTTP error.
+
+`POST /api/graphql` answers the one query the reader sends (read from its `variables`:
+`fullPath`, `iids`): `project.workItems.nodes[]` with `iid` and `widgets`, the
+`WorkItemWidgetHierarchy` one carrying `hasChildren` and `children.nodes[]` (`iid`, `state`
+`OPEN`/`CLOSED`, `webUrl`), as in GitLab's GraphQL reference; other widgets answer `{}` (an
+inline fragment that does not match selects nothing). `set_parent()` files a child under a
+parent; `graphql_error` answers a GraphQL error; `graphql = False` makes the endpoint answer
+404 (an instance without it). A GraphQL query is not a write.
 """
 
 from __future__ import annotations
@@ -48,6 +56,9 @@ class FakeGitLab:
         self.forbidden: set[str] = set()
         self.links: list[tuple[str, int, str, int]] = []  # (blocker proj, iid, blocked proj, iid)
         self.relates: list[tuple[str, int, str, int]] = []
+        self.parents: dict[tuple[str, int], tuple[str, int]] = {}  # child -> parent
+        self.graphql = True
+        self.graphql_error: str | None = None  # answer `{"errors": [{"message": ...}]}`
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.faults: list[Fault] = []
         self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0}
@@ -92,6 +103,10 @@ class FakeGitLab:
         with self.lock:
             self.links.append((blocker[0], blocker[1], blocked[0], blocked[1]))
 
+    def set_parent(self, child: tuple[str, int], parent: tuple[str, int]) -> None:
+        with self.lock:
+            self.parents[child] = parent
+
     def close_issue(self, path: str, iid: int) -> None:
         with self.lock:
             self.issue(path, iid)["state"] = "closed"
@@ -102,7 +117,7 @@ class FakeGitLab:
             self.faults.append(Fault(status, times, method, path, dict(headers or {})))
 
     def writes(self) -> int:
-        return sum(1 for m, _, _ in self.requests if m != "GET")
+        return sum(1 for m, p, _ in self.requests if m != "GET" and p != "/api/graphql")
 
     # -- shapes ---------------------------------------------------------------------------------
 
@@ -159,6 +174,12 @@ class FakeGitLab:
                     return f.status, {"message": f"{f.status} injected"}, f.headers
             if headers.get("private-token") != self.token:
                 return 401, {"message": "401 Unauthorized"}, {}
+            if raw_path == "/api/graphql":
+                if not self.graphql:
+                    return 404, {"message": "404 Not Found"}, {}
+                if method != "POST":
+                    return 404, {"error": "404 Not Found"}, {}
+                return self._graphql(body)
             parts = [unquote(p) for p in raw_path.split("/") if p]
             if parts[:2] != ["api", "v4"] or len(parts) < 5 or parts[2] != "projects":
                 return 404, {"error": "404 Not Found"}, {}
@@ -178,6 +199,31 @@ class FakeGitLab:
             if issue is None:
                 return 404, {"message": "404 Not found"}, {}
             return self._on_issue(path, issue, method, rest[2:], q, body)
+
+    def _graphql(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        if self.graphql_error:
+            return 200, {"errors": [{"message": self.graphql_error}]}, {}
+        variables = body.get("variables") or {}
+        path = str(variables.get("fullPath") or "")
+        if "workItems" not in str(body.get("query") or "") or not path:
+            return 200, {"errors": [{"message": "unsupported query"}]}, {}
+        proj = self.projects.get(path)
+        if proj is None or path in self.forbidden:
+            return 200, {"data": {"project": None}}, {}
+        nodes = []
+        for raw in variables.get("iids") or []:
+            issue = proj["issues"].get(int(raw))
+            if issue is None:
+                continue
+            kids = []
+            for (cp, ci), parent in sorted(self.parents.items()):
+                if parent == (path, issue["iid"]) and cp not in self.forbidden:
+                    child = self.projects[cp]["issues"][ci]
+                    kids.append({"iid": str(ci), "webUrl": self._web(cp, ci),
+                                 "state": "OPEN" if child["state"] == "opened" else "CLOSED"})
+            nodes.append({"iid": str(issue["iid"]), "widgets": [
+                {}, {"hasChildren": bool(kids), "children": {"nodes": kids}}, {}]})
+        return 200, {"data": {"project": {"workItems": {"nodes": nodes}}}}, {}
 
     def _page(self, items: list[Any], q: dict[str, str],
               base: str) -> tuple[int, Any, dict[str, str]]:

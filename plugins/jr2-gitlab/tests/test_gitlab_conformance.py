@@ -1,5 +1,6 @@
 """jr2-gitlab passes jr2's conformance kit over the fake GitLab: blockers as issue links
-(`is_blocked_by`), the missing one written in a description."""
+(`is_blocked_by`), the missing one written in a description, children in the GraphQL work item
+hierarchy (read with `detail`, the default)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from jr2_sources.testing import RefItem, SourceConformance, Target
 
 class TestGitLabConformance(SourceConformance):
     lease = 2.0  # the `Date` header has whole seconds
-    supports_children = False  # child work items need GraphQL (see the README)
+    supports_children = True  # read from the GraphQL hierarchy widget in detail mode
 
     def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
                     state: Any = None) -> Target:
@@ -26,6 +27,8 @@ class TestGitLabConformance(SourceConformance):
                 for k in it.needs:
                     if k in iids:
                         fake.block(("g/p", iids[k]), ("g/p", iids[it.key]))
+                if it.parent in iids:
+                    fake.set_parent(("g/p", iids[it.key]), ("g/p", iids[it.parent]))
                 if "MISSING" in it.needs:
                     fake.issue("g/p", iids[it.key])["description"] = "Depends on #999"
             for it in items:
@@ -39,7 +42,9 @@ class TestGitLabConformance(SourceConformance):
 
 
 class TestGitLabConformanceCheapLinks(TestGitLabConformance):
-    """The same promises with `--no-detail` (links read only for blockers)."""
+    """The same promises with `--no-detail` (links read only for blockers, no children)."""
+
+    supports_children = False  # --no-detail does not read the work item hierarchy
 
     def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
                     state: Any = None) -> Target:

@@ -13,7 +13,7 @@ import responses
 from gitlab_helpers import TOKEN, fixture, make_adapter, make_client
 from responses import matchers
 
-from jr2_core import SourceError, compute_ready_set
+from jr2_core import BlockerRef, SourceError, compute_ready_set
 
 BASE = "https://gitlab.example.com"
 API = f"{BASE}/api/v4/projects/group%2Fproject"
@@ -43,6 +43,14 @@ def _rest(rsps: responses.RequestsMock, detail: bool) -> None:
         for iid in (3, 4, 5):
             rsps.get(f"{API}/issues/{iid}/links", json=[])
         rsps.get(f"{API}/issues/5/notes", json=fixture("notes_5.json"), headers=DATE)
+        rsps.post(f"{BASE}/api/graphql",
+                  json={"data": {"project": {"workItems": {"nodes": [
+                      {"iid": "2", "widgets": [{"hasChildren": True, "children": {"nodes": [
+                          {"iid": "9", "state": "CLOSED",
+                           "webUrl": f"{BASE}/group/project/-/work_items/9"}]}}]}]}}}},
+                  match=[matchers.json_params_matcher(
+                      {"variables": {"fullPath": "group/project", "first": 5,
+                                     "iids": ["1", "2", "3", "4", "5"]}}, strict_match=False)])
     rsps.get(f"{BASE}/api/v4/projects/other%2Fsecret/issues/5", status=403,
              json={"message": "403 Forbidden"})
     rsps.get(f"{API}/issues/40", status=404, json={"message": "404 Not found"})
@@ -75,8 +83,10 @@ def test_detail_reads_every_link_and_names_each_blocker() -> None:
     claim = items["group/project#4"].claim
     assert claim is not None and claim.holder == "run1@hostA"  # the lowest live note id
     assert items["group/project#5"].failed == "tests failed"
+    assert items["group/project#2"].children == [BlockerRef("group/project#9", "done")]
     # 2 list pages + 2 marked lists + 5 links + 2 description refs + 2 notes listings
-    assert adapter.client.stats.requests == 13
+    # + 1 GraphQL POST for the children of the 5 listed issues (one page)
+    assert adapter.client.stats.requests == 14
     assert adapter.client.stats.writes == 0
     rs = compute_ready_set(snap, now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == ["group/project#1"]
