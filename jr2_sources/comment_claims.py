@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from jr2_core import Outcome
 from jr2_core.errors import SourceError
 
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
@@ -171,6 +172,27 @@ class CommentClaims:
         held = self.take(key, holder)
         if held is not None:
             self.settle(held, "released", {}, f"jr2: released by {self.who(holder)}.", None)
+
+    def record(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
+               on_failed: Callable[[], None], retry_hint: str) -> bool:
+        """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it; `done` runs
+        `on_done` (close, label, transition) and `failed` runs `on_failed` (the failed mark),
+        each only while the claim still holds. True when a `done` was settled here."""
+        if outcome.status == "cancelled":
+            self.release(key, holder)
+            return False
+        held = self.take(key, holder)
+        if held is None:
+            return False
+        who = self.who(holder)
+        if outcome.status == "done":
+            self.settle(held, "done", {}, f"jr2: done by {who}.", on_done)
+            return True
+        reason = outcome.failure.reason if outcome.failure is not None else "failed"
+        reason = " ".join(str(reason).split())[:500] or "failed"
+        self.settle(held, "failed", {"reason": reason},
+                    f"jr2: failed under {who}: {reason}\n\n{retry_hint}", on_failed)
+        return False
 
     def settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                action: Callable[[], None] | None) -> None:

@@ -166,39 +166,27 @@ class GitHubAdapter:
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
-        if outcome.status == "cancelled":
-            self.release(item_id, holder)
-            return
-        held = self.claims.take(item_id, holder)
-        if held is None:
-            return
         number = self._number(item_id)
-        if outcome.status == "done":
-            on = self.config.on_success
+        cfg = self.config
 
-            def finish() -> None:
-                if on == "close":
-                    self.client.write("PATCH", f"{self._issues()}/{number}",
-                                      {"state": "closed", "state_reason": "completed"},
-                                      need=_WRITE_ISSUES)
-                elif on == "label" and self.config.done_label:
-                    self.client.write("POST", f"{self._issues()}/{number}/labels",
-                                      {"labels": [self.config.done_label]}, need=_WRITE_ISSUES)
-
-            self.claims.settle(held, "done", {}, f"jr2: done by `{holder}`.", finish)
-            with self._lock:
-                self._done_here.add(item_id)
-            return
-        reason = outcome.failure.reason if outcome.failure is not None else "failed"
-        reason = " ".join(str(reason).split())[:500] or "failed"
+        def finish() -> None:
+            if cfg.on_success == "close":
+                self.client.write("PATCH", f"{self._issues()}/{number}",
+                                  {"state": "closed", "state_reason": "completed"},
+                                  need=_WRITE_ISSUES)
+            elif cfg.on_success == "label" and cfg.done_label:
+                self.client.write("POST", f"{self._issues()}/{number}/labels",
+                                  {"labels": [cfg.done_label]}, need=_WRITE_ISSUES)
 
         def mark_failed() -> None:
             self.client.write("POST", f"{self._issues()}/{number}/labels",
-                              {"labels": [self.config.failed_label]}, need=_WRITE_ISSUES)
+                              {"labels": [cfg.failed_label]}, need=_WRITE_ISSUES)
 
-        self.claims.settle(held, "failed", {"reason": reason},
-                           f"jr2: failed under `{holder}`: {reason}\n\nRemove the "
-                           f"`{self.config.failed_label}` label to offer it again.", mark_failed)
+        if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
+                              retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
+                                         "again."):
+            with self._lock:
+                self._done_here.add(item_id)
 
     def _unlabel(self, number: int, label: str) -> None:
         from urllib.parse import quote

@@ -271,31 +271,20 @@ class JiraAdapter:
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
-        if outcome.status == "cancelled":
-            self.release(item_id, holder)
-            return
-        held = self.claims.take(item_id, holder)
-        if held is None:
-            return
-        key = held.key
-        if outcome.status == "done":
-            name = self.config.on_success_transition
+        name = self.config.on_success_transition
+        label = self.config.failed_label
 
-            def finish() -> None:
-                if name:
-                    self._transition(key, name, strict=True)
+        def finish() -> None:
+            if name:
+                self._transition(item_id, name, strict=True)
 
-            self.claims.settle(held, "done", {}, f"jr2: done by {holder}.", finish)
-            if not name:
-                with self._lock:
-                    self._done_here.add(key)
-            return
-        reason = outcome.failure.reason if outcome.failure is not None else "failed"
-        reason = " ".join(str(reason).split())[:500] or "failed"
-        self.claims.settle(held, "failed", {"reason": reason},
-                     f"jr2: failed under {holder}: {reason}\nRemove the label "
-                     f"{self.config.failed_label} to offer it again.",
-                     lambda: self._labels(key, add=self.config.failed_label))
+        done = self.claims.record(
+            item_id, holder, outcome, on_done=finish,
+            on_failed=lambda: self._labels(item_id, add=label),
+            retry_hint=f"Remove the label {label} to offer it again.")
+        if done and not name:
+            with self._lock:
+                self._done_here.add(item_id)
 
     # -- writes ---------------------------------------------------------------------------------
 
