@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES: list[tuple[str, list[str], list[str]]] = [
     # (name, args, quick args)
     ("pool_throughput", ["--items", "100000"], ["--items", "20000", "--repeat", "1"]),
-    ("readyset_scale", ["--sizes", "1000,10000,100000,1000000", "--e2e"],
+    ("readyset_scale", ["--sizes", "1000,10000,100000,1000000", "--e2e", "--instructions"],
      ["--sizes", "1000,10000"]),
     ("wake_latency", ["--deliveries", "1000"], ["--deliveries", "200", "--poll-samples", "5"]),
     ("cli_start", [], ["--repeat", "3"]),
