@@ -10,14 +10,14 @@ measured in the same run. `--e2e` also writes each backlog as TOML (`write_backl
 
 The baseline, measured in the same run, is the least any Ready-set must do: index the items by
 id and look every blocker ref up once. Its time per item grows with size too (random lookups
-leave the CPU caches), so growth is judged against it: near-linear when the Ready-set's time
-per item grows no faster than the baseline's (or by less than x1.5).
+leave the CPU caches), so it shows how much of the time's growth is the machine's.
 
 `--instructions` also counts the instructions one computation executes, under valgrind
-(cachegrind, cache simulation off, PYTHONHASHSEED fixed): a snapshot-only run is subtracted from a
-snapshot-and-compute run (sizes up to `--instructions-max`, 100k by default). The count is the same whatever else the machine does and whatever its
-caches, so its growth per 10x is the growth of the work itself; the growth of the time adds the
-machine's memory hierarchy on top. Without valgrind it is skipped with a note.
+(cachegrind, cache simulation off, PYTHONHASHSEED fixed): a snapshot-only run is subtracted from
+a snapshot-and-compute run (sizes up to `--instructions-max`, 100k by default). The count is the
+same whatever else the machine does and whatever its caches, so its growth per 10x is the growth
+of the work itself; the growth of the time adds the machine's memory hierarchy on top. Without
+valgrind it is skipped with a note.
 
 Targets: 100k items in < 1 s; growth within x12 per x10 items.
 """

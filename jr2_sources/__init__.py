@@ -7,13 +7,19 @@
 - `verify_signature`, `hmac_sha256`, `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`:
   webhooks.
 - `CommentClaims`, `CommentThread`: the claim protocol by comment history (`jr2_sources.claims`)
-  for trackers with no compare-and-set; `jr2_sources.retry`: the one retry layer.
+  for trackers with no compare-and-set; `ClaimsByComment`: an adapter's claim / renew / release
+  delegated to it; `jr2_sources.retry`: the one retry layer.
+- `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date`: a counted, retried, spaced
+  REST client for a tracker's JSON API (`requests` is loaded only when one is made).
+- `LabelOptions`: the config options of a label-based tracker (scope, priorities, jr2's labels).
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
 """
 
-from .comment_claims import CommentClaims, CommentThread
+from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
+from .labeloptions import LabelOptions
 from .redact import Redactor, secret_values
+from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 from .webhooks import (
     DeliveryDeduper,
     Verdict,
@@ -25,11 +31,16 @@ from .webhooks import (
 from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 __all__ = [
+    "ClaimsByComment",
     "CommentClaims",
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
+    "LabelOptions",
     "Redactor",
+    "RequestStats",
+    "RestClient",
+    "RestResponse",
     "TrackerAdapter",
     "Verdict",
     "WorkItem",
@@ -39,6 +50,7 @@ __all__ = [
     "header",
     "hmac_sha256",
     "parse_duration",
+    "parse_http_date",
     "secret_values",
     "verify_signature",
 ]

@@ -24,13 +24,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError
+from jr2_core.errors import SourceError, UsageError
 
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
 from .retry import abort_retries_when
+
+if TYPE_CHECKING:
+    from jr2_core.readyset import SnapshotItem
 
 
 class CommentThread(Protocol):
@@ -219,3 +222,31 @@ class CommentClaims:
     def _edit(self, held: Held, kind: Kind, fields: dict[str, Any], text: str) -> None:
         body = render_marker(kind, {"holder": held.holder, "nonce": held.nonce, **fields}, text)
         self.thread.edit_comment(held.key, held.comment_id, body)
+
+
+class ClaimsByComment:
+    """`claim` / `renew` / `release` of a tracker adapter whose claims are comments: delegated to
+    its `claims` engine, and refused with a one-line error on a read-only adapter (a report never
+    writes). The adapter sets `name`, `read_only` and `claims`, and names its `tracker`."""
+
+    tracker: ClassVar[str] = "the tracker"
+    name: str
+    read_only: bool
+    claims: CommentClaims
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise UsageError(f"{self.name}: read-only here (a report never writes to "
+                             f"{self.tracker})")
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        self._writable()
+        return self.claims.claim(item.id, holder, lease)
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        self._writable()
+        return self.claims.renew(item_id, holder, lease)
+
+    def release(self, item_id: str, holder: str) -> None:
+        self._writable()
+        self.claims.release(item_id, holder)

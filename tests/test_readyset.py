@@ -507,3 +507,33 @@ def test_cycle_members_are_exactly_the_items_that_reach_themselves(snapshot: Sna
     rs = compute_ready_set(snapshot, now=NOW)
     members = [m for c in rs.cycles for m in c]
     assert sorted(members) == sorted(_on_a_cycle(snapshot))
+
+
+def test_reasons_are_built_when_first_read_and_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool reads only the ready list, so computing a Ready-set builds no reason; a report's
+    first read builds an entry's reasons once, and they carry the holders as of `now`."""
+    from jr2_core import readyset
+
+    calls: list[str] = []
+    build = readyset._Why.reasons
+
+    def counting(self: Any, it: SnapshotItem) -> Any:
+        calls.append(it.id)
+        return build(self, it)
+
+    monkeypatch.setattr(readyset._Why, "reasons", counting)
+    rs = compute(
+        SnapshotItem("A", claim=Claim("pool-1", NOW - HOUR, NOW + HOUR)),
+        SnapshotItem("B", blockers=[*needs("A", "gone"), BlockerRef("gone", "missing")]),
+        SnapshotItem("C", blockers=needs("D")),
+        SnapshotItem("D", blockers=needs("C")),
+    )
+    assert calls == [] and ids(rs.blocked) == ["B", "C", "D"]
+    b, c, _ = rs.blocked
+    assert [r.to_json_obj() for r in b.reasons] == [
+        {"kind": "open_blocker", "ref": "A", "held_by": "pool-1"},
+        {"kind": "open_blocker", "ref": "gone", "held_by": None},
+        {"kind": "missing_blocker", "ref": "gone", "state": "missing"},
+    ]
+    assert b.reasons is b.reasons and calls == ["B"]
+    assert [r.kind for r in c.reasons] == ["open_blocker", "cycle"]

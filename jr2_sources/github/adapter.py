@@ -26,11 +26,11 @@ from datetime import datetime
 
 from jr2_core import Outcome
 from jr2_core.errors import UsageError
-from jr2_core.readyset import Snapshot, SnapshotItem
+from jr2_core.readyset import Snapshot
 from jr2_core.registry import SourceEnv
 
 from .. import claims
-from ..comment_claims import CommentClaims
+from ..comment_claims import ClaimsByComment, CommentClaims
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict
 from .auth import api_url, resolve_token
@@ -44,8 +44,10 @@ _WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
 _WRITE_ISSUES = "write issues (Issues: read & write)"
 
 
-class GitHubAdapter:
+class GitHubAdapter(ClaimsByComment):
     """A `TrackerAdapter` over one GitHub repository's issues."""
+
+    tracker = "GitHub"
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
@@ -147,22 +149,6 @@ class GitHubAdapter:
         self._unlabel(self._number(key), self.config.claim_label)
 
     # -- claims ---------------------------------------------------------------------------------
-
-    def _writable(self) -> None:
-        if self.read_only:
-            raise UsageError(f"{self.name}: read-only here (a report never writes to GitHub)")
-
-    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.claim(item.id, holder, lease)
-
-    def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.renew(item_id, holder, lease)
-
-    def release(self, item_id: str, holder: str) -> None:
-        self._writable()
-        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()

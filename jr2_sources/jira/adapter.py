@@ -37,12 +37,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError, UsageError
+from jr2_core.errors import SourceError
 from jr2_core.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
 from ..claims import Comment, Marker, holder_of, last_failure
-from ..comment_claims import CommentClaims
+from ..comment_claims import ClaimsByComment, CommentClaims
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from .client import JiraClient, JiraHTTPError, parse_jira_time
@@ -67,8 +67,10 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         return None
 
 
-class JiraAdapter:
+class JiraAdapter(ClaimsByComment):
     """A `TrackerAdapter` over the issues a JQL filter selects on one Jira site."""
+
+    tracker = "Jira"
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
                  client: JiraClient | None = None) -> None:
@@ -243,14 +245,6 @@ class JiraAdapter:
 
     # -- claims ---------------------------------------------------------------------------------
 
-    def _writable(self) -> None:
-        if self.read_only:
-            raise UsageError(f"{self.name}: read-only here (a report never writes to Jira)")
-
-    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.claim(item.id, holder, lease)
-
     def _claimable(self, key: str) -> bool:
         """After winning: is the issue still open, not failed, and not a person's?"""
         data = self.client.get(f"/issue/{key}", {"fields": "status,labels,assignee"}).data
@@ -260,14 +254,6 @@ class JiraAdapter:
             return False
         assignee = f.get("assignee")
         return not assignee or self._is_me(assignee)
-
-    def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.renew(item_id, holder, lease)
-
-    def release(self, item_id: str, holder: str) -> None:
-        self._writable()
-        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()

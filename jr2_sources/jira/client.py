@@ -23,13 +23,11 @@ Design notes
 
 from __future__ import annotations
 
-import email.utils
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import requests
@@ -37,6 +35,7 @@ import requests
 from jr2_core.errors import SourceError, SourceHTTPError, UsageError
 
 from ..redact import Redactor
+from ..rest import RequestStats, RestResponse, parse_http_date
 from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 from .config import JiraAuth
 
@@ -50,39 +49,8 @@ class JiraHTTPError(SourceHTTPError):
     """Jira answered with an error status that retrying cannot fix."""
 
 
-@dataclass
-class Stats:
-    """What the client sent: requests (responses plus connection failures), writes, retries."""
-
-    requests: int = 0
-    writes: int = 0
-    retries: int = 0
-    by_method: dict[str, int] = field(default_factory=dict)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"requests": self.requests, "writes": self.writes, "retries": self.retries,
-                "by_method": dict(self.by_method)}
-
-
-@dataclass
-class Reply:
-    """A parsed answer: status, JSON `data`, the server's `date`, the headers."""
-
-    status: int
-    data: Any
-    date: datetime | None
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-def parse_http_date(value: str | None) -> datetime | None:
-    """An RFC 7231 `Date` header as an aware datetime."""
-    if not value:
-        return None
-    try:
-        dt = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
+Stats = RequestStats  # requests (responses plus connection failures), writes, retries
+Reply = RestResponse  # status, JSON `data`, the server's `date`, the headers (no paging here)
 
 
 def parse_jira_time(value: str) -> datetime:
@@ -221,7 +189,7 @@ class JiraClient:
             if resp.status_code != 204 and resp.content:
                 parsed = resp.json()
             return Reply(resp.status_code, parsed, parse_http_date(resp.headers.get("Date")),
-                         resp.headers)
+                         headers=resp.headers)
 
         result: Reply = self._retrying(once, need)
         return result

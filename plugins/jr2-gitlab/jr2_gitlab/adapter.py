@@ -27,9 +27,8 @@ import threading
 from collections.abc import Mapping
 from datetime import datetime
 
-from jr2_core import Outcome, Snapshot, SnapshotItem, SourceEnv, UsageError
-from jr2_sources import DeliveryDeduper, Verdict, claims
-from jr2_sources.comment_claims import CommentClaims
+from jr2_core import Outcome, Snapshot, SourceEnv, UsageError
+from jr2_sources import ClaimsByComment, CommentClaims, DeliveryDeduper, Verdict, claims
 from jr2_sources.retry import RetryPolicy
 
 from .client import GitLabClient, GitLabHTTPError, api_url, resolve_token
@@ -42,8 +41,10 @@ _WRITE_NOTES = "write issue notes (claims need the api scope and Reporter or mor
 _WRITE_ISSUES = "update issues (labels, state: the api scope and Reporter or more)"
 
 
-class GitLabAdapter:
+class GitLabAdapter(ClaimsByComment):
     """A `TrackerAdapter` over one GitLab project's issues."""
+
+    tracker = "GitLab"
 
     def __init__(self, config: GitLabConfig, env: SourceEnv, *,
                  client: GitLabClient | None = None) -> None:
@@ -141,22 +142,6 @@ class GitLabAdapter:
                           {"remove_labels": self.config.claim_label}, need=_WRITE_ISSUES)
 
     # -- claims ---------------------------------------------------------------------------------
-
-    def _writable(self) -> None:
-        if self.read_only:
-            raise UsageError(f"{self.name}: read-only here (a report never writes to GitLab)")
-
-    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.claim(item.id, holder, lease)
-
-    def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        self._writable()
-        return self.claims.renew(item_id, holder, lease)
-
-    def release(self, item_id: str, holder: str) -> None:
-        self._writable()
-        self.claims.release(item_id, holder)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()

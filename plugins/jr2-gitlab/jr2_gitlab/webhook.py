@@ -15,8 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from jr2_sources import DeliveryDeduper, Verdict
-from jr2_sources.webhooks import header
+from jr2_sources import DeliveryDeduper, Verdict, header
 
 from .refs import same_project
 

@@ -1,0 +1,80 @@
+"""The options every label-based tracker source shares: scope by labels, priorities from labels,
+and the labels jr2 itself adds and removes.
+
+Design note: GitHub and GitLab (and a third-party source for a tracker like them) mix
+`LabelOptions` into their pydantic config model, so `--label`, `--priority-label`,
+`--claim-label`, `--on-success` and the rest mean the same everywhere and are validated once.
+The three jr2 labels (`claim_label`, `failed_label`, `done_label`) are the only labels jr2 ever
+adds or removes, and must differ. Its fields come first in `jr2 ready KIND: --help`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+__all__ = ["LabelOptions"]
+
+_PRIORITY = re.compile(r"^(?P<label>.+)=(?P<n>-?\d+)$")
+
+
+class LabelOptions(BaseModel):
+    """Label scope, label priorities and jr2's own labels, for a tracker's config model."""
+
+    priority_example: ClassVar[str] = "priority:high=1"
+    """A LABEL=N the tracker's users would write, for error messages."""
+
+    label: list[str] = Field(default_factory=list,
+                             description="only issues with this label (repeat: all of them)")
+    exclude_label: list[str] = Field(default_factory=list,
+                                     description="leave out issues with this label (repeatable)")
+    priority_label: list[str] = Field(
+        default_factory=list,
+        description="LABEL=N: issues with LABEL get priority N, lower first (repeatable)")
+    claim_label: str = Field(default="jr2:claimed", min_length=1,
+                             description="the label jr2 puts on an issue a pool holds")
+    failed_label: str = Field(default="jr2:failed", min_length=1,
+                              description="the label jr2 puts on an issue whose worker failed")
+    on_success: Literal["close", "label", "nothing"] = Field(
+        default="close",
+        description="on success: close the issue, add --done-label, or leave it open")
+    done_label: str | None = Field(default=None, validate_default=True,
+                                   description="the label --on-success label adds; an issue "
+                                               "carrying it counts as done")
+
+    @field_validator("priority_label")
+    @classmethod
+    def _priorities(cls, values: list[str]) -> list[str]:
+        for v in values:
+            if not _PRIORITY.match(v):
+                raise ValueError(f"expected LABEL=N (e.g. {cls.priority_example}), not {v!r}")
+        return values
+
+    @field_validator("failed_label")
+    @classmethod
+    def _failed_differs(cls, value: str, info: ValidationInfo) -> str:
+        if value == info.data.get("claim_label"):
+            raise ValueError("must differ from --claim-label")
+        return value
+
+    @field_validator("done_label")
+    @classmethod
+    def _done_label(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            if info.data.get("on_success") == "label":
+                raise ValueError("--on-success label needs --done-label")
+            return None
+        if value in (info.data.get("claim_label"), info.data.get("failed_label")):
+            raise ValueError("must differ from --claim-label and --failed-label")
+        return value
+
+    def priorities(self) -> dict[str, int]:
+        """The label-to-priority map (`priority:high=1` -> {"priority:high": 1})."""
+        out: dict[str, int] = {}
+        for v in self.priority_label:
+            m = _PRIORITY.match(v)
+            assert m is not None
+            out[m["label"]] = int(m["n"])
+        return out
