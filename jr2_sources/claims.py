@@ -28,8 +28,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
+
+from jr2_core.readyset import Claim
 
 MAX_LEASE = 86400.0
 Kind = Literal["claim", "done", "failed", "released"]
@@ -118,6 +120,18 @@ def holder_of(comments: Iterable[Comment], now: datetime) -> Marker | None:
     """The claim that holds the item at server time `now`, or None."""
     live = live_claims(comments, now)
     return live[0] if live else None
+
+
+def claim_of(comments: Iterable[Comment], now: datetime,
+             local_now: datetime | None = None) -> Claim | None:
+    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`: its lease
+    end moved onto this machine's clock (`local_now`, default the current time), which is the
+    clock the Ready-set compares leases with."""
+    mk = holder_of(comments, now)
+    if mk is None:
+        return None
+    local = datetime.now(UTC) if local_now is None else local_now
+    return Claim(holder=mk.holder, since=mk.created_at, lease_expires=local + (mk.expires - now))
 
 
 def last_failure(comments: Iterable[Comment]) -> str | None:

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
-from jr2_core.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
+from jr2_core.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 
 from .. import claims
 from .client import GitHubClient, GitHubHTTPError
@@ -170,7 +170,7 @@ class IssueReader:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
         if cfg.claim_label in labels and comments is not None and now is not None:
-            claim = self._claim_of(comments, now)
+            claim = claims.claim_of(comments, now)
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
             labels=labels,
@@ -258,9 +258,3 @@ class IssueReader:
                 continue
         return out, first.date or datetime.now(UTC)
 
-    def _claim_of(self, comments: list[claims.Comment], now: datetime) -> Claim | None:
-        mk = claims.holder_of(comments, now)
-        if mk is None:
-            return None
-        local_expiry = datetime.now(UTC) + (mk.expires - now)
-        return Claim(holder=mk.holder, since=mk.created_at, lease_expires=local_expiry)

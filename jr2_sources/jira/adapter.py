@@ -38,10 +38,10 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
-from jr2_core.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
+from jr2_core.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
-from ..claims import Comment, Marker, holder_of, last_failure
+from ..claims import Comment, Marker, claim_of, last_failure
 from ..comment_claims import ClaimsByComment, CommentClaims
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
@@ -136,7 +136,7 @@ class JiraAdapter(ClaimsByComment):
                 f"marked {cfg.failed_label}"
         claim = None
         if cfg.claim_label in labels and comments is not None and now is not None:
-            claim = self._claim_of(comments, now)
+            claim = claim_of(comments, now)
         status = f.get("status") or {}
         return SnapshotItem(
             id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
@@ -222,13 +222,6 @@ class JiraAdapter(ClaimsByComment):
             total = data.get("total")
             if not page or not isinstance(total, int) or start >= total:
                 return out, now or datetime.now(UTC)
-
-    def _claim_of(self, comments: list[Comment], now: datetime) -> Claim | None:
-        mk = holder_of(comments, now)
-        if mk is None:
-            return None
-        return Claim(holder=mk.holder, since=mk.created_at,
-                     lease_expires=datetime.now(UTC) + (mk.expires - now))
 
     def _myself(self) -> dict[str, Any]:
         if self._me is None:

@@ -52,3 +52,15 @@ def test_last_failure_reason() -> None:
     cs = [comment(1, "failed", "a", reason="exit 1"), comment(2, "failed", "b", reason="exit 2")]
     assert claims.last_failure(cs) == "exit 2"
     assert claims.last_failure([comment(3, "done", "a")]) is None
+
+
+def test_claim_of_moves_the_lease_end_onto_the_local_clock() -> None:
+    """The server says 20 s of the lease are left; a machine whose clock runs an hour ahead
+    sees the lease end 20 s after its own now, not an hour early."""
+    cs = [comment(7, "claim", "r-1@host", 60, updated=10), comment(8, "claim", "r-2@host")]
+    server_now = T0 + timedelta(seconds=50)
+    local_now = server_now + timedelta(hours=1)
+    claim = claims.claim_of(cs, server_now, local_now)
+    assert claim is not None and claim.holder == "r-1@host" and claim.since == T0
+    assert claim.lease_expires == local_now + timedelta(seconds=20)
+    assert claims.claim_of(cs, T0 + timedelta(seconds=200), local_now) is None

@@ -39,7 +39,7 @@ import threading
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_core import BlockerRef, Claim, Snapshot, SnapshotItem, SourceError
+from jr2_core import BlockerRef, Snapshot, SnapshotItem, SourceError
 from jr2_sources import claims
 
 from .client import GitLabClient, GitLabHTTPError
@@ -272,7 +272,7 @@ class IssueReader:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
         if cfg.claim_label in labels and comments is not None and now is not None:
-            claim = self._claim_of(comments, now)
+            claim = claims.claim_of(comments, now)
         return SnapshotItem(
             id=item_id(self.project, iid), title=str(issue.get("title") or ""),
             url=issue.get("web_url"), labels=labels,
@@ -329,9 +329,3 @@ class IssueReader:
                 continue
         return out, first.date or datetime.now(UTC)
 
-    def _claim_of(self, comments: list[claims.Comment], now: datetime) -> Claim | None:
-        mk = claims.holder_of(comments, now)
-        if mk is None:
-            return None
-        local_expiry = datetime.now(UTC) + (mk.expires - now)
-        return Claim(holder=mk.holder, since=mk.created_at, lease_expires=local_expiry)
