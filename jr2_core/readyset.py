@@ -155,10 +155,12 @@ class Reason:
         return {"kind": self.kind, "reason": self.detail}
 
 
-def _with_extra(obj: dict[str, Any], item: SnapshotItem) -> dict[str, Any]:
-    """Add the source-specific `extra` to an entry's JSON, only when there is some."""
-    if item.extra:
-        obj["extra"] = dict(item.extra)
+def _entry_obj(it: SnapshotItem, **fields: Any) -> dict[str, Any]:
+    """An entry's JSON: the item's id, title and url, the entry's own `fields`, and the
+    source-specific `extra` only when there is some."""
+    obj = {"id": it.id, "title": it.title, "url": it.url, **fields}
+    if it.extra:
+        obj["extra"] = dict(it.extra)
     return obj
 
 
@@ -172,15 +174,7 @@ class ReadyEntry:
     def to_json_obj(self) -> dict[str, Any]:
         """The entry as the JSON contract spells it."""
         it = self.item
-        obj = {
-            "id": it.id,
-            "title": it.title,
-            "url": it.url,
-            "labels": list(it.labels),
-            "priority": it.priority,
-            "branch": it.branch,
-        }
-        return _with_extra(obj, it)
+        return _entry_obj(it, labels=list(it.labels), priority=it.priority, branch=it.branch)
 
 
 class _Why:
@@ -242,15 +236,8 @@ class BlockedEntry:
     def to_json_obj(self) -> dict[str, Any]:
         """The entry as the JSON contract spells it."""
         it = self.item
-        obj = {
-            "id": it.id,
-            "title": it.title,
-            "url": it.url,
-            "labels": list(it.labels),
-            "priority": it.priority,
-            "reasons": [r.to_json_obj() for r in self.reasons],
-        }
-        return _with_extra(obj, it)
+        return _entry_obj(it, labels=list(it.labels), priority=it.priority,
+                          reasons=[r.to_json_obj() for r in self.reasons])
 
 
 @dataclass(slots=True)
@@ -263,16 +250,10 @@ class ClaimedEntry:
 
     def to_json_obj(self) -> dict[str, Any]:
         """The entry as the JSON contract spells it."""
-        it, c = self.item, self.claim
-        obj = {
-            "id": it.id,
-            "title": it.title,
-            "url": it.url,
-            "holder": c.holder,
-            "since": iso_utc(c.since),
-            "lease_expires": None if c.lease_expires is None else iso_utc(c.lease_expires),
-        }
-        return _with_extra(obj, it)
+        c = self.claim
+        return _entry_obj(self.item, holder=c.holder, since=iso_utc(c.since),
+                          lease_expires=None if c.lease_expires is None
+                          else iso_utc(c.lease_expires))
 
 
 Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry
