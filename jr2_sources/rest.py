@@ -5,7 +5,11 @@ Design notes
 * This is the body the GitHub source and the GitLab plugin share (a third-party source may build
   on it too: it is public, as `jr2_sources.rest`). A subclass names its tracker and supplies its
   auth header (`auth_headers`), its error text (`error_message`) and the variables a 401 should
-  point at (`token_hint`); GitHub adds conditional GETs through the `cached` / `store` hooks.
+  point at (`token_hint`), as class attributes and small methods.
+* Conditional GETs, for a tracker that answers `If-None-Match` (GitHub: a 304 costs no rate
+  limit): with `etag_cache_size` > 0, a 200 GET that carried an `ETag` is kept (bounded LRU keyed
+  by the full URL), a repeated GET sends `If-None-Match`, and a 304 is answered from the cache
+  (`RestResponse.cached`).
 * Not PyGithub or python-gitlab objects: the claim protocol needs each response's `Date` (the
   server's clock), tests and benchmarks need an exact count of requests, and retries must happen
   in one layer only (`jr2_sources.retry`), so no library retry loop runs underneath.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import email.utils
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -89,6 +94,12 @@ class RestClient:
     """Words for an error status whose answer carries no message of its own."""
     max_pages: ClassVar[int] = 10_000
     """The most pages `get_all` follows (a server that links pages in a loop stops here)."""
+    session_headers: ClassVar[Mapping[str, str]] = {}
+    """Headers sent with every request besides the auth (User-Agent, Accept, API version)."""
+    default_write_spacing: ClassVar[float] = 0.2
+    """Least seconds between two writes when the caller does not say."""
+    etag_cache_size: ClassVar[int] = 0
+    """How many GET answers to keep for conditional requests (0: none)."""
     error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
     """What an error status that retrying cannot fix raises."""
 
@@ -98,12 +109,11 @@ class RestClient:
         token: SecretStr,
         *,
         label: str,
-        write_spacing: float = 0.2,
+        write_spacing: float | None = None,
         policy: RetryPolicy | None = None,
         timeout: tuple[float, float] = (10.0, 30.0),
         sleep: Callable[[float], None] = time.sleep,
         session: Any = None,
-        headers: Mapping[str, str] | None = None,
     ) -> None:
         import requests
 
@@ -117,9 +127,11 @@ class RestClient:
         self.stats = self.new_stats()
         self._redact = Redactor([token.get_secret_value()])
         self._session = session or requests.Session()
-        self._session.headers.update(dict(headers or {}))
+        self._session.headers.update(dict(self.session_headers))
         self._lock = threading.Lock()
-        self._spacer = WriteSpacer(write_spacing)
+        self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
+                                   else write_spacing)
+        self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
 
     # -- what a tracker supplies ------------------------------------------------------------
 
@@ -143,13 +155,6 @@ class RestClient:
         """The next page of a list: `Link: rel="next"`."""
         nxt = resp.links.get("next", {}).get("url")
         return str(nxt) if nxt else None
-
-    def cached(self, url: str) -> tuple[str, RestResponse] | None:
-        """An (ETag, answer) to send `If-None-Match` with; None: an unconditional GET."""
-        return None
-
-    def store(self, url: str, etag: str, response: RestResponse) -> None:
-        """Keep a 200 answer that carried an ETag (no cache: nothing to keep)."""
 
     def answered(self, status: int) -> None:
         """Called with every status received (e.g. to count rate-limit points)."""
@@ -213,7 +218,9 @@ class RestClient:
 
         headers = self.auth_headers()
         with self._lock:
-            cached = self.cached(url) if method == "GET" else None
+            cached = self._etags.get(url) if method == "GET" else None
+            if cached is not None:
+                self._etags.move_to_end(url)
             self.stats.requests += 1
             self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
             if write:
@@ -247,9 +254,12 @@ class RestClient:
         nxt = self.next_url(resp, url) if method == "GET" else None
         answer = RestResponse(status, data, date, nxt, False, resp.headers)
         etag = resp.headers.get("ETag")
-        if method == "GET" and etag and status == 200:
+        if method == "GET" and etag and status == 200 and self.etag_cache_size > 0:
             with self._lock:
-                self.store(url, etag, answer)
+                self._etags[url] = (etag, answer)
+                self._etags.move_to_end(url)
+                while len(self._etags) > self.etag_cache_size:
+                    self._etags.popitem(last=False)
         return answer
 
     def _raise_for(self, resp: Any, need: str) -> None:

@@ -7,31 +7,25 @@ Design notes
   (the server's clock is the claim protocol's clock) and an exact count of requests. PyGithub's
   lazy completion can also send one GET per issue when an attribute the list lacks is read;
   plain dicts cannot. What is GitHub's own is here: the headers, the ETag cache, points.
-* Every GET goes through a per-process ETag cache (bounded LRU keyed by the full URL): a repeated
-  GET carries `If-None-Match`, and a `304 Not Modified` (which GitHub does not count against the
-  rate limit) is answered from the cache. `stats` counts requests, 304s and rate-limit points.
+* Every GET goes through `RestClient`'s ETag cache (4096 URLs): a repeated GET carries
+  `If-None-Match`, and a `304 Not Modified` (which GitHub does not count against the rate limit)
+  is answered from the cache. `stats` counts requests, 304s and rate-limit points.
 * Writes are spaced `write_spacing` apart: GitHub asks for at least one second between
   mutating requests. Errors, redaction and same-origin links are `RestClient`'s.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-from pydantic import SecretStr
+from typing import ClassVar
 
 from jr2_core.errors import SourceHTTPError
 
-from ..rest import RequestStats, RestClient, RestResponse
+from ..rest import RequestStats, RestClient
 
 USER_AGENT = "jr2-github-source"
 API_VERSION = "2022-11-28"
-_CACHE_SIZE = 4096
-
-Response = RestResponse  # the name the adapter and its tests use
-
 
 class GitHubHTTPError(SourceHTTPError):
     """GitHub answered with an error status that retrying cannot fix."""
@@ -50,33 +44,20 @@ class GitHubClient(RestClient):
 
     tracker: ClassVar[str] = "GitHub"
     token_hint: ClassVar[str] = "GITHUB_TOKEN / GH_TOKEN"
-    status_hints: ClassVar[dict[int, str]] = {401: "bad credentials", 403: "forbidden",
-                                              410: "gone", 422: "unprocessable"}
+    status_hints: ClassVar[Mapping[int, str]] = {401: "bad credentials", 403: "forbidden",
+                                                 410: "gone", 422: "unprocessable"}
+    session_headers: ClassVar[Mapping[str, str]] = {
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": API_VERSION,
+        "User-Agent": USER_AGENT,
+    }
+    default_write_spacing: ClassVar[float] = 1.0
+    etag_cache_size: ClassVar[int] = 4096
     error_type = GitHubHTTPError
     stats: Stats
 
-    def __init__(self, base_url: str, token: SecretStr, *, label: str,
-                 write_spacing: float = 1.0, **kwargs: Any) -> None:
-        self._cache: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
-        super().__init__(base_url, token, label=label, write_spacing=write_spacing,
-                         headers={"Accept": "application/vnd.github+json",
-                                  "X-GitHub-Api-Version": API_VERSION,
-                                  "User-Agent": USER_AGENT}, **kwargs)
-
     def new_stats(self) -> Stats:
         return Stats()
-
-    def cached(self, url: str) -> tuple[str, RestResponse] | None:
-        hit = self._cache.get(url)
-        if hit is not None:
-            self._cache.move_to_end(url)
-        return hit
-
-    def store(self, url: str, etag: str, response: RestResponse) -> None:
-        self._cache[url] = (etag, response)
-        self._cache.move_to_end(url)
-        while len(self._cache) > _CACHE_SIZE:
-            self._cache.popitem(last=False)
 
     def answered(self, status: int) -> None:
         if status == 304:

@@ -257,4 +257,3 @@ class IssueReader:
             except (KeyError, TypeError, ValueError):
                 continue
         return out, first.date or datetime.now(UTC)
-

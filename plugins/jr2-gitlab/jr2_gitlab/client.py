@@ -53,21 +53,14 @@ class GitLabHTTPError(SourceHTTPError):
     """GitLab answered with an error status that retrying cannot fix."""
 
 
-Response = RestResponse  # the name the adapter and its tests use
-
-
 class GitLabClient(RestClient):
     """Counted, spaced, retried REST calls against one GitLab API base URL."""
 
     tracker: ClassVar[str] = "GitLab"
     token_hint: ClassVar[str] = "GITLAB_TOKEN"
+    session_headers: ClassVar[Mapping[str, str]] = {"User-Agent": USER_AGENT,
+                                                    "Accept": "application/json"}
     error_type = GitLabHTTPError
-
-    def __init__(self, base_url: str, token: SecretStr, *, label: str,
-                 write_spacing: float = 0.2, **kwargs: Any) -> None:
-        super().__init__(base_url, token, label=label, write_spacing=write_spacing,
-                         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-                         **kwargs)
 
     def auth_headers(self) -> dict[str, str]:
         return {"PRIVATE-TOKEN": self._token.get_secret_value()}
@@ -97,7 +90,7 @@ class GitLabClient(RestClient):
         return urlunsplit(parts._replace(query=urlencode(query)))
 
     def graphql(self, query: str, variables: Mapping[str, Any], *,
-                need: str = "read work items") -> Response:
+                need: str = "read work items") -> RestResponse:
         """One POST of a read-only GraphQL query to the instance's `/api/graphql` (a query is
         not a write: it is neither spaced nor counted in `stats.writes`)."""
         root = self.base_url.removesuffix("/api/v4")

@@ -328,4 +328,3 @@ class IssueReader:
             except (KeyError, TypeError, ValueError):
                 continue
         return out, first.date or datetime.now(UTC)
-
