@@ -9,7 +9,9 @@ Design notes
 * Blockers: `issuelinks` of the configured type (name or id, case-insensitive) that carry an
   `inwardIssue`. On issue A, a "Blocks" link (inward "is blocked by", outward "blocks") with
   `inwardIssue: B` reads "A is blocked by B" in Jira's issue view: B blocks A. A link with
-  `outwardIssue` is the other direction (A blocks it) and is ignored here. Done = status
+  `outwardIssue` is the other direction (A blocks it) and is ignored here. (Jira's REST model:
+  a link's `inwardIssue` is labelled with the type's `inward` text when shown on the issue that
+  holds the link; Atlassian's issue-linking-model guide shows the same.) Done = status
   category key `done`; when a server leaves the category out, the status is looked up once
   (`GET /status/{id}`, cached); when the linked issue has no status at all it is looked up
   (`GET /issue/{key}`): 404 = missing, 401/403 = inaccessible.
