@@ -89,6 +89,16 @@ def test_fail_on_deadlock_exits_3_only_when_nothing_can_run(tmp_path: Path) -> N
     assert jr2("ready", "local:b.toml", "--fail-on", "deadlock", cwd=tmp_path).returncode == 0
 
 
+def test_done_counts_only_the_items_a_label_picks(tmp_path: Path, backlog: Path) -> None:
+    backlog.write_text(SEED + '[[items]]\nid = "D-1"\ntitle = "d"\nstatus = "done"\n'
+                       '[[items]]\nid = "D-2"\ntitle = "d"\nstatus = "done"\n'
+                       'labels = ["cleanup"]\n')
+    every = json.loads(jr2("ready", f"local:{backlog.name}", "--json", cwd=tmp_path).stdout)
+    res = jr2("ready", f"local:{backlog.name}", "--label", "cleanup", "--json", cwd=tmp_path)
+    assert every["counts"]["done"] == 2
+    assert json.loads(res.stdout)["counts"] == {"ready": 0, "blocked": 1, "claimed": 0, "done": 1}
+
+
 def test_source_options_are_validated_by_the_kinds_model(tmp_path: Path, backlog: Path) -> None:
     res = jr2("ready", f"local:{backlog.name}", "--label", "cleanup", "--json", cwd=tmp_path)
     assert [e["id"] for e in json.loads(res.stdout)["blocked"]] == ["T-4"]

@@ -102,7 +102,8 @@ class LocalAdapter:
         done_count = 0
         for it in backlog.items:
             if done(it.id):
-                done_count += 1
+                if not wanted or wanted.issubset(it.labels):  # done, and in this scope
+                    done_count += 1
                 continue
             claim = claims.get(it.id)
             out = outcomes.get(it.id)
