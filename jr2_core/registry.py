@@ -145,7 +145,10 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         name = loc.split(".")[0]
         field = name if not cli or name == "target" else "--" + name.replace("_", "-")
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{where or kind.name}: {field}: {first['msg']}{more}") from None
+        msg = str(first["msg"])
+        if first["type"] == "value_error":  # a model's own check: its words, not pydantic's
+            msg = msg.removeprefix("Value error, ")
+        raise ConfigError(f"{where or kind.name}: {field}: {msg}{more}") from None
 
 
 def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:

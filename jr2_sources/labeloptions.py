@@ -15,9 +15,18 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-__all__ = ["LabelOptions"]
+__all__ = ["LabelOptions", "failed_label_differs"]
 
 _PRIORITY = re.compile(r"^(?P<label>.+)=(?P<n>-?\d+)$")
+
+
+def failed_label_differs(value: str, info: ValidationInfo) -> str:
+    """A pydantic check for `failed_label`: it must differ from `claim_label` (declared before
+    it), or a failed item would look claimed. Reuse it in a model with
+    `_failed_differs = field_validator("failed_label")(failed_label_differs)`."""
+    if value == info.data.get("claim_label"):
+        raise ValueError("must differ from --claim-label")
+    return value
 
 
 class LabelOptions(BaseModel):
@@ -52,12 +61,7 @@ class LabelOptions(BaseModel):
                 raise ValueError(f"expected LABEL=N (e.g. {cls.priority_example}), not {v!r}")
         return values
 
-    @field_validator("failed_label")
-    @classmethod
-    def _failed_differs(cls, value: str, info: ValidationInfo) -> str:
-        if value == info.data.get("claim_label"):
-            raise ValueError("must differ from --claim-label")
-        return value
+    _failed_differs = field_validator("failed_label")(failed_label_differs)
 
     @field_validator("done_label")
     @classmethod

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from jr2_core.errors import ConfigError
 
 from ..durations import Duration
+from ..labeloptions import failed_label_differs
 
 
 class JiraConfig(BaseModel):
@@ -67,12 +68,7 @@ class JiraConfig(BaseModel):
                                  f"not {value!r}")
         return value
 
-    @field_validator("failed_label")
-    @classmethod
-    def _failed_differs(cls, value: str, info: ValidationInfo) -> str:
-        if value == info.data.get("claim_label"):
-            raise ValueError("must differ from --claim-label")
-        return value
+    _failed_differs = field_validator("failed_label")(failed_label_differs)
 
     @property
     def children_block(self) -> bool:
