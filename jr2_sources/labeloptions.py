@@ -5,7 +5,7 @@ Design note: GitHub and GitLab (and a third-party source for a tracker like them
 `LabelOptions` into their pydantic config model, so `--label`, `--priority-label`,
 `--claim-label`, `--on-success` and the rest mean the same everywhere and are validated once.
 The three jr2 labels (`claim_label`, `failed_label`, `done_label`) are the only labels jr2 ever
-adds or removes, and must differ. Its fields come first in `jr2 ready KIND: --help`.
+adds or removes, and must differ. These options come first in `jr2 ready KIND: --help`.
 """
 
 from __future__ import annotations
