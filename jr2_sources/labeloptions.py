@@ -11,9 +11,12 @@ adds or removes, and must differ. These options come first in `jr2 ready KIND: -
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+from .claims import Marker
 
 __all__ = ["LabelOptions", "failed_label_differs"]
 
@@ -82,3 +85,14 @@ class LabelOptions(BaseModel):
             assert m is not None
             out[m["label"]] = int(m["n"])
         return out
+
+    def settled_by(self, labels: Iterable[str],
+                   found: Iterable[Marker]) -> Literal["labelled", "done"] | None:
+        """Why an open issue is no longer work: it carries the failed or the done label
+        ("labelled"), or it was done before and left open on purpose (`on_success` "nothing"
+        and a `jr2:done` marker among `found`: "done"). None: it is still work."""
+        if {self.failed_label, self.done_label} & set(labels):
+            return "labelled"
+        if self.on_success == "nothing" and any(mk.kind == "done" for mk in found):
+            return "done"
+        return None

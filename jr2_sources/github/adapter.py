@@ -128,14 +128,11 @@ class GitHubAdapter(ClaimsByComment):
         issue = self.client.get(f"{self._issues()}/{self._number(key)}").data
         if not isinstance(issue, dict) or issue.get("state") != "open":
             return False
-        cfg = self.config
-        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
-            return False
-        if cfg.on_success == "nothing" and any(mk.kind == "done" for mk in found):
+        settled = self.config.settled_by(labels_of(issue), found)
+        if settled == "done":
             with self._lock:  # done before and left open on purpose: not work, from now on
                 self._done_here.add(key)
-            return False
-        return True
+        return settled is None
 
     def mark_claimed(self, key: str) -> None:
         number = self._number(key)

@@ -123,14 +123,11 @@ class GitLabAdapter(ClaimsByComment):
         issue = self.client.get(self._issue(self._iid(key))).data
         if not isinstance(issue, dict) or issue.get("state") != "opened":
             return False
-        cfg = self.config
-        if {cfg.failed_label, cfg.done_label} & set(labels_of(issue)):
-            return False
-        if cfg.on_success == "nothing" and any(mk.kind == "done" for mk in found):
+        settled = self.config.settled_by(labels_of(issue), found)
+        if settled == "done":
             with self._lock:  # done before and left open on purpose: not work, from now on
                 self._done_here.add(key)
-            return False
-        return True
+        return settled is None
 
     def mark_claimed(self, key: str) -> None:
         self.client.write("PUT", self._issue(self._iid(key)),
