@@ -61,6 +61,12 @@ class SourceHTTPError(SourceError):
         self.status = status
 
 
+class ItemError(SourceError):
+    """A failure that concerns one item only: the tracker refused to claim, renew or settle
+    that item (locked, deleted, transferred, no permission on that one issue). The Work Source
+    skips or fails that item with this reason and the run goes on (a blast radius of one)."""
+
+
 class RetriesAborted(SourceError):
     """Retries were abandoned because their result was no longer wanted (a lease renewal whose
     claim was settled meanwhile)."""

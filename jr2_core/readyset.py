@@ -113,6 +113,9 @@ class SnapshotItem:
     claim: Claim | None = None
     branch: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    in_scope: bool = True
+    """False for an item the user's filter does not select, read only to show jr2's marks on it
+    (a claim or failure left from another scope): never offered, claimed or settled."""
 
 
 @dataclass(slots=True)
