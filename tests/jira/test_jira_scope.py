@@ -5,6 +5,7 @@ done without a transition releases its dependents."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import socket
@@ -172,7 +173,7 @@ def test_done_without_a_transition_releases_the_dependents(fake: FakeJira) -> No
 
 def test_work_without_a_transition_drains_a_chain(fake: FakeJira, tmp_path: Path) -> None:
     keys = [fake.add_issue(f"I{i}") for i in range(4)]
-    for x, y in zip(keys, keys[1:], strict=False):
+    for x, y in itertools.pairwise(keys):
         fake.add_link(x, y)
     log = tmp_path / "worked.log"
     res = subprocess.run([*LAUNCHER, "work", f"jira:{fake.url}", "--jql", "project = ENG", *FAST,
