@@ -111,3 +111,17 @@ def test_an_issue_outside_the_projects_in_scope_does_not_wake(adapter) -> None: 
     v = adapter.webhook({}, _update("OPS-1", [status]), None)
     assert (v.wake, v.reason) == (False, "OPS-1 is outside the projects in scope")
     assert adapter.webhook({}, _update("ENG-1", [status]), None).wake is True
+
+
+@pytest.mark.parametrize(("name", "wake"), [
+    ("webhook_issue_updated.json", True),        # a person moved ENG-1 to Done
+    ("webhook_comment_created.json", False),     # a comment, as `comment_created`
+    ("webhook_issue_commented.json", False),     # the same, as `jira:issue_updated`
+    ("webhook_issuelink_created.json", True),
+    ("webhook_issuelink_deleted.json", True),
+    ("webhook_issue_deleted.json", True),
+])
+def test_the_documented_deliveries_through_the_handler(adapter, name: str, wake: bool) -> None:  # type: ignore[no-untyped-def]
+    body = _body(name)
+    v = adapter.webhook(_signed(body, name), body, SECRET)
+    assert (v.status, v.wake) == (200, wake), v

@@ -9,7 +9,9 @@ import hashlib
 import hmac
 import json
 import time
+from pathlib import Path
 
+import pytest
 from gitlab_helpers import fixture, make_adapter
 
 from jr2_gitlab.webhook import sign
@@ -103,3 +105,24 @@ def test_the_signature_matches_a_known_answer() -> None:
     key = bytes(range(32))
     want = base64.b64encode(hmac.new(key, b"m.1700000000.{}", hashlib.sha256).digest())
     assert sign(SIGNING, "m", "1700000000", b"{}") == "v1," + want.decode()
+
+
+HOOKS = Path(__file__).resolve().parents[3] / "fixtures" / "gitlab" / "webhooks"
+
+
+@pytest.mark.parametrize(("name", "event", "wake"), [
+    ("issue.json", "Issue Hook", True),
+    ("work_item_task.json", "Issue Hook", True),
+    ("note_issue.json", "Note Hook", False),  # a comment never makes an issue ready
+])
+def test_gitlabs_documented_payloads_through_the_handler(name: str, event: str,
+                                                         wake: bool) -> None:
+    """GitLab's own examples (fixtures/gitlab/webhooks, from its webhook events page)."""
+    payload = json.loads((HOOKS / name).read_text())
+    a = make_adapter("http://127.0.0.1:9", project=payload["project"]["path_with_namespace"])
+    headers = {"X-Gitlab-Event": event, "X-Gitlab-Token": SECRET, "Idempotency-Key": name}
+    v = a.webhook(headers, json.dumps(payload).encode(), SECRET)
+    assert (v.status, v.wake) == (200, wake), v
+    other = make_adapter("http://127.0.0.1:9", project="someone/else")
+    assert other.webhook(dict(headers, **{"Idempotency-Key": "x"}), json.dumps(payload).encode(),
+                         SECRET).wake is False
