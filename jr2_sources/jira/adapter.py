@@ -65,11 +65,10 @@ from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .jql import marked_outside_jql, quote, scope_jql, split_order_by
-from .webhook import WAKE_EVENTS, Echoes, project_of, wakes
+from .webhook import Echoes, project_of, wakes
 
 log = logging.getLogger("jr2.jira")
 
-__all__ = ["WAKE_EVENTS", "JiraAdapter"]
 _W_COMMENTS = "add or edit comments (claims need Add Comments and Edit Own Comments)"
 _W_ISSUES = "edit issues (labels need Edit Issues)"
 _FINAL: tuple[BlockerState, ...] = ("done", "missing")
