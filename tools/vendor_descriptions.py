@@ -2,6 +2,7 @@
 
     python tools/vendor_descriptions.py jira SWAGGER      # a path or URL of swagger-v3.v3.json
     python tools/vendor_descriptions.py gitlab WEBHOOK_MD # a path or URL of webhook_events.md
+    python tools/vendor_descriptions.py gitlab-api LINKS_MD  # ... of doc/api/issue_links.md
 
 Design note: the conformance tests check jr2's requests and the fake servers' answers against
 material nobody here wrote. Only the parts jr2 uses are kept, so the fixtures stay small and a
@@ -18,6 +19,8 @@ diff after regenerating shows what changed upstream:
   The page shows no `work_item` example; it says that for work items other than issues
   "the object_kind field is work_item, and the type is the work item type", so
   `work_item_task.json` is the Issue Hook example with exactly those two fields changed.
+* gitlab-api: the example answer of "List issue relations" of GitLab's issue links API page
+  (doc/api/issue_links.md, same licence), written to fixtures/gitlab/api/issue_links.json.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 JIRA_OUT = ROOT / "fixtures" / "jira" / "atlassian" / "platform-subset.json"
 GITLAB_OUT = ROOT / "fixtures" / "gitlab" / "webhooks"
+GITLAB_API_OUT = ROOT / "fixtures" / "gitlab" / "api" / "issue_links.json"
 JIRA_SOURCE = "https://developer.atlassian.com/cloud/jira/platform/swagger-v3.v3.json"
 GITLAB_SOURCE = ("https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/user/project/"
                  "integrations/webhook_events.md")
+GITLAB_API_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/issue_links.md"
 
 # (method, path) of every Jira Cloud operation jr2 sends (as /rest/api/2/..., the same
 # operations: "Both versions offer the same collection of operations")
@@ -104,7 +109,7 @@ def jira_subset(description: dict[str, Any], source: str) -> dict[str, Any]:
             "components": {"schemas": {n: schemas[n] for n in sorted(wanted)}}}
 
 
-def _json_after(text: str, heading: str) -> dict[str, Any]:
+def _json_after(text: str, heading: str) -> Any:
     """The first ```json block after `heading` (a markdown heading line)."""
     at = re.search(rf"^#+ {re.escape(heading)}\s*$", text, re.MULTILINE)
     if at is None:
@@ -112,10 +117,7 @@ def _json_after(text: str, heading: str) -> dict[str, Any]:
     block = re.compile(r"```json\n(.*?)\n```", re.DOTALL).search(text, at.end())
     if block is None:
         raise SystemExit(f"no JSON example after {heading!r}")
-    data = json.loads(block.group(1))
-    if not isinstance(data, dict):
-        raise SystemExit(f"the example after {heading!r} is not an object")
-    return data
+    return json.loads(block.group(1))
 
 
 def gitlab_hooks(text: str) -> dict[str, dict[str, Any]]:
@@ -130,7 +132,7 @@ def gitlab_hooks(text: str) -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("which", choices=("jira", "gitlab"))
+    ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api"))
     ap.add_argument("source", nargs="?", help="a path or URL (default: the upstream URL)")
     args = ap.parse_args()
     if args.which == "jira":
@@ -140,6 +142,12 @@ def main() -> None:
         JIRA_OUT.write_text(json.dumps(subset, indent=1, sort_keys=True) + "\n")
         print(f"wrote {JIRA_OUT.relative_to(ROOT)} ({len(subset['paths'])} paths, "
               f"{len(subset['components']['schemas'])} schemas)")
+        return
+    if args.which == "gitlab-api":
+        links = _json_after(read(args.source or GITLAB_API_SOURCE), "List issue relations")
+        GITLAB_API_OUT.parent.mkdir(parents=True, exist_ok=True)
+        GITLAB_API_OUT.write_text(json.dumps(links, indent=2) + "\n")
+        print(f"wrote {GITLAB_API_OUT.relative_to(ROOT)}")
         return
     source = args.source or GITLAB_SOURCE
     GITLAB_OUT.mkdir(parents=True, exist_ok=True)
