@@ -154,3 +154,20 @@ def test_the_search_answer_and_its_issues_are_documented(fake: FakeJira) -> None
     assert set(page) <= _props(schema)
     issue_schema = _resolve(_prop(schema, "issues")).get("items")
     assert page["issues"] and all(set(i) <= _props(issue_schema) for i in page["issues"])
+
+
+def test_the_vendoring_script_reproduces_the_subset() -> None:
+    """tools/vendor_descriptions.py cut the fixture: cutting it again changes nothing (every
+    referenced schema is there, and only those)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "vendor_descriptions.py"
+    spec = importlib.util.spec_from_file_location("vendor_descriptions", path)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    again = tool.jira_subset(DESC, DESC["x-source"])
+    assert again["paths"] == DESC["paths"]
+    assert again["components"]["schemas"] == DESC["components"]["schemas"]
+    assert {(m, p) for p, ops in DESC["paths"].items() for m in ops} == set(tool.OPERATIONS)
