@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jr2_core.errors import UsageError
-from jr2_sources.local import backlog as backlog_module
-from jr2_sources.local.backlog import (
+from jr2_sources.trackers.local import backlog as backlog_module
+from jr2_sources.trackers.local.backlog import (
     Backlog,
     BacklogError,
     BacklogItem,

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from jr2_core.registry import SourceEnv
-from jr2_sources.local.source import LocalAdapter, LocalConfig
+from jr2_sources.registry import SourceEnv
 from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
 
 
 def _toml(items: tuple[RefItem, ...]) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from jr2_sources.local.store import ClaimRow, ClaimStore, OutcomeRow, StoreError
+from jr2_sources.trackers.local.store import ClaimRow, ClaimStore, OutcomeRow, StoreError
 
 
 @pytest.fixture
@@ -205,7 +205,7 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
 READ_AS_ANOTHER_USER = """
 import sys
 from pathlib import Path
-from jr2_sources.local.store import ClaimStore
+from jr2_sources.trackers.local.store import ClaimStore
 reader = ClaimStore.open_readonly(Path(sys.argv[1]))
 assert reader is not None
 print(sorted(reader.state().claims))
@@ -231,7 +231,7 @@ def test_a_readonly_store_reads_in_a_directory_it_cannot_write() -> None:
         )
         env = {**os.environ, "PYTHONPATH": repo}
         try:
-            probe = run([sys.executable, "-c", "import jr2_sources.local.store"], env=env)
+            probe = run([sys.executable, "-c", "import jr2_sources.trackers.local.store"], env=env)
         except (OSError, KeyError, subprocess.SubprocessError) as err:
             pytest.skip(f"cannot run as nobody here: {err}")
         if probe.returncode != 0:

@@ -11,9 +11,10 @@ import pytest
 
 from clihelp import ROOT, env, jr2
 from jr2_core.hookspecs import Jr2Spec
+from jr2_sources.hooks import SourcesSpec
 
-HOOKS = sorted(n for n, _ in inspect.getmembers(Jr2Spec, inspect.isfunction)
-               if n.startswith("jr2_"))
+HOOKS = sorted(n for spec in (Jr2Spec, SourcesSpec)
+               for n, _ in inspect.getmembers(spec, inspect.isfunction) if n.startswith("jr2_"))
 
 
 def make_dist(root: Path, name: str, modules: dict[str, str], eps: dict[str, str]) -> None:
@@ -58,8 +59,9 @@ def jr2_register_commands(cli):
 '''
 
 DUP_KIND = '''
-from jr2_core import hookimpl, SourceKind
-from jr2_sources.local.source import LocalConfig
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources.trackers.local.source import LocalConfig
 
 @hookimpl
 def jr2_register_sources(register):
@@ -67,13 +69,53 @@ def jr2_register_sources(register):
 '''
 
 EXTRA_KIND = '''
-from jr2_core import hookimpl, SourceKind
-from jr2_sources.local.source import LocalConfig
-from jr2_sources.local.plugin import _factory
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources.trackers.local.source import LocalConfig
+from jr2_sources.trackers.local.plugin import _factory
 
 @hookimpl
 def jr2_register_sources(register):
     register(SourceKind("mybacklog", LocalConfig, _factory, help="local, renamed"))
+'''
+
+ADDS_A_HOOK = '''
+import click, pluggy
+from jr2_core import hookimpl
+
+class GreetSpec:
+    @pluggy.HookspecMarker("jr2")
+    def greet_name(self):
+        """Return a name to greet."""
+
+@hookimpl
+def jr2_add_hookspecs(pluginmanager):
+    pluginmanager.add_hookspecs(GreetSpec)
+
+@hookimpl
+def jr2_register_commands(cli):
+    @cli.command("greet")
+    def greet():
+        from jr2_core.plugins import load
+        click.echo("hello " + ",".join(sorted(load().pm.hook.greet_name())))
+'''
+
+IMPLEMENTS_IT = '''
+from jr2_core import hookimpl
+
+@hookimpl
+def greet_name():
+    return "greetee"
+'''
+
+LOADED = '''
+import json, os
+from jr2_core import hookimpl
+
+@hookimpl
+def jr2_plugins_loaded(host):
+    with open(os.environ["OBS_FILE"], "a") as fh:
+        fh.write(json.dumps({p.name: p.kinds for p in host.plugins}) + "\\n")
 '''
 
 
@@ -97,6 +139,26 @@ def test_hook_jr2_register_sources(backlog: Path, tmp_path: Path) -> None:
     res = jr2("ready", "mybacklog:b.toml", "--json", cwd=backlog, env=e)
     assert res.returncode == 0, res.stderr
     assert [i["id"] for i in json.loads(res.stdout)["ready"]] == ["A"]
+
+
+def test_hook_jr2_add_hookspecs(backlog: Path, tmp_path: Path) -> None:
+    make_dist(tmp_path / "site", "greetplug",
+              {"greetspec": ADDS_A_HOOK, "greetimpl": IMPLEMENTS_IT},
+              {"greetspec": "greetspec", "greetimpl": "greetimpl"})
+    res = jr2("greet", cwd=backlog, env=env(PYTHONPATH=str(tmp_path / "site")))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "hello greetee"
+
+
+def test_hook_jr2_plugins_loaded(backlog: Path, tmp_path: Path) -> None:
+    make_dist(tmp_path / "site", "loadplug", {"loadplug": LOADED, "kindplug": EXTRA_KIND},
+              {"loaded": "loadplug", "kp": "kindplug"})
+    out = tmp_path / "loaded.jsonl"
+    res = jr2("plugins", cwd=backlog, env=env(PYTHONPATH=str(tmp_path / "site"),
+                                              OBS_FILE=str(out)))
+    assert res.returncode == 0, res.stderr
+    [seen] = [json.loads(line) for line in out.read_text().splitlines()]  # once per process
+    assert {"loaded", "kp", "jr2_sources.trackers.local.plugin"} <= set(seen)
 
 
 def test_hook_jr2_register_commands(backlog: Path, tmp_path: Path) -> None:
@@ -157,6 +219,6 @@ def test_builtin_sources_register_through_the_same_hooks() -> None:
     from jr2_core.plugins import load
 
     host = load(refresh=True)
-    local = next(p for p in host.plugins if p.name == "jr2_sources.local.plugin")
+    local = next(p for p in host.plugins if p.name == "jr2_sources.trackers.local.plugin")
     assert local.builtin and local.kinds == ["local"]
     assert local.hooks == ["jr2_register_sources"]

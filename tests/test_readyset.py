@@ -1,4 +1,4 @@
-"""The Ready-set rules (jr2_core.readyset): one test per promise, the seed example first."""
+"""The Ready-set rules (jr2_sources.readyset): one test per promise, the seed example first."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jr2_core.readyset import (
+from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,
     Claim,
@@ -512,7 +512,7 @@ def test_cycle_members_are_exactly_the_items_that_reach_themselves(snapshot: Sna
 def test_reasons_are_built_when_first_read_and_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pool reads only the ready list, so computing a Ready-set builds no reason; a report's
     first read builds an entry's reasons once, and they carry the holders as of `now`."""
-    from jr2_core import readyset
+    from jr2_sources import readyset
 
     calls: list[str] = []
     build = readyset._Why.reasons

@@ -1,4 +1,4 @@
-"""The renderers of a Ready-set (jr2_core.report): one test per promise."""
+"""The renderers of a Ready-set (jr2_sources.report): one test per promise."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from rich.console import Console
 
-from jr2_core.readyset import (
+from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,
     Claim,
@@ -20,7 +20,7 @@ from jr2_core.readyset import (
     SnapshotItem,
     compute_ready_set,
 )
-from jr2_core.report import (
+from jr2_sources.report import (
     GITHUB_COMMENT_BUDGET,
     explain,
     render_dot,

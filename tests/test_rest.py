@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from jr2_core.errors import SourceError, SourceHTTPError
 from jr2_sources import RestClient
-from jr2_sources.retry import RetryPolicy
+from jr2_sources.kit.retry import RetryPolicy
 
 API = "https://tracker.example/api"
 TOKEN = "s3cret-token-value"

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from jr2_core.errors import RetriesAborted, SourceError
-from jr2_sources.retry import (
+from jr2_sources.kit.retry import (
     Retryable,
     RetryPolicy,
     WriteSpacer,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from jr2_core import Claim, Next, Outcome, Snapshot, SnapshotItem
+from jr2_core import Next, Outcome
 from jr2_core.errors import UsageError
-from jr2_sources import WorkItem, WorkSource
+from jr2_sources import Claim, Snapshot, SnapshotItem, WorkItem, WorkSource
 
 
 class Scripted:

@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from jr2_core.registry import SourceEnv
-from jr2_sources.github.adapter import GitHubAdapter
-from jr2_sources.github.client import GitHubClient
-from jr2_sources.github.config import GitHubConfig
-from jr2_sources.retry import RetryPolicy
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.registry import SourceEnv
+from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.client import GitHubClient
+from jr2_sources.trackers.github.config import GitHubConfig
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "github"
 TOKEN = "ghp_TESTSECRETtoken0123456789"

@@ -11,9 +11,9 @@ from gh_helpers import make_adapter, make_client
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import SourceError, UsageError
-from jr2_core.readyset import ReadySet, SnapshotItem, compute_ready_set
-from jr2_sources import claims
-from jr2_sources.github.adapter import GitHubAdapter
+from jr2_sources.kit import claims
+from jr2_sources.readyset import ReadySet, SnapshotItem, compute_ready_set
+from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 

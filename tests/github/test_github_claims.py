@@ -1,4 +1,4 @@
-"""The claim protocol's rules (`jr2_sources.claims`) as the GitHub source uses them: markers,
+"""The claim protocol's rules (`jr2_sources.kit.claims`) as the GitHub source uses them: markers,
 the lowest live comment id holds, leases judged in server time."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jr2_sources import claims
+from jr2_sources.kit import claims
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -16,9 +16,9 @@ from gh_helpers import TOKEN, make_client
 from pydantic import SecretStr
 
 from jr2_core.errors import ConfigError, SourceError
-from jr2_sources.github.auth import api_url, resolve_token
-from jr2_sources.github.client import GitHubHTTPError
-from jr2_sources.retry import RetryPolicy
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.trackers.github.auth import api_url, resolve_token
+from jr2_sources.trackers.github.client import GitHubHTTPError
 
 API = "https://api.github.com"
 URL = f"{API}/repos/o/r/issues"

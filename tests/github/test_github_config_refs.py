@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jr2_core.errors import ConfigError
-from jr2_core.registry import SourceKind, parse_options
-from jr2_sources.github.config import GitHubConfig
-from jr2_sources.github.refs import body_refs, id_of_issue_url, repo_of_api_url, split_id
+from jr2_sources.registry import SourceKind, parse_options
+from jr2_sources.trackers.github.config import GitHubConfig
+from jr2_sources.trackers.github.refs import body_refs, id_of_issue_url, repo_of_api_url, split_id
 
 KIND = SourceKind("github", GitHubConfig, lambda c, e: None)
 

@@ -1,8 +1,7 @@
 """End to end against the fake GitHub: `jr2 ready` and `jr2 work`, and pools racing.
 
-The `python -m jr2_core` tests run once the lead registers the plugin in `BUILTIN`; until then
-the same CLI runs in-process (BUILTIN monkeypatched) or through `gh_jr2.py`, which registers it
-for one process.
+The CLI runs as `python -m jr2_core` and in-process (the `github` kind is one of jr2's own
+entry points).
 """
 
 from __future__ import annotations
@@ -22,15 +21,11 @@ from click.testing import CliRunner
 from fakes.github_server import FakeGitHub
 
 import jr2_core.plugins as plugins
-from jr2_sources import claims
+from jr2_sources.kit import claims
 
 HERE = Path(__file__).resolve().parent
-REGISTERED = "jr2_sources.github.plugin" in plugins.BUILTIN
 JR2 = [sys.executable, "-m", "jr2_core"]
-LAUNCHER = [sys.executable, str(HERE / "gh_jr2.py")]
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
-needs_builtin = pytest.mark.skipif(
-    not REGISTERED, reason="runs once jr2_sources.github.plugin is in jr2_core.plugins.BUILTIN")
 
 
 def env_for(fake: FakeGitHub, tmp_path: Path) -> dict[str, str]:
@@ -56,7 +51,6 @@ def check_ready_json(out: str) -> None:
                        "o/r#3": [{"kind": "open_blocker", "ref": "o/r#1", "held_by": None}]}
 
 
-@needs_builtin
 def test_ready_json_subprocess(fake: FakeGitHub, tmp_path: Path) -> None:
     seed_small(fake)
     res = subprocess.run([*JR2, "ready", "github:o/r", "--label", "agent", "--json"],
@@ -68,7 +62,6 @@ def test_ready_json_subprocess(fake: FakeGitHub, tmp_path: Path) -> None:
     assert not (tmp_path / ".jr2").exists()
 
 
-@needs_builtin
 def test_work_subprocess(fake: FakeGitHub, tmp_path: Path) -> None:
     for _ in range(5):
         fake.add_issue("o/r")
@@ -81,8 +74,6 @@ def test_work_subprocess(fake: FakeGitHub, tmp_path: Path) -> None:
 
 def test_ready_in_process(fake: FakeGitHub, tmp_path: Path,
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugins, "BUILTIN", (*plugins.BUILTIN, "jr2_sources.github.plugin")
-                        if not REGISTERED else plugins.BUILTIN)
     monkeypatch.setattr(plugins, "_host", None)
     from jr2_core.cli import main
 
@@ -118,11 +109,11 @@ def test_a_signed_webhook_wakes_a_waiting_pool(fake: FakeGitHub, tmp_path: Path)
     import requests
     from gh_helpers import load
 
-    from jr2_sources.webhooks import hmac_sha256
+    from jr2_sources.kit.webhooks import hmac_sha256
 
     port, log = _free_port(), tmp_path / "worked.log"
     env = dict(env_for(fake, tmp_path), JR2_WEBHOOK_SECRET="s3cret")
-    proc = subprocess.Popen([*(JR2 if REGISTERED else LAUNCHER), "work", "github:o/r", "--wait",
+    proc = subprocess.Popen([*JR2, "work", "github:o/r", "--wait",
                              "--listen", f"127.0.0.1:{port}", "--webhook-secret-env",
                              "JR2_WEBHOOK_SECRET", "--write-spacing", "0.001", "--poll-every",
                              "60", "--", "sh", "-c", f'echo "$JR2_ITEM_ID" >> {log}'],
@@ -165,7 +156,7 @@ def race(fake: FakeGitHub, tmp_path: Path, issues: int, pools: int = 4) -> float
     worked = tmp_path / "worked.log"
     cmd = f'echo "$JR2_ITEM_ID $$" >> {worked}'
     start = time.monotonic()
-    procs = [subprocess.Popen([*(JR2 if REGISTERED else LAUNCHER), "work", "github:o/r",
+    procs = [subprocess.Popen([*JR2, "work", "github:o/r",
                                "--label", "agent", "--cap", "2", *FAST, "--", "sh", "-c", cmd],
                               cwd=tmp_path, env=env_for(fake, tmp_path / f"p{i}"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

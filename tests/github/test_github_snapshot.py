@@ -12,8 +12,8 @@ import responses
 from gh_helpers import make_adapter
 from gh_mockapi import API, MockAPI, issue, labels
 
-from jr2_core.readyset import ReadySet, compute_ready_set
-from jr2_sources.github.adapter import GitHubAdapter
+from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 APP = "/repos/octo/app/issues"
 

@@ -12,8 +12,13 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from gh_helpers import make_adapter
 
-from jr2_sources.github.webhook import DeliveryDeduper, receive, verify_webhook, webhook_wakes
-from jr2_sources.webhooks import Verdict, attach_webhook, hmac_sha256
+from jr2_sources.kit.webhooks import Verdict, attach_webhook, hmac_sha256
+from jr2_sources.trackers.github.webhook import (
+    DeliveryDeduper,
+    receive,
+    verify_webhook,
+    webhook_wakes,
+)
 
 SECRET = "It's a Secret to Everybody"
 VECTOR = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"

@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from jr2_core.registry import SourceEnv
-from jr2_sources.jira.adapter import JiraAdapter
-from jr2_sources.jira.client import JiraClient
-from jr2_sources.jira.config import JiraAuth, JiraConfig
-from jr2_sources.retry import RetryPolicy
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.registry import SourceEnv
+from jr2_sources.trackers.jira.adapter import JiraAdapter
+from jr2_sources.trackers.jira.client import JiraClient
+from jr2_sources.trackers.jira.config import JiraAuth, JiraConfig
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jira"
 TOKEN = "ATATT3xFfGF0-TESTSECRET-token-0123456789"

@@ -1,15 +1,10 @@
 """`python tests/jira/jira_jr2.py ARGS`: the jr2 command line with the `jira` kind registered.
 
-Until `jr2_sources.jira.plugin` is in `jr2_core.plugins.BUILTIN`, the end-to-end tests run the
-real CLI through this launcher, which adds it for this process only (then it is a no-op).
+The `jira` kind is one of jr2's own entry points, so this is the plain CLI; the tests keep
+launching it by this path.
 """
 
 from __future__ import annotations
-
-import jr2_core.plugins as plugins
-
-if "jr2_sources.jira.plugin" not in plugins.BUILTIN:
-    plugins.BUILTIN = (*plugins.BUILTIN, "jr2_sources.jira.plugin")
 
 from jr2_core.cli import main
 

@@ -12,8 +12,8 @@ from jira_helpers import make_adapter
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import UsageError
-from jr2_core.readyset import SnapshotItem, compute_ready_set
-from jr2_sources.jira.adapter import JiraAdapter
+from jr2_sources.readyset import SnapshotItem, compute_ready_set
+from jr2_sources.trackers.jira.adapter import JiraAdapter
 
 PERSON = {"accountId": "557058:f58131cb", "displayName": "Mia Krystof"}
 JQL = "project = ENG AND labels = agent"

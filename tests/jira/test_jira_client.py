@@ -8,8 +8,8 @@ import responses
 from jira_helpers import TOKEN, load, make_adapter, make_client
 
 from jr2_core.errors import SourceError, UsageError
-from jr2_sources.jira.client import parse_jira_time
-from jr2_sources.retry import RetryPolicy
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.trackers.jira.client import parse_jira_time
 
 BASE = "https://acme.atlassian.net"
 API = f"{BASE}/rest/api/2"

@@ -14,6 +14,7 @@ import pytest
 from fakes.jira_server import FakeJira
 
 import jr2_core.plugins as plugins
+from jr2_sources.hooks import load_registry
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER = [sys.executable, str(HERE / "jira_jr2.py")]
@@ -29,19 +30,14 @@ def env_for(tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_plugin_registers_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    code = ("import sys, jr2_sources.jira.plugin; "
+    code = ("import sys, jr2_sources.trackers.jira.plugin; "
             "print('jira' in sys.modules, 'requests' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert res.stdout.split() == ["False", "False"]
-    monkeypatch.setattr(plugins, "BUILTIN", (*plugins.BUILTIN, "jr2_sources.jira.plugin"))
-    try:
-        host = plugins.load(refresh=True)
-        kind = host.registry.get("jira")
-        assert kind.config.__name__ == "JiraConfig"
-    finally:
-        monkeypatch.undo()
-        plugins.load(refresh=True)
+    plugins.load(refresh=True)
+    kind = load_registry().get("jira")
+    assert kind.config.__name__ == "JiraConfig"
 
 
 def test_ready_json_subprocess_only_reads(fake: FakeJira, tmp_path: Path) -> None:

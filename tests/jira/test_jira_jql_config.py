@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jr2_core.errors import ConfigError
-from jr2_sources.jira.config import JiraConfig, resolve_auth, server_url
-from jr2_sources.jira.jql import scope_jql, split_order_by
+from jr2_sources.trackers.jira.config import JiraConfig, resolve_auth, server_url
+from jr2_sources.trackers.jira.jql import scope_jql, split_order_by
 
 LABELS = ("jr2:claimed", "jr2:failed")
 

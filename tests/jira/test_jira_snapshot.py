@@ -12,8 +12,8 @@ import pytest
 import responses
 from jira_helpers import load, make_adapter
 
-from jr2_core.readyset import compute_ready_set
-from jr2_sources.jira.client import FIELDS
+from jr2_sources.readyset import compute_ready_set
+from jr2_sources.trackers.jira.client import FIELDS
 
 BASE = "https://acme.atlassian.net"
 API = f"{BASE}/rest/api/2"

@@ -11,7 +11,7 @@ import jr2_core
 import jr2_sources
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jr2_gitlab"
-PUBLIC_MODULES = {"jr2_sources.testing", "jr2_sources.claims", "jr2_sources.retry"}
+PUBLIC_MODULES = {"jr2_sources.testing", "jr2_sources.kit.claims", "jr2_sources.kit.retry"}
 EXPORTS = {"jr2_core": set(jr2_core.__all__), "jr2_sources": set(jr2_sources.__all__)}
 
 

@@ -1,4 +1,4 @@
-"""The claim protocol of `jr2_sources.claims`, run against any tracker's comment thread.
+"""The claim protocol of `jr2_sources.kit.claims`, run against any tracker's comment thread.
 
 Design note: GitHub, Jira and GitLab differ only in how a comment is posted, listed, edited and
 deleted, and in what "still to do" and "mark as claimed" mean on them (labels, assignee, a
@@ -33,7 +33,7 @@ from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
-    from jr2_core.readyset import SnapshotItem
+    from jr2_sources.readyset import SnapshotItem
 
 
 class CommentThread(Protocol):

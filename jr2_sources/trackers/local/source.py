@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jr2_core import Outcome
 from jr2_core.paths import safe_name
-from jr2_core.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from jr2_core.registry import SourceEnv
+from jr2_sources.kit.durations import Duration
+from jr2_sources.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
+from jr2_sources.registry import SourceEnv
 
-from ..durations import Duration
 from .backlog import Backlog, load_backlog
 from .store import ClaimStore
 

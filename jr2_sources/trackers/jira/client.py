@@ -11,7 +11,7 @@ Design notes
 * Comments need the response `Date` (the server's clock is the claim protocol's clock), so the
   few other calls go through the package's own session (same auth, one attempt) as plain
   requests: `request()` returns the JSON, the `Date` and the headers.
-* One retry layer (`jr2_sources.retry`): 429/503 wait `Retry-After` seconds, other 5xx,
+* One retry layer (`jr2_sources.kit.retry`): 429/503 wait `Retry-After` seconds, other 5xx,
   connection errors and unparsable (truncated) bodies back off; all bounded by the budget.
 * Errors are one line with Jira's own text: 401 names the variables to check, 403/404 say what
   could not be done, a 400 on search is the JQL error. `JIRAError.__str__` prints request
@@ -33,10 +33,16 @@ from typing import Any
 import requests
 
 from jr2_core.errors import SourceError, SourceHTTPError, UsageError
+from jr2_sources.kit.redact import Redactor
+from jr2_sources.kit.rest import RequestStats, RestResponse, parse_http_date
+from jr2_sources.kit.retry import (
+    Retryable,
+    RetryPolicy,
+    WriteSpacer,
+    rate_limit_wait,
+    retry_or_fail,
+)
 
-from ..redact import Redactor
-from ..rest import RequestStats, RestResponse, parse_http_date
-from ..retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
 from .config import JiraAuth
 
 FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "issuelinks",

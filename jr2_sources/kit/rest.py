@@ -3,7 +3,7 @@
 Design notes
 ------------
 * This is the body the GitHub source and the GitLab plugin share (a third-party source may build
-  on it too: it is public, as `jr2_sources.rest`). A subclass names its tracker and supplies its
+  on it too: it is public, as `jr2_sources.kit.rest`). A subclass names its tracker and supplies its
   auth header (`auth_headers`), its error text (`error_message`) and the variables a 401 should
   point at (`token_hint`), as class attributes and small methods.
 * Conditional GETs, for a tracker that answers `If-None-Match` (GitHub: a 304 costs no rate
@@ -12,7 +12,7 @@ Design notes
   (`RestResponse.cached`).
 * Not PyGithub or python-gitlab objects: the claim protocol needs each response's `Date` (the
   server's clock), tests and benchmarks need an exact count of requests, and retries must happen
-  in one layer only (`jr2_sources.retry`), so no library retry loop runs underneath.
+  in one layer only (`jr2_sources.kit.retry`), so no library retry loop runs underneath.
 * The token is a `SecretStr`, unwrapped only to build the auth header; every error message is
   scrubbed of it (`Redactor`). Links (`Link: rel="next"`) are followed only on the API's own
   origin, so the token never goes to another host; redirects are not followed.

@@ -16,9 +16,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from jr2_core.errors import ConfigError
-
-from ..durations import Duration
-from ..labeloptions import failed_label_differs
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.labeloptions import failed_label_differs
 
 
 class JiraConfig(BaseModel):

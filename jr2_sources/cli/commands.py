@@ -30,7 +30,7 @@ from jr2_core.cli import (
 )
 from jr2_core.errors import UsageError
 from jr2_core.hookspecs import hookimpl
-from jr2_core.registry import SourceEnv, kind_help, split_source
+from jr2_sources.registry import SourceEnv, kind_help, split_source
 
 FORMATS = ("table", "json", "markdown", "mermaid", "dot")
 
@@ -54,10 +54,10 @@ class SourceCommand(click.Command):
 
 def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
     """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
-    from jr2_core.plugins import load
-    from jr2_core.projectconfig import resolve_source
+    from jr2_sources.hooks import load_registry
+    from jr2_sources.projectconfig import resolve_source
 
-    kind, config = resolve_source(spec, options, load().registry)
+    kind, config = resolve_source(spec, options, load_registry())
     try:
         adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
     except ModuleNotFoundError as exc:
@@ -68,9 +68,9 @@ def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> t
 
 
 def _show_kind_help(spec: str) -> None:
-    from jr2_core.plugins import load
+    from jr2_sources.hooks import load_registry
 
-    kind = load().registry.get(split_source(spec)[0])
+    kind = load_registry().get(split_source(spec)[0])
     click.echo(kind_help(kind))
 
 
@@ -108,13 +108,13 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
         ctx.exit(2)
     import gc
 
-    from jr2_core import report
+    from jr2_sources import report
 
     # a one-shot command that builds many small objects and then exits: the cyclic GC only
     # costs time here (about a quarter of the run on a 100k-item backlog)
     gc.disable()
     adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
-    from jr2_core.readyset import compute_ready_set
+    from jr2_sources.readyset import compute_ready_set
 
     rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC),
                            children_block=getattr(config, "children_block", True))
@@ -187,8 +187,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     if source is None:
         click.echo(ctx.get_help())
         ctx.exit(2)
-    from .command import resolve_command
-    from .durations import parse_duration
+    from jr2_sources.kit.durations import parse_duration
+
+    from .runner import resolve_command
 
     argv = resolve_command(ctx.meta.get("jr2.command", []))
     try:
@@ -245,10 +246,10 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     import secrets as _secrets
 
     from jr2_core import define_event, pool, start
+    from jr2_sources.kit.redact import Redactor, secret_values
+    from jr2_sources.worksource import WorkSource, default_holder
 
-    from .command import command_worker
-    from .redact import Redactor, secret_values
-    from .worksource import WorkSource, default_holder
+    from .runner import command_worker
 
     run_id = f"r-{_secrets.token_hex(4)}"
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
@@ -280,7 +281,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     def setup_host(host: Any) -> None:
         receiver = getattr(adapter, "webhook", None)
         if callable(receiver):
-            from .webhooks import attach_webhook
+            from jr2_sources.kit.webhooks import attach_webhook
 
             attach_webhook(host, handle[0], receiver, secret)
 
@@ -312,7 +313,7 @@ def _summary(result: Any, ws: Any) -> None:
         click.echo(f"jr2:   failed {iid}: {reason}", err=True)
     rs = ws.last
     if rs is not None and status == "deadlocked" and rs.blocked:
-        from jr2_core.report import describe_reasons
+        from jr2_sources.report import describe_reasons
 
         click.echo("jr2: blocked:", err=True)
         for entry in rs.blocked:

@@ -25,9 +25,8 @@ from typing import IO, Any
 from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
-
-from .redact import Redactor
-from .worksource import WorkItem
+from jr2_sources.kit.redact import Redactor
+from jr2_sources.worksource import WorkItem
 
 STDERR_TAIL = 20
 KILL_GRACE = 5.0

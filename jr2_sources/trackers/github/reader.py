@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
-from jr2_core.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.kit import claims
+from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 
-from .. import claims
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .refs import (

@@ -3,8 +3,8 @@
 Design note: every option maps to one documented GitHub concept: `label`, `milestone` and
 `assignee` are parameters of `GET /repos/{owner}/{repo}/issues` (server-side filters, so a poll
 stays at ceil(N/100) list pages); `exclude_label` and the priority map are applied client-side.
-The label options are `jr2_sources.labeloptions.LabelOptions`, shared with GitLab.
-Durations accept `30s`/`10m` strings (`jr2_sources.durations`).
+The label options are `jr2_sources.kit.labeloptions.LabelOptions`, shared with GitLab.
+Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 
 from pydantic import ConfigDict, Field, field_validator
 
-from ..durations import Duration
-from ..labeloptions import LabelOptions
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.labeloptions import LabelOptions
 
 _REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import ConfigError, UsageError
+from jr2_core.errors import ConfigError, UsageError
+
 from .registry import Registry, SourceKind, options_to_values, split_source, validate_config
 
 _SECRET_KEY = re.compile(r"(token|secret|password|passwd|api_key|pat)$", re.I)

@@ -17,7 +17,7 @@ Design notes
   (`GET /issue/{key}`): 404 = missing, 401/403 = inaccessible.
 * Issues assigned to someone other than jr2's own account (`GET /myself`, only asked when an
   issue has an assignee) are a person's and are left out, unless they carry jr2's marks.
-* Claims follow `jr2_sources.claims` (comment history; the lowest live claim wins; `now` is the
+* Claims follow `jr2_sources.kit.claims` (comment history; the lowest live claim wins; `now` is the
   listing's `Date`). After winning, the issue is read once more: done, failed, assigned to a
   person, or (with no success transition) carrying a `jr2:done` marker means it was settled or
   taken just before, and the claim is withdrawn. Then the claim label is added with
@@ -40,13 +40,13 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
-from jr2_core.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
-from jr2_core.registry import SourceEnv
+from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure
+from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.registry import SourceEnv
 
-from ..claims import Comment, Marker, claim_of, last_failure
-from ..comment_claims import ClaimsByComment, CommentClaims
-from ..retry import RetryPolicy
-from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .jql import scope_jql
@@ -269,7 +269,7 @@ class JiraAdapter(ClaimsByComment):
 
     # -- writes ---------------------------------------------------------------------------------
 
-    # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
+    # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
         posted = self.client.request("POST", f"/issue/{key}/comment", body={"body": body},

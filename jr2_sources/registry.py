@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError, UsageError
+from jr2_core.errors import ConfigError, UsageError
 
 
 @dataclass(frozen=True)

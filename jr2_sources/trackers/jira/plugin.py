@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jr2_core.hookspecs import hookimpl
-from jr2_core.registry import SourceEnv, SourceKind
+from jr2_sources.registry import SourceEnv, SourceKind
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:

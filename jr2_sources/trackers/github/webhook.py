@@ -1,7 +1,7 @@
 """GitHub webhook deliveries: verify the signature, drop replays, decide whether to wake.
 
 Design note: GitHub signs the raw body with HMAC-SHA256 under the webhook's secret and sends
-`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.webhooks` pieces compare it in
+`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.kit.webhooks` pieces compare it in
 constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
 reused when a delivery is redelivered, so a repeat is acknowledged and ignored. Only the events
 that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
@@ -17,7 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+
 from .refs import repo_of_api_url, same_repo
 
 __all__ = ["WAKE_EVENTS", "DeliveryDeduper", "receive", "verify_webhook", "webhook_wakes"]

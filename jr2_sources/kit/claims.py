@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from jr2_core.readyset import Claim
+from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
 Kind = Literal["claim", "done", "failed", "released"]

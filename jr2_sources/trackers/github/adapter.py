@@ -4,7 +4,7 @@ Design notes
 ------------
 * Reading is `reader.IssueReader` (GET requests only). This module writes, only while claiming,
   renewing and settling, and every write method first refuses when `env.read_only` (a dry run).
-* Claims follow `jr2_sources.claims`, run by the shared `jr2_sources.comment_claims`: this
+* Claims follow `jr2_sources.kit.claims`, run by the shared `jr2_sources.kit.comment_claims`: this
   adapter is its `CommentThread` (issue comments, the claim label). Winning also re-reads the
   issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
   (its claim no longer live) has closed or labelled it first; then we lose too.
@@ -26,13 +26,13 @@ from datetime import datetime
 
 from jr2_core import Outcome
 from jr2_core.errors import UsageError
-from jr2_core.readyset import Snapshot
-from jr2_core.registry import SourceEnv
+from jr2_sources.kit import claims
+from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict
+from jr2_sources.readyset import Snapshot
+from jr2_sources.registry import SourceEnv
 
-from .. import claims
-from ..comment_claims import ClaimsByComment, CommentClaims
-from ..retry import RetryPolicy
-from ..webhooks import DeliveryDeduper, Verdict
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
@@ -95,7 +95,7 @@ class GitHubAdapter(ClaimsByComment):
             done_here = set(self._done_here)
         return self.reader.snapshot(self.detail if detail is None else detail, done_here)
 
-    # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
+    # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
         posted = self.client.write("POST", self._comments(self._number(key)), {"body": body},

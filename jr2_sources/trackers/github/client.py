@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* `jr2_sources.rest.RestClient` (one `requests.Session`), not PyGithub: the adapter needs what
+* `jr2_sources.kit.rest.RestClient` (one `requests.Session`), not PyGithub: the adapter needs what
   PyGithub hides — the `ETag` of every list page (to send `If-None-Match`), the response `Date`
   (the server's clock is the claim protocol's clock) and an exact count of requests. PyGithub's
   lazy completion can also send one GET per issue when an attribute the list lacks is read;
@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from jr2_core.errors import SourceHTTPError
-
-from ..rest import RequestStats, RestClient
+from jr2_sources.kit.rest import RequestStats, RestClient
 
 USER_AGENT = "jr2-github-source"
 API_VERSION = "2022-11-28"
