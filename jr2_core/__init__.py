@@ -36,16 +36,10 @@ __version__ = "0.1.0"
 
 _moved.install()
 
-_MOVED_NAMES = {
-    **dict.fromkeys(("BlockerRef", "Claim", "ReadySet", "Reason", "Snapshot", "SnapshotItem",
-                     "compute_ready_set"), "jr2_sources.readyset"),
-    **dict.fromkeys(("SourceEnv", "SourceKind"), "jr2_sources.registry"),
-}
-
 
 def __getattr__(name: str) -> Any:
     """The names that moved to `jr2_sources`, imported on first use, with a warning."""
-    where = _MOVED_NAMES.get(name)
+    where = _moved.MOVED_NAMES.get(name)
     if where is None:
         raise AttributeError(f"module 'jr2_core' has no attribute {name!r}")
     import importlib

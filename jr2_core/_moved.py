@@ -38,6 +38,13 @@ MOVED: dict[str, str] = {
 }
 """Old module name -> new module name (submodules of an old name follow it)."""
 
+MOVED_NAMES: dict[str, str] = {
+    **dict.fromkeys(("BlockerRef", "Claim", "ReadySet", "Reason", "Snapshot", "SnapshotItem",
+                     "compute_ready_set"), "jr2_sources.readyset"),
+    **dict.fromkeys(("SourceEnv", "SourceKind"), "jr2_sources.registry"),
+}
+"""Names once exported by `jr2_core` -> the module they live in now (`jr2_core.__getattr__`)."""
+
 
 def new_name(fullname: str) -> str | None:
     """The new name of an old module path, or None when `fullname` did not move."""

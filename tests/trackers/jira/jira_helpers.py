@@ -14,7 +14,7 @@ from jr2_sources.trackers.jira.adapter import JiraAdapter
 from jr2_sources.trackers.jira.client import JiraClient
 from jr2_sources.trackers.jira.config import JiraAuth, JiraConfig
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jira"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "jira"
 TOKEN = "ATATT3xFfGF0-TESTSECRET-token-0123456789"
 EMAIL = "bot@example.com"
 FAST = RetryPolicy(budget=30.0, backoff=0.001, max_backoff=0.01, secondary_wait=0.01)

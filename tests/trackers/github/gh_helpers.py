@@ -14,7 +14,7 @@ from jr2_sources.trackers.github.adapter import GitHubAdapter
 from jr2_sources.trackers.github.client import GitHubClient
 from jr2_sources.trackers.github.config import GitHubConfig
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "github"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "github"
 TOKEN = "ghp_TESTSECRETtoken0123456789"
 FAST = RetryPolicy(budget=2.0, backoff=0.001, max_backoff=0.01, secondary_wait=0.01)
 

@@ -225,7 +225,7 @@ def test_a_readonly_store_reads_in_a_directory_it_cannot_write() -> None:
             assert store.claim("T-1", "pool-a", lease_s=30)
         db.chmod(0o644)
         root.chmod(0o555)
-        repo = str(Path(__file__).resolve().parents[1])
+        repo = str(Path(__file__).resolve().parents[3])
         run = functools.partial(
             subprocess.run, user="nobody", capture_output=True, text=True, timeout=60, cwd="/"
         )

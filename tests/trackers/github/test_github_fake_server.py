@@ -11,7 +11,7 @@ from pathlib import Path
 import requests
 from fakes.github_server import FakeGitHub, seed
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 H = {"Authorization": "Bearer x", "Accept": "application/vnd.github+json"}
 
 

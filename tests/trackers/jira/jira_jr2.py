@@ -1,4 +1,4 @@
-"""`python tests/jira/jira_jr2.py ARGS`: the jr2 command line with the `jira` kind registered.
+"""`python tests/trackers/jira/jira_jr2.py ARGS`: the jr2 command line, `jira` kind included.
 
 The `jira` kind is one of jr2's own entry points, so this is the plain CLI; the tests keep
 launching it by this path.
