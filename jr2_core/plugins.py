@@ -106,9 +106,21 @@ def load(*, refresh: bool = False) -> Host:
             log.warning("jr2 plugin %s failed to import: %s", ep.name, exc)
             continue
         _register(host, info, obj)
-    pm.hook.jr2_plugins_loaded(host=host)
+    _plugins_loaded(host)
     _host = host
     return host
+
+
+def _plugins_loaded(host: Host) -> None:
+    """Call each `jr2_plugins_loaded` on its own: one that raises marks its plugin broken."""
+    for impl in host.pm.hook.jr2_plugins_loaded.get_hookimpls():
+        try:
+            impl.function(host=host)
+        except Exception as exc:
+            for info in host.plugins:
+                if info.name == impl.plugin_name:
+                    info.error = f"jr2_plugins_loaded failed: {type(exc).__name__}: {exc}"
+            log.warning("the jr2_plugins_loaded hook of %s raised: %s", impl.plugin_name, exc)
 
 
 def plugin_observer() -> Callable[[RunEvent], None] | None:

@@ -160,6 +160,12 @@ def test_hook_jr2_plugins_loaded(backlog: Path, tmp_path: Path) -> None:
     [seen] = [json.loads(line) for line in out.read_text().splitlines()]  # once per process
     assert {"loaded", "kp", "jr2_sources.trackers.local.plugin"} <= set(seen)
 
+    broken = env(PYTHONPATH=str(tmp_path / "site"), OBS_FILE=str(tmp_path))  # a directory
+    infos = json.loads(jr2("plugins", "--json", cwd=backlog, env=broken).stdout)
+    [loaded] = [i for i in infos if i["name"] == "loaded"]
+    assert "jr2_plugins_loaded failed: IsADirectoryError" in loaded["error"]
+    assert jr2("ready", "mybacklog:b.toml", cwd=backlog, env=broken).returncode == 0
+
 
 def test_hook_jr2_register_commands(backlog: Path, tmp_path: Path) -> None:
     make_dist(tmp_path / "site", "cmdplug", {"cmdplug": COMMANDS}, {"cmd": "cmdplug"})
