@@ -17,6 +17,9 @@ whatever the tracker.
   blocker ref was half the computation (100k items: 0.45 s -> 0.25 s).
 - Blocker states are the source's word: `done` releases, `open` blocks, `missing`/`inaccessible`
   block as missing blockers. A failed item stays open, so it keeps blocking its dependents.
+  A source that judges "done" by merged pull requests (`--done-when merged`) says `unmerged` (a
+  linked pull request is open: reason `waits_for_merge`) or `not_green` (merged, checks red or
+  pending: reason `merged_not_green`), naming the pull request in the ref's `pr`.
 - The cyclic garbage collector is paused while the set is computed: the computation allocates a
   few objects per item, none in a reference cycle, and at 100k items the collector's repeated
   passes over the growing heap cost nearly as much as the work itself (measured 0.83 s -> 0.46 s).
@@ -58,8 +61,9 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-BlockerState = Literal["open", "done", "missing", "inaccessible"]
-ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed"]
+BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
+ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
+                     "waits_for_merge", "merged_not_green"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -80,6 +84,8 @@ class BlockerRef:
 
     id: str
     state: BlockerState
+    pr: str | None = None
+    """The pull request the state was judged by (`unmerged`, `not_green`), e.g. its URL."""
 
 
 @dataclass(slots=True)
@@ -133,7 +139,8 @@ class Reason:
 
     open_blocker: `ref`, `held_by`. missing_blocker: `ref`, `detail` (the ref's state). cycle:
     `cycle` (index into `ReadySet.cycles`) and `refs` (its members, shared with that list).
-    open_children: `refs`. failed: `detail` (the failure text).
+    open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
+    merged_not_green: `ref` (the blocker) and `detail` (its pull request).
     """
 
     kind: ReasonKind
@@ -155,6 +162,8 @@ class Reason:
             return {"kind": self.kind, "cycle": self.cycle}
         if self.kind == "open_children":
             return {"kind": self.kind, "refs": list(self.refs or ())}
+        if self.kind in ("waits_for_merge", "merged_not_green"):
+            return {"kind": self.kind, "ref": self.ref, "pr": self.detail}
         return {"kind": self.kind, "reason": self.detail}
 
 
@@ -206,6 +215,10 @@ class _Why:
             seen.add((b.id, state))
             if state == "open":
                 reasons.append(Reason("open_blocker", b.id, None, self.holders.get(b.id)))
+            elif state == "unmerged":
+                reasons.append(Reason("waits_for_merge", b.id, None, None, None, b.pr))
+            elif state == "not_green":
+                reasons.append(Reason("merged_not_green", b.id, None, None, None, b.pr))
             else:
                 reasons.append(Reason("missing_blocker", b.id, None, None, None, state))
         if self.children_block and it.children:

@@ -92,6 +92,11 @@ _MISSING_WORDS = {
     "inaccessible": ("which cannot be read", "which cannot be read"),
 }
 
+_MERGE_WORDS = {  # --done-when merged: the blocker's pull request, named in brackets
+    "waits_for_merge": "waits for the merge of",
+    "merged_not_green": "waits for green checks on the merge of",
+}
+
 
 def _listing(words: Sequence[str], max_refs: int | None) -> str:
     """`a, b, c`, or `a, b and N more` past `max_refs`."""
@@ -134,6 +139,14 @@ def describe_reasons(
         ]
         if refs:
             parts.append(f"needs {_listing(refs, max_refs)}, {one if len(refs) == 1 else several}")
+    for kind, words in _MERGE_WORDS.items():
+        prs = [
+            fmt_id(r.ref or "") + (f" ({fmt_text(r.detail)})" if r.detail else "")
+            for r in reasons
+            if r.kind == kind
+        ]
+        if prs:
+            parts.append(f"{words} {_listing(prs, max_refs)}")
     odd = [r for r in reasons if r.kind == "missing_blocker" and r.detail not in _MISSING_WORDS]
     for r in odd:
         parts.append(f"needs {fmt_id(r.ref or '')}, which is {fmt_text(r.detail or '?')}")
@@ -579,6 +592,8 @@ def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
         words += f", last attempt failed: {_one_line(entry.item.failed)}"
     return words
 
+_PR_WORDS = {"unmerged": "not merged yet:", "not_green": "merged, checks not green:"}
+
 
 def explain(rs: ReadySet, item_id: str) -> str:
     """The chain that blocks one item, down to its roots, as an indented list.
@@ -589,14 +604,16 @@ def explain(rs: ReadySet, item_id: str) -> str:
     rs.entry(item_id)  # KeyError for an unknown id
     lines: list[str] = []
     expanded: set[str] = set()
-    # (id, depth, its ref state, reached as a child)
-    stack: list[tuple[str, int, str, bool]] = [(item_id, 0, "open", False)]
+    # (id, depth, its ref state, reached as a child, the pull request its state was judged by)
+    stack: list[tuple[str, int, str, bool, str | None]] = [(item_id, 0, "open", False, None)]
     while stack:
-        node_id, depth, ref_state, child = stack.pop()
+        node_id, depth, ref_state, child, pr = stack.pop()
         indent = "  " * min(depth - 1, _MAX_INDENT) + "- " if depth else ""
         marker = f"[depth {depth:,}] " if depth > _MAX_INDENT + 1 else ""
         kind = " (open child)" if child else ""
         words = _state_words(rs, node_id, ref_state)
+        if ref_state in _PR_WORDS:
+            words += f"; {_PR_WORDS[ref_state]} {_one_line(pr or 'its pull request')}"
         if node_id in expanded:
             lines.append(f"{indent}{marker}{_one_line(node_id)}{kind}: {words} (see above)")
             continue
@@ -604,5 +621,6 @@ def explain(rs: ReadySet, item_id: str) -> str:
         lines.append(f"{indent}{marker}{_one_line(node_id)}{kind}: {words}")
         if node_id in rs:
             below = list(_blockers_of(rs, node_id))
-            stack.extend((b, depth + 1, state, c) for b, state, c in reversed(below))
+            prs = {b.id: b.pr for b in rs.entry(node_id).item.blockers if b.pr}
+            stack.extend((b, depth + 1, state, c, prs.get(b)) for b, state, c in reversed(below))
     return "\n".join(lines)

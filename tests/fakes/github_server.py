@@ -38,6 +38,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+try:
+    from fakes.github_pulls import Pulls
+except ImportError:  # run standalone: python tests/fakes/github_server.py
+    from github_pulls import Pulls  # type: ignore[no-redef]
+
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
 
@@ -156,6 +161,7 @@ class FakeGitHub:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._uid = 100
+        self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -515,6 +521,9 @@ class FakeGitHub:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":
             return 200, _user(self.login, 7), {}
+        answer = self.pulls.route(method, path, body, base)
+        if answer is not None:
+            return answer
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(.*)", path)
         if m is None:
             raise Reply(404, {"message": "Not Found"})

@@ -10,8 +10,9 @@ Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations`).
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from jr2_sources.kit.durations import Duration
 from jr2_sources.kit.labeloptions import LabelOptions
@@ -47,6 +48,25 @@ class GitHubConfig(LabelOptions):
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries "
                                                "(5xx, 429, rate limits) before giving up")
+
+    done_when: Literal["closed", "merged"] = Field(
+        default="closed",
+        description="when a blocker counts as done: `closed` (the issue is closed), or `merged` "
+                    "(also when a pull request of it merged into --base; one GraphQL query per "
+                    "100 issues that block something)")
+    base: str | None = Field(default=None,
+                             description="with --done-when merged: the branch a pull request "
+                                         "must merge into (default: the repository's default "
+                                         "branch)")
+    require_checks: bool = Field(default=False,
+                                 description="with --done-when merged: the merge commit's checks "
+                                             "(check runs and commit statuses) must be green")
+
+    @model_validator(mode="after")
+    def _merged_options(self) -> GitHubConfig:
+        if self.done_when != "merged" and (self.base or self.require_checks):
+            raise ValueError("--base and --require-checks need --done-when merged")
+        return self
 
     @field_validator("target")
     @classmethod

@@ -14,6 +14,12 @@ Design notes
   GET each: closed (either reason) or carrying `done_label` = done, 404/410/301 = missing, 403 =
   inaccessible. Final answers are cached for the process; open ones are asked again
   (conditionally: a 304 when nothing changed).
+* `--done-when merged` (`pulls.py`): the open issues that block something have their pull
+  requests read (one GraphQL query per 100 of them); an open blocker whose PR merged into the base
+  counts as done (and is not offered: it landed), one with an open PR is `unmerged`, one merged with red checks (under
+  `--require-checks`) `not_green`. A dependent's native blockers are then named from the
+  blockers' `blocking` lists (no per-issue REST call), and each issue names jr2's branch for it
+  (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2 looks for its PR first.
 * Only issues carrying the claim label have their comments read, so an expired claim (a dead
   pool) counts as no claim and is taken over. Leases are judged in server time; the
   `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
@@ -31,6 +37,7 @@ from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotIte
 
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
+from .pulls import PullReader, item_branch, judge
 from .refs import (
     body_refs,
     id_of_issue_url,
@@ -70,6 +77,9 @@ class IssueReader:
         self._refs: dict[str, BlockerState] = {}
         self._milestone: str | None = None
         self._lock = threading.Lock()
+        self.pulls = PullReader(client, config.target) if config.done_when == "merged" else None
+        self._merge: dict[int, tuple[BlockerState, str | None]] = {}
+        self._blockers_of: dict[int, list[int]] = {}
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -132,6 +142,8 @@ class IssueReader:
         ids in `skip` (done in this process) are left out."""
         listed = self._list()
         open_numbers = set(listed)
+        if self.pulls is not None:
+            self._read_pulls(listed)
         items: list[SnapshotItem] = []
         for number, issue in sorted(listed.items()):
             if "pull_request" in issue:
@@ -140,8 +152,43 @@ class IssueReader:
             iid = item_id(self.repo, number)
             if (self.config.done_label in labels) or iid in skip:
                 continue
+            if self._merge.get(number, ("open",))[0] == "done":
+                continue  # landed: its pull request merged into the base (--done-when merged)
             items.append(self._item(issue, labels, open_numbers, detail))
         return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _read_pulls(self, listed: dict[int, dict[str, Any]]) -> None:
+        """Judge, by their pull requests, the listed issues that block something."""
+        assert self.pulls is not None
+        asked: set[int] = set()
+        for number, issue in listed.items():
+            if "pull_request" in issue:
+                continue
+            if int((issue.get("issue_dependencies_summary") or {}).get("blocking") or 0) > 0:
+                asked.add(number)
+            for ref in body_refs(issue.get("body"), self.repo, number):
+                repo, other = split_id(ref)
+                if same_repo(repo, self.repo) and other in listed:
+                    asked.add(other)
+        pairs = [(n, str(listed[n]["node_id"])) for n in sorted(asked)
+                 if listed[n].get("node_id") and "pull_request" not in listed[n]]
+        links = self.pulls.read(pairs)
+        base = self.config.base or links.default_branch or "main"
+        merge: dict[int, tuple[BlockerState, str | None]] = {}
+        for number, prs in links.prs.items():
+            state, pr = judge(prs, base, self.config.require_checks)
+            if pr is not None:
+                merge[number] = (state, pr.url or f"#{pr.number}")
+        blockers_of: dict[int, list[int]] = {}
+        for blocker, dependents in links.blocking.items():
+            for dependent in dependents:
+                blockers_of.setdefault(dependent, []).append(blocker)
+        self._merge, self._blockers_of = merge, blockers_of
+
+    def _listed_ref(self, number: int) -> BlockerRef:
+        """A blocker that is an open listed issue: `open`, or its state by its pull requests."""
+        state, pr = self._merge.get(number, ("open", None))
+        return BlockerRef(item_id(self.repo, number), state, pr)
 
     def _item(self, issue: dict[str, Any], labels: list[str], open_numbers: set[int],
               detail: bool) -> SnapshotItem:
@@ -156,7 +203,10 @@ class IssueReader:
         not_planned: list[str] = []
         for ref in body_refs(issue.get("body"), self.repo, number):
             state = self._ref_state(ref, open_numbers, not_planned)
-            blockers.append(BlockerRef(ref, state))
+            if state == "open" and self._merge and same_repo(split_id(ref)[0], self.repo):
+                blockers.append(self._listed_ref(split_id(ref)[1]))
+            else:
+                blockers.append(BlockerRef(ref, state))
         if not_planned:
             extra["closed_not_planned"] = not_planned
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
@@ -178,7 +228,8 @@ class IssueReader:
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             parent=id_of_issue_url(issue.get("parent_issue_url")),
-            children=children, blockers=blockers, failed=failed, claim=claim, extra=extra)
+            children=children, blockers=blockers, failed=failed, claim=claim, extra=extra,
+            branch=item_branch(number) if self.pulls is not None else None)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
         summary = issue.get("issue_dependencies_summary") or {}
@@ -186,6 +237,13 @@ class IssueReader:
         if count <= 0:
             return []
         number = int(issue["number"])
+        if not detail and self.pulls is not None:  # named from the blockers' `blocking` lists
+            named = [self._listed_ref(b) for b in self._blockers_of.get(number, [])]
+            rest = count - len(named)
+            if rest > 0:
+                named.append(BlockerRef(_plural(rest, "other open GitHub dependency",
+                                                "other open GitHub dependencies"), "open"))
+            return named
         if not detail:
             return [BlockerRef(_plural(count, "open GitHub dependency",
                                        "open GitHub dependencies"), "open")]
@@ -213,7 +271,10 @@ class IssueReader:
         repo = self.repo if same_repo(repo, self.repo) else repo
         done = issue.get("state") == "closed" or (
             self.config.done_label is not None and self.config.done_label in labels_of(issue))
-        return BlockerRef(item_id(repo, int(issue["number"])), "done" if done else "open")
+        number = int(issue["number"])
+        if not done and repo == self.repo and number in self._merge:
+            return self._listed_ref(number)
+        return BlockerRef(item_id(repo, number), "done" if done else "open")
 
     def _ref_state(self, ref: str, open_numbers: set[int],
                    not_planned: list[str]) -> BlockerState:

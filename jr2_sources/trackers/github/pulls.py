@@ -1,0 +1,181 @@
+"""The pull requests of an issue (`--done-when merged`): one GraphQL query per 100 issues.
+
+Design notes
+------------
+* Which issues are asked about: only open issues that block something (the issue's
+  `issue_dependencies_summary.blocking`, or a listed issue another one names in its body). One
+  `POST /graphql` carries up to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids),
+  so a poll costs ceil(B/100) GraphQL queries for B such issues, on top of the REST list pages.
+  GraphQL has no conditional requests: each of these queries is answered in full and costs rate
+  limit (GraphQL's own budget, 5,000 points an hour; this query costs about 1 point per 100
+  issues asked), even when nothing changed; the REST pages stay free when unchanged.
+* An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
+  issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
+  found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
+  issue's `closedByPullRequestsReferences` (closing keywords, which GitHub honours only for PRs
+  into the default branch). Mere cross-references are never used.
+* Done (`judge`): a PR merged into the base (`--base`, default the repository's default branch)
+  makes its issue done; with `--require-checks` only when the merge commit's
+  `statusCheckRollup` (check runs *and* commit statuses, combined by GitHub) is SUCCESS — a
+  merge commit with no checks at all is then not green. An open PR: `unmerged`. None, or only
+  PRs closed unmerged: still `open` (the issue waits as any open blocker does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jr2_core.errors import SourceError
+from jr2_sources.readyset import BlockerState
+
+from .client import GitHubClient
+
+BATCH = 100  # GitHub's limit on ids in one `nodes(ids:)`
+
+_PR_FIELDS = """fragment pr on PullRequest {
+  number url state merged baseRefName headRefName
+  mergeCommit { oid statusCheckRollup { state } }
+  commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }
+}"""
+
+
+def item_branch(number: int) -> str:
+    """jr2's branch for issue `number`: the worker's `JR2_ITEM_BRANCH` and the PR head it finds."""
+    return f"jr2/issue-{number}"
+
+
+def query(numbers: Sequence[int]) -> str:
+    """The GraphQL query for one batch: the default branch, jr2's branch's PRs per issue (aliased
+    `b<number>`), and per node id: number, the issues it blocks, the PRs that close it."""
+    heads = "\n".join(
+        f'    b{n}: pullRequests(headRefName: "{item_branch(n)}", first: 5, '
+        "orderBy: {field: CREATED_AT, direction: DESC}) { nodes { ...pr } }"
+        for n in numbers)
+    return f"""query($owner: String!, $name: String!, $ids: [ID!]!) {{
+  repository(owner: $owner, name: $name) {{
+    defaultBranchRef {{ name }}
+{heads}
+  }}
+  nodes(ids: $ids) {{
+    ... on Issue {{
+      number
+      blocking(first: 100) {{ nodes {{ number repository {{ nameWithOwner }} }} }}
+      closedByPullRequestsReferences(first: 10, includeClosedPrs: true) {{ nodes {{ ...pr }} }}
+    }}
+  }}
+}}
+{_PR_FIELDS}"""
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    """One pull request as GraphQL reports it."""
+
+    number: int
+    url: str
+    state: str  # OPEN, CLOSED, MERGED
+    base: str
+    head: str
+    merge_sha: str | None = None
+    merge_checks: str | None = None  # statusCheckRollup.state of the merge commit; None: none
+    head_sha: str | None = None
+    head_checks: str | None = None
+
+    @classmethod
+    def of(cls, node: dict[str, Any]) -> PullRequest:
+        merge = node.get("mergeCommit") or {}
+        commits = (node.get("commits") or {}).get("nodes") or []
+        head = (commits[-1] or {}).get("commit") or {} if commits else {}
+        state = "MERGED" if node.get("merged") else str(node.get("state") or "OPEN")
+        return cls(int(node["number"]), str(node.get("url") or ""), state,
+                   str(node.get("baseRefName") or ""), str(node.get("headRefName") or ""),
+                   merge.get("oid"), (merge.get("statusCheckRollup") or {}).get("state"),
+                   head.get("oid"), (head.get("statusCheckRollup") or {}).get("state"))
+
+    def green(self, require_checks: bool, *, merged: bool) -> bool:
+        """Checks green on the merge commit (`merged`) or on the head: SUCCESS; no checks at all
+        count as green only when checks are not required."""
+        state = self.merge_checks if merged else self.head_checks
+        return state == "SUCCESS" or (state is None and not require_checks)
+
+
+@dataclass(slots=True)
+class Links:
+    """What one read found: the default branch, each issue's PRs (jr2's branch first), and the
+    issues (same repository) each asked issue blocks."""
+
+    default_branch: str | None = None
+    prs: dict[int, list[PullRequest]] = field(default_factory=dict)
+    blocking: dict[int, list[int]] = field(default_factory=dict)
+
+
+def judge(prs: Iterable[PullRequest], base: str,
+          require_checks: bool) -> tuple[BlockerState, PullRequest | None]:
+    """An open issue's state as a blocker, by its PRs (see the module notes)."""
+    prs = list(prs)
+    merged = [p for p in prs if p.state == "MERGED" and p.base == base]
+    if merged:
+        pr = merged[0]
+        green = not require_checks or pr.green(require_checks, merged=True)
+        return ("done" if green else "not_green"), pr
+    opened = [p for p in prs if p.state == "OPEN"]
+    if opened:
+        return "unmerged", opened[0]
+    return "open", None
+
+
+class PullReader:
+    """Reads the pull requests of a repository's issues, 100 issues per GraphQL query."""
+
+    def __init__(self, client: GitHubClient, repo: str) -> None:
+        self.client = client
+        self.repo = repo
+        self.owner, self.name = repo.split("/", 1)
+        self.queries = 0
+
+    def graphql_url(self) -> str:
+        """GitHub's GraphQL endpoint beside the REST base (`/api/v3` -> `/api/graphql` on GHES)."""
+        base = self.client.base_url.rstrip("/")
+        if base.endswith("/api/v3"):
+            return base[: -len("/v3")] + "/graphql"
+        return base + "/graphql"
+
+    def read(self, issues: Sequence[tuple[int, str]]) -> Links:
+        """The links of `issues` ((number, node id) pairs); the default branch even for none."""
+        links = Links()
+        batches = [issues[i:i + BATCH] for i in range(0, len(issues), BATCH)] or [[]]
+        for batch in batches:
+            self._read_batch(batch, links)
+        return links
+
+    def _read_batch(self, batch: Sequence[tuple[int, str]], links: Links) -> None:
+        numbers = [n for n, _ in batch]
+        body = {"query": query(numbers),
+                "variables": {"owner": self.owner, "name": self.name,
+                              "ids": [node_id for _, node_id in batch]}}
+        self.queries += 1
+        resp = self.client.call("POST", self.graphql_url(), body,
+                                "read pull requests (GraphQL; Pull requests: read)", write=False)
+        data = resp.data if isinstance(resp.data, dict) else {}
+        if data.get("errors") and not data.get("data"):
+            first = (data["errors"][0] or {}).get("message", "error") if data["errors"] else ""
+            raise SourceError(f"github:{self.repo}: GraphQL: {first}")
+        answer = data.get("data") or {}
+        repository = answer.get("repository") or {}
+        links.default_branch = (repository.get("defaultBranchRef") or {}).get("name")
+        for node in answer.get("nodes") or []:
+            if not isinstance(node, dict) or "number" not in node:
+                continue
+            number = int(node["number"])
+            own = [PullRequest.of(p) for p in
+                   (repository.get(f"b{number}") or {}).get("nodes") or []]
+            closing = [PullRequest.of(p) for p in
+                       (node.get("closedByPullRequestsReferences") or {}).get("nodes") or []]
+            seen = {p.number for p in own}
+            links.prs[number] = own + [p for p in closing if p.number not in seen]
+            links.blocking[number] = [
+                int(b["number"]) for b in (node.get("blocking") or {}).get("nodes") or []
+                if b and ((b.get("repository") or {}).get("nameWithOwner") or self.repo).lower()
+                == self.repo.lower()]

@@ -1,0 +1,257 @@
+"""The pull-request part of the fake GitHub: pull requests, their links to issues, merges into any
+branch, check runs, commit statuses and the GraphQL subset jr2 asks (mounted by `FakeGitHub`).
+
+Design notes (every behaviour cites GitHub's own description)
+-------------------------------------------------------------
+* A pull request is an issue too (REST "Pulls": "every pull request is an issue, but not every
+  issue is a pull request"): it takes the next issue number and is listed by the issues endpoint
+  with `pull_request`; merging or closing it closes that issue.
+* Closing keywords (docs "Linking a pull request to an issue": close, closes, closed, fix, fixes,
+  fixed, resolve, resolves, resolved, followed by `#N`) link a PR to an issue *only when the PR
+  targets the default branch*; only then is the PR in the issue's
+  `closedByPullRequestsReferences` (GraphQL `Issue`), and merging it closes the issue as
+  completed. A PR merged into another branch closes nothing and links nothing.
+* `POST /repos/{owner}/{repo}/pulls` ("Create a pull request": `title`, `head`, `base`, `body`;
+  201 with the pull request) and `GET .../pulls/{pull_number}` answer the REST object's
+  `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `GET
+  /repos/{owner}/{repo}` answers `default_branch`.
+* A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, `merge_method` merge,
+  squash or rebase) gives a new commit sha (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the
+  base branch; a squash merge too.
+* Checks: check runs (REST "Check runs": `status` queued/in_progress/completed, `conclusion`
+  success/failure/neutral/cancelled/skipped/timed_out/action_required) and commit statuses (REST
+  "Commit statuses": `state` error/failure/pending/success) are kept per commit sha.
+  GraphQL `Commit.statusCheckRollup` combines both ("Check and Status rollup information for this
+  commit"): null when the commit has neither, else `state` (`StatusState`: ERROR, EXPECTED,
+  FAILURE, PENDING, SUCCESS): a failing one wins, then a pending one, else SUCCESS.
+* GraphQL (`POST /graphql`, body `{query, variables}`): this subset answers the one query shape jr2
+  sends (`jr2_sources.trackers.github.pulls.QUERY`): `repository(owner, name)` with
+  `defaultBranchRef { name }` and aliased `pullRequests(headRefName: "...")` connections, and
+  `nodes(ids: $ids)` (at most 100 ids, as GitHub limits) giving each `Issue`'s `number`,
+  `blocking` (the issues it blocks, GraphQL `Issue.blocking`) and
+  `closedByPullRequestsReferences`. Each pull request has `number`, `url`, `state`
+  (OPEN/CLOSED/MERGED), `merged`, `baseRefName`, `headRefName`, `mergeCommit { oid
+  statusCheckRollup { state } }` and the head commit's rollup (`commits(last: 1)`). GraphQL has no
+  conditional requests: every POST is answered in full and counts against the rate limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fakes.github_server import FakeGitHub
+
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)", re.I)
+_HEAD_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequests\(\s*headRefName\s*:\s*\"([^\"]+)\"")
+_FAILING = {"failure", "cancelled", "timed_out", "action_required", "startup_failure"}
+
+
+def _sha(*parts: object) -> str:
+    return hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()
+
+
+@dataclass
+class Pull:
+    repo: str
+    number: int
+    head: str
+    base: str
+    body: str
+    head_sha: str
+    state: str = "open"
+    merged: bool = False
+    merge_sha: str | None = None
+
+
+@dataclass
+class Pulls:
+    """Pull requests, default branches and checks of the fake's repositories."""
+
+    fake: FakeGitHub
+    pulls: dict[tuple[str, int], Pull] = field(default_factory=dict)
+    default_branch: dict[str, str] = field(default_factory=dict)
+    checks: dict[str, list[tuple[str, str, str | None]]] = field(default_factory=dict)
+    statuses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    # -- seeding and acting (tests) -------------------------------------------------------------
+
+    def default_of(self, repo: str) -> str:
+        return self.default_branch.get(repo.lower(), "main")
+
+    def open_pr(self, repo: str, head: str, base: str | None = None, body: str = "",
+                title: str | None = None) -> int:
+        """Open a pull request from `head` into `base` (default: the default branch)."""
+        with self.fake.lock:
+            number = self.fake.add_issue(repo, title or f"PR from {head}", body, pr=True)
+            self.pulls[(repo.lower(), number)] = Pull(
+                repo, number, head, base or self.default_of(repo), body, _sha(repo, head, number))
+            self.fake._touch()
+            return number
+
+    def pull(self, repo: str, number: int) -> Pull:
+        return self.pulls[(repo.lower(), number)]
+
+    def merge(self, repo: str, number: int, method: str = "merge") -> str:
+        """Merge a pull request; closes the issues it links (default branch only)."""
+        with self.fake.lock:
+            pr = self.pull(repo, number)
+            if pr.state != "open":
+                raise ValueError(f"#{number} is not open")
+            pr.state, pr.merged = "closed", True
+            pr.merge_sha = _sha(repo, number, method, "merged")
+            self.fake.close_issue(repo, number)
+            for issue in self.linked_issues(pr):
+                if self.fake._open(self.fake._key(repo, issue)):
+                    self.fake.close_issue(repo, issue)
+            return pr.merge_sha
+
+    def close(self, repo: str, number: int) -> None:
+        """Close a pull request without merging it."""
+        with self.fake.lock:
+            pr = self.pull(repo, number)
+            pr.state = "closed"
+            self.fake.close_issue(repo, number)
+
+    def add_check(self, repo: str, sha: str, name: str = "ci", status: str = "completed",
+                  conclusion: str | None = "success") -> None:
+        with self.fake.lock:
+            self.checks.setdefault(sha, []).append((name, status, conclusion))
+            self.fake._touch()
+
+    def add_status(self, repo: str, sha: str, state: str, context: str = "ci/legacy") -> None:
+        with self.fake.lock:
+            self.statuses.setdefault(sha, []).append((context, state))
+            self.fake._touch()
+
+    # -- the model ------------------------------------------------------------------------------
+
+    def linked_issues(self, pr: Pull) -> list[int]:
+        """Issues a PR's closing keywords link: only when it targets the default branch."""
+        if pr.base != self.default_of(pr.repo):
+            return []
+        return [int(n) for n in _CLOSING.findall(pr.body)]
+
+    def rollup(self, sha: str | None) -> dict[str, str] | None:
+        if sha is None:
+            return None
+        runs, statuses = self.checks.get(sha, []), self.statuses.get(sha, [])
+        if not runs and not statuses:
+            return None
+        if any(c in _FAILING for _, s, c in runs if s == "completed") or any(
+                st in ("failure", "error") for _, st in statuses):
+            return {"state": "FAILURE"}
+        if any(s != "completed" for _, s, _ in runs) or any(st == "pending" for _, st in statuses):
+            return {"state": "PENDING"}
+        return {"state": "SUCCESS"}
+
+    def pr_node(self, pr: Pull) -> dict[str, Any]:
+        state = "MERGED" if pr.merged else pr.state.upper()
+        return {
+            "number": pr.number,
+            "url": f"https://github.com/{pr.repo}/pull/{pr.number}",
+            "state": state,
+            "merged": pr.merged,
+            "baseRefName": pr.base,
+            "headRefName": pr.head,
+            "mergeCommit": None if pr.merge_sha is None else {
+                "oid": pr.merge_sha, "statusCheckRollup": self.rollup(pr.merge_sha)},
+            "commits": {"nodes": [{"commit": {"oid": pr.head_sha,
+                                              "statusCheckRollup": self.rollup(pr.head_sha)}}]},
+        }
+
+    def pr_json(self, base: str, pr: Pull) -> dict[str, Any]:
+        """The REST pull-request object (the fields jr2 and the tests read)."""
+        return {
+            "url": f"{self.fake._api(base, pr.repo)}/pulls/{pr.number}",
+            "html_url": f"https://github.com/{pr.repo}/pull/{pr.number}",
+            "number": pr.number,
+            "state": pr.state,
+            "merged": pr.merged,
+            "merge_commit_sha": pr.merge_sha,
+            "head": {"ref": pr.head, "sha": pr.head_sha},
+            "base": {"ref": pr.base},
+            "body": pr.body,
+        }
+
+    # -- routes ---------------------------------------------------------------------------------
+
+    def route(self, method: str, path: str, body: Any,
+              base: str) -> tuple[int, Any, dict[str, str]] | None:
+        """The answer to a pull-request route, or None when `path` is not one."""
+        if path == "/graphql" and method == "POST":
+            return self.graphql(body)
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(?:/(pulls|pulls/\d+(?:/merge)?|commits/[^/]+/"
+                         r"(?:check-runs|status)))?", path)
+        if m is None:
+            return None
+        repo, rest = m.group(1), m.group(2) or ""
+        self.fake._check_repo(repo)
+        if rest == "" and method == "GET":
+            return 200, {"full_name": repo, "default_branch": self.default_of(repo)}, {}
+        if rest == "pulls" and method == "POST":  # "Create a pull request": head, base, title
+            if not body.get("head") or not body.get("base"):
+                return 422, {"message": "Validation Failed"}, {}
+            number = self.open_pr(repo, str(body["head"]), str(body["base"]),
+                                  str(body.get("body") or ""), body.get("title"))
+            return 201, self.pr_json(base, self.pull(repo, number)), {}
+        if rest.startswith("pulls/"):
+            number = int(rest.split("/")[1])
+            pr = self.pulls.get((repo.lower(), number))
+            if pr is None:
+                return 404, {"message": "Not Found"}, {}
+            if rest.endswith("/merge") and method == "PUT":
+                if pr.state != "open":
+                    return 405, {"message": "Pull Request is not mergeable"}, {}
+                sha = self.merge(repo, number, str((body or {}).get("merge_method", "merge")))
+                return 200, {"sha": sha, "merged": True, "message": "Pull Request successfully "
+                             "merged"}, {}
+            if method == "GET" and not rest.endswith("/merge"):
+                return 200, self.pr_json(base, pr), {}
+        if rest.endswith("/check-runs") and method == "GET":
+            runs = self.checks.get(rest.split("/")[1], [])
+            return 200, {"total_count": len(runs), "check_runs": [
+                {"name": n, "status": s, "conclusion": c} for n, s, c in runs]}, {}
+        if rest.endswith("/status") and method == "GET":
+            sts = self.statuses.get(rest.split("/")[1], [])
+            rollup = self.rollup(rest.split("/")[1]) if sts else None
+            state = "pending" if rollup is None else rollup["state"].lower()
+            return 200, {"state": state, "total_count": len(sts), "statuses": [
+                {"context": c, "state": s} for c, s in sts]}, {}
+        return None
+
+    def graphql(self, body: Any) -> tuple[int, Any, dict[str, str]]:
+        query = str((body or {}).get("query") or "")
+        variables = (body or {}).get("variables") or {}
+        ids = list(variables.get("ids") or [])
+        if len(ids) > 100:
+            return 200, {"errors": [{"message": "You may not provide more than 100 node ids"}]}, {}
+        repo = f"{variables.get('owner')}/{variables.get('name')}"
+        by_uid = {f"I_{i.uid}": i for i in self.fake.issues.values()}
+        nodes: list[Any] = []
+        for node_id in ids:
+            issue = by_uid.get(node_id)
+            if issue is None or issue.pr:
+                nodes.append(None)
+                continue
+            key = self.fake._key(issue.repo, issue.number)
+            blocking = [k for k, v in self.fake.deps.items() if key in v]
+            closing = [pr for pr in self.pulls.values() if pr.repo.lower() == key[0]
+                       and issue.number in self.linked_issues(pr)]
+            nodes.append({
+                "number": issue.number,
+                "blocking": {"nodes": [{"number": k[1], "repository": {
+                    "nameWithOwner": self.fake._repo_name(k)}} for k in blocking
+                                       if k[0] == key[0] and self.fake._open(k)]},
+                "closedByPullRequestsReferences": {"nodes": [self.pr_node(pr)
+                                                             for pr in closing]},
+            })
+        repository: dict[str, Any] = {"defaultBranchRef": {"name": self.default_of(repo)}}
+        for alias, head in _HEAD_ALIAS.findall(query):
+            repository[alias] = {"nodes": [self.pr_node(pr) for pr in self.pulls.values()
+                                           if pr.repo.lower() == repo.lower()
+                                           and pr.head == head]}
+        return 200, {"data": {"repository": repository, "nodes": nodes}}, {}
