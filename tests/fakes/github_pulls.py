@@ -13,7 +13,8 @@ Design notes (every behaviour cites GitHub's own description)
   completed. A PR merged into another branch closes nothing and links nothing.
 * `POST /repos/{owner}/{repo}/pulls` ("Create a pull request": `title`, `head`, `base`, `body`;
   201 with the pull request) and `GET .../pulls/{pull_number}` answer the REST object's
-  `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `GET
+  `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `PATCH
+  .../pulls/{pull_number}` with `state: closed` closes it unmerged; `GET
   /repos/{owner}/{repo}` answers `default_branch`.
 * A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, `merge_method` merge,
   squash or rebase) gives a new commit sha (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the
@@ -210,6 +211,10 @@ class Pulls:
                 return 200, {"sha": sha, "merged": True, "message": "Pull Request successfully "
                              "merged"}, {}
             if method == "GET" and not rest.endswith("/merge"):
+                return 200, self.pr_json(base, pr), {}
+            if method == "PATCH" and not rest.endswith("/merge"):  # "Update a pull request"
+                if (body or {}).get("state") == "closed" and pr.state == "open":
+                    self.close(repo, number)
                 return 200, self.pr_json(base, pr), {}
         if rest.endswith("/check-runs") and method == "GET":
             runs = self.checks.get(rest.split("/")[1], [])

@@ -640,6 +640,10 @@ class FakeGitHub:
         if path == "/_fake/faults" and method == "POST":
             self.fault(**body)
             return 201, {"ok": True}
+        if path == "/_fake/check" and method == "POST":  # a check run on a commit (github_pulls)
+            self.pulls.add_check(str(body["repo"]), str(body["sha"]),
+                                 conclusion=body.get("conclusion", "success"))
+            return 201, {"ok": True}
         if path == "/_fake/clock" and method == "POST":
             self.advance(float(body.get("advance", 0)))
             return 200, {"now": self.now()}

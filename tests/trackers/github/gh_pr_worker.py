@@ -1,0 +1,53 @@
+"""`python gh_pr_worker.py FAKE_URL LOG PLAN_JSON`: a worker for the pull-request stories.
+
+It appends `<JR2_ITEM_ID> <JR2_ITEM_BRANCH>` to LOG, then does what PLAN_JSON (a mapping of item
+id to steps) says for its item, through the fake's REST API as an agent would with `gh`: `open
+BASE` opens a pull request from `$JR2_ITEM_BRANCH` into BASE; `squash`/`merge` merges it;
+`close` closes it unmerged (PATCH state closed); `check CONCLUSION` adds a check run on the merge
+commit. An item not in the plan just succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.request
+from typing import Any
+
+
+def call(url: str, method: str, body: Any = None) -> Any:
+    req = urllib.request.Request(url, method=method,
+                                 data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        raw = resp.read()
+    return json.loads(raw) if raw else None
+
+
+def main() -> None:
+    fake, log, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    item, branch = os.environ["JR2_ITEM_ID"], os.environ.get("JR2_ITEM_BRANCH", "")
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"{item} {branch}\n")
+    repo = item.split("#")[0]
+    pr: dict[str, Any] = {}
+    for step in plan.get(item, []):
+        verb, _, arg = step.partition(" ")
+        if verb == "open":
+            pr = call(f"{fake}/repos/{repo}/pulls", "POST",
+                      {"title": f"Fix {item}", "head": branch, "base": arg})
+        elif verb in ("squash", "merge"):
+            done = call(f"{fake}/repos/{repo}/pulls/{pr['number']}/merge", "PUT",
+                        {"merge_method": verb})
+            pr["merge_commit_sha"] = done["sha"]
+        elif verb == "close":
+            call(f"{fake}/repos/{repo}/pulls/{pr['number']}", "PATCH", {"state": "closed"})
+        elif verb == "check":
+            call(f"{fake}/_fake/check", "POST",
+                 {"repo": repo, "sha": pr["merge_commit_sha"], "conclusion": arg})
+    print(json.dumps({"pr": pr.get("html_url")}))
+
+
+if __name__ == "__main__":
+    main()

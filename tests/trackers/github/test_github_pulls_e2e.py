@@ -1,0 +1,121 @@
+"""Stories of `--done-when merged` driven through `jr2 work` and `jr2 ready` against the fake
+GitHub: the worker opens and merges its pull request through the fake's REST API, as an agent
+with `gh` would, and jr2 judges readiness by what merged where."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fakes.github_server import FakeGitHub
+
+HERE = Path(__file__).resolve().parent
+JR2 = [sys.executable, "-m", "jr2_core"]
+FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
+
+
+def run(fake: FakeGitHub, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x",
+               JR2_STATE_DIR=str(tmp_path / ".jr2"))
+    return subprocess.run([*JR2, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def work(fake: FakeGitHub, tmp_path: Path, plan: dict[str, list[str]],
+         *options: str) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
+    """`jr2 work github:o/r OPTIONS -- gh_pr_worker.py`; the result and the (id, branch) runs."""
+    log = tmp_path / "runs.log"
+    res = run(fake, tmp_path, "work", "github:o/r", "--cap", "1", *FAST, *options, "--",
+              sys.executable, str(HERE / "gh_pr_worker.py"), fake.url, str(log),
+              json.dumps(plan))
+    runs = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    return res, runs
+
+
+def seed_chain(fake: FakeGitHub) -> None:
+    """#1 blocks #2 natively (GitHub's dependencies) and #3 in its body."""
+    fake.add_issue("o/r", "Blocker")
+    fake.add_issue("o/r", "Blocked natively")
+    fake.add_dependency("o/r", 2, 1)
+    fake.add_issue("o/r", "Blocked in text", "Depends on #1")
+
+
+def blocked_reasons(fake: FakeGitHub, tmp_path: Path, *options: str) -> dict[str, list[dict]]:
+    res = run(fake, tmp_path, "ready", "github:o/r", "--json", *options)
+    assert res.returncode == 0, res.stderr
+    return {e["id"]: e["reasons"] for e in json.loads(res.stdout)["blocked"]}
+
+
+def test_a_squash_merge_into_a_feature_branch_releases_the_dependents(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    """GitHub closes nothing on a merge into a feature branch; jr2 sees the merge of the PR
+    whose head is jr2's branch for #1, and runs the dependents."""
+    seed_chain(fake)
+    res, runs = work(fake, tmp_path, {"o/r#1": ["open feature", "squash"]},
+                     "--done-when", "merged", "--base", "feature", "--on-success", "nothing")
+    assert res.returncode == 0, res.stderr
+    assert runs[0] == ["o/r#1", "jr2/issue-1"]
+    assert sorted(r[0] for r in runs[1:]) == ["o/r#2", "o/r#3"]
+    assert fake.issue("o/r", 1).state == "open"  # a feature-branch merge closes nothing
+    pr = fake.pulls.pull("o/r", 4)
+    assert pr.merged and pr.base == "feature" and pr.head == "jr2/issue-1"
+
+
+def test_red_checks_hold_the_dependents_with_merged_not_green(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    seed_chain(fake)
+    opts = ("--done-when", "merged", "--base", "feature", "--require-checks")
+    res, runs = work(fake, tmp_path, {"o/r#1": ["open feature", "squash", "check failure"]},
+                     *opts, "--on-success", "nothing")
+    assert res.returncode == 3, res.stderr  # deadlocked: the dependents wait for green checks
+    assert [r[0] for r in runs] == ["o/r#1"]
+    pr_url = "https://github.com/o/r/pull/4"
+    held = {"kind": "merged_not_green", "ref": "o/r#1", "pr": pr_url}
+    assert blocked_reasons(fake, tmp_path, *opts) == {"o/r#2": [held], "o/r#3": [held]}
+    explained = run(fake, tmp_path, "ready", "github:o/r", *opts, "--explain", "o/r#2")
+    assert explained.returncode == 0, explained.stderr
+    assert f"merged, checks not green: {pr_url}" in explained.stdout
+    # without --require-checks the merge alone is enough
+    assert blocked_reasons(fake, tmp_path, "--done-when", "merged", "--base", "feature") == {}
+
+
+def test_a_pull_request_closed_unmerged_leaves_the_blocker_open(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    seed_chain(fake)
+    opts = ("--done-when", "merged", "--base", "feature")
+    pr = fake.pulls.open_pr("o/r", "jr2/issue-1", "feature")
+    waits = {"kind": "waits_for_merge", "ref": "o/r#1", "pr": f"https://github.com/o/r/pull/{pr}"}
+    assert blocked_reasons(fake, tmp_path, *opts) == {"o/r#2": [waits], "o/r#3": [waits]}
+    fake.pulls.close("o/r", pr)
+    still = {"kind": "open_blocker", "ref": "o/r#1", "held_by": None}
+    assert blocked_reasons(fake, tmp_path, *opts) == {"o/r#2": [still], "o/r#3": [still]}
+    res, runs = work(fake, tmp_path, {"o/r#1": ["open feature", "merge"]}, *opts,
+                     "--on-success", "nothing")
+    assert res.returncode == 0, res.stderr
+    assert [r[0] for r in runs][0] == "o/r#1" and len(runs) == 3
+
+
+def test_closing_keywords_count_only_into_the_default_branch(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    """A PR not on jr2's branch is found by `closedByPullRequestsReferences`, which GitHub fills
+    only for PRs into the default branch; `--base` defaults to that branch."""
+    seed_chain(fake)
+    other = fake.pulls.open_pr("o/r", "someone/fix", "feature", body="Fixes #1")
+    still = {"kind": "open_blocker", "ref": "o/r#1", "held_by": None}
+    assert blocked_reasons(fake, tmp_path, "--done-when", "merged")["o/r#2"] == [still]
+    fake.pulls.close("o/r", other)
+    pr = fake.pulls.open_pr("o/r", "someone/fix2", body="Fixes #1")
+    waits = {"kind": "waits_for_merge", "ref": "o/r#1", "pr": f"https://github.com/o/r/pull/{pr}"}
+    assert blocked_reasons(fake, tmp_path, "--done-when", "merged")["o/r#2"] == [waits]
+    fake.pulls.merge("o/r", pr, "squash")  # into main: GitHub closes #1 itself
+    assert fake.issue("o/r", 1).state == "closed"
+    assert blocked_reasons(fake, tmp_path, "--done-when", "merged") == {}
+
+
+def test_base_options_need_done_when_merged(fake: FakeGitHub, tmp_path: Path) -> None:
+    res = run(fake, tmp_path, "ready", "github:o/r", "--require-checks")
+    assert res.returncode != 0 and "--done-when merged" in res.stderr
+    assert "Traceback" not in res.stderr
