@@ -15,11 +15,12 @@ Design notes
   inaccessible. Final answers are cached for the process; open ones are asked again
   (conditionally: a 304 when nothing changed).
 * `--done-when merged` (`pulls.py`): the open issues that block something have their pull
-  requests read (one GraphQL query per 100 of them); an open blocker whose PR merged into the base
-  counts as done (and is not offered: it landed), one with an open PR is `unmerged`, one merged with red checks (under
-  `--require-checks`) `not_green`. A dependent's native blockers are then named from the
-  blockers' `blocking` lists (no per-issue REST call), and each issue names jr2's branch for it
-  (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2 looks for its PR first.
+  requests read (one GraphQL query per 100 of them); an open blocker whose PR merged into the
+  base counts as done (and is not offered: it landed), one with an open PR is `unmerged`, one
+  merged with red checks (under `--require-checks`) `not_green`. A dependent's native blockers
+  are then named from the blockers' `blocking` lists (no per-issue REST call), and each issue
+  names jr2's branch for it (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2
+  looks for its PR first.
 * Only issues carrying the claim label have their comments read, so an expired claim (a dead
   pool) counts as no claim and is taken over. Leases are judged in server time; the
   `Claim.lease_expires` handed to the Ready-set is translated to the local clock.

@@ -95,7 +95,7 @@ def test_a_pull_request_closed_unmerged_leaves_the_blocker_open(
     res, runs = work(fake, tmp_path, {"o/r#1": ["open feature", "merge"]}, *opts,
                      "--on-success", "nothing")
     assert res.returncode == 0, res.stderr
-    assert [r[0] for r in runs][0] == "o/r#1" and len(runs) == 3
+    assert runs[0][0] == "o/r#1" and len(runs) == 3
 
 
 def test_closing_keywords_count_only_into_the_default_branch(

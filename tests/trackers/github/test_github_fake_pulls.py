@@ -1,0 +1,71 @@
+"""The fake GitHub's pull requests (tests/fakes/github_pulls.py) behave as GitHub documents."""
+
+from __future__ import annotations
+
+import requests
+from fakes.github_server import FakeGitHub
+
+
+def gql(fake: FakeGitHub, ids: list[str], query: str = "") -> dict:
+    resp = requests.post(f"{fake.url}/graphql", json={
+        "query": query, "variables": {"owner": "o", "name": "r", "ids": ids}}, timeout=5)
+    assert resp.status_code == 200 and "ETag" not in resp.headers  # never conditional
+    return resp.json()
+
+
+def test_closing_keywords_link_and_close_only_into_the_default_branch(fake: FakeGitHub) -> None:
+    fake.add_issue("o/r", "One")
+    fake.add_issue("o/r", "Two")
+    node = f"I_{fake.issue('o/r', 1).uid}"
+    side = fake.pulls.open_pr("o/r", "fix-side", "feature", body="Fixes #1")
+    assert gql(fake, [node])["data"]["nodes"][0]["closedByPullRequestsReferences"] == {
+        "nodes": []}
+    fake.pulls.merge("o/r", side, "squash")
+    assert fake.issue("o/r", 1).state == "open"
+    main_pr = fake.pulls.open_pr("o/r", "fix-main", body="resolves #1, and closes #2")
+    linked = gql(fake, [node])["data"]["nodes"][0]["closedByPullRequestsReferences"]["nodes"]
+    assert [(p["number"], p["state"], p["baseRefName"]) for p in linked] == [
+        (main_pr, "OPEN", "main")]
+    resp = requests.put(f"{fake.url}/repos/o/r/pulls/{main_pr}/merge",
+                        json={"merge_method": "squash"}, timeout=5)
+    assert resp.status_code == 200 and resp.json()["merged"]
+    assert fake.issue("o/r", 1).state_reason == "completed"
+    assert fake.issue("o/r", 2).state == "closed"
+    again = requests.put(f"{fake.url}/repos/o/r/pulls/{main_pr}/merge", json={}, timeout=5)
+    assert again.status_code == 405
+
+
+def test_rest_pull_requests_and_checks(fake: FakeGitHub) -> None:
+    made = requests.post(f"{fake.url}/repos/o/r/pulls",
+                         json={"title": "t", "head": "jr2/issue-1", "base": "main"}, timeout=5)
+    assert made.status_code == 201
+    number, sha = made.json()["number"], made.json()["head"]["sha"]
+    assert requests.get(f"{fake.url}/repos/o/r", timeout=5).json()["default_branch"] == "main"
+    issues = requests.get(f"{fake.url}/repos/o/r/issues", timeout=5).json()
+    assert [i["number"] for i in issues if "pull_request" in i] == [number]
+    fake.pulls.add_check("o/r", sha, status="in_progress", conclusion=None)
+    runs = requests.get(f"{fake.url}/repos/o/r/commits/{sha}/check-runs", timeout=5).json()
+    assert runs["total_count"] == 1 and runs["check_runs"][0]["status"] == "in_progress"
+    fake.pulls.add_status("o/r", sha, "failure")
+    status = requests.get(f"{fake.url}/repos/o/r/commits/{sha}/status", timeout=5).json()
+    assert status["state"] == "failure" and status["total_count"] == 1
+    closed = requests.patch(f"{fake.url}/repos/o/r/pulls/{number}", json={"state": "closed"},
+                            timeout=5)
+    assert closed.json()["state"] == "closed" and not closed.json()["merged"]
+    assert requests.post(f"{fake.url}/repos/o/r/pulls", json={"title": "t"},
+                         timeout=5).status_code == 422
+
+
+def test_graphql_rollup_heads_and_limits(fake: FakeGitHub) -> None:
+    fake.add_issue("o/r", "One")
+    number = fake.pulls.open_pr("o/r", "jr2/issue-1", "main")
+    head = fake.pulls.pull("o/r", number).head_sha
+    query = 'b1: pullRequests(headRefName: "jr2/issue-1", first: 5) { nodes { ...pr } }'
+    found = gql(fake, [], query)["data"]["repository"]["b1"]["nodes"]
+    assert found[0]["commits"]["nodes"][0]["commit"]["statusCheckRollup"] is None
+    fake.pulls.add_check("o/r", head, conclusion="success")
+    fake.pulls.add_status("o/r", head, "error")
+    found = gql(fake, [], query)["data"]["repository"]["b1"]["nodes"]
+    assert found[0]["commits"]["nodes"][0]["commit"]["statusCheckRollup"] == {
+        "state": "FAILURE"}
+    assert "errors" in gql(fake, [f"I_{n}" for n in range(101)])
