@@ -7,8 +7,10 @@ Design notes
   `POST /graphql` carries up to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids),
   so a poll costs ceil(B/100) GraphQL queries for B such issues, on top of the REST list pages.
   GraphQL has no conditional requests: each of these queries is answered in full and costs rate
-  limit (GraphQL's own budget, 5,000 points an hour; this query costs about 1 point per 100
-  issues asked), even when nothing changed; the REST pages stay free when unchanged.
+  limit even when nothing changed (the REST pages stay free when unchanged). By GitHub's formula
+  (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
+  about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
+  head-branch connections, 500 + 200 commit connections inside them.
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
@@ -50,7 +52,7 @@ def query(numbers: Sequence[int]) -> str:
     """The GraphQL query for one batch: the default branch, jr2's branch's PRs per issue (aliased
     `b<number>`), and per node id: number, the issues it blocks, the PRs that close it."""
     heads = "\n".join(
-        f'    b{n}: pullRequests(headRefName: "{item_branch(n)}", first: 5, '
+        f'    b{n}: pullRequests(headRefName: "{item_branch(n)}", first: 2, '
         "orderBy: {field: CREATED_AT, direction: DESC}) { nodes { ...pr } }"
         for n in numbers)
     return f"""query($owner: String!, $name: String!, $ids: [ID!]!) {{
@@ -62,7 +64,7 @@ def query(numbers: Sequence[int]) -> str:
     ... on Issue {{
       number
       blocking(first: 100) {{ nodes {{ number repository {{ nameWithOwner }} }} }}
-      closedByPullRequestsReferences(first: 10, includeClosedPrs: true) {{ nodes {{ ...pr }} }}
+      closedByPullRequestsReferences(first: 5, includeClosedPrs: true) {{ nodes {{ ...pr }} }}
     }}
   }}
 }}
