@@ -38,7 +38,7 @@ from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .reader import IssueReader, labels_of
 from .refs import parse_time, same_repo, split_id
-from .webhook import receive
+from .webhook import PR_EVENTS, WAKE_EVENTS, receive
 
 _WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
 _WRITE_ISSUES = "write issues (Issues: read & write)"
@@ -191,7 +191,9 @@ class GitHubAdapter(ClaimsByComment):
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
-        return receive(headers, body, secret, repo=self.repo, deduper=self._deliveries)
+        events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
+        return receive(headers, body, secret, repo=self.repo, deduper=self._deliveries,
+                       events=events)
 
     def close(self) -> None:
         self.client.close()

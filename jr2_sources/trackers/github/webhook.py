@@ -7,8 +7,11 @@ reused when a delivery is redelivered, so a repeat is acknowledged and ignored. 
 that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
 scoped repository (the payload's `repository.full_name`, or the repository of an issue it
 carries: `issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`). `ping` and
-every other event are acknowledged and ignored. `receive` is what `GitHubAdapter.webhook` runs
-for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook` on the run host).
+every other event are acknowledged and ignored. With `--done-when merged` a PR merging or its
+checks finishing can release dependents too: `PR_EVENTS` (`pull_request`, `check_suite`,
+`check_run`, `status`, each carrying `repository`) wake the pool as well. `receive` is what
+`GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST
+/webhook` on the run host).
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 
 from .refs import repo_of_api_url, same_repo
 
-__all__ = ["WAKE_EVENTS", "DeliveryDeduper", "receive", "verify_webhook", "webhook_wakes"]
+__all__ = ["PR_EVENTS", "WAKE_EVENTS", "DeliveryDeduper", "receive", "verify_webhook",
+           "webhook_wakes"]
 
 WAKE_EVENTS = frozenset({"issues", "issue_dependencies", "sub_issues"})
+PR_EVENTS = frozenset({"pull_request", "check_suite", "check_run", "status"})
 _ISSUE_KEYS = ("issue", "blocked_issue", "blocking_issue", "sub_issue", "parent_issue")
 
 
@@ -32,9 +37,11 @@ def verify_webhook(headers: Mapping[str, str], body: bytes, secret: str | bytes)
     return verify_signature(secret, body, header(headers, "X-Hub-Signature-256"))
 
 
-def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str) -> bool:
-    """True when the delivery can change the Ready-set of `repo` (`owner/repo`)."""
-    if event_name not in WAKE_EVENTS or not isinstance(payload, Mapping):
+def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str,
+                  events: frozenset[str] = WAKE_EVENTS) -> bool:
+    """True when the delivery can change the Ready-set of `repo` (`owner/repo`); `events`: the
+    event names that can (`WAKE_EVENTS`, plus `PR_EVENTS` with `--done-when merged`)."""
+    if event_name not in events or not isinstance(payload, Mapping):
         return False
     repository = payload.get("repository")
     if isinstance(repository, Mapping):
@@ -51,7 +58,7 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str) -> boo
 
 
 def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo: str,
-            deduper: DeliveryDeduper) -> Verdict:
+            deduper: DeliveryDeduper, events: frozenset[str] = WAKE_EVENTS) -> Verdict:
     """The verdict on one delivery. With a secret, an unsigned or badly signed delivery is a 401
     and wakes nothing (and is not remembered); a repeated delivery id is a 200 that wakes
     nothing. Without a secret the run host listens on loopback only (`jr2 work` enforces it)."""
@@ -66,6 +73,6 @@ def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo
         return Verdict(400, False, "the body is not JSON")
     if not isinstance(payload, dict):
         return Verdict(400, False, "the body is not a JSON object")
-    if webhook_wakes(event, payload, repo):
+    if webhook_wakes(event, payload, repo, events):
         return Verdict(200, True, f"{event} for {repo}")
     return Verdict(200, False, f"{event or 'an unnamed event'} ignored")

@@ -3,8 +3,11 @@ query's batching and the cost of a poll (against the fake GitHub and its GraphQL
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes.github_server import FakeGitHub
@@ -126,3 +129,16 @@ def test_closed_mode_sends_no_graphql(fake: FakeGitHub) -> None:
     rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == ["o/r#1"] and rs.ready[0].item.branch is None
     assert not fake.requests(path="/graphql")
+
+
+@pytest.mark.parametrize("event", ["pull_request", "check_suite", "check_run", "status"])
+def test_pull_request_and_check_webhooks_wake_only_with_done_when_merged(
+        fixture: Callable[[str], Any], event: str) -> None:
+    body = json.dumps(fixture("webhooks/pull_request.closed.json")).encode()
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": f"d-{event}"}
+    merged = make_adapter("https://api.github.com", target="octo/app", done_when="merged")
+    closed = make_adapter("https://api.github.com", target="octo/app")
+    assert merged.webhook(headers, body, None).wake
+    assert not closed.webhook(headers, body, None).wake
+    other = make_adapter("https://api.github.com", target="octo/lib", done_when="merged")
+    assert not other.webhook(headers, body, None).wake
