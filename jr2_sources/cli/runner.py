@@ -2,7 +2,10 @@
 
 The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
 `JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` where the
-source names one, `JR2_RUN_ID`). Its stdout and stderr go, with known secret values scrubbed, to
+source names one, `JR2_RUN_ID`; where the source hands its blockers' pull requests over (GitHub's
+`--done-when merged`: `extra.blockers`, `extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a
+JSON file listing them, and `JR2_BASE_BRANCH`, the branch to start from under `--stack`).
+Its stdout and stderr go, with known secret values scrubbed, to
 one log file per item under `<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
 Exit 0 is success and the output is the last stdout line (parsed as JSON when it is JSON); any
 other exit is a `Failure` carrying the exit code and the last lines of stderr. A command that
@@ -87,6 +90,7 @@ def command_worker(
                    JR2_ITEM_JSON=str(item_file.resolve()), JR2_RUN_ID=run_id)
         if item.branch:
             env["JR2_ITEM_BRANCH"] = item.branch
+        env.update(hand_off(item, log_dir / f"{stem}.blockers.json"))
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
@@ -136,3 +140,17 @@ def command_worker(
             return last_out[0]
 
     return worker
+
+
+def hand_off(item: WorkItem, path: Path) -> dict[str, str]:
+    """`JR2_BLOCKERS_JSON` (its blockers, written to `path`) and `JR2_BASE_BRANCH` for an item
+    whose source hands them over in `extra`; nothing for one that does not."""
+    env: dict[str, str] = {}
+    blockers = item.extra.get("blockers")
+    if isinstance(blockers, list):
+        path.write_text(json.dumps(blockers, indent=2), encoding="utf-8")
+        env["JR2_BLOCKERS_JSON"] = str(path.resolve())
+    base = item.extra.get("stack_on")
+    if isinstance(base, str) and base:
+        env["JR2_BASE_BRANCH"] = base
+    return env

@@ -62,10 +62,15 @@ class GitHubConfig(LabelOptions):
                                  description="with --done-when merged: the merge commit's checks "
                                              "(check runs and commit statuses) must be green")
 
+    stack: bool = Field(default=False,
+                        description="with --done-when merged: an issue with exactly one blocker "
+                                    "may start once that blocker's pull request is open with "
+                                    "green checks, from its head branch (JR2_BASE_BRANCH)")
+
     @model_validator(mode="after")
     def _merged_options(self) -> GitHubConfig:
-        if self.done_when != "merged" and (self.base or self.require_checks):
-            raise ValueError("--base and --require-checks need --done-when merged")
+        if self.done_when != "merged" and (self.base or self.require_checks or self.stack):
+            raise ValueError("--base, --require-checks and --stack need --done-when merged")
         return self
 
     @field_validator("target")

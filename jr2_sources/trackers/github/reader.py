@@ -21,6 +21,11 @@ Design notes
   are then named from the blockers' `blocking` lists (no per-issue REST call), and each issue
   names jr2's branch for it (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2
   looks for its PR first.
+* Hand-off (`--done-when merged`): each issue's `extra.blockers` lists its blockers with their
+  state, PR number and URL, head branch and merge commit (the worker's `JR2_BLOCKERS_JSON`).
+  With `--stack`, an issue with exactly one blocker whose PR is open with green head checks
+  counts that blocker as done and starts from the PR's head branch (`extra.stack_on`, the
+  worker's `JR2_BASE_BRANCH`); with more than one blocker it waits for the merges.
 * Only issues carrying the claim label have their comments read, so an expired claim (a dead
   pool) counts as no claim and is taken over. Leases are judged in server time; the
   `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
@@ -38,7 +43,7 @@ from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotIte
 
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
-from .pulls import PullReader, item_branch, judge
+from .pulls import PullReader, PullRequest, item_branch, judge
 from .refs import (
     body_refs,
     id_of_issue_url,
@@ -80,6 +85,7 @@ class IssueReader:
         self._lock = threading.Lock()
         self.pulls = PullReader(client, config.target) if config.done_when == "merged" else None
         self._merge: dict[int, tuple[BlockerState, str | None]] = {}
+        self._judged: dict[int, PullRequest] = {}
         self._blockers_of: dict[int, list[int]] = {}
 
     def issues_path(self, repo: str | None = None) -> str:
@@ -176,15 +182,41 @@ class IssueReader:
         links = self.pulls.read(pairs)
         base = self.config.base or links.default_branch or "main"
         merge: dict[int, tuple[BlockerState, str | None]] = {}
+        judged: dict[int, PullRequest] = {}
         for number, prs in links.prs.items():
             state, pr = judge(prs, base, self.config.require_checks)
             if pr is not None:
                 merge[number] = (state, pr.url or f"#{pr.number}")
+                judged[number] = pr
+        self._judged = judged
         blockers_of: dict[int, list[int]] = {}
         for blocker, dependents in links.blocking.items():
             for dependent in dependents:
                 blockers_of.setdefault(dependent, []).append(blocker)
         self._merge, self._blockers_of = merge, blockers_of
+
+    def _hand_off(self, blockers: list[BlockerRef], extra: dict[str, Any]) -> list[BlockerRef]:
+        """`extra.blockers` (what a worker's `JR2_BLOCKERS_JSON` lists) and, with `--stack`, a
+        single blocker with an open green PR counted as done (`extra.stack_on`: its head)."""
+        listed = []
+        for b in blockers:
+            try:
+                repo, number = split_id(b.id)
+            except ValueError:
+                continue  # a summary ("2 other open GitHub dependencies"), not an issue
+            pr = self._judged.get(number) if same_repo(repo, self.repo) else None
+            listed.append({"id": b.id, "state": b.state,
+                           "pr": None if pr is None else pr.number,
+                           "pr_url": None if pr is None else pr.url,
+                           "head_branch": None if pr is None else pr.head,
+                           "merge_commit": None if pr is None else pr.merge_sha})
+        extra["blockers"] = listed
+        if self.config.stack and len(blockers) == 1 and blockers[0].state == "unmerged":
+            pr = self._judged.get(split_id(blockers[0].id)[1]) if listed else None
+            if pr is not None and pr.green(self.config.require_checks, merged=False):
+                extra["stack_on"] = pr.head
+                return [BlockerRef(blockers[0].id, "done", blockers[0].pr)]
+        return blockers
 
     def _listed_ref(self, number: int) -> BlockerRef:
         """A blocker that is an open listed issue: `open`, or its state by its pull requests."""
@@ -210,6 +242,8 @@ class IssueReader:
                 blockers.append(BlockerRef(ref, state))
         if not_planned:
             extra["closed_not_planned"] = not_planned
+        if self.pulls is not None:
+            blockers = self._hand_off(blockers, extra)
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
         failed = None
         claim = None

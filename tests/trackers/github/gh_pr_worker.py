@@ -4,7 +4,9 @@ It appends `<JR2_ITEM_ID> <JR2_ITEM_BRANCH>` to LOG, then does what PLAN_JSON (a
 id to steps) says for its item, through the fake's REST API as an agent would with `gh`: `open
 BASE` opens a pull request from `$JR2_ITEM_BRANCH` into BASE; `squash`/`merge` merges it;
 `close` closes it unmerged (PATCH state closed); `check CONCLUSION` adds a check run on the merge
-commit. An item not in the plan just succeeds.
+commit, `headcheck CONCLUSION` on the PR's head; `open stacked` opens it into `$JR2_BASE_BRANCH`
+(else main). LOG gets `<id> <branch> <base branch or ->`, LOG.blockers each `JR2_BLOCKERS_JSON`.
+An item not in the plan just succeeds.
 """
 
 from __future__ import annotations
@@ -28,24 +30,32 @@ def call(url: str, method: str, body: Any = None) -> Any:
 def main() -> None:
     fake, log, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     item, branch = os.environ["JR2_ITEM_ID"], os.environ.get("JR2_ITEM_BRANCH", "")
+    stacked = os.environ.get("JR2_BASE_BRANCH", "")
     with open(log, "a", encoding="utf-8") as f:
-        f.write(f"{item} {branch}\n")
+        f.write(f"{item} {branch} {stacked or '-'}\n")
+    blockers_file = os.environ.get("JR2_BLOCKERS_JSON")
+    if blockers_file:
+        with open(blockers_file, encoding="utf-8") as src:
+            listed = json.load(src)
+        with open(log + ".blockers", "a", encoding="utf-8") as f:
+            f.write(json.dumps({item: listed}) + "\n")
     repo = item.split("#")[0]
     pr: dict[str, Any] = {}
     for step in plan.get(item, []):
         verb, _, arg = step.partition(" ")
-        if verb == "open":
+        if verb == "open":  # `open stacked`: into $JR2_BASE_BRANCH when set, else main
+            into = (stacked or "main") if arg == "stacked" else arg
             pr = call(f"{fake}/repos/{repo}/pulls", "POST",
-                      {"title": f"Fix {item}", "head": branch, "base": arg})
+                      {"title": f"Fix {item}", "head": branch, "base": into})
         elif verb in ("squash", "merge"):
             done = call(f"{fake}/repos/{repo}/pulls/{pr['number']}/merge", "PUT",
                         {"merge_method": verb})
             pr["merge_commit_sha"] = done["sha"]
         elif verb == "close":
             call(f"{fake}/repos/{repo}/pulls/{pr['number']}", "PATCH", {"state": "closed"})
-        elif verb == "check":
-            call(f"{fake}/_fake/check", "POST",
-                 {"repo": repo, "sha": pr["merge_commit_sha"], "conclusion": arg})
+        elif verb in ("check", "headcheck"):  # on the merge commit, or on the PR's head
+            sha = pr["merge_commit_sha"] if verb == "check" else pr["head"]["sha"]
+            call(f"{fake}/_fake/check", "POST", {"repo": repo, "sha": sha, "conclusion": arg})
     print(json.dumps({"pr": pr.get("html_url")}))
 
 

@@ -57,11 +57,17 @@ def test_a_squash_merge_into_a_feature_branch_releases_the_dependents(
     res, runs = work(fake, tmp_path, {"o/r#1": ["open feature", "squash"]},
                      "--done-when", "merged", "--base", "feature", "--on-success", "nothing")
     assert res.returncode == 0, res.stderr
-    assert runs[0] == ["o/r#1", "jr2/issue-1"]
+    assert runs[0] == ["o/r#1", "jr2/issue-1", "-"]
     assert sorted(r[0] for r in runs[1:]) == ["o/r#2", "o/r#3"]
     assert fake.issue("o/r", 1).state == "open"  # a feature-branch merge closes nothing
     pr = fake.pulls.pull("o/r", 4)
     assert pr.merged and pr.base == "feature" and pr.head == "jr2/issue-1"
+    handed = [json.loads(line) for line in (tmp_path / "runs.log.blockers").read_text()
+              .splitlines()]
+    merge_sha = pr.merge_sha
+    assert {"o/r#2": [{"id": "o/r#1", "state": "done", "pr": 4,
+                       "pr_url": "https://github.com/o/r/pull/4", "head_branch": "jr2/issue-1",
+                       "merge_commit": merge_sha}]} in handed
 
 
 def test_red_checks_hold_the_dependents_with_merged_not_green(
@@ -119,3 +125,45 @@ def test_base_options_need_done_when_merged(fake: FakeGitHub, tmp_path: Path) ->
     res = run(fake, tmp_path, "ready", "github:o/r", "--require-checks")
     assert res.returncode != 0 and "--done-when merged" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_stack_runs_a_three_item_chain_as_three_stacked_branches(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    """#1 <- #2 <- #3, nothing merges: each dependent starts once its one blocker has an open PR
+    with green head checks, from that PR's head branch, and opens its own PR into it."""
+    fake.add_issue("o/r", "Base change")
+    fake.add_issue("o/r", "On top")
+    fake.add_dependency("o/r", 2, 1)
+    fake.add_issue("o/r", "On top of that", "Depends on #2")
+    steps = ["open stacked", "headcheck success"]
+    plan = {f"o/r#{n}": steps for n in (1, 2, 3)}
+    res, runs = work(fake, tmp_path, plan, "--done-when", "merged", "--stack",
+                     "--require-checks", "--on-success", "nothing")
+    assert res.returncode == 0, res.stderr
+    assert runs == [["o/r#1", "jr2/issue-1", "-"],
+                    ["o/r#2", "jr2/issue-2", "jr2/issue-1"],
+                    ["o/r#3", "jr2/issue-3", "jr2/issue-2"]]
+    prs = sorted(fake.pulls.pulls.values(), key=lambda p: p.number)
+    assert [(p.head, p.base, p.state) for p in prs] == [
+        ("jr2/issue-1", "main", "open"), ("jr2/issue-2", "jr2/issue-1", "open"),
+        ("jr2/issue-3", "jr2/issue-2", "open")]
+
+
+def test_stack_waits_for_green_heads_and_for_merges_with_two_blockers(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    fake.add_issue("o/r", "A")
+    fake.add_issue("o/r", "B")
+    fake.add_issue("o/r", "Needs A", "Depends on #1")
+    fake.add_issue("o/r", "Needs A and B", "Depends on #1, #2")
+    first = fake.pulls.open_pr("o/r", "jr2/issue-1")
+    fake.pulls.open_pr("o/r", "jr2/issue-2")
+    opts = ("--done-when", "merged", "--stack", "--require-checks")
+    blocked = blocked_reasons(fake, tmp_path, *opts)
+    assert [r["kind"] for r in blocked["o/r#3"]] == ["waits_for_merge"]  # no checks yet
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", first).head_sha)
+    res = run(fake, tmp_path, "ready", "github:o/r", "--json", *opts)
+    data = json.loads(res.stdout)
+    ready = {e["id"]: e for e in data["ready"]}
+    assert ready["o/r#3"]["extra"]["stack_on"] == "jr2/issue-1"
+    assert [r["kind"] for r in {e["id"]: e for e in data["blocked"]}["o/r#4"]["reasons"]] == [
+        "waits_for_merge", "waits_for_merge"]  # two blockers: it waits for the merges
