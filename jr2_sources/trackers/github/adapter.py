@@ -13,6 +13,11 @@ Design notes
   label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
   only its own claim label, never a label or assignee a person set.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
+* `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
+  GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
+  while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
+  (`jr2 work` only) settles ended reviews (`_settle_reviews`): merged -> closed, closed
+  unmerged -> label removed and the issue offered again.
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
   marker in its comments, until someone closes it.
@@ -36,6 +41,7 @@ from jr2_sources.registry import SourceEnv
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
+from .pulls import judge
 from .reader import IssueReader, labels_of
 from .refs import parse_time, same_repo, split_id
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
@@ -93,7 +99,41 @@ class GitHubAdapter(ClaimsByComment):
         (`detail`: name every blocker; default: on for a read-only report)."""
         with self._lock:
             done_here = set(self._done_here)
-        return self.reader.snapshot(self.detail if detail is None else detail, done_here)
+        snap = self.reader.snapshot(self.detail if detail is None else detail, done_here)
+        if not self.read_only:
+            self._settle_reviews()
+        return snap
+
+    def _settle_reviews(self) -> None:
+        """Act on issues whose review ended (`reader.review_moves`): the PR merged into the
+        base -> close the issue as completed if GitHub did not, and remove the review label;
+        closed unmerged -> remove the label, so the issue is offered again."""
+        moves, self.reader.review_moves = self.reader.review_moves, {}
+        for number, move in sorted(moves.items()):
+            if move == "close":
+                self.client.write("PATCH", f"{self._issues()}/{number}",
+                                  {"state": "closed", "state_reason": "completed"},
+                                  need=_WRITE_ISSUES)
+            self._unlabel(number, self.config.review_label)
+
+    def _to_review(self, number: int) -> None:
+        """After a success under `--on-success review`: the issue's PR open -> the review
+        label; merged into the base already, or no PR at all -> closed as completed."""
+        cfg = self.config
+        issue = self.client.get(f"{self._issues()}/{number}").data
+        pulls = self.reader.pulls
+        state = "open"
+        if pulls is not None and isinstance(issue, dict) and issue.get("node_id"):
+            links = pulls.read([(number, str(issue["node_id"]))])
+            state = judge(links.prs.get(number, []), cfg.base or links.default_branch or "main",
+                          cfg.require_checks)[0]
+        if state in ("unmerged", "not_green"):
+            self.client.write("POST", f"{self._issues()}/{number}/labels",
+                              {"labels": [cfg.review_label]}, need=_WRITE_ISSUES)
+        else:
+            self.client.write("PATCH", f"{self._issues()}/{number}",
+                              {"state": "closed", "state_reason": "completed"},
+                              need=_WRITE_ISSUES)
 
     # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
@@ -157,6 +197,8 @@ class GitHubAdapter(ClaimsByComment):
                 self.client.write("PATCH", f"{self._issues()}/{number}",
                                   {"state": "closed", "state_reason": "completed"},
                                   need=_WRITE_ISSUES)
+            elif cfg.on_success == "review":
+                self._to_review(number)
             elif cfg.on_success == "label" and cfg.done_label:
                 self.client.write("POST", f"{self._issues()}/{number}/labels",
                                   {"labels": [cfg.done_label]}, need=_WRITE_ISSUES)

@@ -10,10 +10,12 @@ Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from jr2_sources.kit.claims import Marker
 from jr2_sources.kit.durations import Duration
 from jr2_sources.kit.labeloptions import LabelOptions
 
@@ -26,6 +28,17 @@ class GitHubConfig(LabelOptions):
     model_config = ConfigDict(extra="forbid")
 
     target: str = Field(description="the repository, as owner/repo")
+    # GitHub adds `review` to the shared choices (LabelOptions, also GitLab's); the kit's code
+    # only compares against its own three, so a wider Literal here is safe
+    on_success: Literal["close", "label", "nothing", "review"] = Field(  # type: ignore[assignment]
+        default="close",
+        description="on success: close the issue, add --done-label, leave it open, or (with "
+                    "--done-when merged) `review`: while its pull request is open it carries "
+                    "--review-label and is not offered; merged: jr2 closes it; closed "
+                    "unmerged: offered again")
+    review_label: str = Field(default="jr2:in-review", min_length=1,
+                              description="the label --on-success review puts on an issue "
+                                          "whose pull request is open (set and removed by jr2)")
     milestone: str | None = Field(default=None,
                                   description="only this milestone: its title or number, "
                                               "`*` (any) or `none`")
@@ -69,8 +82,12 @@ class GitHubConfig(LabelOptions):
 
     @model_validator(mode="after")
     def _merged_options(self) -> GitHubConfig:
-        if self.done_when != "merged" and (self.base or self.require_checks or self.stack):
-            raise ValueError("--base, --require-checks and --stack need --done-when merged")
+        if self.done_when != "merged" and (self.base or self.require_checks or self.stack
+                                           or self.on_success == "review"):
+            raise ValueError("--base, --require-checks, --stack and --on-success review need "
+                             "--done-when merged")
+        if self.review_label in (self.claim_label, self.failed_label, self.done_label):
+            raise ValueError("--review-label must differ from the other labels")
         return self
 
     @field_validator("target")
@@ -80,6 +97,14 @@ class GitHubConfig(LabelOptions):
         if not _REPO.match(value):
             raise ValueError(f"expected owner/repo, not {value!r}")
         return value
+
+    def settled_by(self, labels: Iterable[str],
+                   found: Iterable[Marker]) -> Literal["labelled", "done"] | None:
+        """As `LabelOptions.settled_by`; an issue jr2 holds in review is no work either."""
+        labels = list(labels)
+        if self.on_success == "review" and self.review_label in labels:
+            return "labelled"
+        return super().settled_by(labels, found)
 
     @property
     def owner(self) -> str:

@@ -26,6 +26,11 @@ Design notes
   With `--stack`, an issue with exactly one blocker whose PR is open with green head checks
   counts that blocker as done and starts from the PR's head branch (`extra.stack_on`, the
   worker's `JR2_BASE_BRANCH`); with more than one blocker it waits for the merges.
+* In review (`--on-success review`): an issue carrying the review label is asked about too. Its
+  PR open (or merged with checks not green): it waits for the merge of its own PR (a
+  `waits_for_merge`/`merged_not_green` reason whose `ref` is the PR) and is not offered. Merged
+  into the base: left out, and `review_moves` asks the adapter to close it and remove the label;
+  closed unmerged (no open PR): offered again, and `review_moves` asks to remove the label.
 * Only issues carrying the claim label have their comments read, so an expired claim (a dead
   pool) counts as no claim and is taken over. Leases are judged in server time; the
   `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
@@ -86,6 +91,7 @@ class IssueReader:
         self.pulls = PullReader(client, config.target) if config.done_when == "merged" else None
         self._merge: dict[int, tuple[BlockerState, str | None]] = {}
         self._judged: dict[int, PullRequest] = {}
+        self.review_moves: dict[int, str] = {}  # number -> "close" | "reopen" (module notes)
         self._blockers_of: dict[int, list[int]] = {}
 
     def issues_path(self, repo: str | None = None) -> str:
@@ -132,7 +138,10 @@ class IssueReader:
                 continue
             listed.setdefault(int(issue["number"]), issue)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
-            for lab in (cfg.claim_label, cfg.failed_label):
+            marks = [cfg.claim_label, cfg.failed_label]
+            if cfg.on_success == "review":
+                marks.append(cfg.review_label)
+            for lab in marks:
                 marked, _ = self.client.get_all(self.issues_path(),
                                                 {"state": "open", "labels": lab})
                 for issue in marked:
@@ -173,6 +182,8 @@ class IssueReader:
                 continue
             if int((issue.get("issue_dependencies_summary") or {}).get("blocking") or 0) > 0:
                 asked.add(number)
+            if self._in_review(labels_of(issue)):
+                asked.add(number)
             for ref in body_refs(issue.get("body"), self.repo, number):
                 repo, other = split_id(ref)
                 if same_repo(repo, self.repo) and other in listed:
@@ -189,11 +200,23 @@ class IssueReader:
                 merge[number] = (state, pr.url or f"#{pr.number}")
                 judged[number] = pr
         self._judged = judged
+        self.review_moves = {}
+        for number in asked:
+            if self._in_review(labels_of(listed[number])):
+                state = merge.get(number, ("open", None))[0]
+                if state == "done":
+                    self.review_moves[number] = "close"
+                elif state == "open":
+                    self.review_moves[number] = "reopen"
         blockers_of: dict[int, list[int]] = {}
         for blocker, dependents in links.blocking.items():
             for dependent in dependents:
                 blockers_of.setdefault(dependent, []).append(blocker)
         self._merge, self._blockers_of = merge, blockers_of
+
+    def _in_review(self, labels: list[str]) -> bool:
+        """Does an issue carry the review label (`--on-success review`)?"""
+        return self.config.on_success == "review" and self.config.review_label in labels
 
     def _hand_off(self, blockers: list[BlockerRef], extra: dict[str, Any]) -> list[BlockerRef]:
         """`extra.blockers` (what a worker's `JR2_BLOCKERS_JSON` lists) and, with `--stack`, a
@@ -244,6 +267,10 @@ class IssueReader:
             extra["closed_not_planned"] = not_planned
         if self.pulls is not None:
             blockers = self._hand_off(blockers, extra)
+            if self._in_review(labels) and self.review_moves.get(number) != "reopen":
+                state, pr = self._merge[number]
+                extra["in_review"] = pr
+                blockers.append(BlockerRef(pr or iid, state, pr))
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
         failed = None
         claim = None

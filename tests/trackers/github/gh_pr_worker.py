@@ -6,7 +6,7 @@ BASE` opens a pull request from `$JR2_ITEM_BRANCH` into BASE; `squash`/`merge` m
 `close` closes it unmerged (PATCH state closed); `check CONCLUSION` adds a check run on the merge
 commit, `headcheck CONCLUSION` on the PR's head; `open stacked` opens it into `$JR2_BASE_BRANCH`
 (else main). LOG gets `<id> <branch> <base branch or ->`, LOG.blockers each `JR2_BLOCKERS_JSON`.
-An item not in the plan just succeeds.
+An item not in the plan just succeeds; a list of lists is one list of steps per attempt.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ def main() -> None:
     fake, log, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     item, branch = os.environ["JR2_ITEM_ID"], os.environ.get("JR2_ITEM_BRANCH", "")
     stacked = os.environ.get("JR2_BASE_BRANCH", "")
+    attempt = 0
+    if os.path.exists(log):
+        with open(log, encoding="utf-8") as f:
+            attempt = sum(1 for line in f if line.split()[0] == item)
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"{item} {branch} {stacked or '-'}\n")
     blockers_file = os.environ.get("JR2_BLOCKERS_JSON")
@@ -41,7 +45,10 @@ def main() -> None:
             f.write(json.dumps({item: listed}) + "\n")
     repo = item.split("#")[0]
     pr: dict[str, Any] = {}
-    for step in plan.get(item, []):
+    steps = plan.get(item, [])
+    if steps and isinstance(steps[0], list):  # one list of steps per attempt
+        steps = steps[min(attempt, len(steps) - 1)]
+    for step in steps:
         verb, _, arg = step.partition(" ")
         if verb == "open":  # `open stacked`: into $JR2_BASE_BRANCH when set, else main
             into = (stacked or "main") if arg == "stacked" else arg

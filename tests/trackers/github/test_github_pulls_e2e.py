@@ -167,3 +167,52 @@ def test_stack_waits_for_green_heads_and_for_merges_with_two_blockers(
     assert ready["o/r#3"]["extra"]["stack_on"] == "jr2/issue-1"
     assert [r["kind"] for r in {e["id"]: e for e in data["blocked"]}["o/r#4"]["reasons"]] == [
         "waits_for_merge", "waits_for_merge"]  # two blockers: it waits for the merges
+
+
+REVIEW = ("--done-when", "merged", "--on-success", "review")
+
+
+def test_review_a_pr_closed_unmerged_puts_the_item_back(fake: FakeGitHub,
+                                                         tmp_path: Path) -> None:
+    fake.add_issue("o/r", "Change")
+    fake.add_issue("o/r", "Needs the change", "Depends on #1")
+    plan = {"o/r#1": [["open main"], ["open main", "squash"]]}
+    res, runs = work(fake, tmp_path, plan, *REVIEW)
+    assert res.returncode == 3, res.stderr  # #1 in review, #2 waits for its merge
+    issue = fake.issue("o/r", 1)
+    assert issue.state == "open" and issue.labels == ["jr2:in-review"]  # claim released
+    waits = blocked_reasons(fake, tmp_path, *REVIEW)
+    assert waits["o/r#1"] == [{"kind": "waits_for_merge", "ref": "https://github.com/o/r/pull/3",
+                               "pr": "https://github.com/o/r/pull/3"}]
+    assert [r["kind"] for r in waits["o/r#2"]] == ["waits_for_merge"]
+    fake.pulls.close("o/r", 3)  # a reviewer closes it unmerged
+    res, runs = work(fake, tmp_path, plan, *REVIEW)
+    assert res.returncode == 0, res.stderr
+    assert [r[0] for r in runs] == ["o/r#1", "o/r#1", "o/r#2"]  # offered again, then #2
+    issue = fake.issue("o/r", 1)
+    assert issue.state == "closed" and issue.state_reason == "completed"  # jr2 closed it
+    assert "jr2:in-review" not in issue.labels
+    done = [c for c in fake.comments_of("o/r", 1) if "jr2:done" in c.body]
+    assert len(done) == 2  # the durable record of two attempts: two settled claims
+
+
+def test_review_a_merge_into_the_base_closes_the_issue(fake: FakeGitHub,
+                                                       tmp_path: Path) -> None:
+    fake.add_issue("o/r", "Change")
+    fake.add_issue("o/r", "Needs the change")
+    fake.add_dependency("o/r", 2, 1)
+    res, runs = work(fake, tmp_path, {"o/r#1": ["open main"]}, *REVIEW)
+    assert res.returncode == 3, res.stderr
+    fake.pulls.merge("o/r", 3, "squash")  # no closing keyword: GitHub leaves #1 open
+    assert fake.issue("o/r", 1).state == "open"
+    fake.clear_log()
+    assert blocked_reasons(fake, tmp_path, *REVIEW) == {}  # #1 landed, #2 is ready
+    writes = [e for e in fake.requests() if e["method"] != "GET" and e["path"] != "/graphql"]
+    assert writes == []  # a dry run never settles a review
+    assert fake.issue("o/r", 1).labels == ["jr2:in-review"]
+    res, runs = work(fake, tmp_path, {}, *REVIEW)
+    assert res.returncode == 0, res.stderr
+    assert [r[0] for r in runs] == ["o/r#1", "o/r#2"]
+    issue = fake.issue("o/r", 1)
+    assert issue.state == "closed" and issue.state_reason == "completed"
+    assert issue.labels == []
