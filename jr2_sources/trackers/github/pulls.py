@@ -145,10 +145,10 @@ class PullReader:
         return base + "/graphql"
 
     def read(self, issues: Sequence[tuple[int, str]]) -> Links:
-        """The links of `issues` ((number, node id) pairs); the default branch even for none."""
+        """The links of `issues` ((number, node id) pairs): ceil(len/100) queries, none for
+        no issues (then nothing is judged, so the default branch is not needed)."""
         links = Links()
-        batches = [issues[i:i + BATCH] for i in range(0, len(issues), BATCH)] or [[]]
-        for batch in batches:
+        for batch in (issues[i:i + BATCH] for i in range(0, len(issues), BATCH)):
             self._read_batch(batch, links)
         return links
 

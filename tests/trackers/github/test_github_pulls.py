@@ -142,3 +142,11 @@ def test_pull_request_and_check_webhooks_wake_only_with_done_when_merged(
     assert not closed.webhook(headers, body, None).wake
     other = make_adapter("https://api.github.com", target="octo/lib", done_when="merged")
     assert not other.webhook(headers, body, None).wake
+
+
+def test_nothing_blocks_nothing_asked(fake: FakeGitHub) -> None:
+    fake.add_issue("o/r", "Alone")
+    adapter = make_adapter(fake.url, done_when="merged")
+    rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
+    assert [e.item.branch for e in rs.ready] == ["jr2/issue-1"]
+    assert not fake.requests(path="/graphql")
