@@ -267,9 +267,9 @@ class IssueReader:
             extra["closed_not_planned"] = not_planned
         if self.pulls is not None:
             blockers = self._hand_off(blockers, extra)
-            if self._in_review(labels) and self.review_moves.get(number) != "reopen":
-                state, pr = self._merge[number]
-                extra["in_review"] = pr
+            state, pr = self._merge.get(number, ("open", None))
+            if self._in_review(labels) and state in ("unmerged", "not_green"):
+                extra["in_review"] = pr  # held: it waits for the merge of its own PR
                 blockers.append(BlockerRef(pr or iid, state, pr))
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
         failed = None
