@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -148,8 +149,13 @@ def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
 async def host_and_wait(
     start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
+    hurry: Callable[[], None] | None = None,
 ) -> Any:
-    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult."""
+    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
+
+    The first signal interrupts the run (workers stopped with a grace, claims released). The
+    second calls `hurry` (kill what the workers started, at once) and lets the clean-up finish,
+    so claims are still released before exit 130. The third exits at once."""
     from .host import RunHost
 
     handle = start_run()
@@ -157,8 +163,23 @@ async def host_and_wait(
     if setup_host is not None:
         setup_host(host)
     loop = asyncio.get_running_loop()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            handle.interrupt()
+        elif signals == 2:
+            click.echo("jr2: interrupted again: killing the commands now and releasing their "
+                       "claims (once more exits at once, leaving the claims to expire)", err=True)
+            if hurry is not None:
+                hurry()
+        else:
+            os._exit(EXIT_INTERRUPTED)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, handle.interrupt)
+        loop.add_signal_handler(sig, on_signal)
     try:
         address = await host.start()
         if not quiet:

@@ -246,7 +246,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
 
     from jr2_core import define_event, pool, start
 
-    from .command import command_worker
+    from .command import command_worker, kill_all
     from .redact import Redactor, secret_values
     from .worksource import WorkSource, default_holder
 
@@ -288,7 +288,8 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
         if view is not None:
             view.start()
         result = await host_and_wait(begin, port=address[1], listen=address[0],
-                                     setup_host=setup_host, quiet=view is not None)
+                                     setup_host=setup_host, quiet=view is not None,
+                                     hurry=kill_all)
     finally:
         if view is not None:
             view.stop()
