@@ -194,7 +194,7 @@ async def host_and_wait(
 @main.command("run")
 @click.argument("target")
 @click.option("--input", "input_", metavar="JSON|@FILE", help="The run input, as JSON.")
-@click.option("--port", type=int, default=0, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port of the run host on 127.0.0.1 (0: any free port).")
 @click.option("-v", "--verbose", is_flag=True, help="Print gates closing and defect tracebacks.")
 @state_option

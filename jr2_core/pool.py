@@ -321,7 +321,8 @@ class _PoolRun:
         self.contexts[iid] = ctx
         self.active[iid] = asyncio.get_running_loop().create_task(self._work(iid, winput, ctx))
         if self.run.observers:
-            self.run._emit(RunEvent("worker_started", self.run.id, item_id=ctx.path.removesuffix(".")))
+            self.run._emit(RunEvent("worker_started", self.run.id,
+                                    item_id=ctx.path.removesuffix(".")))
         if self.src.started is not None:
             self.src.started(iid, functools.partial(self._stop, iid))
 

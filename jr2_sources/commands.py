@@ -159,7 +159,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
               help="How long a claim lasts unless renewed (renewed every third of it).")
 @click.option("--wait", "wait_forever", is_flag=True,
               help="Keep waiting for new work instead of ending when drained (Ctrl-C ends).")
-@click.option("--port", type=int, default=0, help="Port of the run host on 127.0.0.1.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0,
+              help="Port of the run host on 127.0.0.1 (0: any free port).")
 @click.option("--listen", metavar="HOST:PORT", default=None,
               help="Serve the run host (and POST /webhook) here instead of 127.0.0.1:--port.")
 @click.option("--webhook-secret-env", metavar="NAME", default=None,
@@ -225,8 +226,9 @@ def _listen_options(listen: str | None, port: int,
     host = "127.0.0.1"
     if listen is not None:
         h, sep, p = listen.rpartition(":")
-        if not sep or not p.isdigit():
-            raise UsageError(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:8787")
+        if not sep or not p.isdigit() or int(p) > 65535:
+            raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to "
+                             "65535, e.g. 127.0.0.1:8787")
         host, port = h.strip("[]") or "127.0.0.1", int(p)
     secret = None
     if secret_env is not None:

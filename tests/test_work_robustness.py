@@ -125,3 +125,81 @@ def test_ids_differing_by_a_trailing_dot_or_case_get_their_own_sandboxes(tmp_pat
     assert res.returncode == 0, res.stderr
     dirs = seen.read_text().split()
     assert len(dirs) == 4 and len({d.lower() for d in dirs}) == 4
+
+
+# -- a backlog being saved ------------------------------------------------------------------------
+
+
+def test_a_backlog_saved_non_atomically_never_makes_a_pool_end_early(tmp_path: Path) -> None:
+    path, ran = tmp_path / "b.toml", tmp_path / "ran"
+    entries = [f'[[items]]\nid = "I-{i}"\ntitle = "item {i}"\n' for i in range(30)]
+    path.write_text("".join(entries))
+    os.utime(path, (time.time() - 5, time.time() - 5))
+    proc = popen("work", "local:b.toml", "--poll-every", "0.05", "--", "sh", "-c",
+                 f'echo "$JR2_ITEM_ID" >> {ran}; sleep 0.05', cwd=tmp_path)
+    saves = 0
+    try:
+        while proc.poll() is None:  # an editor that truncates, writes a part, then the rest
+            with open(path, "w") as fh:
+                fh.write("".join(entries[:3]))  # for a moment: valid TOML, 3 items, all done
+                fh.flush()
+                time.sleep(0.08)
+                fh.write("".join(entries[3:]))
+            saves += 1
+            time.sleep(0.3)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert saves >= 10
+    done = ran.read_text().split()
+    assert sorted(done) == sorted(f"I-{i}" for i in range(30))  # all of them, each once
+    assert "30 done" in err
+
+
+def test_an_invalid_backlog_mid_run_ends_the_run_with_exit_4_after_its_grace(
+        tmp_path: Path) -> None:
+    path = tmp_path / "b.toml"
+    path.write_text('[[items]]\nid = "A"\ntitle = "a"\n[[items]]\nid = "B"\ntitle = "b"\n'
+                    'needs = ["A"]\n')
+    proc = popen("work", "local:b.toml", "--cap", "2", "--poll-every", "0.05",
+                 "--invalid-grace", "2s", "--", "sleep", "60", cwd=tmp_path)
+    try:
+        wait_for(lambda: claims(tmp_path) == 1)
+        path.write_text('[[items]]\nid = "A"\ntitle = ')
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert proc.returncode == 4, err
+    assert 1.9 < took < 15, took
+    assert err.count("keeping the last good backlog") == 1  # warned once, not every poll
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: b.toml:3:9: ") and last.endswith("(still invalid after 2s)")
+    assert claims(tmp_path) == 0  # the running worker was stopped and its claim released
+
+
+def test_a_deeply_nested_backlog_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    (tmp_path / "b.json").write_text('{"a": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    for name in ("b.toml", "b.json"):
+        res = jr2("ready", f"local:{name}", cwd=tmp_path)
+        assert res.returncode == 2
+        assert res.stderr == f"error: {name}: nested too deeply to be a backlog\n"
+
+
+def test_bad_ports_and_leases_are_usage_errors(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    for opts, words in ((["--port", "99999"], "99999 is not in the range 0<=x<=65535"),
+                        (["--listen", "127.0.0.1:99999"], "a port from 0 to 65535"),
+                        (["--lease", "inf"], "longer than the longest duration"),
+                        (["--lease", "nan"], "more than 0 seconds"),
+                        (["--timeout", "1e999"], "longer than the longest duration")):
+        res = jr2("work", "local:b.toml", *opts, "--", "true", cwd=tmp_path)
+        assert res.returncode == 2, (opts, res.stderr)
+        assert words in res.stderr and "Traceback" not in res.stderr, (opts, res.stderr)
+    res = jr2("run", "x.py:m", "--port", "99999", cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
