@@ -69,6 +69,9 @@ class Jr2Group(click.Group):
             fail(str(exc), exc.exit_code)
         except ValidationError as exc:
             fail(one_line(exc))
+        except KeyboardInterrupt:  # Ctrl-C outside a run (a read retrying): 130, not click's 1
+            click.echo("jr2: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 def state_option(f: F) -> F:
@@ -119,21 +122,24 @@ def main() -> None:
 
 
 def progress_printer(verbose: bool) -> Callable[[Any], None]:
-    """An observer that prints workers and gates as they come and go, to stderr."""
+    """An observer that prints workers and gates as they come and go, to stderr (ids and
+    reasons with their control characters blanked: they come from trackers and commands)."""
+    from .report import one_line
 
     def show(ev: Any) -> None:
+        iid = one_line(str(ev.item_id))
         if ev.kind == "worker_started":
-            click.echo(f"jr2: started  {ev.item_id}", err=True)
+            click.echo(f"jr2: started  {iid}", err=True)
         elif ev.kind == "worker_finished":
-            click.echo(f"jr2: finished {ev.item_id}", err=True)
+            click.echo(f"jr2: finished {iid}", err=True)
         elif ev.kind == "worker_failed":
-            click.echo(f"jr2: failed   {ev.item_id}: {ev.detail}", err=True)
+            click.echo(f"jr2: failed   {iid}: {one_line(str(ev.detail))}", err=True)
         elif ev.kind == "worker_cancelled":
-            click.echo(f"jr2: cancelled {ev.item_id}", err=True)
+            click.echo(f"jr2: cancelled {iid}", err=True)
         elif ev.kind == "gate_opened":
-            click.echo(f"jr2: gate open   {ev.gate_id}", err=True)
+            click.echo(f"jr2: gate open   {one_line(str(ev.gate_id))}", err=True)
         elif ev.kind == "gate_closed" and verbose:
-            click.echo(f"jr2: gate closed {ev.gate_id}", err=True)
+            click.echo(f"jr2: gate closed {one_line(str(ev.gate_id))}", err=True)
 
     return show
 
@@ -149,13 +155,14 @@ def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
 async def host_and_wait(
     start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
-    hurry: Callable[[], None] | None = None,
+    on_signal: Callable[[int], None] | None = None,
 ) -> Any:
     """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
 
     The first signal interrupts the run (workers stopped with a grace, claims released). The
-    second calls `hurry` (kill what the workers started, at once) and lets the clean-up finish,
-    so claims are still released before exit 130. The third exits at once."""
+    second lets the clean-up finish, so claims are still released before exit 130, but hurries
+    it: `on_signal(n)` (called with the signal's number in the row, 1 or 2) kills what the
+    workers started. The third exits at once."""
     from .host import RunHost
 
     handle = start_run()
@@ -165,21 +172,21 @@ async def host_and_wait(
     loop = asyncio.get_running_loop()
     signals = 0
 
-    def on_signal() -> None:
+    def signalled() -> None:
         nonlocal signals
         signals += 1
-        if signals == 1:
-            handle.interrupt()
-        elif signals == 2:
+        if signals > 2:
+            os._exit(EXIT_INTERRUPTED)
+        if signals == 2:
             click.echo("jr2: interrupted again: killing the commands now and releasing their "
                        "claims (once more exits at once, leaving the claims to expire)", err=True)
-            if hurry is not None:
-                hurry()
-        else:
-            os._exit(EXIT_INTERRUPTED)
+        if on_signal is not None:
+            on_signal(signals)
+        if signals == 1:
+            handle.interrupt()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
+        loop.add_signal_handler(sig, signalled)
     try:
         address = await host.start()
         if not quiet:

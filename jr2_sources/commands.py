@@ -121,7 +121,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
         try:
-            click.echo(report.explain(rs, explain_id))
+            click.echo(report.terminal_safe(report.explain(rs, explain_id)))
         except KeyError:
             raise UsageError(f"no item {explain_id!r} in {source}") from None
     elif fmt == "json":
@@ -248,7 +248,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
 
     from jr2_core import define_event, pool, start
 
-    from .command import command_worker, kill_all
+    from .command import command_worker
     from .redact import Redactor, secret_values
     from .worksource import WorkSource, default_holder
 
@@ -291,7 +291,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
             view.start()
         result = await host_and_wait(begin, port=address[1], listen=address[0],
                                      setup_host=setup_host, quiet=view is not None,
-                                     hurry=kill_all)
+                                     on_signal=_on_signal)
     finally:
         if view is not None:
             view.stop()
@@ -301,8 +301,22 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     return result, ws
 
 
+def _on_signal(n: int) -> None:
+    """Ctrl-C: the first abandons the tracker retries in flight (the releases that follow still
+    retry); the second also kills every command's process group at once."""
+    from .command import kill_all
+    from .retry import interrupt_retries
+
+    interrupt_retries()
+    if n >= 2:
+        kill_all()
+
+
 def _summary(result: Any, ws: Any) -> None:
-    """A few lines on stderr: how the run ended, what ran, and why the rest is blocked."""
+    """A few lines on stderr: how the run ended, what ran, and why the rest is blocked (ids and
+    reasons come from the tracker and the commands: no control character passes)."""
+    from jr2_core.report import describe_reasons, one_line
+
     out = result.output
     if result.state == "failed" and result.failure is not None:
         out = result.failure.get("detail")
@@ -312,14 +326,13 @@ def _summary(result: Any, ws: Any) -> None:
     click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {tally.done} done, "
                f"{len(tally.failed)} failed, {tally.cancelled} cancelled", err=True)
     for iid, reason in tally.failed.items():
-        click.echo(f"jr2:   failed {iid}: {reason}", err=True)
+        click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
     rs = ws.last
     if rs is not None and status == "deadlocked" and rs.blocked:
-        from jr2_core.report import describe_reasons
-
         click.echo("jr2: blocked:", err=True)
         for entry in rs.blocked:
-            click.echo(f"jr2:   {entry.item.id}: {describe_reasons(entry.reasons)}", err=True)
+            click.echo(f"jr2:   {one_line(entry.item.id)}: "
+                       f"{one_line(describe_reasons(entry.reasons))}", err=True)
 
 
 # -- jr2 local ----------------------------------------------------------------------------------
