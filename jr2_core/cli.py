@@ -156,17 +156,20 @@ async def host_and_wait(
     start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
     on_signal: Callable[[int], None] | None = None,
+    public: tuple[str, int] | None = None, ssl_context: Any = None,
 ) -> Any:
     """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
 
     The first signal interrupts the run (workers stopped with a grace, claims released). The
     second lets the clean-up finish, so claims are still released before exit 130, but hurries
     it: `on_signal(n)` (called with the signal's number in the row, 1 or 2) kills what the
-    workers started. The third exits at once."""
+    workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
+    the unauthenticated routes (webhooks) on another address; the control API stays on
+    `listen`."""
     from .host import RunHost
 
     handle = start_run()
-    host = RunHost(handle, host=listen, port=port)
+    host = RunHost(handle, host=listen, port=port, public=public, ssl_context=ssl_context)
     if setup_host is not None:
         setup_host(host)
     loop = asyncio.get_running_loop()
@@ -188,9 +191,17 @@ async def host_and_wait(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, signalled)
     try:
-        address = await host.start()
+        try:
+            address = await host.start()
+        except OSError as exc:  # the port is taken, or the address is not this machine's
+            handle.interrupt()
+            await handle.result()
+            where = f"{public[0]}:{public[1]}" if public and host.address else f"{listen}:{port}"
+            raise UsageError(f"cannot listen on {where}: {exc.strerror or exc}") from None
         if not quiet:
             click.echo(f"jr2: run {handle.id} serving {address} (jr2 gates / jr2 send)", err=True)
+            if host.public_address is not None:
+                click.echo(f"jr2: webhooks at {host.public_address}/webhook", err=True)
         return await handle.result()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
