@@ -130,6 +130,16 @@ def _group_alive(proc: asyncio.subprocess.Process) -> bool:
     return True
 
 
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The command's exit code, as soon as it exits. Not `proc.wait()`: that also waits for
+    the output pipes to close, which a background child holding them delays."""
+    pause = 0.005
+    while proc.returncode is None:
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return proc.returncode
+
+
 async def _end_group(proc: asyncio.subprocess.Process) -> None:
     """End the command and everything left in its process group: SIGTERM, then SIGKILL after
     `KILL_GRACE`. Returns once the command is reaped and the group is gone."""
@@ -143,7 +153,7 @@ async def _end_group(proc: asyncio.subprocess.Process) -> None:
             return
         await asyncio.sleep(0.02)
     _kill_group(proc, signal.SIGKILL)
-    await proc.wait()
+    await _exited(proc)
 
 
 def kill_all() -> None:
@@ -262,7 +272,7 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
     readers = [asyncio.create_task(_read_lines(proc.stdout, sink("out", keep_out))),
                asyncio.create_task(_read_lines(proc.stderr, sink("err", err_tail.append)))]
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
+        await asyncio.wait_for(_exited(proc), timeout)
     except TimeoutError:
         await _end_group(proc)
         await _finish_reading(readers)

@@ -152,7 +152,7 @@ def test_a_backlog_saved_non_atomically_never_makes_a_pool_end_early(tmp_path: P
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
     assert proc.returncode == 0, err
-    assert saves >= 10
+    assert saves >= 3  # the pool really read the file while it was being saved
     done = ran.read_text().split()
     assert sorted(done) == sorted(f"I-{i}" for i in range(30))  # all of them, each once
     assert "30 done" in err

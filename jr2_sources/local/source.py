@@ -108,20 +108,26 @@ class LocalAdapter:
     def backlog(self) -> Backlog:
         """The parsed backlog, re-read only when the file changed (and is stable)."""
         with self._lock:
-            key = self._stable_key()
-            if self._cache is not None and self._cache[0] == key:
-                return self._cache[1]
-            try:
-                if key is None:
-                    raise BacklogError(f"{self.path}: the file keeps changing")
-                parsed = load_backlog(self.path)
-            except BacklogError as exc:
-                if self._cache is None or self.read_only:
-                    raise
-                return self._keep_last_good(exc)
-            self._cache = (key, parsed)
-            self._invalid_since = None
-            return parsed
+            for _ in range(3):
+                key = self._stable_key()
+                if self._cache is not None and self._cache[0] == key:
+                    return self._cache[1]
+                try:
+                    if key is None:
+                        raise BacklogError(f"{self.path}: the file keeps changing")
+                    parsed = load_backlog(self.path)
+                except BacklogError as exc:
+                    if self._cache is None or self.read_only:
+                        raise
+                    if self._stat()[0] != key:  # changed while it was read: look again
+                        continue
+                    return self._keep_last_good(exc)
+                if self.read_only or self._cache is None or self._stat()[0] == key:
+                    self._cache = (key, parsed)
+                    self._invalid_since = None
+                    return parsed
+                # a save began while the file was read: what was read may be half of it
+            return self._keep_last_good(BacklogError(f"{self.path}: the file keeps changing"))
 
     def _keep_last_good(self, exc: BacklogError) -> Backlog:
         """The last good backlog while the file is invalid, for `invalid_grace` at most."""
