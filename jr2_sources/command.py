@@ -215,7 +215,9 @@ def command_worker(
         item_file.write_text(item.model_dump_json(indent=2), encoding="utf-8")
         log_path = log_dir / f"{stem}.log"
         own, notes = item_env(item, item_file, run_id)
-        env = {**os.environ, **own}
+        # a jr2 run inside a worker must not pass its own item's values on to this one
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JR2_ITEM_")}
+        env.update(own)
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 

@@ -12,15 +12,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from clihelp import jr2, popen, wait_for
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from clihelp import alive, jr2, popen, wait_for
 
 
 def pids_in(path: Path) -> list[int]:
