@@ -124,7 +124,7 @@ def main() -> None:
 def progress_printer(verbose: bool) -> Callable[[Any], None]:
     """An observer that prints workers and gates as they come and go, to stderr (ids and
     reasons with their control characters blanked: they come from trackers and commands)."""
-    from .report import one_line
+    from .text import one_line
 
     def show(ev: Any) -> None:
         iid = one_line(str(ev.item_id))

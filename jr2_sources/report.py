@@ -1,0 +1,612 @@
+"""Renderers of a ReadySet: JSON, plain text, rich, GitHub Markdown, Mermaid, Graphviz, explain.
+
+Design note: every renderer is read-only and pure (a ReadySet in, a string out; `render_rich`
+writes to the console it is given), so the CLI picks one by flag and tests compare strings.
+
+- Reasons are put in words once (`describe_reasons`) and every human format uses that wording,
+  with its own formatter for ids and free text.
+- Plain text is for pipes: control characters in ids and titles become spaces, so an item is
+  one line.
+- The graph is "what blocks what": an edge runs from a blocker to the item it blocks (open and
+  missing blockers; open children, dotted, to their parent). Nodes are classed ready / blocked /
+  claimed / missing, plus `outside` for an open blocker that is not in the snapshot.
+- Markdown is meant for a GitHub comment (65,536 characters at most), so it is built to a budget:
+  the graph first (at most `max_nodes` nodes, then only the blocked part, then cut, and fewer
+  nodes again if its text is still too long), the cycles, then the three tables share what is
+  left, each cut with an "… and N more" row. Each cut is said in a line. Ids are code spans
+  and `@` / `#` in titles get a zero-width space, so posting the report neither pings people nor
+  links issues by accident.
+- Mermaid labels are escaped with Mermaid's `#NNN;` entity codes, node names are `n0`, `n1`, ...;
+  DOT ids are quoted with `\\` and `"` escaped.
+- `explain` walks open blockers depth-first with an explicit stack (a 200k-long chain must not
+  hit the recursion limit), expands each item once, and caps the indentation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from jr2_core.text import one_line
+
+from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
+
+__all__ = [
+    "GITHUB_COMMENT_BUDGET",
+    "cycle_path",
+    "describe_reasons",
+    "explain",
+    "render_dot",
+    "render_json",
+    "render_markdown",
+    "render_mermaid",
+    "render_rich",
+    "render_text",
+]
+
+GITHUB_COMMENT_BUDGET = 65_000  # GitHub refuses comments over 65,536 characters
+_GRAPH_BUDGET = 32_000  # characters of the markdown graph block, at most
+_CYCLES_BUDGET = 4_000  # characters of the markdown cycles section, at most
+_MAX_REFS = 10  # ids listed per reason in a markdown cell before "and N more"
+_MAX_CYCLE_SHOWN = 8  # members of a cycle spelled out before "…"
+_TITLE_CHARS = 100  # title characters in a markdown cell
+_LABEL_CHARS = 30  # title characters in a graph label
+_MAX_INDENT = 40  # explain: deeper levels keep this indentation and say their depth
+
+_one_line = one_line  # tracker text in a table cell, a label or a line (jr2_core.text)
+
+
+def _clip(text: str, limit: int) -> str:
+    """At most `limit` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_default(value: object) -> Any:
+    """Serialize what a source may put in `extra` that json cannot: datetimes as ISO, else str."""
+    if isinstance(value, datetime):
+        return iso_utc(value)
+    return str(value)
+
+
+def render_json(rs: ReadySet, *, indent: int | None = 2) -> str:
+    """The JSON contract (schema_version 1), keys in the documented order; indented by 2 unless
+    `indent=None` (compact, and several times faster: the C encoder only runs unindented)."""
+    return json.dumps(rs.to_json_obj(), indent=indent, ensure_ascii=False,
+                      default=_json_default)
+
+
+# ---------------------------------------------------------------------------- reasons in words
+
+_MISSING_WORDS = {
+    "missing": ("which does not exist", "which do not exist"),
+    "inaccessible": ("which cannot be read", "which cannot be read"),
+}
+
+
+def _listing(words: Sequence[str], max_refs: int | None) -> str:
+    """`a, b, c`, or `a, b and N more` past `max_refs`."""
+    if max_refs is None or len(words) <= max_refs:
+        return ", ".join(words)
+    return ", ".join(words[:max_refs]) + f" and {len(words) - max_refs:,} more"
+
+
+def cycle_path(
+    members: Sequence[str], fmt_id: Callable[[str], str] = _one_line, max_shown: int | None = None
+) -> str:
+    """`A → B → C → A`; past `max_shown` members, `A → B → … → A (N items)`."""
+    if max_shown is not None and len(members) > max_shown:
+        shown = [fmt_id(m) for m in members[: max_shown - 2]]
+        return " → ".join([*shown, "…", fmt_id(members[0])]) + f" ({len(members):,} items)"
+    return " → ".join([*(fmt_id(m) for m in members), fmt_id(members[0])])
+
+
+def describe_reasons(
+    reasons: Sequence[Reason],
+    fmt_id: Callable[[str], str] = _one_line,
+    fmt_text: Callable[[str], str] = _one_line,
+    max_refs: int | None = None,
+) -> str:
+    """Why an item is blocked, in words: `waits on T-1 (held by pool-a@host), T-2; needs T-9,
+    which does not exist; has open children T-5; last attempt failed: ...; in cycle A → B → A`."""
+    parts: list[str] = []
+    waits = [
+        fmt_id(r.ref or "") + (f" (held by {fmt_text(r.held_by)})" if r.held_by else "")
+        for r in reasons
+        if r.kind == "open_blocker"
+    ]
+    if waits:
+        parts.append("waits on " + _listing(waits, max_refs))
+    for state, (one, several) in _MISSING_WORDS.items():
+        refs = [
+            fmt_id(r.ref or "")
+            for r in reasons
+            if r.kind == "missing_blocker" and r.detail == state
+        ]
+        if refs:
+            parts.append(f"needs {_listing(refs, max_refs)}, {one if len(refs) == 1 else several}")
+    odd = [r for r in reasons if r.kind == "missing_blocker" and r.detail not in _MISSING_WORDS]
+    for r in odd:
+        parts.append(f"needs {fmt_id(r.ref or '')}, which is {fmt_text(r.detail or '?')}")
+    for r in reasons:
+        if r.kind == "open_children":
+            parts.append(
+                "has open children " + _listing([fmt_id(c) for c in r.refs or ()], max_refs)
+            )
+        elif r.kind == "failed":
+            parts.append("last attempt failed: " + fmt_text(r.detail or ""))
+        elif r.kind == "cycle":
+            # capped always: every member of a long cycle would otherwise repeat all of it
+            parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))
+    return "; ".join(parts)
+
+
+def _summary(rs: ReadySet) -> str:
+    """`2 ready, 2 blocked, 0 claimed, 0 done` (done `?` when the source cannot say)."""
+    c = rs.counts
+    done = "?" if c["done"] is None else f"{c['done']:,}"
+    return f"{c['ready']:,} ready, {c['blocked']:,} blocked, {c['claimed']:,} claimed, {done} done"
+
+
+def _claim_words(entry: ClaimedEntry) -> tuple[str, str, str]:
+    """Holder, since and lease expiry of a claimed entry, as text (expiry "none": no lease end)."""
+    c = entry.claim
+    lease = "none" if c.lease_expires is None else iso_utc(c.lease_expires)
+    return _one_line(c.holder), iso_utc(c.since), lease
+
+
+# ---------------------------------------------------------------------------- plain text
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as lines with left-aligned columns two spaces apart (the last column unpadded)."""
+    if not rows:
+        return ["  (none)"]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r, widths, strict=False)] + [r[-1]]
+        lines.append(("  " + "  ".join(cells)).rstrip())
+    return lines
+
+
+def render_text(rs: ReadySet) -> str:
+    """A plain table for pipes: READY, BLOCKED (reasons in words), CLAIMED, CYCLES, a summary;
+    every line ends with a newline, the last one included (POSIX text)."""
+    ready = [
+        [
+            _one_line(e.item.id),
+            "-" if e.item.priority is None else f"p{e.item.priority}",
+            _one_line(e.item.title),
+        ]
+        for e in rs.ready
+    ]
+    blocked = [[_one_line(e.item.id), _one_line(describe_reasons(e.reasons))]
+               for e in rs.blocked]
+    claimed = [
+        [_one_line(e.item.id), f"held by {holder}", f"since {since}", f"lease until {lease}"]
+        for e in rs.claimed
+        for holder, since, lease in [_claim_words(e)]
+    ]
+    out = [f"READY ({len(ready):,})", *_columns(ready)]
+    out += [f"BLOCKED ({len(blocked):,})", *_columns(blocked)]
+    out += [f"CLAIMED ({len(claimed):,})", *_columns(claimed)]
+    if rs.cycles:
+        out.append(f"CYCLES ({len(rs.cycles):,})")
+        out += [f"  {i}: {_one_line(cycle_path(c))}" for i, c in enumerate(rs.cycles)]
+    out.append(_summary(rs))
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------- rich
+
+
+def _cell(text: str) -> Text:
+    """A table cell: tracker text as plain text (not markup), control characters blanked."""
+    return Text(_one_line(text))
+
+
+def render_rich(rs: ReadySet, console: Console) -> None:
+    """The text report as rich tables, for a terminal (cells are Text: titles are not markup)."""
+    ready = Table(title=f"Ready ({len(rs.ready):,})", title_justify="left")
+    for name in ("Item", "Priority", "Title", "Labels"):
+        ready.add_column(name)
+    for e in rs.ready:
+        it = e.item
+        prio = "" if it.priority is None else str(it.priority)
+        ready.add_row(_cell(it.id), _cell(prio), _cell(it.title), _cell(", ".join(it.labels)))
+    blocked = Table(title=f"Blocked ({len(rs.blocked):,})", title_justify="left")
+    for name in ("Item", "Title", "Why"):
+        blocked.add_column(name)
+    for b in rs.blocked:
+        blocked.add_row(_cell(b.item.id), _cell(b.item.title),
+                        _cell(describe_reasons(b.reasons)))
+    claimed = Table(title=f"Claimed ({len(rs.claimed):,})", title_justify="left")
+    for name in ("Item", "Holder", "Since", "Lease expires"):
+        claimed.add_column(name)
+    for c in rs.claimed:
+        claimed.add_row(_cell(c.item.id), *(_cell(w) for w in _claim_words(c)))
+    console.print(ready)
+    console.print(blocked)
+    console.print(claimed)
+    for i, members in enumerate(rs.cycles):
+        console.print(_cell(f"cycle {i}: {cycle_path(members, max_shown=_MAX_CYCLE_SHOWN)}"))
+    console.print(_cell(_summary(rs)))
+
+
+# ---------------------------------------------------------------------------- the graph
+
+
+@dataclass(slots=True)
+class _Graph:
+    """Nodes (id -> class) in a stable order, edges (blocker, blocked, dotted for a child), and
+    the ref state of nodes outside the snapshot (for their labels)."""
+
+    nodes: dict[str, str] = field(default_factory=dict)
+    edges: list[tuple[str, str, bool]] = field(default_factory=list)
+    outside: dict[str, str] = field(default_factory=dict)
+
+    def add_node(self, rs: ReadySet, node_id: str, state: str) -> None:
+        """Add a node once; its class is its entry's status, or from its ref state when outside."""
+        if node_id not in self.nodes:
+            if node_id in rs:
+                self.nodes[node_id] = rs.entry(node_id).status
+            else:
+                self.nodes[node_id] = "outside" if state == "open" else "missing"
+                self.outside[node_id] = state
+
+
+def _blockers_of(rs: ReadySet, item_id: str) -> Iterator[tuple[str, str, bool]]:
+    """What blocks one entry: (id, its ref state, is a child), deduped.
+
+    Open and missing blockers come from the item's refs; open children from its `open_children`
+    reason, so they only count when the Ready-set counted them.
+    """
+    entry = rs.entry(item_id)
+    seen: set[str] = set()
+    for b in entry.item.blockers:
+        if b.state != "done" and b.id not in seen:
+            seen.add(b.id)
+            yield b.id, b.state, False
+    if isinstance(entry, BlockedEntry):
+        for r in entry.reasons:
+            if r.kind == "open_children":
+                for child in r.refs or ():
+                    if child not in seen:
+                        seen.add(child)
+                        yield child, "open", True
+
+
+def _full_graph(rs: ReadySet) -> _Graph:
+    g = _Graph()
+    for e in rs.entries():
+        g.nodes[e.item.id] = e.status
+    for e in rs.entries():
+        for blocker, state, child in _blockers_of(rs, e.item.id):
+            g.add_node(rs, blocker, state)
+            g.edges.append((blocker, e.item.id, child))
+    return g
+
+
+def _blocked_part(rs: ReadySet, limit: int | None) -> _Graph:
+    """Blocked items and their blockers, in blocked order, at most `limit` nodes."""
+    g = _Graph()
+
+    def add(node_id: str, state: str) -> bool:
+        if node_id not in g.nodes and limit is not None and len(g.nodes) >= limit:
+            return False
+        g.add_node(rs, node_id, state)
+        return True
+
+    for e in rs.blocked:
+        if not add(e.item.id, "open"):
+            break
+        for blocker, state, child in _blockers_of(rs, e.item.id):
+            if add(blocker, state):
+                g.edges.append((blocker, e.item.id, child))
+    return g
+
+
+_OUTSIDE_WORDS = {"open": "open, not in this snapshot"}
+_MERMAID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,:/@")
+_CLASS_DEFS = (
+    "classDef ready fill:#dcfce7,stroke:#16a34a",
+    "classDef blocked fill:#fee2e2,stroke:#dc2626",
+    "classDef claimed fill:#dbeafe,stroke:#2563eb",
+    "classDef missing fill:#f3f4f6,stroke:#6b7280,stroke-dasharray:4 3",
+    "classDef outside fill:#fef9c3,stroke:#ca8a04",
+)
+_DOT_FILL = {
+    "ready": "#dcfce7",
+    "blocked": "#fee2e2",
+    "claimed": "#dbeafe",
+    "missing": "#f3f4f6",
+    "outside": "#fef9c3",
+}
+
+
+def _mermaid_text(text: str) -> str:
+    """Text safe inside a quoted Mermaid label: anything but letters, digits and plain
+    punctuation becomes a `#NNN;` entity code (quotes, brackets, `#`, `<`, backticks...)."""
+    return "".join(
+        ch if ch in _MERMAID_SAFE or (ch.isalnum() and ord(ch) > 127) else f"#{ord(ch)};"
+        for ch in _one_line(text)
+    )
+
+
+def _label(rs: ReadySet, g: _Graph, node_id: str) -> str:
+    """A node's label: its id, then a short title or the state of a node outside the snapshot."""
+    if node_id in rs:
+        title = rs.entry(node_id).item.title
+        return f"{node_id}: {_clip(title, _LABEL_CHARS)}" if title else node_id
+    return f"{node_id} ({_OUTSIDE_WORDS.get(g.outside[node_id], g.outside[node_id])})"
+
+
+def _mermaid(rs: ReadySet, g: _Graph) -> str:
+    names = {node_id: f"n{i}" for i, node_id in enumerate(g.nodes)}
+    lines = ["flowchart LR"]
+    for node_id, cls in g.nodes.items():
+        lines.append(f'  {names[node_id]}["{_mermaid_text(_label(rs, g, node_id))}"]:::{cls}')
+    for a, b, child in g.edges:
+        lines.append(f"  {names[a]} {'-.->' if child else '-->'} {names[b]}")
+    lines += [f"  {d}" for d in _CLASS_DEFS]
+    return "\n".join(lines)
+
+
+def render_mermaid(rs: ReadySet) -> str:
+    """The whole graph of what blocks what, as a Mermaid flowchart (no code fence)."""
+    return _mermaid(rs, _full_graph(rs))
+
+
+def _dot_id(text: str) -> str:
+    return '"' + _one_line(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_dot(rs: ReadySet) -> str:
+    """The whole graph of what blocks what, as a Graphviz digraph with quoted ids."""
+    g = _full_graph(rs)
+    lines = [
+        "digraph readyset {",
+        "  rankdir=LR;",
+        '  node [shape=box, style="rounded,filled"];',
+    ]
+    for node_id, cls in g.nodes.items():
+        label = _dot_id(_label(rs, g, node_id))
+        lines.append(f'  {_dot_id(node_id)} [label={label}, fillcolor="{_DOT_FILL[cls]}"];')
+    for a, b, child in g.edges:
+        style = " [style=dashed]" if child else ""
+        lines.append(f"  {_dot_id(a)} -> {_dot_id(b)}{style};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- markdown
+
+_MD_SPECIAL = {ord(c): "\\" + c for c in "\\`*_[]<>|~"}
+_MD_SPECIAL[ord("@")] = "@\u200b"
+_MD_SPECIAL[ord("#")] = "#\u200b"
+_URL_UNSAFE = {ord(c): f"%{ord(c):02X}" for c in " <>()|`\"'\\"}
+
+
+def _md_text(text: str) -> str:
+    """Free text safe in a GitHub table cell: markdown punctuation and pipes escaped, and no
+    accidental @mention or #reference."""
+    return _one_line(text).translate(_MD_SPECIAL)
+
+
+def _md_code(text: str, *, in_table: bool = True) -> str:
+    """A code span that holds any text (fence longer than its longest backtick run); in a table,
+    pipes escaped (GitHub splits table cells before it reads code spans)."""
+    text = _one_line(text)
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{fence}{pad}{text}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def _md_code_plain(text: str) -> str:
+    """A code span outside a table."""
+    return _md_code(text, in_table=False)
+
+
+def _md_item(rs: ReadySet, item_id: str) -> str:
+    """An item's id as a code span, linked when it has a url."""
+    code = _md_code(item_id)
+    url = rs.entry(item_id).item.url
+    return f"[{code}](<{_one_line(url).translate(_URL_UNSAFE)}>)" if url else code
+
+
+def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
+    """Header lines, row count and lazily formatted rows of one markdown table."""
+    if kind == "ready":
+        head = ["| Item | Title | Priority | Labels |", "| --- | --- | --- | --- |"]
+        ready = (
+            f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
+            f"{'' if e.item.priority is None else e.item.priority} | "
+            f"{_md_text(_clip(', '.join(e.item.labels), _TITLE_CHARS))} |"
+            for e in rs.ready
+        )
+        return head, len(rs.ready), ready
+    if kind == "blocked":
+        head = ["| Item | Title | Why |", "| --- | --- | --- |"]
+        blocked = (
+            f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
+            f"{describe_reasons(e.reasons, _md_code, _md_text, _MAX_REFS)} |"
+            for e in rs.blocked
+        )
+        return head, len(rs.blocked), blocked
+    head = ["| Item | Title | Holder | Since | Lease expires |", "| --- | --- | --- | --- | --- |"]
+    claimed = (
+        f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
+        f"{_md_text(_clip(holder, _TITLE_CHARS))} | {since} | {lease} |"
+        for e in rs.claimed
+        for holder, since, lease in [_claim_words(e)]
+    )
+    return head, len(rs.claimed), claimed
+
+
+def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
+    """One section: heading and table, cut with an "… and N more" row to stay within `budget`."""
+    head, total, rows = _md_rows(rs, kind)
+    title = f"### {kind.capitalize()} ({total:,})"
+    if total == 0:
+        return f"{title}\n\n_none_\n"
+    out = [title, "", *head]
+    used = sum(len(line) + 1 for line in out)  # each line with its newline
+    kept: list[str] = []
+    for row in rows:  # format rows only until the budget is overrun
+        kept.append(row)
+        used += len(row) + 1
+        if used > budget:
+            break
+    if len(kept) == total and used <= budget:
+        return "\n".join([*out, *kept]) + "\n"
+    blanks = " |" * (head[1].count("|") - 2)
+
+    def more() -> str:
+        return f"| … and {total - len(kept):,} more |{blanks}"
+
+    while kept and used + len(more()) + 1 > budget:
+        used -= len(kept.pop()) + 1
+    return "\n".join([*out, *kept, more()]) + "\n"
+
+
+def _md_tables(rs: ReadySet, budget: int) -> list[str]:
+    """The ready / blocked / claimed tables sharing `budget`: small tables take what they need,
+    the others split the rest evenly."""
+    kinds = ["ready", "blocked", "claimed"]
+    need = {k: len(_md_table(rs, k, budget)) for k in kinds}
+    share: dict[str, int] = {}
+    left = budget
+    for i, k in enumerate(sorted(kinds, key=lambda k: need[k])):
+        share[k] = min(need[k], left // (len(kinds) - i))
+        left -= share[k]
+    return [_md_table(rs, k, share[k]) for k in kinds]
+
+
+def _md_cycles(rs: ReadySet) -> str:
+    if not rs.cycles:
+        return ""
+    out = [f"### Cycles ({len(rs.cycles):,})", ""]
+    used = sum(len(line) + 1 for line in out)
+    for i, members in enumerate(rs.cycles):
+        line = f"- cycle {i}: {cycle_path(members, _md_code_plain, _MAX_CYCLE_SHOWN)}"
+        if used + len(line) + 1 + 40 > _CYCLES_BUDGET:
+            out.append(f"- … and {len(rs.cycles) - i:,} more")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out) + "\n"
+
+
+def _left_out(full: _Graph, shown: _Graph) -> str:
+    """`900 ready, 30 blocked` : what the shown graph lacks, by class."""
+    counts: dict[str, int] = {}
+    for node_id, cls in full.nodes.items():
+        if node_id not in shown.nodes:
+            counts[cls] = counts.get(cls, 0) + 1
+    return ", ".join(f"{n:,} {cls}" for cls, n in counts.items())
+
+
+def _cut_graph(rs: ReadySet, full: _Graph, limit: int) -> tuple[_Graph, str]:
+    """The blocked part cut to `limit` nodes, and the line that says so."""
+    g = _blocked_part(rs, limit)
+    note = (
+        f"graph shows {len(g.nodes):,} of {len(full.nodes):,} nodes; left out: {_left_out(full, g)}"
+    )
+    return g, note
+
+
+def _md_graph(rs: ReadySet, max_nodes: int) -> str:
+    """The mermaid block within `_GRAPH_BUDGET`, with a line saying what it leaves out."""
+    full = _full_graph(rs)
+    total = len(full.nodes)
+    if total == 0:
+        return ""
+    g, note = full, ""
+    if total > max_nodes:
+        g = _blocked_part(rs, None)
+        note = (
+            "graph shows only blocked items and their blockers: "
+            f"{len(g.nodes):,} of {total:,} nodes; left out: {_left_out(full, g)}"
+        )
+        if len(g.nodes) > max_nodes:
+            g, note = _cut_graph(rs, full, max_nodes)
+    block = f"```mermaid\n{_mermaid(rs, g)}\n```"
+    while len(block) + len(note) > _GRAPH_BUDGET:  # long labels or many edges: fewer nodes
+        g, note = _cut_graph(rs, full, len(g.nodes) * 3 // 4)
+        block = f"```mermaid\n{_mermaid(rs, g)}\n```"
+    return "### Graph\n\n" + (f"_{note}_\n\n" if note else "") + block + "\n"
+
+
+def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
+    """GitHub-flavoured report: counts, tables (linked ids), cycles and a mermaid graph of what
+    blocks what; always shorter than `GITHUB_COMMENT_BUDGET` characters, saying what it cut."""
+    head = (
+        f"## Ready-set of {_md_code_plain(_clip(rs.source, 200))}\n\n"
+        f"**{_summary(rs)}** (generated {iso_utc(rs.generated_at)})\n"
+    )
+    graph = _md_graph(rs, max_nodes)
+    cycles = _md_cycles(rs)
+    budget = GITHUB_COMMENT_BUDGET - len(head) - len(graph) - len(cycles) - 16
+    return "\n".join(part for part in [head, *_md_tables(rs, budget), cycles, graph] if part)
+
+
+# ---------------------------------------------------------------------------- explain
+
+
+def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
+    """A node's state for `explain`: ready / claimed by X / blocked (why) / missing / ..."""
+    if node_id not in rs:
+        return _OUTSIDE_WORDS.get(ref_state, ref_state)
+    entry = rs.entry(node_id)
+    if isinstance(entry, ClaimedEntry):
+        holder, _, lease = _claim_words(entry)
+        return f"claimed by {holder}" + ("" if lease == "none" else f" (lease until {lease})")
+    if not isinstance(entry, BlockedEntry):
+        return "ready"
+    words = "blocked"
+    cycle = rs.cycle_index(node_id)
+    if cycle is not None:
+        words += f", in cycle {cycle} ({cycle_path(rs.cycles[cycle], max_shown=_MAX_CYCLE_SHOWN)})"
+    if entry.item.failed is not None:
+        words += f", last attempt failed: {_one_line(entry.item.failed)}"
+    return words
+
+
+def explain(rs: ReadySet, item_id: str) -> str:
+    """The chain that blocks one item, down to its roots, as an indented list.
+
+    Follows open blockers (and open children) depth-first; each item is expanded once and a
+    repeat says "(see above)". Raises KeyError for an id that is not in the Ready-set.
+    """
+    rs.entry(item_id)  # KeyError for an unknown id
+    lines: list[str] = []
+    expanded: set[str] = set()
+    # (id, depth, its ref state, reached as a child)
+    stack: list[tuple[str, int, str, bool]] = [(item_id, 0, "open", False)]
+    while stack:
+        node_id, depth, ref_state, child = stack.pop()
+        indent = "  " * min(depth - 1, _MAX_INDENT) + "- " if depth else ""
+        marker = f"[depth {depth:,}] " if depth > _MAX_INDENT + 1 else ""
+        kind = " (open child)" if child else ""
+        words = _state_words(rs, node_id, ref_state)
+        if node_id in expanded:
+            lines.append(f"{indent}{marker}{_one_line(node_id)}{kind}: {words} (see above)")
+            continue
+        expanded.add(node_id)
+        lines.append(f"{indent}{marker}{_one_line(node_id)}{kind}: {words}")
+        if node_id in rs:
+            below = list(_blockers_of(rs, node_id))
+            stack.extend((b, depth + 1, state, c) for b, state, c in reversed(below))
+    return "\n".join(lines)
