@@ -91,3 +91,34 @@ def test_ctrl_c_while_retrying_exits_130(tmp_path: Path) -> None:
             assert "Aborted!" not in err and "Traceback" not in err, err
     finally:
         fake.stop()
+
+
+def test_ctrl_c_mid_run_while_a_read_retries_exits_130_at_once_and_releases(
+        tmp_path: Path) -> None:
+    fake = FakeJira().start()
+    try:
+        key = fake.add_issue("Ready", labels=["agent"])
+        proc = subprocess.Popen(
+            [*JR2, "work", f"jira:{fake.url}", "--jql", "project = ENG", "--cap", "2", "--wait",
+             "--poll-every", "0.2", "--write-spacing", "0.001", "--", "sleep", "60"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, JIRA_EMAIL="bot@example.com", JIRA_API_TOKEN="test-token-123456"))
+        try:
+            wait_for(lambda: fake.requests("POST", path="comment"), timeout=30)  # claimed
+            fake.clear_log()
+            fake.fault(502, times=1000, path="search")  # the next polls retry (default budget)
+            wait_for(lambda: len(fake.requests(path="search")) >= 2, timeout=30)
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, err
+        assert took < 10, took  # not the rest of a 5-minute retry budget
+        assert "retrying in" in err and "Traceback" not in err
+        released = [e for e in fake.requests() if e["method"] in ("PUT", "DELETE")]
+        assert released, f"the claim on {key} was not released"
+    finally:
+        fake.stop()
