@@ -3,7 +3,8 @@
 Design notes
 ------------
 * Which issues are asked about: only open issues that block something (the issue's
-  `issue_dependencies_summary.blocking`, or a listed issue another one names in its body). One
+  `issue_dependencies_summary.blocking`, or a listed issue another one names in its body) or are
+  held in review (`--on-success review`); none asked, no query. One
   `POST /graphql` carries up to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids),
   so a poll costs ceil(B/100) GraphQL queries for B such issues, on top of the REST list pages.
   GraphQL has no conditional requests: each of these queries is answered in full and costs rate
