@@ -162,10 +162,12 @@ class PullReader:
         resp = self.client.call("POST", self.graphql_url(), body,
                                 "read pull requests (GraphQL; Pull requests: read)", write=False)
         data = resp.data if isinstance(resp.data, dict) else {}
-        if data.get("errors") and not data.get("data"):
-            first = (data["errors"][0] or {}).get("message", "error") if data["errors"] else ""
-            raise SourceError(f"github:{self.repo}: GraphQL: {first}")
-        answer = data.get("data") or {}
+        answer = data.get("data")
+        if not isinstance(answer, dict):  # GraphQL reports failures in `errors`, with HTTP 200
+            errors = data.get("errors") or [{}]
+            first = errors[0].get("message") if isinstance(errors[0], dict) else None
+            raise SourceError(f"github:{self.repo}: GraphQL query failed: "
+                              f"{first or 'no data in the answer'}")
         repository = answer.get("repository") or {}
         links.default_branch = (repository.get("defaultBranchRef") or {}).get("name")
         for node in answer.get("nodes") or []:

@@ -216,3 +216,18 @@ def test_review_a_merge_into_the_base_closes_the_issue(fake: FakeGitHub,
     issue = fake.issue("o/r", 1)
     assert issue.state == "closed" and issue.state_reason == "completed"
     assert issue.labels == []
+
+
+def test_a_graphql_failure_is_one_clear_line(fake: FakeGitHub, tmp_path: Path) -> None:
+    seed_chain(fake)
+    fake.fault(200, path=r"^/graphql$", message="Field 'blocking' doesn't exist on type 'Issue'")
+    res = run(fake, tmp_path, "ready", "github:o/r", "--done-when", "merged")
+    assert res.returncode == 4, res.stderr
+    assert "GraphQL query failed: no data in the answer" in res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    # GraphQL's own way: HTTP 200 with `errors` (e.g. an older GitHub Enterprise Server)
+    fake.pulls.graphql = lambda body: (  # type: ignore[method-assign]
+        200, {"errors": [{"message": "Field 'blocking' doesn't exist on type 'Issue'"}]}, {})
+    res = run(fake, tmp_path, "ready", "github:o/r", "--done-when", "merged")
+    assert res.returncode == 4
+    assert "GraphQL query failed: Field 'blocking' doesn't exist on type 'Issue'" in res.stderr
