@@ -47,16 +47,48 @@ def iso(t: float) -> str:
 
 
 def _user(login: str, uid: int = 1) -> dict[str, Any]:
+    """A `simple-user` (every field GitHub's description requires)."""
+    api = f"https://api.github.com/users/{login}"
     return {
         "login": login,
         "id": uid,
         "node_id": f"U_{uid}",
         "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
         "gravatar_id": "",
-        "url": f"https://api.github.com/users/{login}",
+        "url": api,
         "html_url": f"https://github.com/{login}",
+        "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events",
         "type": "User",
         "site_admin": False,
+    }
+
+
+def _public_user(login: str, uid: int) -> dict[str, Any]:
+    """`GET /user` as a `public-user` (GitHub's description: private-user or public-user)."""
+    return {
+        **_user(login, uid),
+        "user_view_type": "public",
+        "name": None,
+        "company": None,
+        "blog": "",
+        "location": None,
+        "email": None,
+        "hireable": None,
+        "bio": None,
+        "public_repos": 0,
+        "public_gists": 0,
+        "followers": 0,
+        "following": 0,
+        "created_at": iso(0),
+        "updated_at": iso(0),
     }
 
 
@@ -130,11 +162,13 @@ class FakeGitHub:
         tokens: set[str] | None = None,
         read_only_tokens: set[str] | None = None,
         login: str = LOGIN,
+        capture: bool = False,
     ) -> None:
         self.port = port
         self.tokens = tokens
         self.read_only_tokens = read_only_tokens or set()
         self.login = login
+        self.capture = capture  # log request bodies and response data (conformance tests)
         self.lock = threading.RLock()
         self.offset = 0.0
         self.issues: dict[tuple[str, int], Issue] = {}
@@ -514,7 +548,7 @@ class FakeGitHub:
         if method != "GET" and token in self.read_only_tokens:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":
-            return 200, _user(self.login, 7), {}
+            return 200, _public_user(self.login, 7), {}
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(.*)", path)
         if m is None:
             raise Reply(404, {"message": "Not Found"})
@@ -789,10 +823,12 @@ class _Handler(BaseHTTPRequestHandler):
             }
             if etag is not None:
                 headers["ETag"] = etag
-            self._log(method, path, parts.query, status, body)
+            self._log(method, path, parts.query, status, body, data)
         self._send(status, data, headers, truncate=fault is not None and fault.kind == "truncate")
 
-    def _log(self, method: str, path: str, query: str, status: int, body: Any) -> None:
+    def _log(
+        self, method: str, path: str, query: str, status: int, body: Any, data: Any = None
+    ) -> None:
         fake = self.server_fake
         holder = kind = None
         text = body.get("body") if isinstance(body, dict) else None
@@ -804,18 +840,20 @@ class _Handler(BaseHTTPRequestHandler):
                     holder = json.loads(m.group(2)).get("holder")
                 except ValueError:
                     holder = None
+        entry = {
+            "method": method,
+            "path": path,
+            "query": query,
+            "status": status,
+            "t": fake.now(),
+            "holder": holder,
+            "marker": kind,
+        }
+        if fake.capture:
+            entry["body"] = body if self.headers.get("Content-Length") else None
+            entry["data"] = data
         with fake.lock:
-            fake.log.append(
-                {
-                    "method": method,
-                    "path": path,
-                    "query": query,
-                    "status": status,
-                    "t": fake.now(),
-                    "holder": holder,
-                    "marker": kind,
-                }
-            )
+            fake.log.append(entry)
 
 
 def seed(
