@@ -10,6 +10,7 @@ Durations accept `30s`/`10m` strings (`jr2_sources.durations`).
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -23,6 +24,7 @@ class GitHubConfig(LabelOptions):
     """Options of `github:owner/repo`."""
 
     model_config = ConfigDict(extra="forbid")
+    labels_ignore_case: ClassVar[bool] = True  # GitHub label names are case-insensitive
 
     target: str = Field(description="the repository, as owner/repo")
     milestone: str | None = Field(default=None,

@@ -109,9 +109,9 @@ class IssueReader:
         params = self._list_params()
         found, _ = self.client.get_all(self.issues_path(), params)
         listed: dict[int, dict[str, Any]] = {}
-        excluded = set(cfg.exclude_label)
+        excluded = cfg.label_set(cfg.exclude_label)
         for issue in found:
-            if excluded and excluded & set(labels_of(issue)):
+            if excluded and excluded & cfg.label_set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
@@ -121,9 +121,9 @@ class IssueReader:
                 for issue in marked:
                     listed.setdefault(int(issue["number"]), issue)
         elif excluded:
-            mine = {cfg.claim_label, cfg.failed_label}
+            mine = cfg.label_set([cfg.claim_label, cfg.failed_label])
             for issue in found:
-                if mine & set(labels_of(issue)):
+                if mine & cfg.label_set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
         return listed
 
@@ -138,7 +138,7 @@ class IssueReader:
                 continue
             labels = labels_of(issue)
             iid = item_id(self.repo, number)
-            if (self.config.done_label in labels) or iid in skip:
+            if self.config.has_label(labels, self.config.done_label) or iid in skip:
                 continue
             items.append(self._item(issue, labels, open_numbers, detail))
         return Snapshot(source=self.name, items=items, done_count=None)
@@ -148,7 +148,8 @@ class IssueReader:
         cfg = self.config
         number = int(issue["number"])
         iid = item_id(self.repo, number)
-        prios = [self._priorities[lab] for lab in labels if lab in self._priorities]
+        prios = [self._priorities[key] for key in cfg.label_set(labels)
+                 if key in self._priorities]
         extra: dict[str, Any] = {"number": number}
         if issue.get("body"):
             extra["body"] = issue["body"]
@@ -164,12 +165,14 @@ class IssueReader:
         claim = None
         comments: list[claims.Comment] | None = None
         now: datetime | None = None
-        if cfg.claim_label in labels or (detail and cfg.failed_label in labels):
+        claimed = cfg.has_label(labels, cfg.claim_label)
+        failed_mark = cfg.has_label(labels, cfg.failed_label)
+        if claimed or (detail and failed_mark):
             comments, now = self.read_comments(number)
-        if cfg.failed_label in labels:
+        if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
-        if cfg.claim_label in labels and comments is not None and now is not None:
+        if claimed and comments is not None and now is not None:
             claim = claims.claim_of(comments, now)
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
@@ -211,8 +214,8 @@ class IssueReader:
         """A reference to a listed issue object (a blocker or a sub-issue)."""
         repo = repo_of_api_url(issue.get("repository_url")) or self.repo
         repo = self.repo if same_repo(repo, self.repo) else repo
-        done = issue.get("state") == "closed" or (
-            self.config.done_label is not None and self.config.done_label in labels_of(issue))
+        done = issue.get("state") == "closed" or self.config.has_label(labels_of(issue),
+                                                                        self.config.done_label)
         return BlockerRef(item_id(repo, int(issue["number"])), "done" if done else "open")
 
     def _ref_state(self, ref: str, open_numbers: set[int],

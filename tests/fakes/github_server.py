@@ -179,6 +179,7 @@ class FakeGitHub:
         self.subs: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self.parents: dict[tuple[str, int], tuple[str, int]] = {}
         self.milestones: dict[str, dict[int, str]] = {}
+        self.label_names: dict[str, dict[str, str]] = {}  # repo -> casefold -> spelling
         self.forbidden: set[str] = set()
         self.deleted: set[tuple[str, int]] = set()
         self.transferred: set[tuple[str, int]] = set()
@@ -239,7 +240,7 @@ class FakeGitHub:
                 state,
                 state_reason,
                 t if state == "closed" else None,
-                list(labels),
+                [self._spell(repo, n) for n in labels],
                 list(assignees),
                 milestone,
                 pr,
@@ -294,7 +295,7 @@ class FakeGitHub:
     def set_labels(self, repo: str, number: int, labels: list[str]) -> None:
         with self.lock:
             issue = self.issues[self._key(repo, number)]
-            issue.labels = list(labels)
+            issue.labels = [self._spell(repo, n) for n in labels]
             self._touch(issue)
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
@@ -366,6 +367,14 @@ class FakeGitHub:
             "closed_at": None,
             "due_on": None,
         }
+
+    def _spell(self, repo: str, name: str) -> str:
+        """A label name as the repository spells it. GitHub label names are case-insensitive: a
+        repository holds one label per case-folded name (docs.github.com, "Managing labels":
+        creating `Bug` beside `bug` is refused as a duplicate), and adding `DONE` to an issue
+        applies the existing `Done` label."""
+        known = self.label_names.setdefault(repo.lower(), {})
+        return known.setdefault(name.casefold(), name)
 
     def _open(self, key: tuple[str, int]) -> bool:
         other = self.issues.get(key)
@@ -488,14 +497,14 @@ class FakeGitHub:
         if hit is not None:
             return hit
         state = q.get("state", "open")
-        want = [x for x in q.get("labels", "").split(",") if x]
+        want = {x.casefold() for x in q.get("labels", "").split(",") if x}
         ms = q.get("milestone")
         who = q.get("assignee")
         out = []
         for i in self.issues.values():
             if i.repo.lower() != repo.lower() or (state != "all" and i.state != state):
                 continue
-            if want and not set(want) <= set(i.labels):
+            if want and not want <= {n.casefold() for n in i.labels}:
                 continue
             if ms == "none" and i.milestone is not None:
                 continue
@@ -585,12 +594,13 @@ class FakeGitHub:
             return 200, self.issue_json(base, issue), {}
         if sub == "labels" and method == "POST":
             for name in body.get("labels", []):
+                name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":
-            name = unquote(sub[len("labels/") :])
+            name = self._spell(repo, unquote(sub[len("labels/") :]))
             if name not in issue.labels:
                 raise Reply(404, {"message": "Label does not exist"})
             issue.labels.remove(name)
