@@ -191,7 +191,8 @@ class GitHubAdapter(ClaimsByComment):
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
-        return receive(headers, body, secret, repo=self.repo, deduper=self._deliveries)
+        return receive(headers, body, secret, repo=self.client.repo_name(self.repo),
+                       deduper=self._deliveries)
 
     def close(self) -> None:
         self.client.close()

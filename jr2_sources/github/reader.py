@@ -180,7 +180,7 @@ class IssueReader:
             assignees=[str(a.get("login")) for a in issue.get("assignees") or [] if a],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
-            parent=id_of_issue_url(issue.get("parent_issue_url")),
+            parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),
             children=children, blockers=blockers, failed=failed, claim=claim, extra=extra)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
@@ -212,11 +212,21 @@ class IssueReader:
 
     def _ref_of(self, issue: dict[str, Any]) -> BlockerRef:
         """A reference to a listed issue object (a blocker or a sub-issue)."""
-        repo = repo_of_api_url(issue.get("repository_url")) or self.repo
-        repo = self.repo if same_repo(repo, self.repo) else repo
+        repo = self.local(repo_of_api_url(issue.get("repository_url")) or self.repo)
         done = issue.get("state") == "closed" or self.config.has_label(labels_of(issue),
                                                                         self.config.done_label)
         return BlockerRef(item_id(repo, int(issue["number"])), "done" if done else "open")
+
+    def local(self, repo: str) -> str:
+        """`repo` as this source spells its own repository (also under a name it moved to)."""
+        mine = same_repo(repo, self.repo) or same_repo(repo, self.client.repo_name(self.repo))
+        return self.repo if mine else repo
+
+    def _local_id(self, iid: str | None) -> str | None:
+        if iid is None:
+            return None
+        repo, number = split_id(iid)
+        return item_id(self.local(repo), number)
 
     def _ref_state(self, ref: str, open_numbers: set[int],
                    not_planned: list[str]) -> BlockerState:

@@ -181,6 +181,8 @@ class FakeGitHub:
         self.milestones: dict[str, dict[int, str]] = {}
         self.label_names: dict[str, dict[str, str]] = {}  # repo -> casefold -> spelling
         self.forbidden: set[str] = set()
+        self.renamed: dict[str, str] = {}  # old name (lower case) -> new name
+        self.repo_ids: dict[str, int] = {}
         self.deleted: set[tuple[str, int]] = set()
         self.transferred: set[tuple[str, int]] = set()
         self.faults: list[Fault] = []
@@ -291,6 +293,36 @@ class FakeGitHub:
             self.issues.pop(self._key(repo, number), None)
             self.transferred.add(self._key(repo, number))
             self._touch()
+
+    def rename_repo(self, old: str, new: str) -> None:
+        """Rename (or transfer) a repository: its issues, comments and edges move to `new`,
+        and requests for `old` are redirected (see `_check_repo`)."""
+        with self.lock:
+            o, n = old.lower(), new.lower()
+
+            def move(key: tuple[str, int]) -> tuple[str, int]:
+                return (n, key[1]) if key[0] == o else key
+
+            for key in [k for k in self.issues if k[0] == o]:
+                issue = self.issues.pop(key)
+                issue.repo = new
+                self.issues[move(key)] = issue
+            for c in self.comments.values():
+                if c.repo.lower() == o:
+                    c.repo = new
+            self.deps = {move(k): [move(b) for b in v] for k, v in self.deps.items()}
+            self.subs = {move(k): [move(b) for b in v] for k, v in self.subs.items()}
+            self.parents = {move(k): move(v) for k, v in self.parents.items()}
+            for table in (self.next_number, self.milestones, self.label_names, self.repo_ids):
+                if o in table:
+                    table[n] = table.pop(o)  # type: ignore[attr-defined]
+            self.repo_id(new)
+            self.renamed[o] = new
+            self._touch()
+
+    def repo_id(self, repo: str) -> int:
+        with self.lock:
+            return self.repo_ids.setdefault(repo.lower(), 9000 + len(self.repo_ids))
 
     def set_labels(self, repo: str, number: int, labels: list[str]) -> None:
         with self.lock:
@@ -447,6 +479,54 @@ class FakeGitHub:
         issue = self.issues.get(key)
         return issue.repo if issue is not None else key[0]
 
+    def _repo_spelling(self, repo: str) -> str:
+        for name in [*self.renamed.values(), *(i.repo for i in self.issues.values())]:
+            if name.lower() == repo.lower():
+                return name
+        return repo
+
+    def repo_json(self, base: str, repo: str) -> dict[str, Any]:
+        """A `full-repository` with every field GitHub's description requires (values made up)."""
+        owner, name = repo.split("/", 1)
+        api, web = self._api(base, repo), f"https://github.com/{repo}"
+        rid = self.repo_id(repo)
+        urls = {
+            f"{k}_url": f"{api}/{k}" + t
+            for k, t in [
+                ("archive", "/{archive_format}{/ref}"), ("assignees", "{/user}"),
+                ("blobs", "/git/blobs{/sha}"), ("branches", "{/branch}"),
+                ("collaborators", "{/collaborator}"), ("comments", "{/number}"),
+                ("commits", "{/sha}"), ("compare", "/compare/{base}...{head}"),
+                ("contents", "/contents/{+path}"), ("contributors", ""),
+                ("deployments", ""), ("downloads", ""), ("events", ""), ("forks", ""),
+                ("git_commits", "/git/commits{/sha}"), ("git_refs", "/git/refs{/sha}"),
+                ("git_tags", "/git/tags{/sha}"), ("hooks", ""),
+                ("issue_comment", "/issues/comments{/number}"),
+                ("issue_events", "/issues/events{/number}"), ("issues", "{/number}"),
+                ("keys", "{/key_id}"), ("labels", "{/name}"), ("languages", ""),
+                ("merges", ""), ("milestones", "{/number}"),
+                ("notifications", "{?since,all,participating}"), ("pulls", "{/number}"),
+                ("releases", "{/id}"), ("stargazers", ""), ("statuses", "/{sha}"),
+                ("subscribers", ""), ("tags", ""), ("teams", ""), ("trees", "/git/trees{/sha}"),
+            ]
+        }
+        return {
+            **urls,
+            "subscription_url": f"{api}/subscription",
+            "id": rid, "node_id": f"R_{rid}", "name": name, "full_name": repo,
+            "owner": _user(owner), "private": False, "html_url": web, "description": None,
+            "fork": False, "url": api, "clone_url": f"{web}.git",
+            "git_url": f"git://github.com/{repo}.git", "ssh_url": f"git@github.com:{repo}.git",
+            "svn_url": web, "mirror_url": None, "homepage": None, "language": None,
+            "forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0,
+            "watchers_count": 0, "size": 0, "default_branch": "main", "open_issues": 0,
+            "open_issues_count": 0, "has_issues": True, "has_projects": False,
+            "has_wiki": False, "has_pages": False, "has_discussions": False,
+            "archived": False, "disabled": False, "license": None,
+            "pushed_at": iso(0), "created_at": iso(0), "updated_at": iso(0),
+            "network_count": 0, "subscribers_count": 0,
+        }
+
     def comment_json(self, base: str, c: Comment) -> dict[str, Any]:
         api = self._api(base, c.repo)
         return {
@@ -481,7 +561,20 @@ class FakeGitHub:
             raise Reply(404, {"message": "Not Found"})
         return issue
 
-    def _check_repo(self, repo: str) -> None:
+    def _check_repo(self, repo: str, rest: str = "", base: str = "") -> None:
+        new = self.renamed.get(repo.lower())
+        if new is not None:
+            # GitHub's description answers `301 Moved Permanently` (the `moved_permanently`
+            # response) for every repository operation of a renamed or transferred repository;
+            # the Location is the repository's id-based URL, `/repositories/{id}/...`
+            where = f"{base}/repositories/{self.repo_id(new)}" + (f"/{rest}" if rest else "")
+            raise Reply(
+                301,
+                {"message": "Moved Permanently", "url": where,
+                 "documentation_url": "https://docs.github.com/rest/guides/best-practices-for-"
+                 "using-the-rest-api#follow-redirects"},
+                {"Location": where},
+            )
         if repo.lower() in self.forbidden:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if repo.lower() not in self.next_number:
@@ -558,11 +651,20 @@ class FakeGitHub:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":
             return 200, _public_user(self.login, 7), {}
-        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(.*)", path)
+        m = re.fullmatch(r"/repositories/(\d+)(?:/(.*))?", path)
+        if m is not None:  # where a redirect points: the repository by id, under its name now
+            names = [r for r, i in self.repo_ids.items() if i == int(m.group(1))]
+            if not names or names[0] in self.renamed:
+                raise Reply(404, {"message": "Not Found"})
+            path = f"/repos/{self._repo_spelling(names[0])}" + (
+                f"/{m.group(2)}" if m.group(2) else "")
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(?:/(.*))?", path)
         if m is None:
             raise Reply(404, {"message": "Not Found"})
-        repo, rest = m.group(1), m.group(2)
-        self._check_repo(repo)
+        repo, rest = m.group(1), m.group(2) or ""
+        self._check_repo(repo, rest, base)
+        if rest == "" and method == "GET":
+            return 200, self.repo_json(base, self._repo_spelling(repo)), {}
         if rest == "issues" and method == "GET":
             chunk, headers = self._page(self._filtered(repo, q), q, base, path)
             return 200, [self.issue_json(base, i) for i in chunk], headers
