@@ -10,7 +10,7 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
   live claim with the lowest id AND the tracker says the item is still to do (a pool that settled
   it just before our listing has closed or marked it); a loser deletes every comment with its
   nonce (a retried POST may have left two). A winner marks the item (`mark_claimed`); if that
-  fails the claim is released and the error raised.
+  fails in any way, the mark is removed (`unmark`), the claim released and the error raised.
 * renew: edit our comment; a renewal that lands after the lease ran out (`new updated_at >=
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
@@ -19,6 +19,7 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 from collections.abc import Callable
@@ -124,8 +125,12 @@ class CommentClaims:
             self.thread.delete_comment(key, cid)
         try:
             self.thread.mark_claimed(key)
-        except SourceError:
-            self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
+        except Exception:
+            # whatever failed (the label, the assignee, a bug), no claim mark stays behind
+            with contextlib.suppress(SourceError):
+                self.thread.unmark(key)
+            with contextlib.suppress(SourceError):
+                self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
             self.take(key, holder)
             raise
         return True

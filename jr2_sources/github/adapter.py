@@ -12,6 +12,13 @@ Design notes
   label) and removes the claim label — while our claim is live no other pool can win, so the
   label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
   only its own claim label, never a label or assignee a person set.
+* One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
+  tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
+  `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
+  run goes on; the message does not blame the token, whose permissions are fine.
+* `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
+  both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
+  start, in one line, before anything is claimed.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
@@ -23,14 +30,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from jr2_core import Outcome
-from jr2_core.errors import UsageError
+from jr2_core.errors import ConfigError, ItemError, UsageError
 from jr2_core.readyset import Snapshot
 from jr2_core.registry import SourceEnv
 
 from .. import claims
 from ..comment_claims import ClaimsByComment, CommentClaims
+from ..rest import RestResponse
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict
 from .auth import api_url, resolve_token
@@ -62,6 +71,10 @@ class GitHubAdapter(ClaimsByComment):
                                   write_spacing=config.write_spacing,
                                   policy=RetryPolicy(budget=config.retry_budget))
         self.client = client
+        if config.assign and not env.read_only and client.app_token():
+            raise ConfigError(f"{self.name}: --assign needs a user's token: a GitHub App or "
+                              "Actions token (ghs_...) has no user to assign (GET /user is "
+                              "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
         self._done_here: set[str] = set()
@@ -97,9 +110,30 @@ class GitHubAdapter(ClaimsByComment):
 
     # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
 
+    def _refused(self, key: str, exc: GitHubHTTPError) -> Exception:
+        """An error status about one issue as an `ItemError` (the rest unchanged)."""
+        what = str(exc).lower()
+        if exc.status == 410:
+            return ItemError(f"{self.name}: {key} was deleted (HTTP 410); skipped")
+        if exc.status == 404:
+            return ItemError(f"{self.name}: {key} is gone (HTTP 404: deleted, transferred or "
+                             "hidden); skipped")
+        if exc.status == 403 and "locked" in what:
+            return ItemError(f"{self.name}: {key} is locked, and GitHub refuses comments on it "
+                             "(HTTP 403); skipped: unlock the issue to offer it again")
+        return exc
+
+    def _write(self, key: str, method: str, path: str, body: Any = None, *,
+               need: str = _WRITE_ISSUES) -> RestResponse:
+        """A write about one issue; its one-issue refusals are `ItemError`s."""
+        try:
+            return self.client.write(method, path, body, need=need)
+        except GitHubHTTPError as exc:
+            raise self._refused(key, exc) from None
+
     def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.client.write("POST", self._comments(self._number(key)), {"body": body},
-                                   need=_WRITE_COMMENTS)
+        posted = self._write(key, "POST", self._comments(self._number(key)), {"body": body},
+                             need=_WRITE_COMMENTS)
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
@@ -112,7 +146,7 @@ class GitHubAdapter(ClaimsByComment):
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
                 return None
-            raise
+            raise self._refused(key, exc) from None
         return parse_time(resp.data["updated_at"])
 
     def delete_comment(self, key: str, comment_id: int) -> None:
@@ -136,11 +170,11 @@ class GitHubAdapter(ClaimsByComment):
 
     def mark_claimed(self, key: str) -> None:
         number = self._number(key)
-        self.client.write("POST", f"{self._issues()}/{number}/labels",
-                          {"labels": [self.config.claim_label]}, need=_WRITE_ISSUES)
+        self._write(key, "POST", f"{self._issues()}/{number}/labels",
+                    {"labels": [self.config.claim_label]})
         if self.config.assign:
-            self.client.write("POST", f"{self._issues()}/{number}/assignees",
-                              {"assignees": [self._user()]}, need=_WRITE_ISSUES)
+            self._write(key, "POST", f"{self._issues()}/{number}/assignees",
+                        {"assignees": [self._user()]})
 
     def unmark(self, key: str) -> None:
         self._unlabel(self._number(key), self.config.claim_label)
@@ -154,16 +188,15 @@ class GitHubAdapter(ClaimsByComment):
 
         def finish() -> None:
             if cfg.on_success == "close":
-                self.client.write("PATCH", f"{self._issues()}/{number}",
-                                  {"state": "closed", "state_reason": "completed"},
-                                  need=_WRITE_ISSUES)
+                self._write(item_id, "PATCH", f"{self._issues()}/{number}",
+                            {"state": "closed", "state_reason": "completed"})
             elif cfg.on_success == "label" and cfg.done_label:
-                self.client.write("POST", f"{self._issues()}/{number}/labels",
-                                  {"labels": [cfg.done_label]}, need=_WRITE_ISSUES)
+                self._write(item_id, "POST", f"{self._issues()}/{number}/labels",
+                            {"labels": [cfg.done_label]})
 
         def mark_failed() -> None:
-            self.client.write("POST", f"{self._issues()}/{number}/labels",
-                              {"labels": [cfg.failed_label]}, need=_WRITE_ISSUES)
+            self._write(item_id, "POST", f"{self._issues()}/{number}/labels",
+                        {"labels": [cfg.failed_label]})
 
         if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "

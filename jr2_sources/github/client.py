@@ -79,6 +79,11 @@ class GitHubClient(RestClient):
         self._moved: dict[str, str] = {}  # old `owner/repo` (lower case) -> its new full name
         self._moved_lock = threading.Lock()
 
+    def app_token(self) -> bool:
+        """Whether the token is a GitHub App installation token (`ghs_`: App auth, and the
+        `GITHUB_TOKEN` of GitHub Actions), which has no user behind it."""
+        return self._token.get_secret_value().startswith("ghs_")
+
     def new_stats(self) -> Stats:
         return Stats()
 

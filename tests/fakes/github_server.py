@@ -71,6 +71,12 @@ def _user(login: str, uid: int = 1) -> dict[str, Any]:
     }
 
 
+def _app_token(token: str | None) -> bool:
+    """GitHub App installation tokens (App auth, Actions' GITHUB_TOKEN) start with `ghs_`
+    (docs.github.com, "About authentication": token prefixes)."""
+    return bool(token) and str(token).startswith("ghs_")
+
+
 def _public_user(login: str, uid: int) -> dict[str, Any]:
     """`GET /user` as a `public-user` (GitHub's description: private-user or public-user)."""
     return {
@@ -129,6 +135,7 @@ class Issue:
     pr: bool = False
     comments: int = 0
     uid: int = 0
+    locked: bool = False
 
 
 @dataclass
@@ -324,6 +331,12 @@ class FakeGitHub:
         with self.lock:
             return self.repo_ids.setdefault(repo.lower(), 9000 + len(self.repo_ids))
 
+    def lock_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.locked = True
+            self._touch(issue)
+
     def set_labels(self, repo: str, number: int, labels: list[str]) -> None:
         with self.lock:
             issue = self.issues[self._key(repo, number)]
@@ -440,8 +453,8 @@ class FakeGitHub:
             "milestone": (
                 self._milestone(base, i.repo, i.milestone) if i.milestone is not None else None
             ),
-            "locked": False,
-            "active_lock_reason": None,
+            "locked": i.locked,
+            "active_lock_reason": "resolved" if i.locked else None,
             "comments": i.comments,
             "closed_at": iso(i.closed) if i.closed else None,
             "created_at": iso(i.created),
@@ -650,6 +663,10 @@ class FakeGitHub:
         if method != "GET" and token in self.read_only_tokens:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":
+            if _app_token(token):
+                # "Get the authenticated user" works for user tokens only; an installation
+                # token (ghs_) is refused: 403 "Resource not accessible by integration"
+                raise Reply(403, {"message": "Resource not accessible by integration"})
             return 200, _public_user(self.login, 7), {}
         m = re.fullmatch(r"/repositories/(\d+)(?:/(.*))?", path)
         if m is not None:  # where a redirect points: the repository by id, under its name now
@@ -719,6 +736,10 @@ class FakeGitHub:
             chunk, headers = self._page(mine, q, base, path)
             return 200, chunk, headers
         if sub == "comments" and method == "POST":
+            if issue.locked and _app_token(token):
+                # "Create an issue comment": 403 Forbidden; a locked issue accepts comments
+                # from collaborators only, never from an App or Actions token
+                raise Reply(403, {"message": "Unable to create comment because issue is locked."})
             t = self.now()
             c = Comment(
                 self.next_comment, issue.repo, number, str(body.get("body", "")), self.login, t, t
