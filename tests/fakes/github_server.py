@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import email.utils
+import functools
 import hashlib
 import json
 import random
@@ -35,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -69,6 +71,20 @@ def _user(login: str, uid: int = 1) -> dict[str, Any]:
         "type": "User",
         "site_admin": False,
     }
+
+
+SPECS = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "openapi"
+
+
+@functools.cache
+def _operations(plan: str) -> list[tuple[str, re.Pattern[str]]]:
+    """(method, path pattern) of every operation the vendored description of `plan` holds."""
+    doc = json.loads((SPECS / f"{plan}.json").read_text())
+    out = []
+    for template, item in doc["paths"].items():
+        pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$")
+        out += [(m.upper(), pattern) for m in item if m != "parameters"]
+    return out
 
 
 def _app_token(token: str | None) -> bool:
@@ -170,12 +186,20 @@ class FakeGitHub:
         read_only_tokens: set[str] | None = None,
         login: str = LOGIN,
         capture: bool = False,
+        plan: str = "api.github.com",
+        summaries: bool = True,
     ) -> None:
         self.port = port
         self.tokens = tokens
         self.read_only_tokens = read_only_tokens or set()
         self.login = login
         self.capture = capture  # log request bodies and response data (conformance tests)
+        # which GitHub this is: an operation its vendored description lacks answers 404, as
+        # on that server (Enterprise Server 3.17-3.19 lack `.../sub_issues`, 3.17-3.18 also
+        # `.../dependencies/blocked_by`)
+        self.plan = plan
+        self.operations = _operations(plan)
+        self.summaries = summaries  # False: issue objects without the two summary fields
         self.lock = threading.RLock()
         self.offset = 0.0
         self.issues: dict[tuple[str, int], Issue] = {}
@@ -461,17 +485,7 @@ class FakeGitHub:
             "updated_at": iso(i.updated),
             "author_association": "OWNER",
             "timeline_url": f"{api}/timeline",
-            "sub_issues_summary": {
-                "total": len(children),
-                "completed": done,
-                "percent_completed": (100 * done // len(children)) if children else 0,
-            },
-            "issue_dependencies_summary": {
-                "blocked_by": sum(1 for b in blockers if self._open(b)),
-                "blocking": sum(1 for b in blocking if self._open(b)),
-                "total_blocked_by": len(blockers),
-                "total_blocking": len(blocking),
-            },
+            **self._summaries(children, done, blockers, blocking),
         }
         parent = self.parents.get(key)
         if parent is not None:
@@ -487,6 +501,31 @@ class FakeGitHub:
                 "merged_at": None,
             }
         return data
+
+    def _summaries(
+        self,
+        children: list[tuple[str, int]],
+        done: int,
+        blockers: list[tuple[str, int]],
+        blocking: list[tuple[str, int]],
+    ) -> dict[str, Any]:
+        """The `sub_issues_summary` and `issue_dependencies_summary` of an issue object (absent
+        with `summaries=False`: an older server, or a recording from before they existed)."""
+        if not self.summaries:
+            return {}
+        return {
+            "sub_issues_summary": {
+                "total": len(children),
+                "completed": done,
+                "percent_completed": (100 * done // len(children)) if children else 0,
+            },
+            "issue_dependencies_summary": {
+                "blocked_by": sum(1 for b in blockers if self._open(b)),
+                "blocking": sum(1 for b in blocking if self._open(b)),
+                "total_blocked_by": len(blockers),
+                "total_blocking": len(blocking),
+            },
+        }
 
     def _repo_name(self, key: tuple[str, int]) -> str:
         issue = self.issues.get(key)
@@ -660,6 +699,10 @@ class FakeGitHub:
     def route(
         self, method: str, path: str, q: dict[str, str], body: Any, token: str | None, base: str
     ) -> tuple[int, Any, dict[str, str]]:
+        if path.startswith("/repos/") and not any(
+            m == method and p.match(path) for m, p in self.operations
+        ):
+            raise Reply(404, {"message": "Not Found"})  # not an endpoint of this server
         if method != "GET" and token in self.read_only_tokens:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":

@@ -160,3 +160,20 @@ def test_each_real_payload_gets_the_right_verdict(event: str, payload: dict[str,
     if repo is not None:  # the same delivery for another repository wakes nothing
         other = _deliver(event, payload, "someone/else", form=form)
         assert (other.status, other.wake) == (200, False)
+
+
+@pytest.mark.parametrize("plan", PLANS[1:])
+def test_on_enterprise_server_jr2_asks_a_missing_endpoint_once_and_the_rest_validates(
+        plan: str) -> None:
+    with FakeGitHub(capture=True, plan=plan) as fake:
+        fake.next_number.setdefault("o/r", 1)
+        _scenario(fake)
+        log = fake.requests()
+    undescribed = [(e["method"], e["path"]) for e in log
+                   if operation(plan, e["method"], e["path"]) is None]
+    assert len(undescribed) == len({p.rsplit("/", 1)[-1] for _, p in undescribed}) >= 1
+    problems = [p for e in log if operation(plan, e["method"], e["path"]) is not None
+                for p in request_problems(plan, e["method"], e["path"], e["query"], e["body"])
+                + (response_problems(plan, e["method"], e["path"], e["status"], e["data"])
+                   if e["status"] != 304 else [])]
+    assert problems == []
