@@ -9,9 +9,13 @@ Design notes
   issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
   (its claim no longer live) has closed or labelled it first; then we lose too.
 * Settling first re-checks that our claim still holds; only then it changes the issue (close,
-  label) and removes the claim label — while our claim is live no other pool can win, so the
-  label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
-  only its own claim label, never a label or assignee a person set.
+  or add the done / failed label) and removes the claim label, in ONE `PATCH` of the issue
+  (`state` and `labels`, the labels read just before): while our claim is live no other pool
+  can win, so the label we remove is ours; and last it edits the claim comment into its
+  outcome. A worked item costs 4 writes (claim comment, claim label, settle PATCH, comment
+  edit) plus one per renewal. jr2 removes only its own claim label, never a label or assignee
+  a person set (a label a person adds in the moment between that read and the PATCH is the
+  one exception; the window is one request long).
 * One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
   tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
   `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
@@ -78,6 +82,7 @@ class GitHubAdapter(ClaimsByComment):
         self.reader = IssueReader(config, client)
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
         self._done_here: set[str] = set()
+        self._unmarked: set[str] = set()
         self._login: str | None = None
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
@@ -177,26 +182,43 @@ class GitHubAdapter(ClaimsByComment):
                         {"assignees": [self._user()]})
 
     def unmark(self, key: str) -> None:
+        with self._lock:
+            if key in self._unmarked:  # the settle's one PATCH took the claim label off
+                self._unmarked.discard(key)
+                return
         self._unlabel(self._number(key), self.config.claim_label)
+
+    def _settle_issue(self, key: str, change: dict[str, Any], *, add: str | None = None) -> None:
+        """One `PATCH` that applies an outcome (close, or add the done / failed label) and
+        takes the claim label off: the issue's labels are read (a conditional GET) just
+        before and written back without the claim label, so a label a person set stays."""
+        number = self._number(key)
+        cfg = self.config
+        issue = self.client.get(f"{self._issues()}/{number}").data
+        labels = labels_of(issue) if isinstance(issue, dict) else []
+        claim = cfg.label_key(cfg.claim_label)
+        keep = [lab for lab in labels if cfg.label_key(lab) != claim]
+        if add is not None and not cfg.has_label(keep, add):
+            keep.append(add)
+        self._write(key, "PATCH", f"{self._issues()}/{number}", {**change, "labels": keep})
+        with self._lock:
+            self._unmarked.add(key)
 
     # -- claims ---------------------------------------------------------------------------------
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
-        number = self._number(item_id)
+        self._number(item_id)  # a foreign id is refused before anything is written
         cfg = self.config
 
         def finish() -> None:
             if cfg.on_success == "close":
-                self._write(item_id, "PATCH", f"{self._issues()}/{number}",
-                            {"state": "closed", "state_reason": "completed"})
+                self._settle_issue(item_id, {"state": "closed", "state_reason": "completed"})
             elif cfg.on_success == "label" and cfg.done_label:
-                self._write(item_id, "POST", f"{self._issues()}/{number}/labels",
-                            {"labels": [cfg.done_label]})
+                self._settle_issue(item_id, {}, add=cfg.done_label)
 
         def mark_failed() -> None:
-            self._write(item_id, "POST", f"{self._issues()}/{number}/labels",
-                        {"labels": [cfg.failed_label]})
+            self._settle_issue(item_id, {}, add=cfg.failed_label)
 
         if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "

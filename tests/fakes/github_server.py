@@ -752,6 +752,8 @@ class FakeGitHub:
             for k in ("title", "body"):
                 if k in body:
                     setattr(issue, k, body[k])
+            if "labels" in body:  # "Update an issue": `labels` replaces the issue's labels
+                issue.labels = [self._spell(repo, n) for n in body["labels"]]
             self._touch(issue)
             return 200, self.issue_json(base, issue), {}
         if sub == "labels" and method == "POST":
