@@ -6,7 +6,8 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 `CommentThread` protocol and delegates `claim` / `renew` / `release` and the claim check of its
 `record` here.
 
-* claim: post a claim comment with a fresh nonce, list the comments, win only if ours is the
+* claim (optionally after a look, `look_first`: see `_look`): post a claim comment with a fresh
+  nonce, list the comments, win only if ours is the
   live claim with the lowest id AND the tracker says the item is still to do (a pool that settled
   it just before our listing has closed or marked it); a loser deletes every comment with its
   nonce (a retried POST may have left two). A winner marks the item (`mark_claimed`); if that
@@ -20,8 +21,11 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 from __future__ import annotations
 
 import contextlib
+import math
+import random
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,14 +99,39 @@ def _now_text() -> str:
 class CommentClaims:
     """Claims, renewals and settles of one adapter's items by comment history."""
 
-    def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str) -> None:
+    def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str,
+                 look_first: bool = False, spread: float = 0.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.thread = thread
         self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
+        self.look_first = look_first
+        self.spread = spread
+        self._sleep = sleep
+        self._lost_at = -math.inf
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
 
+    def _look(self, key: str) -> bool:
+        """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
+        where the tracker has them: free when unchanged) and give up at once when another live
+        claim holds the item, so no comment (and no notification) is posted for a claim that
+        cannot win. Right after this process lost a race (`spread` seconds), it first waits a
+        random part of `spread`, so pools that raced once do not post at the same instant
+        again. True: go on and post."""
+        if not self.look_first:
+            return True
+        if time.monotonic() - self._lost_at < max(self.spread, 0.0) * 10:
+            self._sleep(random.uniform(0.0, self.spread))
+        comments, now = self.thread.list_comments(key)
+        if holder_of(comments, now) is None:
+            return True
+        self._lost_at = time.monotonic()
+        return False
+
     def claim(self, key: str, holder: str, lease: float) -> bool:
         """Claim `key` for `holder`; True when won (see the module's note)."""
+        if not self._look(key):
+            return False
         nonce = secrets.token_hex(8)
         body = render_marker("claim", {"holder": holder, "lease": lease, "attempt": 1,
                                        "nonce": nonce},
@@ -114,6 +143,7 @@ class CommentClaims:
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
         if winner is None or winner.nonce != nonce or not self.thread.still_to_do(key, found):
+            self._lost_at = time.monotonic()
             for cid in sorted(mine):
                 self.thread.delete_comment(key, cid)
             return False

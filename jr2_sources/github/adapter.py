@@ -80,7 +80,8 @@ class GitHubAdapter(ClaimsByComment):
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=True,
+                                    spread=config.claim_spread)
         self._done_here: set[str] = set()
         self._unmarked: set[str] = set()
         self._login: str | None = None
@@ -142,7 +143,10 @@ class GitHubAdapter(ClaimsByComment):
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        return self.reader.read_comments(self._number(key))
+        try:
+            return self.reader.read_comments(self._number(key))
+        except GitHubHTTPError as exc:
+            raise self._refused(key, exc) from None
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
         try:

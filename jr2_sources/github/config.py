@@ -46,6 +46,10 @@ class GitHubConfig(LabelOptions):
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls (conditional "
                                              "requests: an unchanged poll costs no rate limit)")
+    claim_spread: Duration = Field(
+        default=1.0,
+        description="after losing a claim race, wait up to this long (at random) before the "
+                    "next claim, so racing pools stop posting at the same instant")
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries "
                                                "(5xx, 429, rate limits) before giving up")

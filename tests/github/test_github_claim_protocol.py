@@ -49,6 +49,8 @@ def test_a_second_pool_loses_while_the_first_lease_is_live(fake: FakeGitHub) -> 
 def test_simultaneous_contenders_exactly_one_wins(fake: FakeGitHub) -> None:
     n = fake.add_issue("o/r")
     pools = [make_adapter(fake.url) for _ in range(8)]
+    for p in pools:  # every contender posts (no look first): the protocol alone decides
+        p.claims.look_first = False
     barrier = threading.Barrier(len(pools))
     won: list[str] = []
 
