@@ -21,7 +21,6 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import secrets
 import threading
@@ -107,26 +106,27 @@ class CommentClaims:
         self.look_first = look_first
         self.spread = spread
         self._sleep = sleep
-        self._lost_at = -math.inf
+        self._raced = False  # the last claim posted and lost: pause once before the next
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
 
     def _look(self, key: str) -> bool:
         """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
         where the tracker has them: free when unchanged) and give up at once when another live
-        claim holds the item, so no comment (and no notification) is posted for a claim that
-        cannot win. Right after this process lost a race (`spread` seconds), it first waits a
-        random part of `spread`, so pools that raced once do not post at the same instant
-        again. True: go on and post."""
+        claim holds the item or it is no longer to do (`still_to_do`: another pool settled it
+        since our snapshot), so no comment (and no notification) is posted for a claim that
+        cannot win. After a claim of this process posted and lost (a race), the next claim
+        first waits a random part of `spread` seconds, once, so pools that raced do not post
+        at the same instant again. True: go on and post."""
         if not self.look_first:
             return True
-        if time.monotonic() - self._lost_at < max(self.spread, 0.0) * 10:
+        with self._lock:
+            pause, self._raced = self._raced, False
+        if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
         comments, now = self.thread.list_comments(key)
-        if holder_of(comments, now) is None:
-            return True
-        self._lost_at = time.monotonic()
-        return False
+        return holder_of(comments, now) is None and self.thread.still_to_do(key,
+                                                                            markers(comments))
 
     def claim(self, key: str, holder: str, lease: float) -> bool:
         """Claim `key` for `holder`; True when won (see the module's note)."""
@@ -143,7 +143,8 @@ class CommentClaims:
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
         if winner is None or winner.nonce != nonce or not self.thread.still_to_do(key, found):
-            self._lost_at = time.monotonic()
+            with self._lock:
+                self._raced = True
             for cid in sorted(mine):
                 self.thread.delete_comment(key, cid)
             return False

@@ -62,7 +62,9 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     labeller.record(f"o/r#{b}", "pool-2", Outcome(status="done"))
     assert labeller.claim(SnapshotItem(id=f"o/r#{d}"), "pool-2", 60)
     labeller.release(f"o/r#{d}", "pool-2")
-    assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)  # done: lost
+    assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)  # done: no post
+    labeller.claims.look_first = False  # a claim that posts, then loses and deletes its comment
+    assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)
 
 
 @pytest.fixture
