@@ -36,6 +36,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from pydantic import SecretStr
+
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, UsageError
 from jr2_core.readyset import Snapshot
@@ -46,6 +48,7 @@ from ..comment_claims import ClaimsByComment, CommentClaims
 from ..rest import RestResponse
 from ..retry import RetryPolicy
 from ..webhooks import DeliveryDeduper, Verdict
+from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
@@ -55,6 +58,20 @@ from .webhook import receive
 
 _WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
 _WRITE_ISSUES = "write issues (Issues: read & write)"
+
+
+def _client(config: GitHubConfig, name: str) -> GitHubClient:
+    """The client the environment asks for: GitHub App auth when `GITHUB_APP_ID` is set (its
+    installation tokens, refreshed), else the token from `GITHUB_TOKEN` / `GH_TOKEN` / `gh`."""
+    base = api_url()
+    creds = app_credentials()
+    if creds is None:
+        token, source = resolve_token(base), None
+    else:
+        tokens = AppTokens(creds, base, config.target)
+        token, source = SecretStr("ghs_app_installation"), tokens.token
+    return GitHubClient(base, token, label=name, write_spacing=config.write_spacing,
+                        policy=RetryPolicy(budget=config.retry_budget), token_source=source)
 
 
 class GitHubAdapter(ClaimsByComment):
@@ -70,10 +87,7 @@ class GitHubAdapter(ClaimsByComment):
         self.read_only = env.read_only
         self.detail = config.detail if config.detail is not None else env.read_only
         if client is None:
-            base = api_url()
-            client = GitHubClient(base, resolve_token(base), label=self.name,
-                                  write_spacing=config.write_spacing,
-                                  policy=RetryPolicy(budget=config.retry_budget))
+            client = _client(config, self.name)
         self.client = client
         if config.assign and not env.read_only and client.app_token():
             raise ConfigError(f"{self.name}: --assign needs a user's token: a GitHub App or "

@@ -28,13 +28,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 from jr2_core.errors import SourceHTTPError
 
+from ..redact import Redactor
 from ..rest import RequestStats, RestClient, RestResponse
 
 log = logging.getLogger("jr2.github")
@@ -73,8 +74,11 @@ class GitHubClient(RestClient):
     error_type = GitHubHTTPError
     stats: Stats
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, token_source: Callable[[], str] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._token_source = token_source  # GitHub App auth: a fresh token per request
+        self._issued: set[str] = set()
         self._prefix = urlsplit(self.base_url).path.rstrip("/")  # `/api/v3` on GHES
         self._moved: dict[str, str] = {}  # old `owner/repo` (lower case) -> its new full name
         self._moved_lock = threading.Lock()
@@ -82,7 +86,18 @@ class GitHubClient(RestClient):
     def app_token(self) -> bool:
         """Whether the token is a GitHub App installation token (`ghs_`: App auth, and the
         `GITHUB_TOKEN` of GitHub Actions), which has no user behind it."""
-        return self._token.get_secret_value().startswith("ghs_")
+        return self._token_source is not None or (
+            self._token.get_secret_value().startswith("ghs_"))
+
+    def auth_headers(self) -> dict[str, str]:
+        if self._token_source is None:
+            return super().auth_headers()
+        token = self._token_source()
+        with self._moved_lock:
+            if token not in self._issued:  # every token ever sent is scrubbed from messages
+                self._issued.add(token)
+                self._redact = Redactor([*self._issued, self._token.get_secret_value()])
+        return {"Authorization": f"Bearer {token}"}
 
     def new_stats(self) -> Stats:
         return Stats()

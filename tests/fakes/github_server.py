@@ -200,6 +200,11 @@ class FakeGitHub:
         self.plan = plan
         self.operations = _operations(plan)
         self.summaries = summaries  # False: issue objects without the two summary fields
+        # GitHub Apps: app id -> (public key PEM, installation id); issued installation tokens
+        # -> expiry (server time); how long a new one lasts (GitHub: one hour)
+        self.apps: dict[int, tuple[str, int]] = {}
+        self.app_tokens: dict[str, float] = {}
+        self.token_ttl = 3600.0
         self.lock = threading.RLock()
         self.offset = 0.0
         self.issues: dict[tuple[str, int], Issue] = {}
@@ -696,9 +701,72 @@ class FakeGitHub:
             rels += [link(1, "first"), link(page - 1, "prev")]
         return chunk, ({"Link": ", ".join(rels)} if rels else {})
 
+    def add_app(self, app_id: int, public_key_pem: str, installation_id: int = 77) -> None:
+        """A GitHub App installed on every repository, whose JWTs verify with this key."""
+        with self.lock:
+            self.apps[app_id] = (public_key_pem, installation_id)
+
+    def _app_of(self, token: str | None) -> int:
+        """The App a JWT is signed by. GitHub: the JWT is RS256-signed with the App's private
+        key, `iss` is the App (client) id, `iat`/`exp` at most 10 minutes apart ("Generating a
+        JSON Web Token (JWT) for a GitHub App")."""
+        import jwt
+
+        try:
+            claims = jwt.decode(token or "", options={"verify_signature": False})
+            key, _ = self.apps[int(claims["iss"])]
+            checked = jwt.decode(token or "", key, algorithms=["RS256"], leeway=60,
+                                 options={"require": ["iat", "exp", "iss"]})
+        except (jwt.PyJWTError, KeyError, ValueError, TypeError):
+            raise Reply(401, {"message": "A JSON web token could not be decoded"}) from None
+        if checked["exp"] - checked["iat"] > 660:
+            raise Reply(401, {"message": "'Expiration time' claim ('exp') is too far ahead"})
+        return int(checked["iss"])
+
+    def _app_route(
+        self, method: str, path: str, token: str | None, base: str
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """`GET /repos/{owner}/{repo}/installation` and `POST /app/installations/{id}/
+        access_tokens` (JWT auth); None for any other path."""
+        m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
+        if m is not None and method == "POST":
+            app = self._app_of(token)
+            if int(m.group(1)) != self.apps[app][1]:
+                raise Reply(404, {"message": "Not Found"})
+            issued = f"ghs_{hashlib.sha1(f'{app}:{len(self.app_tokens)}'.encode()).hexdigest()}"
+            expires = self.now() + self.token_ttl
+            self.app_tokens[issued] = expires
+            return 201, {"token": issued, "expires_at": iso(expires),
+                         "permissions": {"issues": "write", "metadata": "read"},
+                         "repository_selection": "all"}, {}
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path)
+        if m is not None and method == "GET":
+            app = self._app_of(token)
+            inst = self.apps[app][1]
+            owner = m.group(1).split("/")[0]
+            return 200, {
+                "id": inst, "account": _user(owner), "repository_selection": "all",
+                "access_tokens_url": f"{base}/app/installations/{inst}/access_tokens",
+                "repositories_url": f"{base}/installation/repositories",
+                "html_url": f"https://github.com/settings/installations/{inst}",
+                "app_id": app, "target_id": 1, "target_type": "User",
+                "permissions": {"issues": "write", "metadata": "read"}, "events": ["issues"],
+                "created_at": iso(0), "updated_at": iso(0), "single_file_name": None,
+                "app_slug": "jr2-app", "suspended_by": None, "suspended_at": None,
+            }, {}
+        return None
+
     def route(
         self, method: str, path: str, q: dict[str, str], body: Any, token: str | None, base: str
     ) -> tuple[int, Any, dict[str, str]]:
+        if self.apps:
+            app_answer = self._app_route(method, path, token, base)
+            if app_answer is not None:
+                return app_answer
+            if token in self.app_tokens and self.app_tokens[token] <= self.now():
+                raise Reply(401, {"message": "Bad credentials"})  # an expired installation token
+            if token and token.startswith("eyJ"):  # a JWT works on App endpoints only
+                raise Reply(401, {"message": "A JSON web token could not be decoded"})
         if path.startswith("/repos/") and not any(
             m == method and p.match(path) for m, p in self.operations
         ):
