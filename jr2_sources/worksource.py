@@ -8,8 +8,9 @@ layer does the rest, the same for every tracker:
 
 * `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
   the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
-  (priority, then oldest, then id); among items of equal order (same priority and time) each
-  pool starts at its own offset (`spread`), so pools polling together do not all race for one.
+  (priority, then oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose
+  claim attempts notify people), among items of equal order (same priority and time) each pool
+  starts at its own offset (`spread`), so pools polling together do not all race for one.
   A lost claim moves on to the next item.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
@@ -192,7 +193,9 @@ class WorkSource:
         mine = set(active)
         held = sum(1 for e in rs.claimed if e.item.id not in mine and e.claim.holder != self.holder)
         lost = 0
-        for i, entry in enumerate(spread(rs.ready, self.holder)):
+        order = spread(rs.ready, self.holder) if getattr(self.adapter, "spread_claims",
+                                                         False) else rs.ready
+        for i, entry in enumerate(order):
             if entry.item.id in mine:
                 continue
             asked = self.clock()  # the lease runs from before the claim reached the tracker

@@ -78,6 +78,7 @@ class GitHubAdapter(ClaimsByComment):
     """A `TrackerAdapter` over one GitHub repository's issues."""
 
     tracker = "GitHub"
+    spread_claims = True  # every claim attempt notifies people: spread pools over equal items
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
