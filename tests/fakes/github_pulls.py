@@ -14,8 +14,8 @@ Design notes (every behaviour cites GitHub's own description)
 * `POST /repos/{owner}/{repo}/pulls` ("Create a pull request": `title`, `head`, `base`, `body`;
   201 with the pull request) and `GET .../pulls/{pull_number}` answer the REST object's
   `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `PATCH
-  .../pulls/{pull_number}` with `state: closed` closes it unmerged; `GET
-  /repos/{owner}/{repo}` answers `default_branch`.
+  .../pulls/{pull_number}` with `state: closed` closes it unmerged. (`GET /repos/{owner}/{repo}`
+  with its `default_branch` is the fake server's own route.)
 * A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, `merge_method` merge,
   squash or rebase) gives a new commit sha (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the
   base branch; a squash merge too.
@@ -185,14 +185,12 @@ class Pulls:
         """The answer to a pull-request route, or None when `path` is not one."""
         if path == "/graphql" and method == "POST":
             return self.graphql(body)
-        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(?:/(pulls|pulls/\d+(?:/merge)?|commits/[^/]+/"
-                         r"(?:check-runs|status)))?", path)
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(pulls|pulls/\d+(?:/merge)?|commits/[^/]+/"
+                         r"(?:check-runs|status))", path)
         if m is None:
             return None
-        repo, rest = m.group(1), m.group(2) or ""
+        repo, rest = m.group(1), m.group(2)
         self.fake._check_repo(repo)
-        if rest == "" and method == "GET":
-            return 200, {"full_name": repo, "default_branch": self.default_of(repo)}, {}
         if rest == "pulls" and method == "POST":  # "Create a pull request": head, base, title
             if not body.get("head") or not body.get("base"):
                 return 422, {"message": "Validation Failed"}, {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -26,6 +26,7 @@ class GitHubConfig(LabelOptions):
     """Options of `github:owner/repo`."""
 
     model_config = ConfigDict(extra="forbid")
+    labels_ignore_case: ClassVar[bool] = True  # GitHub label names are case-insensitive
 
     target: str = Field(description="the repository, as owner/repo")
     # GitHub adds `review` to the shared choices (LabelOptions, also GitLab's); the kit's code
@@ -58,6 +59,10 @@ class GitHubConfig(LabelOptions):
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls (conditional "
                                              "requests: an unchanged poll costs no rate limit)")
+    claim_spread: Duration = Field(
+        default=1.0,
+        description="after losing a claim race, wait up to this long (at random) before the "
+                    "next claim, so racing pools stop posting at the same instant")
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries "
                                                "(5xx, 429, rate limits) before giving up")
@@ -102,7 +107,7 @@ class GitHubConfig(LabelOptions):
                    found: Iterable[Marker]) -> Literal["labelled", "done"] | None:
         """As `LabelOptions.settled_by`; an issue jr2 holds in review is no work either."""
         labels = list(labels)
-        if self.on_success == "review" and self.review_label in labels:
+        if self.on_success == "review" and self.has_label(labels, self.review_label):
             return "labelled"
         return super().settled_by(labels, found)
 
