@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import Jr2Error, UsageError
+from .registry import error_words
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,7 +39,7 @@ def one_line(exc: ValidationError, where: str = "") -> str:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or "(value)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}{loc}: {first['msg']}{more}"
+    return f"{where}{loc}: {error_words(first)}{more}"
 
 
 class Jr2Group(click.Group):
@@ -129,7 +130,8 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
             click.echo(f"jr2: failed   {ev.item_id}: {ev.detail}", err=True)
         elif ev.kind == "worker_cancelled":
             click.echo(f"jr2: cancelled {ev.item_id}", err=True)
-        elif ev.kind == "gate_opened":
+        elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
+            # a Pool's wake gate is open all run long: news only with --verbose
             click.echo(f"jr2: gate open   {ev.gate_id}", err=True)
         elif ev.kind == "gate_closed" and verbose:
             click.echo(f"jr2: gate closed {ev.gate_id}", err=True)

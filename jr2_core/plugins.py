@@ -8,6 +8,8 @@ built-in sources. A plugin that fails to import or to register is recorded with 
 
 from __future__ import annotations
 
+import dataclasses
+
 import importlib
 import logging
 import os
@@ -87,8 +89,7 @@ def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
     try:
         impl(register=found.append)
         for kind in found:
-            kind = SourceKind(kind.name, kind.config, kind.factory, kind.help,
-                              info.distribution or info.module)
+            kind = dataclasses.replace(kind, plugin=info.distribution or info.module)
             host.registry.register(kind)
             info.kinds.append(kind.name)
     except ConfigError as exc:

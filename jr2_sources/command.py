@@ -1,8 +1,10 @@
-"""The worker of `jr2 work`: run one COMMAND per item, in the item's sandbox directory.
+"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (by default the
+directory jr2 was started in; see `workspace.py`).
 
 The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
-`JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` where the
-source names one, `JR2_RUN_ID`). Its stdout and stderr go, with known secret values scrubbed, to
+`JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` — the branch
+the source names, else `jr2/<slug>` —, `JR2_SANDBOX` — a scratch directory of the item's own —,
+`JR2_RUN_ID`), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret values scrubbed, to
 one log file per item under `<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
 Exit 0 is success and the output is the last stdout line (parsed as JSON when it is JSON); any
 other exit is a `Failure` carrying the exit code and the last lines of stderr. A command that
@@ -18,7 +20,7 @@ import os
 import shutil
 import signal
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +30,7 @@ from jr2_core.paths import safe_name
 
 from .redact import Redactor
 from .worksource import WorkItem
+from .workspace import Workspace
 
 STDERR_TAIL = 20
 KILL_GRACE = 5.0
@@ -35,7 +38,7 @@ KILL_GRACE = 5.0
 
 def resolve_command(argv: list[str]) -> list[str]:
     """Check that COMMAND exists before anything is claimed; return argv with an absolute
-    program path (the command runs in the sandbox, so a relative path would break)."""
+    program path (the command may run in another directory, so a relative path would break)."""
     if not argv:
         raise UsageError("no COMMAND given: jr2 work SOURCE [OPTIONS] -- COMMAND [ARGS...]")
     prog = argv[0]
@@ -74,8 +77,12 @@ def command_worker(
     run_id: str,
     redact: Redactor,
     timeout: float | None = None,
+    workspace: Workspace | None = None,
+    base_env: Mapping[str, str] | None = None,
 ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
-    """A Pool worker that runs `argv` for each item."""
+    """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
+    directory) with `base_env` (default: jr2's whole environment) plus the item's variables."""
+    place_of = workspace or Workspace(Path.cwd())
 
     async def worker(item: WorkItem, ctx: Context) -> Any:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -83,11 +90,18 @@ def command_worker(
         item_file = log_dir / f"{stem}.json"
         item_file.write_text(item.model_dump_json(indent=2), encoding="utf-8")
         log_path = log_dir / f"{stem}.log"
-        env = dict(os.environ)
+        env = dict(os.environ if base_env is None else base_env)
         env.update(JR2_ITEM_ID=item.id, JR2_ITEM_TITLE=item.title, JR2_ITEM_URL=item.url or "",
-                   JR2_ITEM_JSON=str(item_file.resolve()), JR2_RUN_ID=run_id)
-        if item.branch:
-            env["JR2_ITEM_BRANCH"] = item.branch
+                   JR2_ITEM_JSON=str(item_file.resolve()), JR2_RUN_ID=run_id,
+                   JR2_SANDBOX=str(ctx.sandbox.resolve()))
+        ok: list[bool] = []
+        async with place_of.place(item.id, item.branch, lambda: bool(ok)) as place:
+            env["JR2_ITEM_BRANCH"] = place.branch
+            result = await _run(env, place.cwd, log_path)
+            ok.append(True)
+            return result
+
+    async def _run(env: dict[str, str], cwd: Path, log_path: Path) -> Any:
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
@@ -105,7 +119,7 @@ def command_worker(
 
         with open(log_path, "a", encoding="utf-8") as log:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=ctx.sandbox, env=env, stdin=asyncio.subprocess.DEVNULL,
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )

@@ -15,6 +15,11 @@ _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PR
 MASK = "***"
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret."""
+    return _SECRET_NAME.search(name) is not None
+
+
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
     """The secret values to scrub, longest first (so a secret inside another goes too)."""
     env = os.environ if env is None else env

@@ -146,7 +146,7 @@ def test_text_sections_are_in_order() -> None:
 
 def test_text_summary_says_done_is_unknown() -> None:
     assert (
-        render_text(compute(done=None)).splitlines()[-1] == "0 ready, 0 blocked, 0 claimed, ? done"
+        render_text(compute(done=None)).splitlines()[-1] == "0 ready, 0 blocked, 0 claimed"
     )
 
 
