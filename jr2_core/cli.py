@@ -78,10 +78,13 @@ def state_option(f: F) -> F:
     )(f)
 
 
-def resolve_state(state_dir: Path | None) -> Path:
-    from .paths import default_state_dir
+def resolve_state(state_dir: Path | None, *, create: bool = False) -> Path:
+    """`--state`, else the default state directory; created (with its `.gitignore`) when the
+    command writes state."""
+    from .paths import default_state_dir, prepare_state_dir
 
-    return state_dir if state_dir is not None else default_state_dir()
+    path = state_dir if state_dir is not None else default_state_dir()
+    return prepare_state_dir(path) if create else path
 
 
 def parse_json_arg(value: str | None, what: str) -> Any:
@@ -191,7 +194,7 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
 
     machine = load_machine(target)
     data = parse_json_arg(input_, "--input")
-    state = resolve_state(state_dir)
+    state = resolve_state(state_dir, create=True)
 
     def begin() -> Any:
         return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))

@@ -226,7 +226,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     except ValueError as exc:
         raise UsageError(f"--lease/--timeout: {exc}") from None
     address, secret = _listen_options(listen, port, webhook_secret_env)
-    state = resolve_state(state_dir)
+    state = resolve_state(state_dir, create=True)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
     if secret is not None and not callable(getattr(adapter, "webhook", None)):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
@@ -387,7 +387,8 @@ def local_group() -> None:
 @state_option
 def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) -> None:
     """Clear the failure of ITEM_IDS in BACKLOG so that they are offered again."""
-    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir), read_only=False)
+    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+                         read_only=False)
     try:
         for iid in item_ids:
             cleared = adapter.retry(iid)
