@@ -74,7 +74,7 @@ class Jr2Group(click.Group):
 def state_option(f: F) -> F:
     return click.option(
         "--state", "state_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="State directory (default: $JR2_STATE_DIR or ./.jr2).",
+        help="State directory (default: $JR2_STATE_DIR, else .jr2 beside jr2.toml, else ./.jr2).",
     )(f)
 
 
