@@ -11,6 +11,7 @@ import time
 
 item = json.loads(pathlib.Path(os.environ["JR2_ITEM_JSON"]).read_text())
 print(f"working on {item['id']}: {item['title']}", flush=True)
-(pathlib.Path(os.environ["JR2_SANDBOX"]) / "NOTES.md").write_text(f"# {item['id']}\n\n{item['title']}\n")
+notes = pathlib.Path(os.environ["JR2_SANDBOX"]) / "NOTES.md"
+notes.write_text(f"# {item['id']}\n\n{item['title']}\n")
 time.sleep(0.2)
 print(json.dumps({"id": item["id"], "branch": os.environ.get("JR2_ITEM_BRANCH") or None}))

@@ -4,9 +4,11 @@ State lives in `.jr2/` beside the project's config file (`jr2.toml` or a `pyproj
 `[tool.jr2]`, found upward like ruff finds its own), else in `.jr2/` of the working directory,
 unless `$JR2_STATE_DIR` or `--state DIR` says otherwise; nothing is ever written beside a backlog.
 The commands that write state create the directory with `prepare_state_dir`, which puts a
-`.gitignore` holding `*` in a directory it creates, so `.jr2/` never shows in `git status`. Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote)
-never become paths raw: `safe_name` keeps a readable slug and adds a short hash, so distinct ids
-never collide and no id can climb out of its directory.
+`.gitignore` holding `*` in a directory it creates, so `.jr2/` never shows in `git status`.
+
+Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote) never become paths raw:
+`safe_name` keeps a readable slug and adds a short hash, so distinct ids never collide and no id
+can climb out of its directory.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ built-in sources. A plugin that fails to import or to register is recorded with 
 from __future__ import annotations
 
 import dataclasses
-
 import importlib
 import logging
 import os

@@ -144,8 +144,8 @@ def resolve_source(spec: str, options: list[str], registry: Registry,
     base = dict(entry.values)
     if "token_env" in base:
         _use_token_env(kind, where, base.pop("token_env"))
-    target = base.get("target")
-    if kind.target_is_path and isinstance(target, str) and not Path(target).is_absolute():
-        base["target"] = str(entry.file.parent / target)
+    file_target = base.get("target")
+    if kind.target_is_path and isinstance(file_target, str) and not Path(file_target).is_absolute():
+        base["target"] = str(entry.file.parent / file_target)
     validate_config(kind, base, where=where, cli=False)  # the file alone must be valid
     return kind, validate_config(kind, {**base, **options_to_values(kind, options)}, where=where)

@@ -203,7 +203,8 @@ def _metavar(f: FieldInfo) -> str:
         ann = args[0] if len(args) == 1 else ann
     if typing.get_origin(ann) is typing.Literal:
         return "|".join(str(a) for a in typing.get_args(ann))
-    return {int: "N", float: "NUMBER"}.get(ann, "TEXT")  # type: ignore[call-overload]
+    names: dict[Any, str] = {int: "N", float: "NUMBER"}
+    return names.get(ann, "TEXT")
 
 
 def _default_words(f: FieldInfo) -> str:

@@ -4,8 +4,9 @@ directory jr2 was started in; see `workspace.py`).
 The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
 `JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` — the branch
 the source names, else `jr2/<slug>` —, `JR2_SANDBOX` — a scratch directory of the item's own —,
-`JR2_RUN_ID`), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret values scrubbed, to
-one log file per item under `<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
+`JR2_RUN_ID`), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`).
+Its stdout and stderr go, with known secret values scrubbed, to one log file per item under
+`<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
 Exit 0 is success and the output is the last stdout line (parsed as JSON when it is JSON); any
 other exit is a `Failure` carrying the exit code and the last lines of stderr. A command that
 outlives `timeout`, or whose run is interrupted, is terminated with its whole process group.

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from clihelp import jr2
-
 from jr2_core.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
 from jr2_core.report import explain, render_text
 from jr2_sources.commands import run_ending

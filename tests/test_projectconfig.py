@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from clihelp import env, jr2
 
 

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clihelp import JR2, env, jr2
 
+from clihelp import JR2, env, jr2
 from jr2_sources.workerenv import worker_env
 from jr2_sources.workspace import default_branch
 
