@@ -20,8 +20,7 @@ import click
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import Jr2Error, UsageError
-from .registry import error_words
+from .errors import Jr2Error, UsageError, error_words
 
 F = TypeVar("F", bound=Callable[..., Any])
 

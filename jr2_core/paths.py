@@ -27,7 +27,7 @@ def default_state_dir() -> Path:
     working directory (not created here)."""
     if os.environ.get(STATE_DIR_ENV):
         return Path(os.environ[STATE_DIR_ENV])
-    from .projectconfig import find_config
+    from .projectfile import find_config
 
     found = find_config()
     return found.root / ".jr2" if found is not None else Path(".jr2")

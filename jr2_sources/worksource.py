@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
-from jr2_core.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
 log = logging.getLogger("jr2.worksource")
 
@@ -71,7 +71,7 @@ class TrackerAdapter(Protocol):
 
     # Optional: `webhook(headers, body, secret) -> jr2_sources.Verdict` verifies a delivery
     # (signature, replay) and says whether it can change the Ready-set; `jr2 work` then serves
-    # it at POST /webhook (see jr2_sources.webhooks).
+    # it at POST /webhook (see jr2_sources.kit.webhooks).
 
 
 class WorkItem(BaseModel):

@@ -1,0 +1,110 @@
+"""Named sources from `jr2.toml` (or `[tool.jr2]` in `pyproject.toml`), found like ruff and uv
+find theirs: in the working directory, else in the nearest parent, up to the repository root (the
+first directory holding `.git`) or the file system's root. In each directory `jr2.toml` comes
+before `pyproject.toml`, and a `pyproject.toml` without `[tool.jr2]` is passed over.
+
+    [sources.agent-work]
+    kind = "github"
+    target = "acme/app"
+    label = ["agent"]
+    token_env = "ACME_GITHUB_TOKEN"     # secrets by environment-variable reference only
+
+`jr2 ready agent-work` then means `jr2 ready github:acme/app --label agent`; options given on
+the command line override the file's. Each entry is validated by its kind's model, and errors name
+the file, the source and the field. A relative `target` of a kind whose target is a file
+(`local`) is relative to the config file, and the state directory `.jr2/` sits beside that file,
+so jr2 means the same thing from any subdirectory.
+
+Secrets never live in files: a key that looks like a secret (`token`, `password`, ...) is refused
+with a pointer to `token_env`, which names the environment variable holding the source's token;
+jr2 reads it in place of the kind's own variable (`SourceKind.token_var`, e.g. `GH_TOKEN`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from jr2_core.errors import ConfigError, UsageError
+from jr2_core.projectfile import find_config
+
+from .registry import Registry, SourceKind, options_to_values, split_source, validate_config
+
+_SECRET_KEY = re.compile(r"(token|secret|password|passwd|api_key|pat)$", re.I)
+
+
+@dataclass(frozen=True)
+class NamedSource:
+    """One `[sources.NAME]` entry."""
+
+    name: str
+    kind: str
+    values: dict[str, Any]
+    file: Path
+
+
+def load_named_sources(cwd: Path | None = None) -> dict[str, NamedSource]:
+    """The named sources of the config file `find_config` finds; {} if none."""
+    found = find_config(cwd)
+    if found is None:
+        return {}
+    path, data = found.file, found.data
+    sources = data.get("sources", {})
+    if not isinstance(sources, dict):
+        raise ConfigError(f"{path.name}: [sources] must be a table of named sources")
+    out: dict[str, NamedSource] = {}
+    for name, entry in sources.items():
+        where = f"{path.name}: source {name!r}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise ConfigError(f"{where}: needs kind = \"...\" (e.g. \"local\", \"github\")")
+        for key in entry:
+            if _SECRET_KEY.search(key):
+                raise ConfigError(
+                    f"{where}: {key!r} looks like a secret; keep it in the environment and "
+                    f"name the variable instead (token_env = \"VARIABLE\")")
+        values = {k: v for k, v in entry.items() if k != "kind"}
+        out[name] = NamedSource(name, entry["kind"], values, path)
+    return out
+
+
+def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
+    """Make the variable `token_env` names stand in for the kind's own token variable."""
+    if kind.token_var is None:
+        raise ConfigError(f"{where}: token_env: the {kind.name} kind reads no token")
+    if not isinstance(variable, str) or not variable:
+        raise ConfigError(f"{where}: token_env: expected the name of an environment variable")
+    value = os.environ.get(variable)
+    if not value:
+        raise ConfigError(f"{where}: token_env: the variable {variable} is not set")
+    os.environ[kind.token_var] = value
+
+
+def resolve_source(spec: str, options: list[str], registry: Registry,
+                   cwd: Path | None = None) -> tuple[SourceKind, BaseModel]:
+    """SOURCE (`kind:target` or a name from jr2.toml) and its options -> (kind, config)."""
+    kind_name, target = split_source(spec)
+    if ":" in spec and (kind_name in registry.kinds or kind_name in registry.conflicts):
+        kind = registry.get(kind_name)
+        return kind, validate_config(kind, {"target": target, **options_to_values(kind, options)})
+    named = load_named_sources(cwd)
+    entry = named.get(spec)
+    if entry is None:
+        if ":" in spec:
+            registry.get(kind_name)  # raises: unknown kind, listing the kinds
+        names = ", ".join(sorted(named)) or "none defined in jr2.toml"
+        raise UsageError(f"{spec!r} is neither KIND:TARGET nor a named source ({names})")
+    kind = registry.get(entry.kind)
+    where = f"{entry.file.name}: source {entry.name!r}"
+    base = dict(entry.values)
+    if "token_env" in base:
+        _use_token_env(kind, where, base.pop("token_env"))
+    file_target = base.get("target")
+    if kind.target_is_path and isinstance(file_target, str) and not Path(file_target).is_absolute():
+        base["target"] = str(entry.file.parent / file_target)
+    validate_config(kind, base, where=where, cli=False)  # the file alone must be valid
+    return kind, validate_config(kind, {**base, **options_to_values(kind, options)}, where=where)
