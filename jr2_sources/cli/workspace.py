@@ -12,9 +12,11 @@ Design notes
   per id) under `<state>/worktrees/<run id>/`. A branch that already exists is checked out as it
   is (the work continues on it); otherwise it starts from BASE (default `HEAD`). After success
   the worktree is removed and the branch stays (with its commits, for a pull request). After a
-  failure the worktree is kept for a person to look at, renamed aside to
-  `<state>/worktrees/kept/<slug>-<time>` on a branch renamed to `<branch>-failed-<time>`, so a
-  retry can take the branch name again.
+  failure the worktree is kept for a person to look at, moved aside to
+  `<state>/worktrees/kept/<slug>-<time>`, and the branch is freed so a retry can take it: a
+  branch jr2 made in this attempt is renamed `<branch>-failed-<time>` (the retry starts again
+  from BASE); a branch that existed before is left as it is and the kept worktree detached
+  (jr2 never renames a branch it did not make).
 * Several pools on one clone: worktree paths carry the run id, and every `git worktree` call
   on a clone holds an exclusive lock file in the clone's common git directory, so two pools
   never race on git's worktree bookkeeping.
@@ -118,20 +120,25 @@ class Worktrees(Workspace):
             return False
         return True
 
-    def _add(self, path: Path, branch: str) -> None:
+    def _add(self, path: Path, branch: str) -> bool:
+        """Add the worktree; True when this made the branch (from BASE)."""
         _git(self.repo, "check-ref-format", "--branch", branch)
         path.parent.mkdir(parents=True, exist_ok=True)
         if self._branch_exists(branch):
             self._locked("worktree", "add", str(path), branch)
-        else:
-            self._locked("worktree", "add", "-b", branch, str(path), self.base)
+            return False
+        self._locked("worktree", "add", "-b", branch, str(path), self.base)
+        return True
 
-    def _keep(self, path: Path, branch: str) -> None:
+    def _keep(self, path: Path, branch: str, made: bool) -> None:
         stamp = time.strftime("%Y%m%dT%H%M%S")
         kept = self.root / "kept" / f"{path.name}-{stamp}"
         kept.parent.mkdir(parents=True, exist_ok=True)
         self._locked("worktree", "move", str(path), str(kept))
-        self._locked("branch", "-m", branch, f"{branch}-failed-{stamp}")
+        if made:
+            self._locked("branch", "-m", branch, f"{branch}-failed-{stamp}")
+        else:
+            _git(kept, "checkout", "--quiet", "--detach")
 
     @contextlib.asynccontextmanager
     async def place(self, item_id: str, branch: str | None,
@@ -139,7 +146,7 @@ class Worktrees(Workspace):
         name = branch or default_branch(item_id)
         path = self.run_dir / safe_name(item_id)
         try:
-            await asyncio.to_thread(self._add, path, name)
+            made = await asyncio.to_thread(self._add, path, name)
         except RuntimeError as exc:
             raise Failure(f"--worktree: {exc}") from None
         try:
@@ -153,6 +160,6 @@ class Worktrees(Workspace):
                     with contextlib.suppress(OSError):
                         self.run_dir.rmdir()  # once the run's last worktree is gone
                 else:
-                    await asyncio.shield(asyncio.to_thread(self._keep, path, name))
+                    await asyncio.shield(asyncio.to_thread(self._keep, path, name, made))
             except RuntimeError:
                 pass  # the worktree stays where it is; `git worktree list` shows it

@@ -147,3 +147,19 @@ def test_worker_env_filters_by_name() -> None:
     assert worker_env(["ACME", "JIRA_PAT"], ["ACME"], base) == {
         "PATH": "/bin", "ACME": "t" * 8, "JIRA_PAT": "p" * 8}
     assert os.environ is not base
+
+
+def test_a_branch_jr2_did_not_make_is_never_renamed(repo: Path, tmp_path: Path) -> None:
+    (repo / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nbranch = "feature/x"\n')
+    git(repo, "branch", "feature/x")
+    state = tmp_path / "state"
+    res = jr2("work", "local:b.toml", "--state", str(state), "--worktree", "--", "sh", "-c",
+              'test "$(git branch --show-current)" = feature/x && echo more > more && '
+              'git add more && git -c user.email=t@t -c user.name=t commit -qm more && false',
+              cwd=repo)
+    assert res.returncode == 1, res.stderr
+    assert git(repo, "log", "-1", "--format=%s", "feature/x") == "more"  # the work is on it
+    assert git(repo, "branch", "--list", "feature/x-failed-*") == ""
+    [kept] = (state / "worktrees" / "kept").iterdir()
+    assert (kept / "more").is_file()
+    assert subprocess.run(["git", "-C", str(kept), "symbolic-ref", "-q", "HEAD"]).returncode != 0
