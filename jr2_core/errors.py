@@ -85,7 +85,8 @@ def error_words(error: Any) -> str:
     if error["type"] == "value_error":
         return msg.removeprefix("Value error, ")
     if msg.startswith("Input should be "):
-        return f"expected {msg.removeprefix('Input should be ')}, not {error.get('input')!r}"
+        got = f", not {error['input']!r}" if "input" in error else ""
+        return f"expected {msg.removeprefix('Input should be ')}{got}"
     if error["type"] == "missing":
         return "required, and not given"
     return msg

@@ -14,7 +14,10 @@ A comment on the line before a block says how to take it:
 - `<!-- docs-test: excerpt -->`: the lines shown must appear, others may be printed too;
 - `<!-- docs-test: no-output -->`: run, output not compared (it varies, e.g. a help screen);
 - `<!-- docs-test: file NAME -->` (before any block, e.g. ```toml): the page's next step writes
-  the block's text to NAME, as a reader saving the file would.
+  the block's text to NAME, as a reader saving the file would;
+- `<!-- docs-test: setup` ... `-->` (a comment of its own lines): shell lines run first, unseen
+  by a reader, to make what an example only describes (a broken backlog, a script), so that its
+  output is still checked.
 A ```sh block's lines are commands without output (`# comments` are dropped).
 """
 
@@ -68,6 +71,11 @@ def extract(page: Path) -> tuple[list[Command], list[tuple[int, str]]]:
     skipped: list[tuple[int, str]] = []
     i = 0
     while i < len(lines):
+        if lines[i].strip() == "<!-- docs-test: setup":
+            end = lines.index("-->", i)
+            commands.append(Command(i + 1, "\n".join(lines[i + 1:end]), mode="no-output"))
+            i = end + 1
+            continue
         m = _FENCE.match(lines[i])
         if not m:
             i += 1
