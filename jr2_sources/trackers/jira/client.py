@@ -18,7 +18,7 @@ Design notes
   headers (the credentials), so it is never used; messages are scrubbed of the token anyway.
 * `stats` counts every HTTP response (a `requests` response hook, so the package's hidden
   calls count too) and every connection failure. A read-only client refuses every write;
-  search is a POST and is allowed.
+  search and `comment/list` are POSTs that only read, and are allowed.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "iss
           "subtasks", "parent")
 PAGE = 100
 API = "/rest/api/2"
+READS = ("/search", "/search/jql", "/comment/list")  # POSTs that only read
 
 
 class JiraHTTPError(SourceHTTPError):
@@ -105,8 +106,7 @@ class JiraClient:
         with self._lock:
             self.stats.requests += 1
             self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
-            if method != "GET" and not str(resp.url).split("?")[0].endswith(
-                    ("/search", "/search/jql")):
+            if method != "GET" and not str(resp.url).split("?")[0].endswith(READS):
                 self.stats.writes += 1
 
     # -- the server -----------------------------------------------------------------------------
@@ -182,7 +182,7 @@ class JiraClient:
                 body: Any = None, need: str = "read issues") -> Reply:
         """One REST call (`path` under /rest/api/2), retried; writes are spaced."""
         method = method.upper()
-        if method != "GET":
+        if method != "GET" and not path.endswith(READS):
             if self.read_only:
                 raise UsageError(f"{self.label}: read-only here (a report never writes to Jira)")
             self._spacer.wait()
