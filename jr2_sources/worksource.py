@@ -8,7 +8,10 @@ layer does the rest, the same for every tracker:
 
 * `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
   the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
-  (priority, then oldest, then id). A lost claim moves on to the next item.
+  (priority, then oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose
+  claim attempts notify people), among items of equal order (same priority and time) each pool
+  starts at its own offset (`spread`), so pools polling together do not all race for one.
+  A lost claim moves on to the next item.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
   instead of ending `deadlocked` or `drained` early.
@@ -25,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import socket
 import time
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -36,7 +41,7 @@ from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
-from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
 log = logging.getLogger("jr2.worksource")
 
@@ -111,6 +116,19 @@ class Tally:
             self.cancelled += 1
 
 
+def spread(ready: list[ReadyEntry], holder: str) -> list[ReadyEntry]:
+    """The ready items in run order, except that among items of EQUAL order (same priority and
+    creation time, told apart only by id) each pool starts at its own offset (from a hash of
+    its holder id), so pools that poll together prefer different items instead of all racing
+    for the first. The documented order between unequal items stays."""
+    out: list[ReadyEntry] = []
+    for _, group in itertools.groupby(ready, key=lambda e: (e.item.priority, e.item.created)):
+        tie = list(group)
+        k = zlib.crc32(holder.encode()) % len(tie)
+        out += tie[k:] + tie[:k]
+    return out
+
+
 def default_holder(run_id: str) -> str:
     """A pool's holder id: its run id and host, so pools sharing one token are told apart."""
     return f"{run_id}@{socket.gethostname()}"
@@ -175,7 +193,9 @@ class WorkSource:
         mine = set(active)
         held = sum(1 for e in rs.claimed if e.item.id not in mine and e.claim.holder != self.holder)
         lost = 0
-        for i, entry in enumerate(rs.ready):
+        order = spread(rs.ready, self.holder) if getattr(self.adapter, "spread_claims",
+                                                         False) else rs.ready
+        for i, entry in enumerate(order):
             if entry.item.id in mine:
                 continue
             asked = self.clock()  # the lease runs from before the claim reached the tracker
