@@ -33,7 +33,7 @@ references in place.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -181,7 +181,7 @@ class IncrementalReadySet:
         """The live claims, by item id (a copy)."""
         return dict(self._claimed)
 
-    def ready_items(self) -> Iterator[SnapshotItem]:
+    def ready_items(self) -> Generator[SnapshotItem, None, None]:
         """The ready items in run order, lazily: reading the first k costs O(k log N).
 
         Do not apply deltas while iterating; closing the iterator (or running it out) puts

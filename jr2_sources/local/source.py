@@ -3,25 +3,27 @@
 jr2 never rewrites the backlog file, so human edits are never lost. Claims, leases and outcomes
 live in `<state>/local/<slug-hash of the backlog's absolute path>.sqlite`, never beside the
 backlog. A dry run (`env.read_only`) opens that store read-only if it exists and otherwise
-creates nothing. The parsed backlog is cached on the file's (mtime, size), so a poll that finds
-nothing changed costs one `stat` and one SQL read.
+creates nothing. The parsed backlog is cached on the file's (mtime, size, inode); a running pool
+reads deltas (`changes()`, see `changes.py`), so a claim costs what changed, not the backlog's size.
 """
 
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from jr2_core import Outcome
+from jr2_core.incremental import Delta
 from jr2_core.paths import safe_name
-from jr2_core.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
+from jr2_core.readyset import Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
 from ..durations import Duration
 from .backlog import Backlog, load_backlog
+from .changes import FileKey, LocalChanges, file_key
+from .items import ItemView
 from .store import ClaimStore
 
 
@@ -39,10 +41,6 @@ class LocalConfig(BaseModel):
                                  description="how often a waiting pool looks for changes")
 
 
-def _ts(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
 class LocalAdapter:
     """A `TrackerAdapter` over a backlog file and a SQLite claim store."""
 
@@ -53,18 +51,15 @@ class LocalAdapter:
         self.store_path = env.state_dir / "local" / f"{safe_name(str(self.path.resolve()))}.sqlite"
         self.read_only = env.read_only
         self._store: ClaimStore | None = None
-        self._cache: tuple[tuple[int, int], Backlog] | None = None
+        self._cache: tuple[FileKey, Backlog] | None = None
         self._lock = threading.Lock()
+        self._changes = LocalChanges(self.name, set(config.label))
 
     # -- reading -------------------------------------------------------------------------------
 
     def backlog(self) -> Backlog:
-        """The parsed backlog, re-read only when the file changed."""
-        try:
-            st = self.path.stat()
-            key = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            key = (-1, -1)
+        """The parsed backlog, re-read only when the file changed (`changes.file_key`)."""
+        key = file_key(self.path)
         with self._lock:
             if self._cache is None or self._cache[0] != key:
                 self._cache = (key, load_backlog(self.path))
@@ -89,60 +84,48 @@ class LocalAdapter:
         backlog = self.backlog()
         store = self._open_store()
         state = store.state() if store is not None else None
-        claims = state.claims if state else {}
-        outcomes = state.outcomes if state else {}
+        return ItemView(backlog, state.claims if state else {}, state.outcomes if state else {},
+                        set(self.config.label)).snapshot(self.name)
 
-        done_ids = {it.id for it in backlog.items if it.status == "done"}
-        done_ids.update(i for i, o in outcomes.items() if o.status == "done")
-        done = done_ids.__contains__
-        by_id = backlog.by_id()
-        kids = backlog.children()
-        wanted = set(self.config.label)
-        items: list[SnapshotItem] = []
-        done_count = 0
-        for it in backlog.items:
-            if done(it.id):
-                if not wanted or wanted.issubset(it.labels):  # done, and in this scope
-                    done_count += 1
-                continue
-            claim = claims.get(it.id)
-            out = outcomes.get(it.id)
-            if wanted and not wanted.issubset(it.labels) and claim is None and out is None:
-                continue
-            blockers = [
-                BlockerRef(n, "missing" if n not in by_id else "done" if done(n) else "open")
-                for n in it.needs
-            ]
-            children = [BlockerRef(c, "done" if done(c) else "open") for c in kids.get(it.id, ())]
-            extra = {"body": it.body} if it.body else {}
-            items.append(SnapshotItem(
-                id=it.id, title=it.title, labels=list(it.labels), priority=it.priority,
-                created=it.created, parent=it.parent, children=children, blockers=blockers,
-                failed=(out.reason or "failed") if out is not None and out.status == "failed"
-                else None,
-                claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
-                if claim is not None else None,
-                branch=it.branch, extra=extra,
-            ))
-        return Snapshot(source=self.name, items=items, done_count=done_count)
+    def changes(self, *, full: bool = False) -> Snapshot | Delta:
+        """What changed since the last call (see `changes.py`): a `Delta`, or a full snapshot
+        the first time, when the backlog file changed, or when `full` is asked."""
+        backlog = self.backlog()
+        with self._lock:
+            key = self._cache[0] if self._cache is not None else file_key(self.path)
+        return self._changes.changes(key, backlog, self._open_store(), full=full)
 
     # -- claims --------------------------------------------------------------------------------
 
+    # Each write is noted AFTER it committed, won or lost: the next delta re-reads that row.
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        return self._writable().claim(item.id, holder, lease)
+        try:
+            return self._writable().claim(item.id, holder, lease)
+        finally:
+            self._changes.note(item.id)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        return self._writable().renew(item_id, holder, lease)
+        try:
+            return self._writable().renew(item_id, holder, lease)
+        finally:
+            self._changes.note(item_id)
 
     def release(self, item_id: str, holder: str) -> None:
-        self._writable().release(item_id, holder)
+        try:
+            self._writable().release(item_id, holder)
+        finally:
+            self._changes.note(item_id)
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         if outcome.status == "cancelled":
             self.release(item_id, holder)
             return
         reason = outcome.failure.reason if outcome.failure is not None else None
-        self._writable().settle(item_id, holder, outcome.status, reason)
+        try:
+            self._writable().settle(item_id, holder, outcome.status, reason)
+        finally:
+            self._changes.note(item_id)
 
     def retry(self, item_id: str) -> bool:
         """Clear a failed outcome so the item is offered again (`jr2 local retry`)."""
