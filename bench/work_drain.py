@@ -1,0 +1,165 @@
+"""Draining a local backlog: `jr2 work local:FILE --cap 8 -- true` against an asyncio floor run
+beside it (issue 18).
+
+The floor does what jr2's worker does per item, and nothing else: it spawns the same `true`
+command 8 at a time, each with a per-item directory (its cwd), a JSON file with the item, a log
+file its stdout and stderr are pumped into, and the environment jr2 gives; on a DAG it starts an
+item once all its `needs` have finished (a counter per item: the cheapest correct scheduler).
+`jr2 work` runs as a separate process, start-up included, as a user runs it.
+
+    python bench/work_drain.py [--sizes 100,1000,10000] [--big] [--dag] [--python PY] [--json]
+
+`--big` adds N = 100,000; `--dag` adds a backlog of chains with fan-in (each item needs the one
+before it in its chain of 10, and every 10th item needs the last item of the 3 chains before).
+`--python` runs `jr2` with another interpreter (e.g. another checkout's venv: before/after).
+Target: `jr2 work` within 1.5x the floor for every N. Compare ratios, not seconds: the machine is
+shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CAP = 8
+
+
+def backlog(n: int, dag: bool) -> list[dict[str, object]]:
+    """N items; independent, or chains of 10 with fan-in between chains."""
+    items: list[dict[str, object]] = []
+    for i in range(n):
+        it: dict[str, object] = {"id": f"T-{i}", "title": f"Item {i}"}
+        if dag:
+            if i % 10:
+                it["needs"] = [f"T-{i - 1}"]
+            elif i >= 30:
+                it["needs"] = [f"T-{i - 10 * k - 1}" for k in range(3)]
+        items.append(it)
+    return items
+
+
+def write_toml(path: Path, items: list[dict[str, object]]) -> None:
+    lines = []
+    for it in items:
+        lines += ["[[items]]", f'id = "{it["id"]}"', f'title = "{it["title"]}"']
+        if "needs" in it:
+            lines.append("needs = [" + ", ".join(f'"{n}"' for n in it["needs"]) + "]")  # type: ignore[attr-defined]
+    path.write_text("\n".join(lines) + "\n")
+
+
+async def floor(items: list[dict[str, object]], work: Path, argv: list[str]) -> float:
+    """The same commands, CAP at a time, dependencies respected, as jr2's worker spawns them."""
+    waiting = {str(it["id"]): len(it.get("needs", ())) for it in items}  # type: ignore[arg-type]
+    dependents: dict[str, list[str]] = {}
+    by_id = {str(it["id"]): it for it in items}
+    for it in items:
+        for n in it.get("needs", ()):  # type: ignore[attr-defined]
+            dependents.setdefault(n, []).append(str(it["id"]))
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    for iid, k in waiting.items():
+        if k == 0:
+            queue.put_nowait(iid)
+    left = len(items)
+    logs = work / "logs"
+    logs.mkdir(parents=True)
+
+    async def pump(stream: asyncio.StreamReader, log: object, tag: str) -> None:
+        while line := await stream.readline():
+            log.write(f"{tag} {line.decode('utf-8', 'replace').rstrip()}\n")  # type: ignore[attr-defined]
+
+    async def run_one(iid: str) -> None:
+        box = work / "sandboxes" / iid
+        box.mkdir(parents=True)
+        item_file = logs / f"{iid}.json"
+        item_file.write_text(json.dumps({**by_id[iid], "source": "floor"}, indent=2))
+        env = dict(os.environ, JR2_ITEM_ID=iid, JR2_ITEM_TITLE=str(by_id[iid]["title"]),
+                   JR2_ITEM_URL="", JR2_ITEM_JSON=str(item_file), JR2_RUN_ID="floor")
+        with open(logs / f"{iid}.log", "a", encoding="utf-8") as log:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=box, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True)
+            assert proc.stdout is not None and proc.stderr is not None
+            await asyncio.gather(pump(proc.stdout, log, "out"), pump(proc.stderr, log, "err"),
+                                 proc.wait())
+        assert proc.returncode == 0
+        shutil.rmtree(box)
+
+    async def slot() -> None:
+        nonlocal left
+        while (iid := await queue.get()) is not None:
+            await run_one(iid)
+            left -= 1
+            for d in dependents.get(iid, ()):
+                waiting[d] -= 1
+                if waiting[d] == 0:
+                    queue.put_nowait(d)
+            if left == 0:
+                for _ in range(CAP):
+                    queue.put_nowait(None)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(slot() for _ in range(CAP)))
+    return time.perf_counter() - t0
+
+
+def jr2_work(python: str, work: Path, backlog_file: Path, n: int) -> float:
+    t0 = time.perf_counter()
+    res = subprocess.run([python, "-m", "jr2_core", "work", f"local:{backlog_file}",
+                          "--cap", str(CAP), "--state", str(work / "state"), "--json",
+                          "--", "true"], cwd=work, capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"jr2 work failed ({res.returncode}): {res.stderr.strip()[-300:]}")
+    out = json.loads(res.stdout)
+    done = len(out.get("items", out.get("output", {}).get("items", {})))
+    if done != n:
+        raise SystemExit(f"jr2 work ran {done} of {n} items")
+    return dt
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100,1000,10000")
+    ap.add_argument("--big", action="store_true", help="add N = 100,000")
+    ap.add_argument("--dag", action="store_true", help="add a DAG of chains with fan-in")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter that runs jr2")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.big:
+        sizes.append(100_000)
+    cases = [(n, False) for n in sizes]
+    if args.dag:
+        cases += [(n, True) for n in sizes if n <= 10_000]
+    argv = [shutil.which("true") or "/bin/true"]
+    rows = []
+    for n, dag in cases:
+        items = backlog(n, dag)
+        with tempfile.TemporaryDirectory(prefix="jr2-drain-") as tmp:
+            work = Path(tmp)
+            write_toml(work / "b.toml", items)
+            tf = asyncio.run(floor(items, work / "floor", argv))
+            tj = jr2_work(args.python, work, work / "b.toml", n)
+        rows.append({"items": n, "shape": "dag" if dag else "independent", "floor_s": tf,
+                     "jr2_s": tj, "ratio": tj / tf})
+        if not args.json:
+            r = rows[-1]
+            print(f"{r['shape']:>12} {n:>7} floor {tf:8.2f} s  jr2 work {tj:8.2f} s  "
+                  f"ratio {r['ratio']:5.2f}", flush=True)
+    if args.json:
+        print(json.dumps({"cap": CAP, "rows": rows}, indent=2))
+    else:
+        print("target: jr2 work / floor <= 1.5")
+
+
+if __name__ == "__main__":
+    main()
