@@ -2,25 +2,28 @@
 
 Every command turns a `Jr2Error` into `error: <one line>` and its exit code; a traceback is kept
 for defects only (`jr2 run` prints it with `--verbose`). Exit codes: 0 drained or done, 1 failed,
-2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Tracker clients are imported lazily by the
-sources that need them, so `jr2 --help` stays quick and works without them.
+2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Start-up is kept short (`jr2 --help` and
+`jr2 --version` within 100 ms, bench/cli_start.py): this module imports click and nothing heavy;
+asyncio, pydantic, aiohttp and the tracker clients are imported by the commands that use them,
+and plugin source kinds register on first use of the registry (jr2_core.plugins).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
 from . import __version__
 from .errors import Jr2Error, UsageError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,8 +69,12 @@ class Jr2Group(click.Group):
             return super().invoke(ctx)
         except Jr2Error as exc:
             fail(str(exc), exc.exit_code)
-        except ValidationError as exc:
-            fail(one_line(exc))
+        except Exception as exc:
+            # pydantic is imported only by the commands that use it: no pydantic, no such error
+            pydantic_core = sys.modules.get("pydantic_core")
+            if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
+                fail(one_line(exc))
+            raise
 
 
 def state_option(f: F) -> F:
@@ -150,6 +157,8 @@ async def host_and_wait(
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
 ) -> Any:
     """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult."""
+    import asyncio
+
     from .host import RunHost
 
     handle = start_run()
@@ -193,6 +202,8 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
 
     def begin() -> Any:
         return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
+
+    import asyncio
 
     result = asyncio.run(host_and_wait(begin, port=port))
     click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -280,7 +291,7 @@ def _add_plugin_commands(cli: click.Group) -> None:
         try:
             impl.function(cli=cli)
         except Exception as exc:  # a broken plugin must not break the CLI
-            for info in host.plugins:
+            for info in host.infos:
                 if info.name == impl.plugin_name:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
 

@@ -15,14 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from .errors import ConfigError
 from .hookspecs import Jr2Spec
 from .registry import Registry, SourceKind
-from .runs import RunEvent
+
+if TYPE_CHECKING:
+    from .runs import RunEvent
 
 log = logging.getLogger("jr2.plugins")
 
@@ -51,11 +53,33 @@ class PluginInfo:
 
 @dataclass
 class Host:
-    """The loaded plugin manager, the source registry, and what was loaded."""
+    """The loaded plugin manager, the source registry, and what was loaded.
+
+    Plugins are imported and their hooks registered by `load()`; their source kinds are
+    registered on first use of `registry` or `plugins` (a kind's config model imports pydantic,
+    which `jr2 --help` must not pay for)."""
 
     pm: pluggy.PluginManager
-    registry: Registry
-    plugins: list[PluginInfo]
+    infos: list[PluginInfo]
+    _pending: list[tuple[PluginInfo, Any]] = field(default_factory=list)
+    _registry: Registry = field(default_factory=Registry)
+
+    @property
+    def registry(self) -> Registry:
+        """The source kinds of every loaded plugin."""
+        self._register_sources()
+        return self._registry
+
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        """What was loaded, with each plugin's source kinds and any error."""
+        self._register_sources()
+        return self.infos
+
+    def _register_sources(self) -> None:
+        pending, self._pending = self._pending, []
+        for info, module in pending:
+            _register_sources(self._registry, info, module)
 
 
 _host: Host | None = None
@@ -73,13 +97,19 @@ def _allowed(ep: metadata.EntryPoint) -> bool:
 
 
 def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
-    """Register one plugin object and its source kinds; record any error on `info`."""
+    """Register one plugin object (its source kinds wait for `Host.registry`); record any error
+    on `info`."""
     try:
         host.pm.register(module, name=info.name)
     except Exception as exc:
         info.error = f"{type(exc).__name__}: {exc}"
         return
     info.hooks = sorted(h.name for h in host.pm.get_hookcallers(module) or [])
+    host._pending.append((info, module))
+
+
+def _register_sources(registry: Registry, info: PluginInfo, module: ModuleType | Any) -> None:
+    """Register one plugin's source kinds; record any error on `info`."""
     impl = getattr(module, "jr2_register_sources", None)
     if impl is None:
         return
@@ -89,7 +119,7 @@ def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
         for kind in found:
             kind = SourceKind(kind.name, kind.config, kind.factory, kind.help,
                               info.distribution or info.module)
-            host.registry.register(kind)
+            registry.register(kind)
             info.kinds.append(kind.name)
     except ConfigError as exc:
         info.error = str(exc)
@@ -104,15 +134,15 @@ def load(*, refresh: bool = False) -> Host:
         return _host
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(Jr2Spec)
-    host = Host(pm, Registry(), [])
+    host = Host(pm, [])
+    try:
+        version: str | None = metadata.version("jr2")
+    except metadata.PackageNotFoundError:
+        version = None
     for modname in BUILTIN:
         info = PluginInfo(name=modname, module=modname, distribution="jr2", builtin=True)
-        try:
-            version: str | None = metadata.version("jr2")
-        except metadata.PackageNotFoundError:
-            version = None
         info.version = version
-        host.plugins.append(info)
+        host.infos.append(info)
         try:
             module = importlib.import_module(modname)
         except Exception as exc:
@@ -126,7 +156,7 @@ def load(*, refresh: bool = False) -> Host:
         dist = ep.dist.name if ep.dist is not None else None
         info = PluginInfo(name=ep.name, module=ep.value, distribution=dist,
                           version=ep.dist.version if ep.dist is not None else None)
-        host.plugins.append(info)
+        host.infos.append(info)
         try:
             obj = ep.load()
         except Exception as exc:

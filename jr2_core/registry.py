@@ -14,11 +14,12 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
                     cli: bool = True) -> BaseModel:
     """Validate raw values with the kind's model; a failure is one line naming the field (as
     an option when it came from the command line)."""
+    from pydantic import ValidationError  # imported here: plugins import this module at start-up
+
     try:
         return kind.config.model_validate(values)
     except ValidationError as exc:

@@ -8,7 +8,6 @@ in `jr2 work` is the COMMAND.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime
@@ -203,6 +202,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
+    import asyncio
+
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
                                    timeout=timeout_s, wait=wait_forever, address=address,
                                    secret=secret, state=state))
