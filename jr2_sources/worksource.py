@@ -176,7 +176,7 @@ class WorkSource:
 
     async def next(self, active: list[str]) -> Next:
         try:
-            view = await asyncio.to_thread(self._reader.read)
+            return await asyncio.to_thread(self._claim_next, set(active))
         except UsageError as exc:
             if self._seen is None:
                 raise
@@ -184,8 +184,12 @@ class WorkSource:
             log.warning("%s: %s; keeping the last good state and looking again", self.adapter.name,
                         exc)
             return Next(item=None, open=self._seen.n_blocked + 1, held=1)
+
+    def _claim_next(self, mine: set[str]) -> Next:
+        """Read the Ready-set and claim the first ready item we win (blocking: one thread hop
+        for the whole of `next`, which is most of a cheap source's cost per item)."""
+        view = self._reader.read()
         self._seen = view
-        mine = set(active)
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
         lost = 0
         try:
@@ -193,8 +197,7 @@ class WorkSource:
                 if item.id in mine:
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
-                won = await asyncio.to_thread(self.adapter.claim, item, self.holder, self.lease)
-                if won:
+                if self.adapter.claim(item, self.holder, self.lease):
                     self._claimed_at[item.id] = asked
                     rest = view.n_ready - i - 1
                     return Next(item=WorkItem.from_snapshot(item, self.adapter.name),
