@@ -8,11 +8,15 @@ item once all its `needs` have finished (a counter per item: the cheapest correc
 `jr2 work` runs as a separate process, start-up included, as a user runs it.
 
     python bench/work_drain.py [--sizes 100,1000,10000] [--big] [--dag] [--repeat R]
-                               [--python PY] [--json]
+                               [--python PY] [--per-claim] [--json]
 
 `--big` adds N = 100,000; `--dag` adds a backlog of chains with fan-in (each item needs the one
 before it in its chain of 10, and every 10th item needs the last item of the 3 chains before).
 `--python` runs `jr2` with another interpreter (e.g. another checkout's venv: before/after).
+`--per-claim` measures only what jr2 adds per claim (the WorkSource's `next` + `settle` over the
+local source, no command run), reading by deltas and, for comparison, by full snapshots (full
+reads are timed over the first 300 claims only, and skipped above 10,000 items: they are
+quadratic).
 Target: `jr2 work` within 1.5x the floor for every N. Compare ratios, not seconds: the machine is
 shared.
 """
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 CAP = 8
 
@@ -127,6 +132,47 @@ def jr2_work(python: str, work: Path, backlog_file: Path, n: int, state: Path) -
     return dt
 
 
+class _FullReads:
+    """The local adapter without `changes()`: the WorkSource reads a full snapshot and
+    recomputes the Ready-set before every claim (how every claim was read before issue 18)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self._a = adapter
+        self.name = adapter.name
+        self.snapshot, self.claim, self.renew = adapter.snapshot, adapter.claim, adapter.renew
+        self.release, self.record = adapter.release, adapter.record
+
+
+def per_claim(n: int, dag: bool, full: bool, limit: int | None = None) -> float:
+    """Milliseconds per item of `next` + `settle` through the WorkSource over a local backlog
+    of N items, no command run: what jr2 itself adds per claim (over the first `limit` claims
+    when given, the whole drain otherwise)."""
+    from jr2_core import Outcome
+    from jr2_core.registry import SourceEnv
+    from jr2_sources.local.source import LocalAdapter, LocalConfig
+    from jr2_sources.worksource import WorkSource
+
+    async def drain(ws: WorkSource) -> int:
+        done = 0
+        while done != limit and (nxt := await ws.next([])).item is not None:
+            await ws.settle(nxt.item.id, Outcome("done"))
+            done += 1
+        return done
+
+    with tempfile.TemporaryDirectory(prefix="jr2-claim-") as tmp:
+        write_toml(Path(tmp) / "b.toml", backlog(n, dag))
+        adapter = LocalAdapter(LocalConfig(target=str(Path(tmp) / "b.toml")),
+                               SourceEnv(Path(tmp) / "state"))
+        ws = WorkSource(_FullReads(adapter) if full else adapter, holder="bench")
+        t0 = time.perf_counter()
+        done = asyncio.run(drain(ws))
+        dt = time.perf_counter() - t0
+        adapter.close()
+    if done != (limit or n):
+        raise SystemExit(f"per-claim: drained {done} of {n}")
+    return dt / done * 1000
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100,1000,10000")
@@ -134,8 +180,28 @@ def main() -> None:
     ap.add_argument("--dag", action="store_true", help="add a DAG of chains with fan-in")
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs jr2")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each, alternating; best kept")
+    ap.add_argument("--per-claim", action="store_true",
+                    help="only jr2's own cost per claim (next + settle, no command), by deltas "
+                         "and by full reads, in this process")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.per_claim:
+        claim_rows = []
+        for n in [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.big else []):
+            for dag in (False, True) if args.dag else (False,):
+                full = per_claim(n, dag, True, limit=min(n, 300)) if n <= 10_000 else None
+                delta = per_claim(n, dag, False)
+                claim_rows.append({"items": n, "shape": "dag" if dag else "independent",
+                                   "full_ms": full, "delta_ms": delta})
+                if not args.json:
+                    f = f"{full:8.3f} ms" if full is not None else "   (skipped)"
+                    print(f"{claim_rows[-1]['shape']:>12} {n:>7}  per claim: full reads {f}  "
+                          f"deltas {delta:7.3f} ms", flush=True)
+        if args.json:
+            print(json.dumps({"per_claim": claim_rows}, indent=2))
+        else:
+            print("target: <= 1 ms per claim at 10,000 items (deltas)")
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.big:
         sizes.append(100_000)
