@@ -165,7 +165,7 @@ def per_claim(n: int, dag: bool, full: bool, limit: int | None = None) -> float:
     when given, the whole drain otherwise)."""
     from jr2_core import Outcome
     from jr2_core.registry import SourceEnv
-    from jr2_sources.local.source import LocalAdapter, LocalConfig
+    from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
     from jr2_sources.worksource import WorkSource
 
     async def drain(ws: WorkSource) -> int:

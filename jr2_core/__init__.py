@@ -1,104 +1,54 @@
-"""jr2_core: the Pool engine (the seed, in Python), runs and their gates, and the Ready-set.
+"""jr2_core: the Pool engine (the seed, in Python), runs and their gates, the run host and
+client, the plugin host and the `run`/`gates`/`send` CLI. It knows nothing about trackers: the
+Ready-set, the source registry and the Work Source layer are `jr2_sources`.
 
-Everything public is re-exported here, lazily (`jr2_core.lazy`: importing the package costs
-nothing until a name is used); the modules behind it are private by convention.
+Everything public is re-exported here; the modules behind it are private by convention. The
+Ready-set and registry names once exported here still resolve, with a `DeprecationWarning`
+(`__getattr__` below, and `jr2_core._moved` for the old module paths).
 """
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from .errors import (
-        ConfigError,
-        DuplicateGate,
-        GateError,
-        InvalidPayload,
-        Jr2Error,
-        NoLiveRun,
-        PoolDefect,
-        RetriesAborted,
-        SourceError,
-        SourceHTTPError,
-        UnknownEvent,
-        UnknownGate,
-        UsageError,
-    )
-    from .events import Empty, Event, EventDef, define_event
-    from .failure import Failure
-    from .hookspecs import hookimpl
-    from .machine import Context, FunctionMachine, Machine, as_machine
-    from .pool import FailureInfo, Next, Outcome, Pool, RunOutput, Source, pool, source
-    from .readyset import (
-        BlockerRef,
-        Claim,
-        ReadySet,
-        Reason,
-        Snapshot,
-        SnapshotItem,
-        compute_ready_set,
-    )
-    from .registry import SourceEnv, SourceKind
-    from .runs import GateInfo, Observer, Run, RunEvent, RunResult, run, run_sync, start
-
-_WHERE = {
-    "ConfigError": ".errors",
-    "DuplicateGate": ".errors",
-    "GateError": ".errors",
-    "InvalidPayload": ".errors",
-    "Jr2Error": ".errors",
-    "NoLiveRun": ".errors",
-    "PoolDefect": ".errors",
-    "RetriesAborted": ".errors",
-    "SourceError": ".errors",
-    "SourceHTTPError": ".errors",
-    "UnknownEvent": ".errors",
-    "UnknownGate": ".errors",
-    "UsageError": ".errors",
-    "Empty": ".events",
-    "Event": ".events",
-    "EventDef": ".events",
-    "define_event": ".events",
-    "Failure": ".failure",
-    "hookimpl": ".hookspecs",
-    "Context": ".machine",
-    "FunctionMachine": ".machine",
-    "Machine": ".machine",
-    "as_machine": ".machine",
-    "FailureInfo": ".pool",
-    "Next": ".pool",
-    "Outcome": ".pool",
-    "Pool": ".pool",
-    "RunOutput": ".pool",
-    "Source": ".pool",
-    "pool": ".pool",
-    "source": ".pool",
-    "BlockerRef": ".readyset",
-    "Claim": ".readyset",
-    "ReadySet": ".readyset",
-    "Reason": ".readyset",
-    "Snapshot": ".readyset",
-    "SnapshotItem": ".readyset",
-    "compute_ready_set": ".readyset",
-    "SourceEnv": ".registry",
-    "SourceKind": ".registry",
-    "GateInfo": ".runs",
-    "Observer": ".runs",
-    "Run": ".runs",
-    "RunEvent": ".runs",
-    "RunResult": ".runs",
-    "run": ".runs",
-    "run_sync": ".runs",
-    "start": ".runs",
-}
-
-lazy_exports(__name__, _WHERE)
+from . import _moved
+from .errors import (
+    ConfigError,
+    DuplicateGate,
+    GateError,
+    InvalidPayload,
+    Jr2Error,
+    NoLiveRun,
+    PoolDefect,
+    RetriesAborted,
+    SourceError,
+    SourceHTTPError,
+    UnknownEvent,
+    UnknownGate,
+    UsageError,
+)
+from .events import Empty, Event, EventDef, define_event
+from .failure import Failure
+from .hookspecs import hookimpl
+from .machine import Context, FunctionMachine, Machine, as_machine
+from .pool import FailureInfo, Next, Outcome, Pool, RunOutput, Source, pool, source
+from .runs import GateInfo, Observer, Run, RunEvent, RunResult, run, run_sync, start
 
 __version__ = "0.1.0"
 
+_moved.install()
+
+
+def __getattr__(name: str) -> Any:
+    """The names that moved to `jr2_sources`, imported on first use, with a warning."""
+    where = _moved.MOVED_NAMES.get(name)
+    if where is None:
+        raise AttributeError(f"module 'jr2_core' has no attribute {name!r}")
+    import importlib
+
+    _moved.warn_moved(f"jr2_core.{name}", f"{where}.{name}")
+    return getattr(importlib.import_module(where), name)
+
+
 __all__ = [
-    "BlockerRef",
-    "Claim",
     "ConfigError",
     "Context",
     "DuplicateGate",
@@ -119,26 +69,19 @@ __all__ = [
     "Outcome",
     "Pool",
     "PoolDefect",
-    "ReadySet",
-    "Reason",
     "RetriesAborted",
     "Run",
     "RunEvent",
     "RunOutput",
     "RunResult",
-    "Snapshot",
-    "SnapshotItem",
     "Source",
-    "SourceEnv",
     "SourceError",
     "SourceHTTPError",
-    "SourceKind",
     "UnknownEvent",
     "UnknownGate",
     "UsageError",
     "__version__",
     "as_machine",
-    "compute_ready_set",
     "define_event",
     "hookimpl",
     "pool",

@@ -1,86 +1,78 @@
-"""jr2_sources: Work Sources, and the public pieces a third-party source reuses.
+"""jr2_sources: the Work Source layer, and the public pieces a third-party source reuses.
 
-- `WorkSource`, `TrackerAdapter`, `WorkItem`, `default_holder`: the tracker-agnostic layer that
-  turns an adapter (snapshot, claim, renew, release, record) into a jr2 `Source`.
-- `Duration`, `parse_duration`: `10m`-style options.
-- `Redactor`, `secret_values`: keep secrets out of logs and output.
-- `verify_signature`, `hmac_sha256`, `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`:
-  webhooks.
-- `CommentClaims`, `CommentThread`: the claim protocol by comment history (`jr2_sources.claims`)
-  for trackers with no compare-and-set; `ClaimsByComment`: an adapter's claim / renew / release
-  delegated to it; `jr2_sources.retry`: the one retry layer.
-- `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date`: a counted, retried, spaced
-  REST client for a tracker's JSON API (`requests` is loaded only when one is made).
-- `LabelOptions`: the config options of a label-based tracker (scope, priorities, jr2's labels).
+- `WorkSource`, `TrackerAdapter`, `WorkItem`, `default_holder` (`worksource`): the
+  tracker-agnostic layer that turns an adapter (snapshot, claim, renew, release, record) into a
+  jr2 `Source`.
+- `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
+  (`readyset`): what an adapter reads and the Ready-set computed from it; `report`: its views.
+- `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
+  added by `hooks`); `projectconfig`: `jr2.toml`.
+- `jr2_sources.kit`: what a tracker plugin reuses (REST client, retries, webhooks, comment
+  claims, label options); its names are re-exported here too.
+- `jr2_sources.trackers`: the built-in trackers (local, github, jira), plugins like any other.
+- `jr2_sources.cli`: the `ready` / `work` commands and the worker runner.
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
-
-The names are re-exported lazily (`jr2_core.lazy`), so a plugin importing one pays for its module
-only.
 """
 
-from typing import TYPE_CHECKING
+from jr2_core import _moved
 
-from jr2_core.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
-    from .durations import Duration, parse_duration
-    from .labeloptions import LabelOptions
-    from .redact import Redactor, secret_values
-    from .rest import RequestStats, RestClient, RestResponse, parse_http_date
-    from .webhooks import (
-        DeliveryDeduper,
-        Verdict,
-        attach_webhook,
-        header,
-        hmac_sha256,
-        verify_signature,
-    )
-    from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
-
-_WHERE = {
-    "ClaimsByComment": ".comment_claims",
-    "CommentClaims": ".comment_claims",
-    "CommentThread": ".comment_claims",
-    "Duration": ".durations",
-    "parse_duration": ".durations",
-    "LabelOptions": ".labeloptions",
-    "Redactor": ".redact",
-    "secret_values": ".redact",
-    "RequestStats": ".rest",
-    "RestClient": ".rest",
-    "RestResponse": ".rest",
-    "parse_http_date": ".rest",
-    "DeliveryDeduper": ".webhooks",
-    "Verdict": ".webhooks",
-    "attach_webhook": ".webhooks",
-    "header": ".webhooks",
-    "hmac_sha256": ".webhooks",
-    "verify_signature": ".webhooks",
-    "TrackerAdapter": ".worksource",
-    "WorkItem": ".worksource",
-    "WorkSource": ".worksource",
-    "default_holder": ".worksource",
-}
-
-lazy_exports(__name__, _WHERE)
+from .kit import (
+    ClaimsByComment,
+    CommentClaims,
+    CommentThread,
+    DeliveryDeduper,
+    Duration,
+    LabelOptions,
+    Redactor,
+    RequestStats,
+    RestClient,
+    RestResponse,
+    Verdict,
+    attach_webhook,
+    header,
+    hmac_sha256,
+    parse_duration,
+    parse_http_date,
+    secret_values,
+    verify_signature,
+)
+from .readyset import (
+    BlockerRef,
+    Claim,
+    ReadySet,
+    Reason,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+from .registry import SourceEnv, SourceKind
+from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 __all__ = [
+    "BlockerRef",
+    "Claim",
     "ClaimsByComment",
     "CommentClaims",
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
     "LabelOptions",
+    "ReadySet",
+    "Reason",
     "Redactor",
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "Snapshot",
+    "SnapshotItem",
+    "SourceEnv",
+    "SourceKind",
     "TrackerAdapter",
     "Verdict",
     "WorkItem",
     "WorkSource",
     "attach_webhook",
+    "compute_ready_set",
     "default_holder",
     "header",
     "hmac_sha256",
@@ -89,3 +81,5 @@ __all__ = [
     "secret_values",
     "verify_signature",
 ]
+
+_moved.install()

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from jr2_core.incremental import Delta, IncrementalReadySet
-from jr2_core.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
 __all__ = ["DEFAULT_RESYNC_EVERY", "ChangesFn", "ReadyReader", "ReadyView"]
 

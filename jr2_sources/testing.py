@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Failure, Outcome
-from jr2_core.readyset import ReadySet, compute_ready_set
+from jr2_sources.readyset import ReadySet, compute_ready_set
 
 from .worksource import TrackerAdapter
 

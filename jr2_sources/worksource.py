@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
-from jr2_core.readyset import ReadySet, Snapshot, SnapshotItem
+from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 
@@ -71,12 +71,12 @@ class TrackerAdapter(Protocol):
         """Record a `done` or `failed` outcome and drop the claim."""
         ...
 
-    # Optional: `changes(*, full=False) -> Snapshot | jr2_core.incremental.Delta`: what changed
+    # Optional: `changes(*, full=False) -> Snapshot | jr2_sources.incremental.Delta`: what changed
     # since the last call, or a full snapshot (the first call, `full`, any sign of a gap); the
     # WorkSource then keeps an incremental Ready-set instead of recomputing it (see deltas.py).
     # Optional: `webhook(headers, body, secret) -> jr2_sources.Verdict` verifies a delivery
     # (signature, replay) and says whether it can change the Ready-set; `jr2 work` then serves
-    # it at POST /webhook (see jr2_sources.webhooks).
+    # it at POST /webhook (see jr2_sources.kit.webhooks).
 
 
 class WorkItem(BaseModel):

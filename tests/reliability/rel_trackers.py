@@ -40,7 +40,7 @@ from typing import Any
 from fakes.github_server import FakeGitHub
 from fakes.jira_server import FakeJira
 
-from jr2_sources import claims
+from jr2_sources.kit import claims
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]

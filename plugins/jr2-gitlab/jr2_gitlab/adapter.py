@@ -3,9 +3,9 @@ settle, webhook).
 
 Claim protocol (GitLab has no compare-and-set on labels or assignees either)
 ---------------------------------------------------------------------------
-Claims follow `jr2_sources.claims` over issue notes (whose ids only grow and whose
+Claims follow `jr2_sources.kit.claims` over issue notes (whose ids only grow and whose
 `created_at`/`updated_at` come from the server), run by jr2's shared
-`jr2_sources.comment_claims`; this adapter is its `CommentThread`:
+`jr2_sources.kit.comment_claims`; this adapter is its `CommentThread`:
 
 1. post a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`POST .../notes`);
 2. list the notes (`GET .../notes?sort=asc&order_by=created_at`), take the server's `Date`;
@@ -27,9 +27,17 @@ import threading
 from collections.abc import Mapping
 from datetime import datetime
 
-from jr2_core import Outcome, Snapshot, SourceEnv, UsageError
-from jr2_sources import ClaimsByComment, CommentClaims, DeliveryDeduper, Verdict, claims
-from jr2_sources.retry import RetryPolicy
+from jr2_core import Outcome, UsageError
+from jr2_sources import (
+    ClaimsByComment,
+    CommentClaims,
+    DeliveryDeduper,
+    Snapshot,
+    SourceEnv,
+    Verdict,
+)
+from jr2_sources.kit import claims
+from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, GitLabHTTPError, api_url, resolve_token
 from .config import GitLabConfig
@@ -89,7 +97,7 @@ class GitLabAdapter(ClaimsByComment):
 
     # -- claims ---------------------------------------------------------------------------------
 
-    # -- the note thread (for jr2_sources.comment_claims) --------------------------------------
+    # -- the note thread (for jr2_sources.kit.comment_claims) --------------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
         posted = self.client.write("POST", f"{self._issue(self._iid(key))}/notes",

@@ -18,7 +18,7 @@ Design notes
   blocker cannot be reported from links. Blockers written in a description (`Depends on #12`,
   `blocked by group/other#3`) are looked up with one GET each: closed = done, 404 = missing,
   401/403 = inaccessible; final states are cached for the process.
-* Only issues carrying the claim label have their notes read (`jr2_sources.claims`). Leases
+* Only issues carrying the claim label have their notes read (`jr2_sources.kit.claims`). Leases
   are judged in server time (the notes listing's `Date`); the `Claim.lease_expires` handed to
   the Ready-set is translated to the local clock.
 * Child work items (tasks) live in GitLab's work item hierarchy, which only the GraphQL API
@@ -39,8 +39,9 @@ import threading
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_core import BlockerRef, Snapshot, SnapshotItem, SourceError
-from jr2_sources import claims
+from jr2_core import SourceError
+from jr2_sources import BlockerRef, Snapshot, SnapshotItem
+from jr2_sources.kit import claims
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig

@@ -2,7 +2,7 @@
 
 Design note: GitLab does not sign deliveries; it sends the webhook's secret token as is in
 `X-Gitlab-Token`, which is compared with ours in constant time (`hmac.compare_digest`). Each
-delivery carries `X-Gitlab-Event-UUID`, remembered by `jr2_sources.webhooks.DeliveryDeduper`:
+delivery carries `X-Gitlab-Event-UUID`, remembered by `jr2_sources.kit.webhooks.DeliveryDeduper`:
 a repeat is acknowledged and ignored. Issue events (`object_kind` `issue`, or `work_item` for
 tasks and other work items; header `X-Gitlab-Event: Issue Hook`) of the scoped project
 (`project.path_with_namespace`) wake the pool; every other delivery is a 200 that wakes nothing.

@@ -12,7 +12,7 @@ import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
-from jr2_core import BlockerRef, compute_ready_set
+from jr2_sources import BlockerRef, compute_ready_set
 
 
 @pytest.fixture

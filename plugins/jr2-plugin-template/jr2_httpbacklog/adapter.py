@@ -25,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jr2_core import BlockerRef, Claim, Outcome, Snapshot, SnapshotItem, SourceEnv, SourceError
+from jr2_core import Outcome, SourceError
+from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem, SourceEnv
 
 
 class HttpBacklogConfig(BaseModel):
