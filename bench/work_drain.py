@@ -164,7 +164,7 @@ def per_claim(n: int, dag: bool, full: bool, limit: int | None = None) -> float:
     of N items, no command run: what jr2 itself adds per claim (over the first `limit` claims
     when given, the whole drain otherwise)."""
     from jr2_core import Outcome
-    from jr2_core.registry import SourceEnv
+    from jr2_sources.registry import SourceEnv
     from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
     from jr2_sources.worksource import WorkSource
 

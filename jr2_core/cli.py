@@ -286,12 +286,12 @@ def plugins_cmd(as_json: bool) -> None:
 def _add_plugin_commands(cli: click.Group) -> None:
     from .plugins import load
 
-    host = load()
+    host = load(complete=False)  # the commands only: no source registry for `jr2 --help`
     for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
         try:
             impl.function(cli=cli)
         except Exception as exc:  # a broken plugin must not break the CLI
-            for info in host.infos:
+            for info in host.plugins:
                 if info.name == impl.plugin_name:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
 

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jr2_core import Outcome
 from jr2_core.paths import safe_name
-from jr2_sources.kit.durations import Duration
 from jr2_sources.incremental import Delta
+from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 

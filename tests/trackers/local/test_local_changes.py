@@ -1,4 +1,4 @@
-"""The local source's deltas (jr2_sources/trackers/local/changes.py): what a running pool reads per claim.
+"""The local source's deltas (trackers/local/changes.py): what a running pool reads per claim.
 
 The promise: a pool reading `changes()` into an incremental Ready-set sees exactly what a full
 snapshot shows, whoever wrote (this pool, another pool's connection, a person editing the
@@ -19,7 +19,7 @@ from jr2_core import Outcome
 from jr2_core.failure import Failure
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import Snapshot, SnapshotItem, compute_ready_set
-from jr2_core.registry import SourceEnv
+from jr2_sources.registry import SourceEnv
 from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
 from jr2_sources.trackers.local.store import ClaimStore
 
