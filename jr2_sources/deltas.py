@@ -20,6 +20,7 @@ counts, and the live holders; `ReadySet` (for reports) is built only when someon
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -62,6 +63,8 @@ class ReadyReader:
         self._inc: IncrementalReadySet | None = None
         self._synced = 0.0
         self._last: ReadySet | None = None
+        # `read` runs in a worker thread while the live view or the summary may ask for `last`
+        self._lock = threading.Lock()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
@@ -74,9 +77,10 @@ class ReadyReader:
     @property
     def last(self) -> ReadySet | None:
         """The complete Ready-set of the last `read()` (built on first use), None before one."""
-        if self._last is None and self._inc is not None:
-            self._last = self._inc.ready_set()
-        return self._last
+        with self._lock:
+            if self._last is None and self._inc is not None:
+                self._last = self._inc.ready_set()
+            return self._last
 
     def read(self) -> ReadyView:
         """The Ready-set now (blocking), as a `ReadyView`."""
@@ -84,11 +88,12 @@ class ReadyReader:
             rs = self._last = self.ready_set()
             return ReadyView((e.item for e in rs.ready), len(rs.ready), len(rs.blocked),
                              {e.item.id: e.claim.holder for e in rs.claimed})
-        inc = self._refresh(self._changes)
-        self._last = None
-        counts = inc.counts
-        return ReadyView(inc.ready_items(), counts["ready"], counts["blocked"],
-                         {iid: c.holder for iid, c in inc.claims().items()})
+        with self._lock:
+            inc = self._refresh(self._changes)
+            self._last = None
+            counts = inc.counts
+            holders = {iid: c.holder for iid, c in inc.claims().items()}
+        return ReadyView(inc.ready_items(), counts["ready"], counts["blocked"], holders)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
         t = self.clock()
