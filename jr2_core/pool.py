@@ -335,7 +335,7 @@ class _PoolRun:
         active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
         run = self.run
         if run.observers:
-            run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.rstrip(".")))
+            run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.removesuffix(".")))
         started = self.src.started
         if started is not None:
             started(iid, functools.partial(self._stop, iid))
@@ -393,7 +393,7 @@ class _PoolRun:
             kind = ("worker_finished" if outcome.status == "done" else
                     "worker_failed" if outcome.failure is not None else "worker_cancelled")
             detail = outcome.failure.reason if outcome.failure is not None else None
-            path = self.contexts[iid].path.rstrip(".")
+            path = self.contexts[iid].path.removesuffix(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
 
     def _reap(self) -> None:
@@ -418,6 +418,6 @@ class _PoolRun:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._settle(iid, Outcome("cancelled")))
             if self.run.observers:
-                path = self.contexts[iid].path.rstrip(".")
+                path = self.contexts[iid].path.removesuffix(".")
                 self.run._emit(RunEvent("worker_cancelled", self.run.id, item_id=path))
         self.active.clear()

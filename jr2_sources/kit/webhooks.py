@@ -6,7 +6,8 @@ Shared by every source that takes webhooks (public API, so plugins reuse it):
   the HMAC-SHA256 of the raw body, compared in constant time (GitHub's `X-Hub-Signature-256`,
   Jira's `X-Hub-Signature`, both `sha256=<hex>`).
 * `DeliveryDeduper`: a bounded memory of delivery ids (`X-GitHub-Delivery`,
-  `X-Atlassian-Webhook-Identifier`, `X-Gitlab-Event-UUID`); a repeat is acknowledged, not acted on.
+  `X-Atlassian-Webhook-Identifier`, GitLab's `Idempotency-Key`); a repeat is acknowledged, not
+  acted on.
 * `attach_webhook(host, run, receiver, secret)`: adds `POST /webhook` to a `RunHost`. The
   adapter's `webhook(headers, body, secret) -> Verdict` decides; a verdict that wakes sends the
   wake event to the run's `source` gate. Bad or missing signatures get 401 and wake nothing;

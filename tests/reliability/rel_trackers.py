@@ -167,10 +167,11 @@ class Tracker:
         if self.kind == "github":
             return [claims.Comment(c.id, c.body, dt(c.created), dt(c.updated))
                     for c in self.fake.comments_of("o/r", int(item.split("#")[1]))]
-        with self.fake.lock:
-            raw = list(self.fake.issue(item).comments)
-        return [claims.Comment(int(c["id"]), c["body"], dt(c["created"]), dt(c["updated"]))
-                for c in raw]
+        with self.fake.lock:  # bodies as jr2 reads them back (on Cloud: marker from properties)
+            raw = list(zip(self.fake.issue(item).comments, self.fake.comment_bodies(item),
+                           strict=True))
+        return [claims.Comment(int(c["id"]), body, dt(c["created"]), dt(c["updated"]))
+                for c, body in raw]
 
     def live_claims(self) -> dict[str, str]:
         """Items with a live claim now (server time) -> its holder."""

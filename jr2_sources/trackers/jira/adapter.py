@@ -2,10 +2,14 @@
 
 Design notes
 ------------
-* A snapshot is one search (`client.search`, ceil(N/100) pages) with the user's JQL widened to
-  jr2's marked issues and narrowed to open ones (`jql.scope_jql`). Blockers and sub-tasks come
-  inline with each issue, with their status category, so readiness needs no per-issue call.
-  Only issues carrying the claim label have their comments read (the claim's holder and lease).
+* A snapshot is one search (`client.search`, ceil(N/100) pages) with exactly the user's JQL,
+  narrowed to open issues (`jql.scope_jql`); it is never widened, so a pool never works on
+  another team's issue. A report (read-only) adds, as `in_scope=False` items, the open issues
+  carrying jr2's labels in the projects the results name that the filter does not select
+  (`jql.marked_outside_jql`): shown, never offered. As a second guard the adapter refuses every
+  write (`ItemError`) to an issue no snapshot of this process had in scope.
+  Blockers and sub-tasks come inline with each issue, with their status category, so readiness
+  needs no per-issue call. Only issues carrying the claim label have their comments read.
 * Blockers: `issuelinks` of the configured type (name or id, case-insensitive) that carry an
   `inwardIssue`. On issue A, a "Blocks" link (inward "is blocked by", outward "blocks") with
   `inwardIssue: B` reads "A is blocked by B" in Jira's issue view: B blocks A. A link with
@@ -22,6 +26,16 @@ Design notes
   person, or (with no success transition) carrying a `jr2:done` marker means it was settled or
   taken just before, and the claim is withdrawn. Then the claim label is added with
   `update.labels.add` (never a replace), and optionally the assignee and a transition.
+* Without `--on-success-transition` a done issue stays open in Jira: an issue this process
+  settled as done counts as done for its dependents (and leaves the snapshot), and another pool
+  finds its `jr2:done` marker when it tries to claim it (`still_to_do`) and from then on does
+  the same (ISSUE-NOTES 17). With a transition, done is Jira's own status category.
+* Claim markers: in the comment body on Data Center, in a comment property on Cloud
+  (`markers`); renewals and marker edits pass `notifyUsers=false` (Atlassian's description of
+  "Update comment": "Whether users are notified when a comment is updated"), so watchers get
+  no e-mail for them. Label edits cannot be quieted without admin rights (`notifyUsers` on
+  "Edit issue" needs Administer Jira or Administer Projects, and is ignored otherwise), so jr2
+  does not ask; the guide says what watchers still see.
 * Settling re-checks that our claim still holds; only then it applies the outcome (success
   transition, or the failed label) and removes the claim label, and last it edits the claim
   comment into `done` / `failed` (with the reason) / `released`. jr2 removes only its own claim
@@ -39,7 +53,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError
+from jr2_core.errors import ItemError, SourceError
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
 from jr2_sources.kit.retry import RetryPolicy
@@ -47,14 +61,14 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 
+from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
-from .jql import scope_jql
+from .jql import marked_outside_jql, quote, scope_jql, split_order_by
+from .webhook import Echoes, project_of, wakes
 
 log = logging.getLogger("jr2.jira")
 
-WAKE_EVENTS = frozenset({"jira:issue_created", "jira:issue_updated", "jira:issue_deleted",
-                         "issuelink_created", "issuelink_deleted"})
 _W_COMMENTS = "add or edit comments (claims need Add Comments and Edit Own Comments)"
 _W_ISSUES = "edit issues (labels need Edit Issues)"
 _FINAL: tuple[BlockerState, ...] = ("done", "missing")
@@ -64,7 +78,8 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
     try:
         created = parse_jira_time(str(raw["created"]))
         updated = parse_jira_time(str(raw.get("updated") or raw["created"]))
-        return Comment(int(raw["id"]), str(raw.get("body") or ""), created, updated)
+        body = markers.join(str(raw.get("body") or ""), raw.get("properties"))
+        return Comment(int(raw["id"]), body, created, updated)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -94,22 +109,59 @@ class JiraAdapter(ClaimsByComment):
         self._order = {n.lower(): i for i, n in enumerate(config.priority_order)}
         self._deduper = DeliveryDeduper()
         self._lock = threading.Lock()
+        self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
+        self._projects: frozenset[str] = frozenset()  # the projects the last results named
+        self._echoes = Echoes()
 
     # -- reading --------------------------------------------------------------------------------
 
     def scope(self) -> str:
-        """The JQL jr2 sends."""
-        cfg = self.config
-        return scope_jql(cfg.jql, (cfg.claim_label, cfg.failed_label))
+        """The JQL jr2 sends: the user's filter, open issues only."""
+        return scope_jql(self.config.jql)
 
     def snapshot(self) -> Snapshot:
-        """The open issues in scope with blockers, sub-tasks, claims and failure marks."""
+        """The open issues in scope with blockers, sub-tasks, claims and failure marks (and,
+        read-only, jr2's marked issues beside the filter, `in_scope=False`)."""
         items: list[SnapshotItem] = []
-        for issue in self.client.search(self.scope()):
+        found = self.client.search(self.scope())
+        keys = {str(issue["key"]) for issue in found}
+        with self._lock:
+            self._scoped |= keys
+            if keys:
+                self._projects = frozenset(project_of(k) for k in keys)
+        for issue in found:
             item = self._item(issue)
             if item is not None:
                 items.append(item)
+        if self.read_only:
+            items += self._marked_outside(keys)
         return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _marked_outside(self, keys: set[str]) -> list[SnapshotItem]:
+        cfg = self.config
+        jql = marked_outside_jql(cfg.jql, (cfg.claim_label, cfg.failed_label),
+                                 {project_of(k) for k in keys})
+        out: list[SnapshotItem] = []
+        for issue in self.client.search(jql) if jql else []:
+            if str(issue["key"]) not in keys and (item := self._item(issue)) is not None:
+                item.in_scope = False
+                out.append(item)
+        return out
+
+    def _guard(self, key: str) -> None:
+        """The second guard of the scope: no write to an issue outside the user's JQL. A key no
+        snapshot of this process had in scope is checked with one search (`key = K AND
+        (filter)`) before the first write."""
+        with self._lock:
+            if key in self._scoped:
+                return
+        where, _ = split_order_by(self.config.jql)
+        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
+        if any(str(i.get("key")) == key for i in self.client.search(jql, fields=("labels",))):
+            with self._lock:
+                self._scoped.add(key)
+            return
+        raise ItemError(f"{self.name}: {key} is outside the JQL scope; jr2 does not write to it")
 
     def _item(self, issue: Mapping[str, Any]) -> SnapshotItem | None:
         cfg = self.config
@@ -164,7 +216,11 @@ class JiraAdapter(ClaimsByComment):
         return int(pid) if pid.isdigit() else None
 
     def _state_of(self, other: Mapping[str, Any]) -> BlockerState:
-        """Done or open from a linked issue's inline status; looked up when it is missing."""
+        """Done or open from a linked issue's inline status; looked up when it is missing. An
+        issue this process settled as done (with no success transition) is done."""
+        with self._lock:
+            if str(other.get("key")) in self._done_here:
+                return "done"
         status = (other.get("fields") or {}).get("status")
         if isinstance(status, dict):
             cat = (status.get("statusCategory") or {}).get("key")
@@ -219,11 +275,26 @@ class JiraAdapter(ClaimsByComment):
             now = now or reply.date
             data = reply.data or {}
             page = data.get("comments") or []
+            if page and self.client.is_cloud:  # the markers are comment properties there
+                page, listed = self._with_properties(page)
+                now = listed or now
             out.extend(c for raw in page if (c := _comment(raw)) is not None)
-            start += len(page)
+            start += len(data.get("comments") or [])
             total = data.get("total")
             if not page or not isinstance(total, int) or start >= total:
                 return out, now or datetime.now(UTC)
+
+    def _with_properties(self, page: list[Any]) -> tuple[list[Any], datetime | None]:
+        """The same comments with their properties (`POST /comment/list?expand=properties`, up
+        to 1,000 ids a call), and the server time of that answer."""
+        ids = [int(c["id"]) for c in page if isinstance(c, dict) and str(c.get("id")).isdigit()]
+        reply = self.client.request("POST", "/comment/list", params={"expand": "properties"},
+                                    body={"ids": ids}, need="read comments")
+        values = (reply.data or {}).get("values") if isinstance(reply.data, dict) else None
+        if not isinstance(values, list):
+            return page, None
+        values.sort(key=lambda c: (str(c.get("created")), int(c.get("id") or 0)))
+        return values, reply.date
 
     def _myself(self) -> dict[str, Any]:
         if self._me is None:
@@ -271,18 +342,36 @@ class JiraAdapter(ClaimsByComment):
 
     # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        self._writable()
+        if not item.in_scope:
+            raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
+        self._guard(item.id)
+        return self.claims.claim(item.id, holder, lease)
+
+    def _comment_body(self, body: str) -> dict[str, Any]:
+        """A comment's JSON: the marker in the body (Data Center) or in a property (Cloud)."""
+        if not self.client.is_cloud:
+            return {"body": body}
+        text, props = markers.split(body)
+        return {"body": text, "properties": props} if props else {"body": text}
+
     def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.client.request("POST", f"/issue/{key}/comment", body={"body": body},
-                                     need=_W_COMMENTS)
+        self._guard(key)
+        posted = self.client.request("POST", f"/issue/{key}/comment",
+                                     body=self._comment_body(body), need=_W_COMMENTS)
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
         return self.comments(key)
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        """Renewals and outcome markers: watchers are not notified (`notifyUsers=false`)."""
+        self._guard(key)
         try:
             reply = self.client.request("PUT", f"/issue/{key}/comment/{comment_id}",
-                                        body={"body": body}, need=_W_COMMENTS)
+                                        params={"notifyUsers": "false"},
+                                        body=self._comment_body(body), need=_W_COMMENTS)
         except JiraHTTPError as exc:
             if exc.status == 404:
                 return None
@@ -307,12 +396,16 @@ class JiraAdapter(ClaimsByComment):
         self._labels(key, remove=self.config.claim_label)
 
     def _labels(self, key: str, *, add: str | None = None, remove: str | None = None) -> None:
+        self._guard(key)
         ops = [{"add": add}] if add else [{"remove": remove}]
+        self._echoes.expect(key, "labels", f"+{add}" if add else f"-{remove}")
         self.client.request("PUT", f"/issue/{key}", body={"update": {"labels": ops}},
                             need=_W_ISSUES)
 
     def _assign(self, key: str) -> None:
+        self._guard(key)
         me = self._myself()
+        self._echoes.expect(key, "assignee", "*")
         who = {"accountId": me["accountId"]} if me.get("accountId") else {"name": me.get("name")}
         self.client.request("PUT", f"/issue/{key}/assignee", body=who,
                             need="assign issues (Assign Issues)")
@@ -331,11 +424,14 @@ class JiraAdapter(ClaimsByComment):
                 raise SourceError(msg)
             log.warning("%s", msg)
             return
+        self._guard(key)
+        self._echoes.expect(key, "status", str((match.get("to") or {}).get("name") or ""))
         self.client.request("POST", f"/issue/{key}/transitions",
                             body={"transition": {"id": str(match["id"])}},
                             need="transition issues (Transition Issues)")
 
     def delete_comment(self, key: str, comment_id: int) -> None:
+        self._guard(key)
         try:
             self.client.request("DELETE", f"/issue/{key}/comment/{comment_id}",
                                 need=_W_COMMENTS)
@@ -357,10 +453,10 @@ class JiraAdapter(ClaimsByComment):
             return Verdict(400, False, "the body is not a JSON object")
         if self._deduper.seen(header(headers, "X-Atlassian-Webhook-Identifier")):
             return Verdict(200, False, "duplicate delivery")
-        event = str(data.get("webhookEvent") or "")
-        if event in WAKE_EVENTS:
-            return Verdict(200, True, event)
-        return Verdict(200, False, f"ignored event {event or '(none)'}")
+        with self._lock:
+            projects = self._projects
+        wake, why = wakes(data, projects=projects, echoes=self._echoes)
+        return Verdict(200, wake, why)
 
     def close(self) -> None:
         self.client.close()

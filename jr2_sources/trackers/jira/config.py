@@ -1,9 +1,10 @@
 """Options of `jira:SERVER`, validated by pydantic (`jr2 ready jira: --help`), and the auth.
 
-Design note: the scope is the user's JQL; jr2 only adds to it (`jql.scope_jql`). The two jr2
-labels (`claim_label`, `failed_label`) are the only labels jr2 ever adds or removes. Credentials
-come from the environment only (`JIRA_EMAIL` + `JIRA_API_TOKEN` for Cloud, `JIRA_PAT` for Data
-Center) and are wrapped in `SecretStr` at once: no message, log line or repr contains them.
+Design note: the scope is the user's JQL, never widened; jr2 only narrows it to open issues
+(`jql.scope_jql`). The two jr2 labels (`claim_label`, `failed_label`) are the only labels jr2
+ever adds or removes. Credentials come from the environment only (`JIRA_EMAIL` +
+`JIRA_API_TOKEN` for Cloud, `JIRA_PAT` for Data Center) and are wrapped in `SecretStr` at once:
+no message, log line or repr contains them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""JQL building and the options: ORDER BY stays last, jr2's labels widen the scope."""
+"""JQL building and the options: ORDER BY stays last, only the user's filter selects work."""
 
 from __future__ import annotations
 
@@ -6,21 +6,21 @@ import pytest
 
 from jr2_core.errors import ConfigError
 from jr2_sources.trackers.jira.config import JiraConfig, resolve_auth, server_url
-from jr2_sources.trackers.jira.jql import scope_jql, split_order_by
+from jr2_sources.trackers.jira.jql import marked_outside_jql, scope_jql, split_order_by
 
 LABELS = ("jr2:claimed", "jr2:failed")
 
 
 def test_scope_keeps_the_users_order_by_at_the_end() -> None:
-    jql = scope_jql("project = ENG AND labels = agent ORDER BY priority DESC, created", LABELS)
-    assert jql == ('((project = ENG AND labels = agent) OR labels in ("jr2:claimed", '
-                   '"jr2:failed")) AND statusCategory != Done ORDER BY priority DESC, created')
+    jql = scope_jql("project = ENG AND labels = agent ORDER BY priority DESC, created")
+    assert jql == ('(project = ENG AND labels = agent) AND statusCategory != Done '
+                   'ORDER BY priority DESC, created')
 
 
-def test_scope_without_order_by() -> None:
-    assert scope_jql("project = ENG OR project = OPS", LABELS) == (
-        '((project = ENG OR project = OPS) OR labels in ("jr2:claimed", "jr2:failed")) '
-        "AND statusCategory != Done")
+def test_scope_is_never_widened_to_jr2s_labels() -> None:
+    jql = scope_jql("project = ENG OR project = OPS")
+    assert jql == "(project = ENG OR project = OPS) AND statusCategory != Done"
+    assert "labels" not in jql
 
 
 def test_order_by_inside_quotes_is_not_a_clause() -> None:
@@ -29,12 +29,16 @@ def test_order_by_inside_quotes_is_not_a_clause() -> None:
     assert order == "order  by key"
 
 
-def test_labels_are_quoted_and_escaped() -> None:
-    assert 'labels in ("a\\"b", "c")' in scope_jql("project = X", ('a"b', "c"))
+def test_marked_outside_is_bounded_to_the_projects_named() -> None:
+    jql = marked_outside_jql("labels = agent ORDER BY created", ('a"b', "c"), {"OPS", "ENG"})
+    assert jql == ('project in ("ENG", "OPS") AND labels in ("a\\"b", "c") AND NOT '
+                   '(labels = agent) AND statusCategory != Done')
+    assert marked_outside_jql("labels = agent", LABELS, set()) is None
+    assert marked_outside_jql("ORDER BY created", LABELS, {"ENG"}) is None
 
 
 def test_only_an_order_by_means_everything_open() -> None:
-    assert scope_jql("ORDER BY created", LABELS) == "statusCategory != Done ORDER BY created"
+    assert scope_jql("ORDER BY created") == "statusCategory != Done ORDER BY created"
 
 
 def test_config_defaults_and_validation() -> None:
