@@ -8,8 +8,11 @@ layer does the rest, the same for every tracker:
 
 * `next(active)` reads the Ready-set afresh (the Pool never holds dependencies: the seed) and
   claims the first ready item it can win, in the Ready-set's stable order (priority, then
-  oldest, then id). A lost claim moves on to the next item. An adapter with the optional
-  `changes()` is read by deltas (`deltas.py`): one snapshot, then only what changed.
+  oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose claim attempts
+  notify people), among items of equal order (same priority and time) each pool starts at its
+  own offset (`spread`), so pools polling together do not all race for one. A lost claim moves
+  on to the next item. An adapter with the optional `changes()` is read by deltas
+  (`deltas.py`): one snapshot, then only what changed.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
   instead of ending `deadlocked` or `drained` early.
@@ -26,17 +29,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import socket
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
-from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem
+from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 
@@ -116,6 +121,19 @@ class Tally:
             self.cancelled += 1
 
 
+def spread(ready: list[ReadyEntry], holder: str) -> list[ReadyEntry]:
+    """The ready items in run order, except that among items of EQUAL order (same priority and
+    creation time, told apart only by id) each pool starts at its own offset (from a hash of
+    its holder id), so pools that poll together prefer different items instead of all racing
+    for the first. The documented order between unequal items stays."""
+    out: list[ReadyEntry] = []
+    for _, group in itertools.groupby(ready, key=lambda e: (e.item.priority, e.item.created)):
+        tie = list(group)
+        k = zlib.crc32(holder.encode()) % len(tie)
+        out += tie[k:] + tie[:k]
+    return out
+
+
 def default_holder(run_id: str) -> str:
     """A pool's holder id: its run id and host, so pools sharing one token are told apart."""
     return f"{run_id}@{socket.gethostname()}"
@@ -192,8 +210,11 @@ class WorkSource:
         self._seen = view
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
         lost = 0
+        order: Iterable[SnapshotItem] = view.ready
+        if getattr(self.adapter, "spread_claims", False):
+            order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
         try:
-            for i, item in enumerate(view.ready):
+            for i, item in enumerate(order):
                 if item.id in mine:
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker

@@ -9,9 +9,20 @@ Design notes
   issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
   (its claim no longer live) has closed or labelled it first; then we lose too.
 * Settling first re-checks that our claim still holds; only then it changes the issue (close,
-  label) and removes the claim label — while our claim is live no other pool can win, so the
-  label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
-  only its own claim label, never a label or assignee a person set.
+  or add the done / failed label) and removes the claim label, in ONE `PATCH` of the issue
+  (`state` and `labels`, the labels read just before): while our claim is live no other pool
+  can win, so the label we remove is ours; and last it edits the claim comment into its
+  outcome. A worked item costs 4 writes (claim comment, claim label, settle PATCH, comment
+  edit) plus one per renewal. jr2 removes only its own claim label, never a label or assignee
+  a person set (a label a person adds in the moment between that read and the PATCH is the
+  one exception; the window is one request long).
+* One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
+  tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
+  `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
+  run goes on; the message does not blame the token, whose permissions are fine.
+* `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
+  both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
+  start, in one line, before anything is claimed.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
@@ -23,16 +34,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
+
+from pydantic import SecretStr
 
 from jr2_core import Outcome
-from jr2_core.errors import UsageError
+from jr2_core.errors import ConfigError, ItemError, UsageError
 from jr2_sources.kit import claims
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.rest import RestResponse
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
 
+from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
@@ -44,10 +60,25 @@ _WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
 _WRITE_ISSUES = "write issues (Issues: read & write)"
 
 
+def _client(config: GitHubConfig, name: str) -> GitHubClient:
+    """The client the environment asks for: GitHub App auth when `GITHUB_APP_ID` is set (its
+    installation tokens, refreshed), else the token from `GITHUB_TOKEN` / `GH_TOKEN` / `gh`."""
+    base = api_url()
+    creds = app_credentials()
+    if creds is None:
+        token, source = resolve_token(base), None
+    else:
+        tokens = AppTokens(creds, base, config.target)
+        token, source = SecretStr("ghs_app_installation"), tokens.token
+    return GitHubClient(base, token, label=name, write_spacing=config.write_spacing,
+                        policy=RetryPolicy(budget=config.retry_budget), token_source=source)
+
+
 class GitHubAdapter(ClaimsByComment):
     """A `TrackerAdapter` over one GitHub repository's issues."""
 
     tracker = "GitHub"
+    spread_claims = True  # every claim attempt notifies people: spread pools over equal items
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
@@ -57,14 +88,17 @@ class GitHubAdapter(ClaimsByComment):
         self.read_only = env.read_only
         self.detail = config.detail if config.detail is not None else env.read_only
         if client is None:
-            base = api_url()
-            client = GitHubClient(base, resolve_token(base), label=self.name,
-                                  write_spacing=config.write_spacing,
-                                  policy=RetryPolicy(budget=config.retry_budget))
+            client = _client(config, self.name)
         self.client = client
+        if config.assign and not env.read_only and client.app_token():
+            raise ConfigError(f"{self.name}: --assign needs a user's token: a GitHub App or "
+                              "Actions token (ghs_...) has no user to assign (GET /user is "
+                              "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=True,
+                                    spread=config.claim_spread)
         self._done_here: set[str] = set()
+        self._unmarked: set[str] = set()
         self._login: str | None = None
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
@@ -97,13 +131,37 @@ class GitHubAdapter(ClaimsByComment):
 
     # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
+    def _refused(self, key: str, exc: GitHubHTTPError) -> Exception:
+        """An error status about one issue as an `ItemError` (the rest unchanged)."""
+        what = str(exc).lower()
+        if exc.status == 410:
+            return ItemError(f"{self.name}: {key} was deleted (HTTP 410); skipped")
+        if exc.status == 404:
+            return ItemError(f"{self.name}: {key} is gone (HTTP 404: deleted, transferred or "
+                             "hidden); skipped")
+        if exc.status == 403 and "locked" in what:
+            return ItemError(f"{self.name}: {key} is locked, and GitHub refuses comments on it "
+                             "(HTTP 403); skipped: unlock the issue to offer it again")
+        return exc
+
+    def _write(self, key: str, method: str, path: str, body: Any = None, *,
+               need: str = _WRITE_ISSUES) -> RestResponse:
+        """A write about one issue; its one-issue refusals are `ItemError`s."""
+        try:
+            return self.client.write(method, path, body, need=need)
+        except GitHubHTTPError as exc:
+            raise self._refused(key, exc) from None
+
     def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.client.write("POST", self._comments(self._number(key)), {"body": body},
-                                   need=_WRITE_COMMENTS)
+        posted = self._write(key, "POST", self._comments(self._number(key)), {"body": body},
+                             need=_WRITE_COMMENTS)
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        return self.reader.read_comments(self._number(key))
+        try:
+            return self.reader.read_comments(self._number(key))
+        except GitHubHTTPError as exc:
+            raise self._refused(key, exc) from None
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
         try:
@@ -112,7 +170,7 @@ class GitHubAdapter(ClaimsByComment):
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
                 return None
-            raise
+            raise self._refused(key, exc) from None
         return parse_time(resp.data["updated_at"])
 
     def delete_comment(self, key: str, comment_id: int) -> None:
@@ -136,34 +194,50 @@ class GitHubAdapter(ClaimsByComment):
 
     def mark_claimed(self, key: str) -> None:
         number = self._number(key)
-        self.client.write("POST", f"{self._issues()}/{number}/labels",
-                          {"labels": [self.config.claim_label]}, need=_WRITE_ISSUES)
+        self._write(key, "POST", f"{self._issues()}/{number}/labels",
+                    {"labels": [self.config.claim_label]})
         if self.config.assign:
-            self.client.write("POST", f"{self._issues()}/{number}/assignees",
-                              {"assignees": [self._user()]}, need=_WRITE_ISSUES)
+            self._write(key, "POST", f"{self._issues()}/{number}/assignees",
+                        {"assignees": [self._user()]})
 
     def unmark(self, key: str) -> None:
+        with self._lock:
+            if key in self._unmarked:  # the settle's one PATCH took the claim label off
+                self._unmarked.discard(key)
+                return
         self._unlabel(self._number(key), self.config.claim_label)
+
+    def _settle_issue(self, key: str, change: dict[str, Any], *, add: str | None = None) -> None:
+        """One `PATCH` that applies an outcome (close, or add the done / failed label) and
+        takes the claim label off: the issue's labels are read (a conditional GET) just
+        before and written back without the claim label, so a label a person set stays."""
+        number = self._number(key)
+        cfg = self.config
+        issue = self.client.get(f"{self._issues()}/{number}").data
+        labels = labels_of(issue) if isinstance(issue, dict) else []
+        claim = cfg.label_key(cfg.claim_label)
+        keep = [lab for lab in labels if cfg.label_key(lab) != claim]
+        if add is not None and not cfg.has_label(keep, add):
+            keep.append(add)
+        self._write(key, "PATCH", f"{self._issues()}/{number}", {**change, "labels": keep})
+        with self._lock:
+            self._unmarked.add(key)
 
     # -- claims ---------------------------------------------------------------------------------
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
-        number = self._number(item_id)
+        self._number(item_id)  # a foreign id is refused before anything is written
         cfg = self.config
 
         def finish() -> None:
             if cfg.on_success == "close":
-                self.client.write("PATCH", f"{self._issues()}/{number}",
-                                  {"state": "closed", "state_reason": "completed"},
-                                  need=_WRITE_ISSUES)
+                self._settle_issue(item_id, {"state": "closed", "state_reason": "completed"})
             elif cfg.on_success == "label" and cfg.done_label:
-                self.client.write("POST", f"{self._issues()}/{number}/labels",
-                                  {"labels": [cfg.done_label]}, need=_WRITE_ISSUES)
+                self._settle_issue(item_id, {}, add=cfg.done_label)
 
         def mark_failed() -> None:
-            self.client.write("POST", f"{self._issues()}/{number}/labels",
-                              {"labels": [cfg.failed_label]}, need=_WRITE_ISSUES)
+            self._settle_issue(item_id, {}, add=cfg.failed_label)
 
         if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
@@ -191,7 +265,8 @@ class GitHubAdapter(ClaimsByComment):
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
-        return receive(headers, body, secret, repo=self.repo, deduper=self._deliveries)
+        return receive(headers, body, secret, repo=self.client.repo_name(self.repo),
+                       deduper=self._deliveries)
 
     def close(self) -> None:
         self.client.close()
