@@ -2,26 +2,29 @@
 
 Every command turns a `Jr2Error` into `error: <one line>` and its exit code; a traceback is kept
 for defects only (`jr2 run` prints it with `--verbose`). Exit codes: 0 drained or done, 1 failed,
-2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Tracker clients are imported lazily by the
-sources that need them, so `jr2 --help` stays quick and works without them.
+2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Start-up is kept short (`jr2 --help` and
+`jr2 --version` within 100 ms, bench/cli_start.py): this module imports click and nothing heavy;
+asyncio, pydantic, aiohttp and the tracker clients are imported by the commands that use them,
+and plugin source kinds register on first use of the registry (jr2_core.plugins).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
 from . import __version__
 from .errors import Jr2Error, UsageError, error_words
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,11 +70,15 @@ class Jr2Group(click.Group):
             return super().invoke(ctx)
         except Jr2Error as exc:
             fail(str(exc), exc.exit_code)
-        except ValidationError as exc:
-            fail(one_line(exc))
         except KeyboardInterrupt:  # Ctrl-C outside a run (a read retrying): 130, not click's 1
             click.echo("jr2: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:
+            # pydantic is imported only by the commands that use it: no pydantic, no such error
+            pydantic_core = sys.modules.get("pydantic_core")
+            if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
+                fail(one_line(exc))
+            raise
 
 
 def state_option(f: F) -> F:
@@ -170,6 +177,8 @@ async def host_and_wait(
     workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
     the unauthenticated routes (webhooks) on another address; the control API stays on
     `listen`."""
+    import asyncio
+
     from .host import RunHost
 
     handle = start_run()
@@ -236,6 +245,8 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
 
     def begin() -> Any:
         return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
+
+    import asyncio
 
     result = asyncio.run(host_and_wait(begin, port=port))
     click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -318,7 +329,7 @@ def plugins_cmd(as_json: bool) -> None:
 def _add_plugin_commands(cli: click.Group) -> None:
     from .plugins import load
 
-    host = load()
+    host = load(complete=False)  # the commands only: no source registry for `jr2 --help`
     for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
         try:
             impl.function(cli=cli)

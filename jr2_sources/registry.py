@@ -16,10 +16,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
+from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import ConfigError, UsageError, error_words
 
@@ -31,6 +28,10 @@ class OptionHint:
 
     metavar: str
     show: Callable[[Any], str] | None = None
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,8 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
                     cli: bool = True) -> BaseModel:
     """Validate raw values with the kind's model; a failure is one line naming the field (as
     an option when it came from the command line)."""
+    from pydantic import ValidationError  # imported here: plugins import this module at start-up
+
     try:
         return kind.config.model_validate(values)
     except ValidationError as exc:

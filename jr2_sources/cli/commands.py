@@ -8,7 +8,6 @@ in `jr2 work` is the COMMAND.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -253,6 +252,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(pass_env, held)
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
+    import asyncio
+
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
                                    timeout=timeout_s, wait=wait_forever, serve=serve,
                                    state=state, run_id=run_id, workspace=workspace, env=env,
