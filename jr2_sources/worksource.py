@@ -6,12 +6,13 @@ A tracker adapter answers a few questions (`TrackerAdapter`): the open items in 
 blocker references (`snapshot`), and `claim` / `renew` / `release` / `record` for one item. This
 layer does the rest, the same for every tracker:
 
-* `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
-  the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
-  (priority, then oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose
-  claim attempts notify people), among items of equal order (same priority and time) each pool
-  starts at its own offset (`spread`), so pools polling together do not all race for one.
-  A lost claim moves on to the next item.
+* `next(active)` reads the Ready-set afresh (the Pool never holds dependencies: the seed) and
+  claims the first ready item it can win, in the Ready-set's stable order (priority, then
+  oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose claim attempts
+  notify people), among items of equal order (same priority and time) each pool starts at its
+  own offset (`spread`), so pools polling together do not all race for one. A lost claim moves
+  on to the next item. An adapter with the optional `changes()` is read by deltas
+  (`deltas.py`): one snapshot, then only what changed.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
   instead of ending `deadlocked` or `drained` early.
@@ -33,15 +34,16 @@ import logging
 import socket
 import time
 import zlib
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
-from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
+
+from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 
 log = logging.getLogger("jr2.worksource")
 
@@ -74,6 +76,9 @@ class TrackerAdapter(Protocol):
         """Record a `done` or `failed` outcome and drop the claim."""
         ...
 
+    # Optional: `changes(*, full=False) -> Snapshot | jr2_sources.incremental.Delta`: what changed
+    # since the last call, or a full snapshot (the first call, `full`, any sign of a gap); the
+    # WorkSource then keeps an incremental Ready-set instead of recomputing it (see deltas.py).
     # Optional: `webhook(headers, body, secret) -> jr2_sources.Verdict` verifies a delivery
     # (signature, replay) and says whether it can change the Ready-set; `jr2 work` then serves
     # it at POST /webhook (see jr2_sources.kit.webhooks).
@@ -148,6 +153,7 @@ class WorkSource:
         idle_poll: float = 5.0,
         wake: EventDef | None = None,
         clock: Callable[[], float] = time.time,
+        resync_every: float | None = DEFAULT_RESYNC_EVERY,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
@@ -159,7 +165,11 @@ class WorkSource:
         self.idle_poll = idle_poll
         self.wake = wake
         self.clock = clock
-        self.last: ReadySet | None = None
+        changes = getattr(adapter, "changes", None)
+        self._reader = ReadyReader(adapter.snapshot, changes if callable(changes) else None,
+                                   children_block=children_block, clock=clock,
+                                   resync_every=resync_every)
+        self._seen: ReadyView | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
@@ -167,10 +177,13 @@ class WorkSource:
     # -- reading ----------------------------------------------------------------------------
 
     def ready_set(self) -> ReadySet:
-        """A fresh Ready-set (blocking)."""
-        snap = self.adapter.snapshot()
-        now = datetime.fromtimestamp(self.clock(), UTC)
-        return compute_ready_set(snap, now=now, children_block=self.children_block)
+        """A fresh, complete Ready-set (blocking)."""
+        return self._reader.ready_set()
+
+    @property
+    def last(self) -> ReadySet | None:
+        """The Ready-set `next` last read (complete, built on first use), None before."""
+        return self._reader.last
 
     # -- the Source ---------------------------------------------------------------------------
 
@@ -181,32 +194,39 @@ class WorkSource:
 
     async def next(self, active: list[str]) -> Next:
         try:
-            rs = await asyncio.to_thread(self.ready_set)
+            return await asyncio.to_thread(self._claim_next, set(active))
         except UsageError as exc:
-            if self.last is None:
+            if self._seen is None:
                 raise
             # a person is half-way through an edit: keep working, look again on the next poll
             log.warning("%s: %s; keeping the last good state and looking again", self.adapter.name,
                         exc)
-            return Next(item=None, open=len(self.last.blocked) + 1, held=1)
-        self.last = rs
-        mine = set(active)
-        held = sum(1 for e in rs.claimed if e.item.id not in mine and e.claim.holder != self.holder)
+            return Next(item=None, open=self._seen.n_blocked + 1, held=1)
+
+    def _claim_next(self, mine: set[str]) -> Next:
+        """Read the Ready-set and claim the first ready item we win (blocking: one thread hop
+        for the whole of `next`, which is most of a cheap source's cost per item)."""
+        view = self._reader.read()
+        self._seen = view
+        held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
         lost = 0
-        order = spread(rs.ready, self.holder) if getattr(self.adapter, "spread_claims",
-                                                         False) else rs.ready
-        for i, entry in enumerate(order):
-            if entry.item.id in mine:
-                continue
-            asked = self.clock()  # the lease runs from before the claim reached the tracker
-            won = await asyncio.to_thread(self.adapter.claim, entry.item, self.holder, self.lease)
-            if won:
-                self._claimed_at[entry.item.id] = asked
-                rest = len(rs.ready) - i - 1
-                return Next(item=WorkItem.from_snapshot(entry.item, self.adapter.name),
-                            open=rest + lost + len(rs.blocked) + held, held=held + lost)
-            lost += 1
-        return Next(item=None, open=len(rs.blocked) + held + lost, held=held + lost)
+        order: Iterable[SnapshotItem] = view.ready
+        if getattr(self.adapter, "spread_claims", False):
+            order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
+        try:
+            for i, item in enumerate(order):
+                if item.id in mine:
+                    continue
+                asked = self.clock()  # the lease runs from before the claim reached the tracker
+                if self.adapter.claim(item, self.holder, self.lease):
+                    self._claimed_at[item.id] = asked
+                    rest = view.n_ready - i - 1
+                    return Next(item=WorkItem.from_snapshot(item, self.adapter.name),
+                                open=rest + lost + view.n_blocked + held, held=held + lost)
+                lost += 1
+        finally:
+            view.ready.close()
+        return Next(item=None, open=view.n_blocked + held + lost, held=held + lost)
 
     def started(self, item_id: str, stop: Callable[[str], None]) -> None:
         self._renewers[item_id] = asyncio.get_running_loop().create_task(
