@@ -77,8 +77,8 @@ def test_the_work_usage_line_names_the_command(tmp_path: Path) -> None:
 
 def test_config_errors_are_in_jr2s_words(tmp_path: Path) -> None:
     res = jr2("ready", "github:o/r", "--on-success", "shut", cwd=tmp_path)
-    assert res.stderr == ("error: github: --on-success: expected 'close', 'label' or "
-                          "'nothing', not 'shut'\n")
+    assert res.stderr == ("error: github: --on-success: expected 'close', 'label', 'nothing' "
+                          "or 'review', not 'shut'\n")
     (tmp_path / "jr2.toml").write_text('[sources.w]\nkind = "local"\ntarget = "b"\nfoo = 1\n')
     res = jr2("ready", "w", cwd=tmp_path)
     assert res.stderr.startswith("error: jr2.toml: source 'w': foo: no such key (keys: label,")
