@@ -12,7 +12,7 @@ import importlib
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from types import ModuleType
 from typing import Any
@@ -73,22 +73,26 @@ def _allowed(ep: metadata.EntryPoint) -> bool:
 
 
 def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
-    """Register one plugin object and its source kinds; record any error on `info`."""
+    """Register one plugin object and its source kinds; record any error on `info`.
+
+    Kinds come through `pm.hook.jr2_register_sources` (so an implementation named with pluggy's
+    `specname=` counts), calling only this plugin's implementations, so each kind is credited to
+    its plugin and one failing plugin never stops the others."""
     try:
         host.pm.register(module, name=info.name)
     except Exception as exc:
         info.error = f"{type(exc).__name__}: {exc}"
         return
     info.hooks = sorted(h.name for h in host.pm.get_hookcallers(module) or [])
-    impl = getattr(module, "jr2_register_sources", None)
-    if impl is None:
+    impls = [i for i in host.pm.hook.jr2_register_sources.get_hookimpls() if i.plugin is module]
+    if not impls:
         return
     found: list[SourceKind] = []
     try:
-        impl(register=found.append)
+        for impl in impls:
+            impl.function(register=found.append)
         for kind in found:
-            kind = SourceKind(kind.name, kind.config, kind.factory, kind.help,
-                              info.distribution or info.module)
+            kind = replace(kind, plugin=info.distribution or info.module)
             host.registry.register(kind)
             info.kinds.append(kind.name)
     except ConfigError as exc:

@@ -5,6 +5,13 @@ after SOURCE (`--label agent`, `--lease 10m`) are fields of the kind's config mo
 from the command line and validated by the model, so every kind gets `--help` and one-line errors
 for free. Option names are field names with `-` for `_`; list fields repeat (`--label a --label b`);
 bool fields take `--flag` / `--no-flag`.
+
+A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
+--help` never pays for it and one broken kind never hides the others: its tracker class must
+implement the required methods, and its options must not collide with the options of `jr2 ready`
+and `jr2 work`. Those are `RESERVED_OPTIONS` plus every name starting with `jr2_`: jr2 adds new
+options of its own only from that list or with that prefix, so a new jr2 release never breaks a
+plugin's options.
 """
 
 from __future__ import annotations
@@ -40,6 +47,50 @@ class SourceKind:
     factory: Callable[[Any, SourceEnv], Any]
     help: str = ""
     plugin: str = ""
+    tracker: type | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), checked on first use."""
+
+
+RESERVED_OPTIONS = frozenset({
+    # jr2 ready / jr2 work today
+    "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
+    "format", "explain", "fail_on", "help",
+    # reserved for jr2's own options (planned or likely)
+    "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
+    "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
+})
+"""Option names a kind's config may not use (besides `target`): `jr2 ready`/`jr2 work` take
+them. Every name starting with `RESERVED_PREFIX` is reserved too."""
+
+RESERVED_PREFIX = "jr2_"
+
+
+REQUIRED_METHODS = ("snapshot", "claim", "renew", "settle")
+"""The methods a tracker must implement (see `jr2_sources.Tracker`)."""
+
+
+def missing_methods(cls: type) -> list[str]:
+    """The required methods `cls` does not implement (one still abstract counts as missing)."""
+    return [name for name in REQUIRED_METHODS
+            if not callable(impl := getattr(cls, name, None))
+            or getattr(impl, "__isabstractmethod__", False)]
+
+
+def kind_problems(kind: SourceKind) -> list[str]:
+    """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
+    missing required methods. Empty when it is fine."""
+    problems: list[str] = []
+    clash = sorted(n for n in kind.config.model_fields
+                   if n in RESERVED_OPTIONS or n.startswith(RESERVED_PREFIX))
+    if clash:
+        names = ", ".join("--" + n.replace("_", "-") for n in clash)
+        problems.append(f"option {names} collides with jr2's own options (rename it)")
+    if kind.tracker is not None:
+        missing = missing_methods(kind.tracker)
+        if missing:
+            problems.append(f"its tracker {kind.tracker.__name__} does not implement "
+                            f"{', '.join(missing)}")
+    return problems
 
 
 class Registry:
@@ -48,6 +99,7 @@ class Registry:
     def __init__(self) -> None:
         self.kinds: dict[str, SourceKind] = {}
         self.conflicts: dict[str, str] = {}
+        self._checked: set[str] = set()
 
     def register(self, kind: SourceKind) -> None:
         """Add a kind. A second registration of one name makes that kind unusable (which of
@@ -67,6 +119,12 @@ class Registry:
         if kind is None:
             known = ", ".join(sorted(self.kinds)) or "none"
             raise UsageError(f"unknown source kind {name!r} (kinds: {known})")
+        if name not in self._checked:
+            problems = kind_problems(kind)
+            if problems:
+                raise ConfigError(f"source kind {name!r} of plugin {kind.plugin or '?'}: "
+                                  + "; ".join(problems))
+            self._checked.add(name)
         return kind
 
 

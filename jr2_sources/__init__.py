@@ -1,7 +1,12 @@
 """jr2_sources: Work Sources, and the public pieces a third-party source reuses.
 
-- `WorkSource`, `TrackerAdapter`, `WorkItem`, `default_holder`: the tracker-agnostic layer that
-  turns an adapter (snapshot, claim, renew, release, record) into a jr2 `Source`.
+- `Tracker` (with its `Options`), the one thing a tracker plugin implements (snapshot, claim,
+  renew, settle; optional webhook, watch, close), and the Snapshot types it returns
+  (`Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`); `ReadOnly` / `ReadOnlyError`: the one
+  read-only wrapper of a dry run; `ItemError`: a failure of one item only.
+- `WorkSource`, `WorkItem`, `default_holder`: the tracker-agnostic layer that turns a `Tracker`
+  into a jr2 `Source`, enforcing scope, re-offers, one-item failures and people-win once.
+  `TrackerAdapter` is a deprecated alias of `Tracker`.
 - `Duration`, `parse_duration`: `10m`-style options.
 - `Redactor`, `secret_values`: keep secrets out of logs and output.
 - `verify_signature`, `hmac_sha256`, `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`:
@@ -20,6 +25,17 @@ from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+from .tracker import (
+    BlockerRef,
+    Claim,
+    ItemError,
+    ReadOnly,
+    ReadOnlyError,
+    Snapshot,
+    SnapshotItem,
+    Tracker,
+    TrackerOptions,
+)
 from .webhooks import (
     DeliveryDeduper,
     Verdict,
@@ -31,17 +47,26 @@ from .webhooks import (
 from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 __all__ = [
+    "BlockerRef",
+    "Claim",
     "ClaimsByComment",
     "CommentClaims",
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
+    "ItemError",
     "LabelOptions",
+    "ReadOnly",
+    "ReadOnlyError",
     "Redactor",
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "Snapshot",
+    "SnapshotItem",
+    "Tracker",
     "TrackerAdapter",
+    "TrackerOptions",
     "Verdict",
     "WorkItem",
     "WorkSource",

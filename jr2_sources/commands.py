@@ -54,8 +54,11 @@ class SourceCommand(click.Command):
 
 def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
     """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
+    from jr2_core.errors import ConfigError
     from jr2_core.plugins import load
     from jr2_core.projectconfig import resolve_source
+
+    from .tracker import as_tracker
 
     kind, config = resolve_source(spec, options, load().registry)
     try:
@@ -64,7 +67,11 @@ def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> t
         raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
                          f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
                          ) from None
-    return adapter, config
+    try:
+        return as_tracker(adapter), config
+    except UsageError as exc:
+        raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
+                          ) from None
 
 
 def _show_kind_help(spec: str) -> None:
@@ -116,8 +123,10 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.readyset import compute_ready_set
 
-    rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC),
-                           children_block=getattr(config, "children_block", True))
+    from .tracker import ReadOnly, layer_options
+
+    rs = compute_ready_set(ReadOnly(adapter).snapshot(), now=datetime.now(UTC),
+                           children_block=layer_options(config).children_block)
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
         try:
@@ -199,7 +208,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     address, secret = _listen_options(listen, port, webhook_secret_env)
     state = resolve_state(state_dir)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
-    if secret is not None and not callable(getattr(adapter, "webhook", None)):
+    if secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
@@ -248,14 +257,16 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
 
     from .command import command_worker
     from .redact import Redactor, secret_values
+    from .tracker import layer_options
     from .worksource import WorkSource, default_holder
 
     run_id = f"r-{_secrets.token_hex(4)}"
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
-    poll = getattr(config, "poll_every", None)
+    opts = layer_options(config)
+    poll = opts.poll_every
     ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
-                    children_block=getattr(config, "children_block", True),
-                    poll_every=poll, idle_poll=poll or 5.0, wake=wake)
+                    children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
+                    wake=wake)
     worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=timeout)
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id, cap=cap,
@@ -278,9 +289,15 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
         return handle[0]
 
     def setup_host(host: Any) -> None:
-        receiver = getattr(adapter, "webhook", None)
-        if callable(receiver):
+        hook = ws.tracker.webhook
+        if hook is not None:
             from .webhooks import attach_webhook
+
+            def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
+                verdict = hook(headers, body, secret)
+                if verdict.wake and verdict.status < 300:
+                    ws.poke()  # people win: look at the held items at once
+                return verdict
 
             attach_webhook(host, handle[0], receiver, secret)
 
@@ -292,9 +309,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     finally:
         if view is not None:
             view.stop()
-        close = getattr(adapter, "close", None)
-        if callable(close):
-            close()
+        ws.tracker.close()
     return result, ws
 
 
@@ -310,6 +325,13 @@ def _summary(result: Any, ws: Any) -> None:
                f"{len(tally.failed)} failed, {tally.cancelled} cancelled", err=True)
     for iid, reason in tally.failed.items():
         click.echo(f"jr2:   failed {iid}: {reason}", err=True)
+    for iid, reason in tally.stopped.items():
+        click.echo(f"jr2:   stopped {iid}: a person took it back ({reason}); nothing recorded",
+                   err=True)
+    for iid, reason in tally.skipped.items():
+        click.echo(f"jr2:   skipped {iid}: the tracker refused the claim ({reason})", err=True)
+    for iid, reason in tally.unsettled.items():
+        click.echo(f"jr2:   not settled {iid}: {reason}", err=True)
     rs = ws.last
     if rs is not None and status == "deadlocked" and rs.blocked:
         from jr2_core.report import describe_reasons

@@ -5,15 +5,23 @@ live in `<state>/local/<slug-hash of the backlog's absolute path>.sqlite`, never
 backlog. A dry run (`env.read_only`) opens that store read-only if it exists and otherwise
 creates nothing. The parsed backlog is cached on the file's (mtime, size), so a poll that finds
 nothing changed costs one `stat` and one SQL read.
+
+Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
+store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
+offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
+holds it is taken back, judged only from a backlog file whose last change is at least
+`STABLE_AGE` old, so a half-saved file never stops a worker.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from jr2_core import Outcome
 from jr2_core.paths import safe_name
@@ -21,11 +29,15 @@ from jr2_core.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
 from ..durations import Duration
+from ..tracker import Tracker
 from .backlog import Backlog, load_backlog
 from .store import ClaimStore
 
+STABLE_AGE = 0.2
+"""Seconds since the backlog file last changed before `watch` trusts it (ISSUE-NOTES 12)."""
 
-class LocalConfig(BaseModel):
+
+class LocalConfig(Tracker.Options):
     """Options of `local:PATH`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,8 +55,8 @@ def _ts(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
-class LocalAdapter:
-    """A `TrackerAdapter` over a backlog file and a SQLite claim store."""
+class LocalAdapter(Tracker):
+    """A `Tracker` over a backlog file and a SQLite claim store."""
 
     def __init__(self, config: LocalConfig, env: SourceEnv) -> None:
         self.config = config
@@ -107,7 +119,8 @@ class LocalAdapter:
                 continue
             claim = claims.get(it.id)
             out = outcomes.get(it.id)
-            if wanted and not wanted.issubset(it.labels) and claim is None and out is None:
+            in_scope = not wanted or wanted.issubset(it.labels)
+            if not in_scope and claim is None and out is None:
                 continue
             blockers = [
                 BlockerRef(n, "missing" if n not in by_id else "done" if done(n) else "open")
@@ -122,7 +135,7 @@ class LocalAdapter:
                 else None,
                 claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
                 if claim is not None else None,
-                branch=it.branch, extra=extra,
+                branch=it.branch, extra=extra, in_scope=in_scope,
             ))
         return Snapshot(source=self.name, items=items, done_count=done_count)
 
@@ -134,15 +147,23 @@ class LocalAdapter:
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         return self._writable().renew(item_id, holder, lease)
 
-    def release(self, item_id: str, holder: str) -> None:
-        self._writable().release(item_id, holder)
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
         if outcome.status == "cancelled":
-            self.release(item_id, holder)
+            self._writable().release(item_id, holder)
             return
         reason = outcome.failure.reason if outcome.failure is not None else None
         self._writable().settle(item_id, holder, outcome.status, reason)
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """People win, from a backlog file that has been still for `STABLE_AGE` (raises
+        otherwise: the WorkSource looks again later)."""
+        try:
+            age = time.time() - self.path.stat().st_mtime
+        except OSError:
+            age = STABLE_AGE  # gone: a deleted backlog is a decision too, once it stays gone
+        if age < STABLE_AGE:
+            raise BlockingIOError(f"{self.path} changed {age:.2f}s ago; looking again later")
+        return super().watch(item_ids, holder)
 
     def retry(self, item_id: str) -> bool:
         """Clear a failed outcome so the item is offered again (`jr2 local retry`)."""
