@@ -16,6 +16,7 @@ plugin's options.
 
 from __future__ import annotations
 
+import inspect
 import types
 import typing
 from collections.abc import Callable
@@ -154,9 +155,19 @@ def _is_bool(annotation: Any) -> bool:
     return False
 
 
+def kind_fields(config: type[BaseModel]) -> list[str]:
+    """A config model's option names (not `target`) in the order help shows them: the kind's own
+    first, then those the WorkSource layer reads (declared by a base marked `_jr2_layer`, i.e.
+    `jr2_sources.Tracker.Options`)."""
+    layer = {name for cls in config.__mro__ if cls.__dict__.get("_jr2_layer")
+             for name in inspect.get_annotations(cls)}
+    names = [n for n in config.model_fields if n != "target"]
+    return [n for n in names if n not in layer] + [n for n in names if n in layer]
+
+
 def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
     """Turn `--name value` options into raw field values of the kind's config model."""
-    fields = {n: f for n, f in kind.config.model_fields.items() if n != "target"}
+    fields = {n: kind.config.model_fields[n] for n in kind_fields(kind.config)}
     values: dict[str, Any] = {}
     i = 0
     while i < len(args):
@@ -221,9 +232,8 @@ def kind_help(kind: SourceKind) -> str:
     if target is not None and target.description:
         lines += [f"  TARGET  {target.description}", ""]
     lines.append("Options:")
-    for name, f in kind.config.model_fields.items():
-        if name == "target":
-            continue
+    for name in kind_fields(kind.config):
+        f = kind.config.model_fields[name]
         opt = "--" + name.replace("_", "-")
         if _is_bool(f.annotation):
             opt = f"{opt} / --no-{name.replace('_', '-')}"

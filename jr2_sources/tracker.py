@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,6 +78,7 @@ class TrackerOptions(BaseModel):
     subclasses it (as `Tracker.Options`) and adds its own fields."""
 
     model_config = ConfigDict(extra="forbid")
+    _jr2_layer: ClassVar[bool] = True  # these fields come last in `jr2 ready KIND: --help`
 
     target: str = Field(min_length=1, description="what to read (a file, a repository, a URL)")
     children_block: bool = Field(default=True,
