@@ -48,11 +48,13 @@ DEFAULT_IDLE_POLL = 5.0
 @dataclass(slots=True)
 class Next:
     """An answer of `next`: an item, or `item=None` with how many items are `open` (exist, not
-    ready) and, as an extension, how many other pools `held` now."""
+    ready) and, as extensions, how many other pools `held` now and which ids' failures in this
+    run a person has since `cleared` (retried): they leave the output's failures."""
 
     item: Any = None
     open: int = 0
     held: int = 0
+    cleared: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -275,6 +277,8 @@ class _PoolRun:
             while len(self.active) < cap:
                 seq = self._wake_seq
                 last = await self._next()
+                for iid in last.cleared:
+                    self.failures.pop(iid, None)
                 if last.item is not None:
                     self._start(last.item)
                 elif self._wake_seq == seq:

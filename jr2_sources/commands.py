@@ -330,6 +330,8 @@ def _summary(result: Any, ws: Any) -> None:
                    err=True)
     for iid, reason in tally.skipped.items():
         click.echo(f"jr2:   skipped {iid}: the tracker refused the claim ({reason})", err=True)
+    for iid in sorted(tally.retried):
+        click.echo(f"jr2:   retried {iid}: a person cleared its failure during the run", err=True)
     for iid, reason in tally.unsettled.items():
         click.echo(f"jr2:   not settled {iid}: {reason}", err=True)
     rs = ws.last

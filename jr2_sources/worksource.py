@@ -98,6 +98,8 @@ class Tally:
         """Items the tracker refused to claim (`ItemError`): skipped for this run, with why."""
         self.unsettled: dict[str, str] = {}
         """Items whose settle the tracker refused (`ItemError`), with why."""
+        self.retried: set[str] = set()
+        """Items this pool failed whose failure a person cleared during the run."""
 
     @property
     def done(self) -> int:
@@ -153,6 +155,7 @@ class WorkSource:
         self._claimed_at: dict[str, float] = {}
         self._held: dict[str, Callable[[str], None]] = {}
         self._no_reoffer: set[str] = set()
+        self._failed_here: set[str] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._poked: asyncio.Event | None = None
 
@@ -191,6 +194,7 @@ class WorkSource:
                         self.tracker.name, exc)
             return Next(item=None, open=len(self.last.blocked) + 1, held=1)
         self.last = rs
+        cleared = self._cleared(rs)
         mine = set(active)
         held = sum(1 for e in rs.claimed if e.item.in_scope and e.item.id not in mine
                    and e.claim.holder != self.holder)
@@ -213,9 +217,24 @@ class WorkSource:
                 self._claimed_at[item.id] = asked
                 rest = len(rs.ready) - i - 1
                 return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
-                            open=rest + lost + passed + blocked + held, held=held + lost)
+                            open=rest + lost + passed + blocked + held, held=held + lost,
+                            cleared=cleared)
             lost += 1
-        return Next(item=None, open=blocked + held + lost + passed, held=held + lost)
+        return Next(item=None, open=blocked + held + lost + passed, held=held + lost,
+                    cleared=cleared)
+
+    def _cleared(self, rs: ReadySet) -> tuple[str, ...]:
+        """Items this pool failed whose failure mark is gone now (a person retried them, or they
+        were done since): their failures leave this run's output."""
+        if not self._failed_here:
+            return ()
+        still = {e.item.id for e in rs.blocked if e.item.failed is not None}
+        gone = tuple(sorted(self._failed_here - still))
+        for iid in gone:
+            self._failed_here.discard(iid)
+            if self.tally.failed.pop(iid, None) is not None:
+                self.tally.retried.add(iid)
+        return gone
 
     def _skip(self, item_id: str, reason: str) -> None:
         """A claim the tracker refused for this one item: skip it for this run."""
@@ -328,6 +347,8 @@ class WorkSource:
             outcome = Outcome("cancelled")
         try:
             await asyncio.to_thread(self.tracker.settle, item_id, self.holder, outcome)
+            if outcome.status == "failed":
+                self._failed_here.add(item_id)
         except ItemError as exc:
             self.tally.unsettled[item_id] = str(exc)
             log.warning("%s: could not settle %s (%s): %s", self.tracker.name, item_id,

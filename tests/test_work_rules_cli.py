@@ -1,0 +1,154 @@
+"""The WorkSource's rules through `jr2 work` on the local source: scope, and re-offers after a
+release (a person's `jr2 local retry`, a stalled claim store, a suspended process), each ending
+with every item done exactly once and exit 0."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from clihelp import jr2, popen, wait_for
+
+from jr2_core.paths import safe_name
+from jr2_core.readyset import SnapshotItem
+from jr2_core.registry import SourceEnv
+from jr2_sources.local.source import LocalAdapter, LocalConfig
+
+
+def backlog(path: Path, n: int) -> list[str]:
+    ids = [f"T-{i}" for i in range(n)]
+    path.write_text("".join(f'[[items]]\nid = "{i}"\ntitle = "{i}"\n' for i in ids))
+    return ids
+
+
+JOURNAL = 'echo "$JR2_ITEM_ID" >> "{d}/done.txt"'
+
+
+def done_ids(tmp: Path) -> Counter[str]:
+    f = tmp / "done.txt"
+    return Counter(f.read_text().split()) if f.exists() else Counter()
+
+
+def pools(tmp: Path, k: int, script: str, *extra: str) -> list[subprocess.Popen[str]]:
+    return [popen("work", "local:b.toml", "--cap", "2", *extra, "--", "sh", "-c", script,
+                  cwd=tmp) for _ in range(k)]
+
+
+def finish(procs: list[subprocess.Popen[str]], timeout: float = 90) -> list[tuple[int, str]]:
+    out = []
+    for p in procs:
+        _, err = p.communicate(timeout=timeout)
+        out.append((p.returncode, err))
+    return out
+
+
+def test_a_label_a_pool_never_runs_a_label_b_item_expired_claim_or_not(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nlabels = ["a"]\n'
+                                     '[[items]]\nid = "B"\ntitle = "b"\nlabels = ["b"]\n')
+    # a dead pool of the label-b scope left a claim on B that has expired
+    ad = LocalAdapter(LocalConfig(target="b.toml"), SourceEnv(tmp_path / ".jr2"))
+    os.chdir(tmp_path)
+    assert ad.claim(SnapshotItem("B"), "dead@h", 0.01)
+    ad.close()
+    time.sleep(0.05)
+    res = jr2("work", "local:b.toml", "--label", "a", "--", "sh", "-c",
+              JOURNAL.format(d=tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert done_ids(tmp_path) == Counter({"A": 1})
+
+
+def test_local_retry_during_a_4_pool_run_reoffers_and_every_item_is_done_once(
+        tmp_path: Path) -> None:
+    ids = backlog(tmp_path / "b.toml", 16)
+    # T-3 fails on its first attempt; T-0 runs until the retry is done, so the pools still run
+    script = (f'if [ "$JR2_ITEM_ID" = T-3 ] && [ ! -e {tmp_path}/t3 ]; then touch {tmp_path}/t3;'
+              f' exit 1; fi; if [ "$JR2_ITEM_ID" = T-0 ]; then i=0; while [ ! -e '
+              f'{tmp_path}/retried ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; fi; '
+              f'sleep 0.2; ' + JOURNAL.format(d=tmp_path))
+    procs = pools(tmp_path, 4, script)
+
+    def t3_failed() -> bool:
+        data = jr2("ready", "local:b.toml", "--json", cwd=tmp_path).stdout
+        return '"id": "T-3"' in data and '"kind": "failed"' in data
+
+    wait_for(t3_failed, timeout=60, every=0.2)
+    assert jr2("local", "retry", "b.toml", "T-3", cwd=tmp_path).returncode == 0
+    (tmp_path / "retried").touch()
+    results = finish(procs)
+    assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
+    assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
+
+
+def test_a_3_5_s_lock_on_the_claim_store_ends_in_reoffers_not_exit_4(tmp_path: Path) -> None:
+    """Leases (3 s) run out during the stall: workers still running are stopped and offered
+    again. A worker that finished inside the stall could not settle before its lease ended, so
+    another pool may run that item again (at least once, as after a crash): only those may
+    appear twice."""
+    ids = backlog(tmp_path / "b.toml", 12)
+    stamp = f'echo "$JR2_ITEM_ID $(date +%s.%N)" >> "{tmp_path}/stamps.txt"; '
+    procs = pools(tmp_path, 4, "sleep 0.8; " + stamp + JOURNAL.format(d=tmp_path),
+                  "--lease", "3s")
+    store = (tmp_path / ".jr2" / "local"
+             / f"{safe_name(str((tmp_path / 'b.toml').resolve()))}.sqlite")
+    wait_for(lambda: len(done_ids(tmp_path)) >= 2, timeout=60)
+    conn = sqlite3.connect(store, timeout=30, isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")  # the whole store stalls for 3.5 s
+    t0 = time.time()
+    time.sleep(3.5)
+    conn.execute("COMMIT")
+    t1 = time.time()
+    conn.close()
+    results = finish(procs)
+    assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
+    done = done_ids(tmp_path)
+    assert set(done) == set(ids)
+    first: dict[str, float] = {}
+    for line in (tmp_path / "stamps.txt").read_text().splitlines():
+        iid, at = line.split()
+        first.setdefault(iid, float(at))
+    twice = {i for i, n in done.items() if n > 1}
+    assert all(t0 <= first[i] <= t1 for i in twice), (twice, t0, t1, first)
+    assert max(done.values()) <= 2
+
+
+def _descendants(pid: int) -> list[int]:
+    kids: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            kids.append(int(entry.name))
+    return kids
+
+
+def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Path) -> None:
+    ids = backlog(tmp_path / "b.toml", 12)
+    procs = pools(tmp_path, 4, "sleep 1.5; " + JOURNAL.format(d=tmp_path), "--lease", "3s")
+    victim = procs[0]
+    kids = wait_for(lambda: _descendants(victim.pid), timeout=60)
+    # the whole pool is suspended (a laptop lid closed): jr2 and its commands
+    os.kill(victim.pid, signal.SIGSTOP)
+    for kid in kids:
+        with_group = os.getpgid(kid)
+        os.killpg(with_group, signal.SIGSTOP)
+    time.sleep(5.0)  # past the 3 s lease: the other pools take its items over
+    os.kill(victim.pid, signal.SIGCONT)
+    time.sleep(0.5)  # jr2 wakes first and stops the commands whose leases it lost
+    for kid in kids:
+        try:
+            os.killpg(os.getpgid(kid), signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    results = finish(procs)
+    assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
+    assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
