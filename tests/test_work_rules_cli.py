@@ -4,17 +4,16 @@ with every item done exactly once and exit 0."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
 import subprocess
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 from clihelp import jr2, popen, wait_for
-
 from jr2_core.paths import safe_name
 from jr2_core.readyset import SnapshotItem
 from jr2_core.registry import SourceEnv
@@ -145,10 +144,8 @@ def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Pa
     os.kill(victim.pid, signal.SIGCONT)
     time.sleep(0.5)  # jr2 wakes first and stops the commands whose leases it lost
     for kid in kids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(os.getpgid(kid), signal.SIGCONT)
-        except ProcessLookupError:
-            pass
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
     assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
