@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from clihelp import jr2, popen, wait_for
 from jr2_core.paths import safe_name
 from jr2_core.readyset import SnapshotItem
@@ -47,12 +49,13 @@ def finish(procs: list[subprocess.Popen[str]], timeout: float = 90) -> list[tupl
     return out
 
 
-def test_a_label_a_pool_never_runs_a_label_b_item_expired_claim_or_not(tmp_path: Path) -> None:
+def test_a_label_a_pool_never_runs_a_label_b_item_expired_claim_or_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nlabels = ["a"]\n'
                                      '[[items]]\nid = "B"\ntitle = "b"\nlabels = ["b"]\n')
     # a dead pool of the label-b scope left a claim on B that has expired
+    monkeypatch.chdir(tmp_path)
     ad = LocalAdapter(LocalConfig(target="b.toml"), SourceEnv(tmp_path / ".jr2"))
-    os.chdir(tmp_path)
     assert ad.claim(SnapshotItem("B"), "dead@h", 0.01)
     ad.close()
     time.sleep(0.05)
