@@ -92,9 +92,10 @@ def test_a_3_5_s_lock_on_the_claim_store_ends_in_reoffers_not_exit_4(tmp_path: P
     again. A worker that finished inside the stall could not settle before its lease ended, so
     another pool may run that item again (at least once, as after a crash): only those may
     appear twice."""
-    ids = backlog(tmp_path / "b.toml", 12)
+    ids = backlog(tmp_path / "b.toml", 16)
     stamp = f'echo "$JR2_ITEM_ID $(date +%s.%N)" >> "{tmp_path}/stamps.txt"; '
-    procs = pools(tmp_path, 4, "sleep 0.8; " + stamp + JOURNAL.format(d=tmp_path),
+    # each command outlives a renewal (every 1 s), so renewals meet the stall
+    procs = pools(tmp_path, 4, "sleep 1.6; " + stamp + JOURNAL.format(d=tmp_path),
                   "--lease", "3s")
     store = (tmp_path / ".jr2" / "local"
              / f"{safe_name(str((tmp_path / 'b.toml').resolve()))}.sqlite")
