@@ -80,11 +80,6 @@ class Target:
     writes: Callable[[], int]
     close: Callable[[], None] = field(default=lambda: None)
 
-    @property
-    def tracker(self) -> Tracker:
-        """The adapter seen through the seam."""
-        return as_tracker(self.adapter)
-
 
 def _ready_set(adapter: Any) -> ReadySet:
     return compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
@@ -190,7 +185,7 @@ class SourceConformance:
         rs = _ready_set(t.adapter)
         a = next(e.item for e in rs.ready if e.item.id == ids["A"])
         b = next(e.item for e in rs.ready if e.item.id == ids["B"])
-        tr = t.tracker
+        tr = as_tracker(t.adapter)
         assert tr.claim(a, "p@h", self.lease * 30)
         tr.settle(ids["A"], "p@h", Outcome("done", output="ok"))
         assert tr.claim(b, "p@h", self.lease * 30)
@@ -220,7 +215,7 @@ class SourceConformance:
     def test_conformance_release_makes_an_item_ready_again(self) -> None:
         t = self.make_target(self._items())
         item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["A"])
-        tr = t.tracker
+        tr = as_tracker(t.adapter)
         assert tr.claim(item, "p@h", self.lease * 30)
         tr.settle(t.ids["A"], "p@h", Outcome("cancelled"))
         rs = _ready_set(t.adapter)
@@ -229,7 +224,7 @@ class SourceConformance:
 
     def test_conformance_watch_names_only_items_no_longer_held(self) -> None:
         t = self.make_target(self._items())
-        tr = t.tracker
+        tr = as_tracker(t.adapter)
         rs = _ready_set(t.adapter)
         a = next(e.item for e in rs.ready if e.item.id == t.ids["A"])
         assert tr.claim(a, "p@h", self.lease * 30)

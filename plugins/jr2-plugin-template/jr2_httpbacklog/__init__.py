@@ -4,6 +4,6 @@ Copy this distribution to start a source plugin for your tracker. It imports onl
 API (`jr2_core`, `jr2_sources`) and passes jr2's conformance kit.
 """
 
-from .adapter import HttpBacklogAdapter, HttpBacklogConfig
+from .adapter import HttpBacklogConfig, HttpBacklogTracker
 
-__all__ = ["HttpBacklogAdapter", "HttpBacklogConfig"]
+__all__ = ["HttpBacklogConfig", "HttpBacklogTracker"]
