@@ -16,13 +16,16 @@
   delegated to it; `jr2_sources.retry`: the one retry layer.
 - `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date`: a counted, retried, spaced
   REST client for a tracker's JSON API (`requests` is loaded only when one is made).
-- `LabelOptions`: the config options of a label-based tracker (scope, priorities, jr2's labels).
+- `LabelOptions`: the config options of a label-based tracker (scope, priorities, jr2's labels);
+  `LabelCommentTracker`: the base of a tracker whose claims are comments and whose marks are
+  labels (GitHub, GitLab), so the next one writes only its HTTP calls.
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
 """
 
 from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
+from .labeltracker import LabelCommentTracker
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 from .tracker import (
@@ -55,6 +58,7 @@ __all__ = [
     "DeliveryDeduper",
     "Duration",
     "ItemError",
+    "LabelCommentTracker",
     "LabelOptions",
     "ReadOnly",
     "ReadOnlyError",

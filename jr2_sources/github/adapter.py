@@ -1,185 +1,106 @@
-"""`GitHubAdapter`: the `TrackerAdapter` of `github:owner/repo` (snapshot, claim, renew, settle).
+"""`GitHubAdapter`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
+calls are GitHub's REST API.
 
 Design notes
 ------------
-* Reading is `reader.IssueReader` (GET requests only). This module writes, only while claiming,
-  renewing and settling, and every write method first refuses when `env.read_only` (a dry run).
-* Claims follow `jr2_sources.claims`, run by the shared `jr2_sources.comment_claims`: this
-  adapter is its `CommentThread` (issue comments, the claim label). Winning also re-reads the
-  issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
-  (its claim no longer live) has closed or labelled it first; then we lose too.
-* Settling first re-checks that our claim still holds; only then it changes the issue (close,
-  label) and removes the claim label — while our claim is live no other pool can win, so the
-  label we remove is ours — and last it edits the claim comment into its outcome. jr2 removes
-  only its own claim label, never a label or assignee a person set.
+* Reading is `reader.IssueReader` (GET requests only). Claims, settles and the rules around them
+  are `jr2_sources.labeltracker`: this module writes only the GitHub calls (issue comments, the
+  issue's labels, closing it as completed) and, with `--assign`, the claim's assignee.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
-* `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
-  offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
-  marker in its comments, until someone closes it.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
+from urllib.parse import quote
 
-from jr2_core import Outcome
 from jr2_core.errors import UsageError
 from jr2_core.readyset import Snapshot
 from jr2_core.registry import SourceEnv
 
 from .. import claims
-from ..comment_claims import ClaimsByComment, CommentClaims
+from ..labeltracker import LabelCommentTracker
 from ..retry import RetryPolicy
-from ..webhooks import DeliveryDeduper, Verdict
+from ..webhooks import Verdict
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .reader import IssueReader, labels_of
-from .refs import parse_time, same_repo, split_id
+from .refs import same_repo, split_id
 from .webhook import receive
 
-_WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
-_WRITE_ISSUES = "write issues (Issues: read & write)"
 
+class GitHubAdapter(LabelCommentTracker):
+    """A `Tracker` over one GitHub repository's issues."""
 
-class GitHubAdapter(ClaimsByComment):
-    """A `TrackerAdapter` over one GitHub repository's issues."""
-
+    kind = "github"
     tracker = "GitHub"
+    need_comments = "write issue comments (claims need Issues: read & write)"
+    need_issues = "write issues (Issues: read & write)"
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
-        self.config = config
-        self.repo = config.target
-        self.name = f"github:{config.target}"
-        self.read_only = env.read_only
-        self.detail = config.detail if config.detail is not None else env.read_only
         if client is None:
             base = api_url()
-            client = GitHubClient(base, resolve_token(base), label=self.name,
+            client = GitHubClient(base, resolve_token(base), label=f"github:{config.target}",
                                   write_spacing=config.write_spacing,
                                   policy=RetryPolicy(budget=config.retry_budget))
-        self.client = client
+        super().__init__(config, env, client)
+        self.repo = config.target
+        self.detail = config.detail if config.detail is not None else env.read_only
         self.reader = IssueReader(config, client)
-        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
-        self._done_here: set[str] = set()
         self._login: str | None = None
-        self._deliveries = DeliveryDeduper()
-        self._lock = threading.Lock()
 
-    # -- paths ----------------------------------------------------------------------------------
+    def issue_path(self, key: str) -> str:
+        repo, number = split_id(key)
+        if not same_repo(repo, self.repo):
+            raise UsageError(f"{self.name}: {key} is not an issue of {self.repo}")
+        return f"/repos/{self.repo}/issues/{number}"
 
-    def _issues(self) -> str:
-        return f"/repos/{self.repo}/issues"
-
-    def _comments(self, number: int) -> str:
-        return f"/repos/{self.repo}/issues/{number}/comments"
-
-    def _comment(self, comment_id: int) -> str:
+    def comment_path(self, key: str, comment_id: int) -> str:
         return f"/repos/{self.repo}/issues/comments/{comment_id}"
 
-    def _number(self, iid: str) -> int:
-        repo, number = split_id(iid)
-        if not same_repo(repo, self.repo):
-            raise UsageError(f"{self.name}: {iid} is not an issue of {self.repo}")
-        return number
-
-    # -- reading --------------------------------------------------------------------------------
+    def read_snapshot(self, skip: set[str]) -> Snapshot:
+        return self.reader.snapshot(self.detail, skip)
 
     def snapshot(self, detail: bool | None = None) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks
         (`detail`: name every blocker; default: on for a read-only report)."""
+        if detail is None:
+            return super().snapshot()
         with self._lock:
             done_here = set(self._done_here)
-        return self.reader.snapshot(self.detail if detail is None else detail, done_here)
-
-    # -- the comment thread (for jr2_sources.comment_claims) -----------------------------------
-
-    def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.client.write("POST", self._comments(self._number(key)), {"body": body},
-                                   need=_WRITE_COMMENTS)
-        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+        return self.reader.snapshot(detail, done_here)
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        return self.reader.read_comments(self._number(key))
+        return self.reader.read_comments(split_id(key)[1])
 
-    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+    def labels_of(self, issue: dict[str, Any]) -> list[str]:
+        return labels_of(issue)
+
+    def add_label(self, key: str, label: str) -> None:
+        self.client.write("POST", f"{self.issue_path(key)}/labels", {"labels": [label]},
+                          need=self.need_issues)
+
+    def remove_label(self, key: str, label: str) -> None:
         try:
-            resp = self.client.write("PATCH", self._comment(comment_id), {"body": body},
-                                     need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status in (404, 410):
-                return None
-            raise
-        return parse_time(resp.data["updated_at"])
-
-    def delete_comment(self, key: str, comment_id: int) -> None:
-        try:
-            self.client.write("DELETE", self._comment(comment_id), need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
-
-    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
-        """After winning: is the issue still to be done? A pool that settled it just before our
-        comments were listed (its claim no longer live) closed or labelled it first."""
-        issue = self.client.get(f"{self._issues()}/{self._number(key)}").data
-        if not isinstance(issue, dict) or issue.get("state") != "open":
-            return False
-        settled = self.config.settled_by(labels_of(issue), found)
-        if settled == "done":
-            with self._lock:  # done before and left open on purpose: not work, from now on
-                self._done_here.add(key)
-        return settled is None
-
-    def mark_claimed(self, key: str) -> None:
-        number = self._number(key)
-        self.client.write("POST", f"{self._issues()}/{number}/labels",
-                          {"labels": [self.config.claim_label]}, need=_WRITE_ISSUES)
-        if self.config.assign:
-            self.client.write("POST", f"{self._issues()}/{number}/assignees",
-                              {"assignees": [self._user()]}, need=_WRITE_ISSUES)
-
-    def unmark(self, key: str) -> None:
-        self._unlabel(self._number(key), self.config.claim_label)
-
-    # -- claims ---------------------------------------------------------------------------------
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        self._writable()
-        number = self._number(item_id)
-        cfg = self.config
-
-        def finish() -> None:
-            if cfg.on_success == "close":
-                self.client.write("PATCH", f"{self._issues()}/{number}",
-                                  {"state": "closed", "state_reason": "completed"},
-                                  need=_WRITE_ISSUES)
-            elif cfg.on_success == "label" and cfg.done_label:
-                self.client.write("POST", f"{self._issues()}/{number}/labels",
-                                  {"labels": [cfg.done_label]}, need=_WRITE_ISSUES)
-
-        def mark_failed() -> None:
-            self.client.write("POST", f"{self._issues()}/{number}/labels",
-                              {"labels": [cfg.failed_label]}, need=_WRITE_ISSUES)
-
-        if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
-                              retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
-                                         "again."):
-            with self._lock:
-                self._done_here.add(item_id)
-
-    def _unlabel(self, number: int, label: str) -> None:
-        from urllib.parse import quote
-
-        try:
-            self.client.write("DELETE", f"{self._issues()}/{number}/labels/{quote(label, '')}",
-                              need=_WRITE_ISSUES)
+            self.client.write("DELETE", f"{self.issue_path(key)}/labels/{quote(label, '')}",
+                              need=self.need_issues)
         except GitHubHTTPError as exc:
             if exc.status != 404:  # 404: the label is not on the issue (someone removed it)
                 raise
+
+    def close_issue(self, key: str) -> None:
+        self.client.write("PATCH", self.issue_path(key),
+                          {"state": "closed", "state_reason": "completed"}, need=self.need_issues)
+
+    def mark_claimed(self, key: str) -> None:
+        super().mark_claimed(key)
+        if self.config.assign:
+            self.client.write("POST", f"{self.issue_path(key)}/assignees",
+                              {"assignees": [self._user()]}, need=self.need_issues)
 
     def _user(self) -> str:
         if self._login is None:
@@ -187,11 +108,6 @@ class GitHubAdapter(ClaimsByComment):
             self._login = str(resp.data["login"])
         return self._login
 
-    # -- wake ------------------------------------------------------------------------------------
-
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
         return receive(headers, body, secret, repo=self.repo, deduper=self._deliveries)
-
-    def close(self) -> None:
-        self.client.close()
