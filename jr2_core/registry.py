@@ -220,11 +220,6 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         raise ConfigError(f"{where or kind.name}: {field}: {msg}{more}") from None
 
 
-def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
-    """Parse `--name value` options into the kind's config model, or raise a one-line error."""
-    return validate_config(kind, {"target": target, **options_to_values(kind, args)})
-
-
 def kind_help(kind: SourceKind) -> str:
     """The options of a kind, for `jr2 ready KIND: --help`."""
     lines = [f"{kind.name}:TARGET  {kind.help}".rstrip(), ""]
