@@ -103,8 +103,9 @@ class IssueReader:
                 raise ConfigError(f"{self.name}: no milestone titled {value!r}")
         return self._milestone
 
-    def _list(self) -> dict[int, dict[str, Any]]:
-        """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones."""
+    def _list(self) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones, and
+        the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
         cfg = self.config
         params = self._list_params()
         found, _ = self.client.get_all(self.issues_path(), params)
@@ -114,6 +115,7 @@ class IssueReader:
             if excluded and excluded & set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
+        scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             for lab in (cfg.claim_label, cfg.failed_label):
                 marked, _ = self.client.get_all(self.issues_path(),
@@ -125,12 +127,12 @@ class IssueReader:
             for issue in found:
                 if mine & set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
-        return listed
+        return listed, scoped
 
     def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;
         ids in `skip` (done in this process) are left out."""
-        listed = self._list()
+        listed, scoped = self._list()
         open_numbers = set(listed)
         items: list[SnapshotItem] = []
         for number, issue in sorted(listed.items()):
@@ -140,7 +142,9 @@ class IssueReader:
             iid = item_id(self.repo, number)
             if (self.config.done_label in labels) or iid in skip:
                 continue
-            items.append(self._item(issue, labels, open_numbers, detail))
+            item = self._item(issue, labels, open_numbers, detail)
+            item.in_scope = number in scoped
+            items.append(item)
         return Snapshot(source=self.name, items=items, done_count=None)
 
     def _item(self, issue: dict[str, Any], labels: list[str], open_numbers: set[int],

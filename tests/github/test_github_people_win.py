@@ -52,3 +52,15 @@ def test_a_person_closing_an_issue_as_not_planned_mid_run_wins(fake: FakeGitHub,
     assert "jr2:failed" not in issue.labels and "jr2:claimed" not in issue.labels
     assert "stopped o/r#1: a person took it back" in err
     assert fake.issue("o/r", 2).state == "closed"  # the other item went on
+
+
+def test_marked_issues_outside_the_filter_are_listed_out_of_scope(fake: FakeGitHub) -> None:
+    from gh_helpers import make_adapter
+
+    fake.add_issue("o/r", "Ours", labels=["agent"])
+    fake.add_issue("o/r", "Another scope's failure", labels=["ops", "jr2:failed"])
+    fake.add_issue("o/r", "Excluded, with an old claim", labels=["agent", "wip", "jr2:claimed"])
+    fake.add_issue("o/r", "Not marked, not ours", labels=["ops"])
+    snap = make_adapter(fake.url, label=["agent"], exclude_label=["wip"]).snapshot()
+    assert {it.id: it.in_scope for it in snap.items} == {
+        "o/r#1": True, "o/r#2": False, "o/r#3": False}
