@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAIM_REMOVED",
+    "GONE",
     "REQUIRED",
     "BlockerRef",
     "Claim",
@@ -60,6 +61,9 @@ __all__ = [
     "layer_options",
     "missing_methods",
 ]
+
+GONE = "a person closed, removed or moved it"
+"""The `watch` reason for a held item that is no longer in the snapshot."""
 
 CLAIM_REMOVED = "jr2's claim mark was removed"
 """The `watch` reason for an item whose claim mark a person removed (not offered again in the
@@ -168,7 +172,7 @@ class Tracker(ABC):
 def taken_back(item: SnapshotItem | None, holder: str) -> str | None:
     """Why `holder` no longer holds `item` as the snapshot shows it, or None while it does."""
     if item is None:
-        return "a person closed, removed or moved it"
+        return GONE
     if not item.in_scope:
         return "it was moved out of this pool's scope"
     if item.failed is not None:

@@ -34,18 +34,19 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError
+from jr2_core.errors import SourceError, SourceHTTPError
 from jr2_core.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_core.registry import SourceEnv
 
 from ..claims import Comment, Marker, claim_of, last_failure
 from ..comment_claims import ClaimsByComment, CommentClaims
 from ..retry import RetryPolicy
+from ..tracker import GONE
 from ..webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
@@ -249,6 +250,19 @@ class JiraAdapter(ClaimsByComment):
             return False
         assignee = f.get("assignee")
         return not assignee or self._is_me(assignee)
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """People win; an issue missing from the search is confirmed with a direct read first
+        (Jira search is eventually consistent: a missing issue is no proof it left)."""
+        taken = super().watch(item_ids, holder)
+        for key in [k for k, why in taken.items() if why == GONE]:
+            try:
+                if self._claimable(key):
+                    del taken[key]  # open, not failed, not a person's: the search lagged
+            except SourceHTTPError as exc:
+                if exc.status not in (404, 410):
+                    raise
+        return taken
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()
