@@ -44,6 +44,8 @@ def test_a_person_closing_an_issue_as_not_planned_mid_run_wins(fake: FakeGitHub,
             proc.communicate()
     assert proc.returncode == 0, err
     stopped_at = float((tmp_path / "stopped").read_text())
+    print(f"closed as not planned; worker stopped {stopped_at - closed_at:.2f} s later "
+          f"(poll_every {POLL} s)")
     assert stopped_at - closed_at < POLL + 0.5, (stopped_at - closed_at, err)
     issue = fake.issue("o/r", 1)
     assert issue.state == "closed" and issue.state_reason == "not_planned"
