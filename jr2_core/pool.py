@@ -15,8 +15,8 @@ Design notes
 * A worker's `Failure` is caught and recorded; its sandbox is deleted. A worker its Source stops
   (`started`'s stop function: a lease lost, a person took the item back) ends `cancelled` with
   the reason, not `failed`: it does not make the run fail. Extension (re-offer): a Source may
-  offer an id again as a new attempt once its worker ended `cancelled`; only an id that
-  completed (done or failed) offered again is a defect. The output keeps the last outcome per id
+  offer an id again as a new attempt once its worker ended `cancelled` or `failed` (a person
+  retried it); only an id that completed `done` offered again is a defect. The output keeps the last outcome per id
   and an `attempts` count.
 * Any other exception is a
   defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
@@ -330,7 +330,7 @@ class _PoolRun:
                              "has now")
         if iid in self.seen and self.pool.on_drained != "wait":
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
-                             "worker finished")
+                             "worker finished it")
         self.attempts[iid] = self.attempts.get(iid, 0) + 1
         wi = self.pool.item_input
         winput = wi(item, self.input) if wi is not None else item
@@ -395,7 +395,7 @@ class _PoolRun:
             self.failures[iid] = info
         elif info is not None:
             self.cancelled[iid] = info
-        if outcome.status != "cancelled":
+        if outcome.status == "done":
             self.seen.add(iid)  # completed: offering it again would be a defect
         self._finished.append(iid)
         self._signal.set()

@@ -563,10 +563,21 @@ async def test_extension_a_stopped_item_may_be_offered_again_and_keeps_its_last_
     assert res.output.attempts == {"a": 2}
 
 
-async def test_offering_an_item_that_completed_again_is_a_defect() -> None:
-    r = start(pool(noop, id="p", source=source(Queue(["a", "a"]).next), item_id=str))
-    res = await r.result()
-    assert res.state == "error" and "again after its worker finished" in (res.error or "")
+async def test_extension_a_failed_item_offered_again_keeps_its_last_outcome() -> None:
+    tries: list[str] = []
+
+    async def fails_once(item: str, ctx: Context) -> str:
+        tries.append(item)
+        if len(tries) == 1:
+            raise Failure("flaky")
+        return "ok"
+
+    # a person cleared the failure (`jr2 local retry`): the Source offers the item again
+    res = await run_machine(pool(fails_once, id="p", source=source(Queue(["a", "a"]).next),
+                                 item_id=str))
+    assert res.state == "done", res
+    assert res.output.items == {"a": "ok"} and res.output.failures == {}
+    assert res.output.attempts == {"a": 2}
 
 
 async def test_a_pool_is_a_machine_whose_failure_fails_the_outer_item() -> None:
