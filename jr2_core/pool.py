@@ -16,8 +16,8 @@ Design notes
   (`started`'s stop function: a lease lost, a person took the item back) ends `cancelled` with
   the reason, not `failed`: it does not make the run fail. Extension (re-offer): a Source may
   offer an id again as a new attempt once its worker ended `cancelled` or `failed` (a person
-  retried it); only an id that completed `done` offered again is a defect. The output keeps the last outcome per id
-  and an `attempts` count.
+  retried it); only an id that completed `done` offered again is a defect. The output keeps
+  the last outcome per id and an `attempts` count.
 * Any other exception is a
   defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
   releases the claim), and the defect ends the run `error`.
