@@ -34,11 +34,11 @@ from fakes.github_server import FakeGitHub, seed  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
-from jr2_core.readyset import SnapshotItem, compute_ready_set  # noqa: E402
-from jr2_core.registry import SourceEnv  # noqa: E402
-from jr2_sources.github.adapter import GitHubAdapter  # noqa: E402
-from jr2_sources.github.client import GitHubClient  # noqa: E402
-from jr2_sources.github.config import GitHubConfig  # noqa: E402
+from jr2_sources.readyset import SnapshotItem, compute_ready_set  # noqa: E402
+from jr2_sources.registry import SourceEnv  # noqa: E402
+from jr2_sources.trackers.github.adapter import GitHubAdapter  # noqa: E402
+from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
+from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
 
 
 def adapter(fake: FakeGitHub, *, detail: bool = False) -> GitHubAdapter:

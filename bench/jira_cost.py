@@ -1,10 +1,12 @@
 """What a Jira Ready-set costs in requests: jr2's snapshot beside a naive per-issue loop.
 
 Seeds the fake Jira (tests/fakes/jira_server.py) with N open issues and L "Blocks" links, then
-counts the HTTP requests of (1) a fresh `JiraAdapter.snapshot()` (serverInfo and the field
-lookup included; target: at most ceil(N/100) + 2), (2) a second poll in the same process (Jira
-search has no conditional requests: every poll pays its pages again), and (3) a naive loop that
-searches for the keys and then reads each issue's links with one GET per issue.
+counts the HTTP requests of (1) a pool's fresh `JiraAdapter.snapshot()` (serverInfo and the
+field lookup included; target: at most ceil(N/100) + 2), (2) a second poll in the same process
+(Jira search has no conditional requests: every poll pays its pages again), (3) a fresh
+read-only snapshot, as `jr2 ready` makes it (one more search: jr2's marks beside the filter, in
+the projects the results name), and (4) a naive loop that searches for the keys and then reads
+each issue's links with one GET per issue.
 
     .venv/bin/python bench/jira_cost.py [--issues 1000] [--links 300] [--dc]
 """
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "jira")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" / "jira")]
 
 from fakes.jira_server import FakeJira  # noqa: E402
 from jira_helpers import make_adapter, make_client  # noqa: E402
@@ -36,13 +38,16 @@ def measure(n_issues: int, links: int, dc: bool) -> dict[str, object]:
             a, b = rnd.sample(range(len(keys)), 2)
             fake.add_link(keys[min(a, b)], keys[max(a, b)])
         jql = "project = ENG AND labels = agent"
-        ad = make_adapter(fake.url, jql=jql, read_only=True)
+        ad = make_adapter(fake.url, jql=jql)  # a pool's Ready-set (a snapshot never writes)
         t0 = time.perf_counter()
         snap = ad.snapshot()
         fresh, fresh_s = ad.client.stats.requests, time.perf_counter() - t0
         t0 = time.perf_counter()
         ad.snapshot()
         poll, poll_s = ad.client.stats.requests - fresh, time.perf_counter() - t0
+        report = make_adapter(fake.url, jql=jql, read_only=True)
+        report.snapshot()  # `jr2 ready`: + 1 search for jr2's marks beside the filter
+        report_n = report.client.stats.requests
         naive = make_client(fake.url, read_only=True)
         t0 = time.perf_counter()
         found = naive.search(ad.scope(), fields=("summary",))
@@ -52,7 +57,8 @@ def measure(n_issues: int, links: int, dc: bool) -> dict[str, object]:
         n = len(snap.items)
         return {"deployment": "Data Center" if dc else "Cloud", "n": n, "links": links,
                 "fresh": fresh, "fresh_s": fresh_s, "target": math.ceil(n / 100) + 2,
-                "poll": poll, "poll_s": poll_s, "naive": naive_n, "naive_s": naive_s,
+                "poll": poll, "poll_s": poll_s, "report": report_n, "naive": naive_n,
+                "naive_s": naive_s,
                 "ratio_naive_to_fresh": naive_n / fresh}
     finally:
         fake.stop()
@@ -76,6 +82,8 @@ def main() -> None:
               f"target <= {r['target']}: {ok}")
         print(f"  each later poll : {r['poll']:5d} requests ({r['poll_s']:.2f}s)  (= ceil(N/100) "
               "search pages; Jira search has no conditional requests)")
+        print(f"  jr2 ready       : {r['report']:5d} requests  (+ 1 search for jr2's marks "
+              "beside the filter, in the projects the results name)")
         print(f"  naive loop      : {r['naive']:5d} requests ({r['naive_s']:.2f}s)  (search + 1 "
               "GET per issue)")
 

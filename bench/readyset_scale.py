@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jr2_core.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 DONE_SHARE = 0.3  # the share of blocker refs that point at a done item

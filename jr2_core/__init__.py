@@ -1,8 +1,15 @@
-"""jr2_core: the Pool engine (the seed, in Python), runs and their gates, and the Ready-set.
+"""jr2_core: the Pool engine (the seed, in Python), runs and their gates, the run host and
+client, the plugin host and the `run`/`gates`/`send` CLI. It knows nothing about trackers: the
+Ready-set, the source registry and the Work Source layer are `jr2_sources`.
 
-Everything public is re-exported here; the modules behind it are private by convention.
+Everything public is re-exported here; the modules behind it are private by convention. The
+Ready-set and registry names once exported here still resolve, with a `DeprecationWarning`
+(`__getattr__` below, and `jr2_core._moved` for the old module paths).
 """
 
+from typing import Any
+
+from . import _moved
 from .errors import (
     ConfigError,
     DuplicateGate,
@@ -23,23 +30,25 @@ from .failure import Failure
 from .hookspecs import hookimpl
 from .machine import Context, FunctionMachine, Machine, as_machine
 from .pool import FailureInfo, Next, Outcome, Pool, RunOutput, Source, pool, source
-from .readyset import (
-    BlockerRef,
-    Claim,
-    ReadySet,
-    Reason,
-    Snapshot,
-    SnapshotItem,
-    compute_ready_set,
-)
-from .registry import SourceEnv, SourceKind
 from .runs import GateInfo, Observer, Run, RunEvent, RunResult, run, run_sync, start
 
 __version__ = "0.1.0"
 
+_moved.install()
+
+
+def __getattr__(name: str) -> Any:
+    """The names that moved to `jr2_sources`, imported on first use, with a warning."""
+    where = _moved.MOVED_NAMES.get(name)
+    if where is None:
+        raise AttributeError(f"module 'jr2_core' has no attribute {name!r}")
+    import importlib
+
+    _moved.warn_moved(f"jr2_core.{name}", f"{where}.{name}")
+    return getattr(importlib.import_module(where), name)
+
+
 __all__ = [
-    "BlockerRef",
-    "Claim",
     "ConfigError",
     "Context",
     "DuplicateGate",
@@ -60,26 +69,19 @@ __all__ = [
     "Outcome",
     "Pool",
     "PoolDefect",
-    "ReadySet",
-    "Reason",
     "RetriesAborted",
     "Run",
     "RunEvent",
     "RunOutput",
     "RunResult",
-    "Snapshot",
-    "SnapshotItem",
     "Source",
-    "SourceEnv",
     "SourceError",
     "SourceHTTPError",
-    "SourceKind",
     "UnknownEvent",
     "UnknownGate",
     "UsageError",
     "__version__",
     "as_machine",
-    "compute_ready_set",
     "define_event",
     "hookimpl",
     "pool",

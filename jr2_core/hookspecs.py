@@ -1,13 +1,14 @@
 """The hooks a jr2 plugin can implement (pluggy project name and marker: "jr2").
 
 A plugin is a module (or object) with functions decorated by `hookimpl`, published under the
-`jr2` entry-point group. The built-in sources are plugins too: they register through exactly
-these hooks, so a third-party tracker is no different from GitHub or the local backlog.
+`jr2` entry-point group. These are the engine's hooks; a layer adds its own through
+`jr2_add_hookspecs` (as pytest's `pytest_addhooks`): `jr2_sources` adds `jr2_register_sources`
+(see `jr2_sources.hooks`). The built-in trackers are plugins too: they register through exactly
+those hooks, so a third-party tracker is no different from GitHub or the local backlog.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -15,7 +16,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from .registry import SourceKind
+    from .plugins import Host
     from .runs import RunEvent
 
 hookspec = pluggy.HookspecMarker("jr2")
@@ -25,11 +26,16 @@ hookimpl = pluggy.HookimplMarker("jr2")
 class Jr2Spec:
     """The hook specifications."""
 
+    @hookspec(historic=True)
+    def jr2_add_hookspecs(self, pluginmanager: pluggy.PluginManager) -> None:
+        """Called when the plugin is registered: add hook specifications for other plugins to
+        implement (`pluginmanager.add_hookspecs(MySpec)`), as pytest's `pytest_addhooks`."""
+
     @hookspec
-    def jr2_register_sources(self, register: Callable[[SourceKind], None]) -> None:
-        """Called once when the plugins load. Call `register(SourceKind(...))` for each source
-        kind the plugin provides (its name, pydantic config model and factory). Two plugins
-        registering one kind is an error naming both."""
+    def jr2_plugins_loaded(self, host: Host) -> None:
+        """Called once after every plugin is loaded (`host.plugins`, `host.pm`): a layer that
+        collects something from the plugins does it here, recording a plugin's error on its
+        `PluginInfo` (`jr2_sources` builds its source registry this way)."""
 
     @hookspec
     def jr2_register_commands(self, cli: click.Group) -> None:

@@ -1,38 +1,33 @@
-"""Loading plugins: the built-in sources always, third-party ones from the `jr2` entry points.
+"""Loading plugins: jr2's own always, third-party ones from the `jr2` entry points.
 
-`JR2_DISABLE_PLUGIN_AUTOLOAD=1` skips third-party entry points and `JR2_LOAD_PLUGINS=a,b` loads
-only those (by entry-point name or distribution name), as in pytest and llm; neither affects the
-built-in sources. A plugin that fails to import or to register is recorded with its error (see
-`jr2 plugins`) and never breaks the others.
+jr2's own plugins (the built-in trackers, the `ready`/`work` commands, the Work Source layer's
+hooks) are the `jr2` entry points of the `jr2` distribution itself: the engine names no module
+of `jr2_sources`. `JR2_DISABLE_PLUGIN_AUTOLOAD=1` skips third-party entry points and
+`JR2_LOAD_PLUGINS=a,b` loads only those (by entry-point name or distribution name), as in pytest
+and llm; neither affects jr2's own. A plugin that fails to import or to register is recorded
+with its error (see `jr2 plugins`) and never breaks the others. When all are loaded,
+`jr2_plugins_loaded` lets a layer collect from them (`jr2_sources` builds its source registry).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
 from typing import Any
 
 import pluggy
 
-from .errors import ConfigError
 from .hookspecs import Jr2Spec
-from .registry import Registry, SourceKind
 from .runs import RunEvent
 
 log = logging.getLogger("jr2.plugins")
 
 GROUP = "jr2"
-BUILTIN = (
-    "jr2_sources.local.plugin",
-    "jr2_sources.github.plugin",
-    "jr2_sources.jira.plugin",
-    "jr2_sources.commands",
-)
+OWN_DISTRIBUTION = "jr2"
 
 
 @dataclass
@@ -51,10 +46,9 @@ class PluginInfo:
 
 @dataclass
 class Host:
-    """The loaded plugin manager, the source registry, and what was loaded."""
+    """The loaded plugin manager and what was loaded."""
 
     pm: pluggy.PluginManager
-    registry: Registry
     plugins: list[PluginInfo]
 
 
@@ -72,63 +66,37 @@ def _allowed(ep: metadata.EntryPoint) -> bool:
     return ep.name in names or (dist is not None and dist in names)
 
 
-def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
-    """Register one plugin object and its source kinds; record any error on `info`.
+def _builtin(ep: metadata.EntryPoint) -> bool:
+    return ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION
 
-    Kinds come through `pm.hook.jr2_register_sources` (so an implementation named with pluggy's
-    `specname=` counts), calling only this plugin's implementations, so each kind is credited to
-    its plugin and one failing plugin never stops the others."""
+
+def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
+    """Register one plugin object; record any error on `info`."""
     try:
         host.pm.register(module, name=info.name)
     except Exception as exc:
         info.error = f"{type(exc).__name__}: {exc}"
         return
     info.hooks = sorted(h.name for h in host.pm.get_hookcallers(module) or [])
-    impls = [i for i in host.pm.hook.jr2_register_sources.get_hookimpls() if i.plugin is module]
-    if not impls:
-        return
-    found: list[SourceKind] = []
-    try:
-        for impl in impls:
-            impl.function(register=found.append)
-        for kind in found:
-            kind = replace(kind, plugin=info.distribution or info.module)
-            host.registry.register(kind)
-            info.kinds.append(kind.name)
-    except ConfigError as exc:
-        info.error = str(exc)
-    except Exception as exc:
-        info.error = f"registering sources failed: {type(exc).__name__}: {exc}"
 
 
 def load(*, refresh: bool = False) -> Host:
-    """Load the plugins once per process (or again with `refresh`)."""
+    """Load the plugins once per process (or again with `refresh`): jr2's own first."""
     global _host
     if _host is not None and not refresh:
         return _host
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(Jr2Spec)
-    host = Host(pm, Registry(), [])
-    for modname in BUILTIN:
-        info = PluginInfo(name=modname, module=modname, distribution="jr2", builtin=True)
-        try:
-            version: str | None = metadata.version("jr2")
-        except metadata.PackageNotFoundError:
-            version = None
-        info.version = version
-        host.plugins.append(info)
-        try:
-            module = importlib.import_module(modname)
-        except Exception as exc:
-            info.error = f"{type(exc).__name__}: {exc}"
-            continue
-        _register(host, info, module)
-    builtin_modules = set(BUILTIN)
-    for ep in sorted(metadata.entry_points(group=GROUP), key=lambda e: e.name):
-        if ep.value in builtin_modules or not _allowed(ep):
+    pm.hook.jr2_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})
+    host = Host(pm, [])
+    eps = sorted(metadata.entry_points(group=GROUP), key=lambda e: (not _builtin(e), e.name))
+    for ep in eps:
+        builtin = _builtin(ep)
+        if not builtin and not _allowed(ep):
             continue
         dist = ep.dist.name if ep.dist is not None else None
-        info = PluginInfo(name=ep.name, module=ep.value, distribution=dist,
+        info = PluginInfo(name=ep.value if builtin else ep.name, module=ep.value,
+                          distribution=dist, builtin=builtin,
                           version=ep.dist.version if ep.dist is not None else None)
         host.plugins.append(info)
         try:
@@ -138,8 +106,21 @@ def load(*, refresh: bool = False) -> Host:
             log.warning("jr2 plugin %s failed to import: %s", ep.name, exc)
             continue
         _register(host, info, obj)
+    _plugins_loaded(host)
     _host = host
     return host
+
+
+def _plugins_loaded(host: Host) -> None:
+    """Call each `jr2_plugins_loaded` on its own: one that raises marks its plugin broken."""
+    for impl in host.pm.hook.jr2_plugins_loaded.get_hookimpls():
+        try:
+            impl.function(host=host)
+        except Exception as exc:
+            for info in host.plugins:
+                if info.name == impl.plugin_name:
+                    info.error = f"jr2_plugins_loaded failed: {type(exc).__name__}: {exc}"
+            log.warning("the jr2_plugins_loaded hook of %s raised: %s", impl.plugin_name, exc)
 
 
 def plugin_observer() -> Callable[[RunEvent], None] | None:

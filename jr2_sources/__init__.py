@@ -1,52 +1,56 @@
-"""jr2_sources: Work Sources, and the public pieces a third-party source reuses.
+"""jr2_sources: the Work Source layer, and the public pieces a third-party source reuses.
 
-- `Tracker` (with its `Options`), the one thing a tracker plugin implements (snapshot, claim,
-  renew, settle; optional webhook, watch, close), and the Snapshot types it returns
-  (`Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`); `ReadOnly` / `ReadOnlyError`: the one
-  read-only wrapper of a dry run; `ItemError`: a failure of one item only.
-- `WorkSource`, `WorkItem`, `default_holder`: the tracker-agnostic layer that turns a `Tracker`
-  into a jr2 `Source`, enforcing scope, re-offers, one-item failures and people-win once.
-  `TrackerAdapter` is a deprecated alias of `Tracker`.
-- `Duration`, `parse_duration`: `10m`-style options.
-- `Redactor`, `secret_values`: keep secrets out of logs and output.
-- `verify_signature`, `hmac_sha256`, `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`:
-  webhooks.
-- `CommentClaims`, `CommentThread`: the claim protocol by comment history (`jr2_sources.claims`)
-  for trackers with no compare-and-set; `ClaimsByComment`: an adapter's claim / renew / release
-  delegated to it; `jr2_sources.retry`: the one retry layer.
-- `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date`: a counted, retried, spaced
-  REST client for a tracker's JSON API (`requests` is loaded only when one is made).
-- `LabelOptions`: the config options of a label-based tracker (scope, priorities, jr2's labels);
-  `LabelCommentTracker`: the base of a tracker whose claims are comments and whose marks are
-  labels (GitHub, GitLab), so the next one writes only its HTTP calls.
+- `Tracker` (`tracker`, with its `Options` = `TrackerOptions`): the one thing a tracker plugin
+  implements (snapshot, claim, renew, settle; optional webhook, watch, close); `ReadOnly` /
+  `ReadOnlyError`: the one read-only wrapper of a dry run; `ItemError`: one item's failure.
+- `WorkSource`, `WorkItem`, `default_holder` (`worksource`): the tracker-agnostic layer that
+  turns a `Tracker` into a jr2 `Source`, enforcing scope, re-offers, one-item failures and
+  people-win once. `TrackerAdapter` is a deprecated alias of `Tracker`.
+- `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
+  (`readyset`): what an adapter reads and the Ready-set computed from it; `report`: its views.
+- `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
+  added by `hooks`); `projectconfig`: `jr2.toml`.
+- `jr2_sources.kit`: what a tracker plugin reuses (REST client, retries, webhooks, comment
+  claims, label options); its names are re-exported here too.
+- `jr2_sources.trackers`: the built-in trackers (local, github, jira), plugins like any other.
+- `jr2_sources.cli`: the `ready` / `work` commands and the worker runner.
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
 """
 
-from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
-from .durations import Duration, parse_duration
-from .labeloptions import LabelOptions
-from .labeltracker import LabelCommentTracker
-from .redact import Redactor, secret_values
-from .rest import RequestStats, RestClient, RestResponse, parse_http_date
-from .tracker import (
-    BlockerRef,
-    Claim,
-    ItemError,
-    ReadOnly,
-    ReadOnlyError,
-    Snapshot,
-    SnapshotItem,
-    Tracker,
-    TrackerOptions,
-)
-from .webhooks import (
+from jr2_core import _moved
+
+from .kit import (
+    ClaimsByComment,
+    CommentClaims,
+    CommentThread,
     DeliveryDeduper,
+    Duration,
+    LabelCommentTracker,
+    LabelOptions,
+    Redactor,
+    RequestStats,
+    RestClient,
+    RestResponse,
     Verdict,
     attach_webhook,
     header,
     hmac_sha256,
+    parse_duration,
+    parse_http_date,
+    secret_values,
     verify_signature,
 )
+from .readyset import (
+    BlockerRef,
+    Claim,
+    ReadySet,
+    Reason,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+from .registry import SourceEnv, SourceKind
+from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
 from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 __all__ = [
@@ -62,12 +66,16 @@ __all__ = [
     "LabelOptions",
     "ReadOnly",
     "ReadOnlyError",
+    "ReadySet",
+    "Reason",
     "Redactor",
     "RequestStats",
     "RestClient",
     "RestResponse",
     "Snapshot",
     "SnapshotItem",
+    "SourceEnv",
+    "SourceKind",
     "Tracker",
     "TrackerAdapter",
     "TrackerOptions",
@@ -75,6 +83,7 @@ __all__ = [
     "WorkItem",
     "WorkSource",
     "attach_webhook",
+    "compute_ready_set",
     "default_holder",
     "header",
     "hmac_sha256",
@@ -83,3 +92,5 @@ __all__ = [
     "secret_values",
     "verify_signature",
 ]
+
+_moved.install()

@@ -31,7 +31,8 @@ from typing import Any
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import ItemError
-from jr2_core.readyset import (
+
+from .readyset import (
     BlockerRef,
     BlockerState,
     Claim,
@@ -40,7 +41,6 @@ from jr2_core.readyset import (
     SnapshotItem,
     compute_ready_set,
 )
-
 from .tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
 
 

@@ -31,19 +31,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
-from jr2_core.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from jr2_core.registry import REQUIRED_METHODS, missing_methods
 
-from .durations import Duration
+from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
+from .registry import REQUIRED_METHODS, missing_methods
 
 if TYPE_CHECKING:
-    from .webhooks import Verdict
+    from .kit.webhooks import Verdict
 
 __all__ = [
     "CLAIM_REMOVED",
@@ -77,6 +76,16 @@ class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
 
 
+def _seconds(value: Any) -> Any:
+    """`10m`-style durations (the kit's `Duration`, imported late: the kit builds on this
+    module)."""
+    if value is None:
+        return None
+    from .kit.durations import parse_duration
+
+    return parse_duration(value)
+
+
 class TrackerOptions(BaseModel):
     """The options the WorkSource layer reads from a kind's config. A kind's config model
     subclasses it (as `Tracker.Options`) and adds its own fields."""
@@ -87,7 +96,7 @@ class TrackerOptions(BaseModel):
     target: str = Field(min_length=1, description="what to read (a file, a repository, a URL)")
     children_block: bool = Field(default=True,
                                  description="a parent waits until its children are done")
-    poll_every: Duration | None = Field(
+    poll_every: Annotated[float | None, BeforeValidator(_seconds)] = Field(
         default=None, description="how often a waiting pool looks for changes (default 5s), "
                                   "and how often held items are watched")
 

@@ -51,8 +51,8 @@ from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
-from jr2_core.readyset import ReadySet, SnapshotItem, compute_ready_set
 
+from .readyset import ReadySet, SnapshotItem, compute_ready_set
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")

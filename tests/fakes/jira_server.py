@@ -27,6 +27,28 @@ Design notes
 * A request log (method, path, query, JSON body, status, server time, issue key, and the jr2
   marker kind and holder of a comment body) and queued faults (`fault()`: a status with optional
   `Retry-After`, a connection reset, a slow answer, a truncated JSON body).
+* Cloud is lossy the way Cloud is: it keeps a comment as an Atlassian Document Format document
+  (Atlassian's description, swagger-v3.v3.json: "version 3 provides support for the Atlassian
+  Document Format (ADF) in `body` in comments"; a REST v2 body is converted to it and back).
+  ADF has no node for an HTML comment (ADF "Document structure": doc, paragraph, text, ... no
+  comment node), so `<!-- ... -->` does not come back: the fake stores paragraphs of text with
+  HTML comments removed (`to_doc` / `from_doc`). Data Center stores the body verbatim. Only this
+  one loss is modelled: other conversions (wiki-markup escaping) are not cited, so not modelled.
+* Comment `properties` ("A list of comment properties. Optional on create and update.") are kept
+  on create and update and returned only by `POST /comment/list?expand=properties` (the only
+  comment read that expands `properties` in the description; `GET .../comment` expands only
+  `renderedBody`). `PUT .../comment/{id}` takes `notifyUsers` (default true): `notifications`
+  counts the e-mails one watcher of the issue would get (comment created, comment updated with
+  notifyUsers not false, issue edited or transitioned).
+* Webhooks (`webhook(url, secret)`): each change is delivered as Jira delivers it (Atlassian's
+  webhook guide; shapes as fixtures/jira/webhooks/): a comment as `comment_created` /
+  `comment_updated` / `comment_deleted` AND `jira:issue_updated` with `issue_event_type_name`
+  `issue_commented` / `issue_comment_edited` / `issue_comment_deleted`; a label edit as
+  `jira:issue_updated` (`issue_updated`) with a `labels` changelog item; a transition with
+  `status` and `resolution` items (`issue_generic`); an assignment (`issue_assigned`); a link
+  as `issuelink_created`. Signed `X-Hub-Signature: sha256=<hex>` when there is a secret, with a
+  fresh `X-Atlassian-Webhook-Identifier`. Sent in order from one thread; `deliveries` keeps each
+  one's event and the receiver's JSON answer (so a test counts wakes).
 * Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
 """
 
@@ -35,11 +57,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import email.utils
+import hashlib
+import hmac
 import itertools
 import json
+import queue
 import re
 import threading
 import time
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -62,6 +89,23 @@ LINK_TYPES = {"Blocks": ("10000", "is blocked by", "blocks"),
 ME_CLOUD = {"accountId": "5b10ac8d82e05b22cc7d4ef5", "accountType": "atlassian",
             "displayName": "jr2 bot", "active": True, "timeZone": "UTC"}
 ME_DC = {"key": "jr2bot", "name": "jr2bot", "displayName": "jr2 bot", "active": True}
+
+
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def to_doc(body: str) -> dict[str, Any]:
+    """A plain body as an ADF document (paragraphs of text); HTML comments are dropped."""
+    text = _HTML_COMMENT.sub("", body).strip("\n")
+    paras = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return {"type": "doc", "version": 1, "content": [
+        {"type": "paragraph", "content": [{"type": "text", "text": p}]} for p in paras]}
+
+
+def from_doc(doc: dict[str, Any]) -> str:
+    """An ADF document of paragraphs back as a plain body."""
+    return "\n\n".join("".join(str(t.get("text", "")) for t in para.get("content") or [])
+                       for para in doc.get("content") or [])
 
 
 def jira_time(t: float) -> str:
@@ -305,6 +349,11 @@ class FakeJira:
         self.me = dict(ME_CLOUD if cloud else ME_DC)
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
+        self.notifications: list[tuple[str, str]] = []  # (issue key, why) per watcher e-mail
+        self.deliveries: list[dict[str, Any]] = []
+        self._hook: tuple[str, str | None] | None = None
+        self._outbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._sender: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -321,10 +370,79 @@ class FakeJira:
         return self
 
     def stop(self) -> None:
+        if self._sender is not None:
+            self._outbox.put(None)
+            self._sender.join(timeout=10)
+            self._sender = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+    # -- webhooks -------------------------------------------------------------------------------
+
+    def webhook(self, url: str, secret: str | None = None) -> None:
+        """Deliver every later change to `url` (signed with `secret` when given)."""
+        self._hook = (url, secret)
+        if self._sender is None:
+            self._sender = threading.Thread(target=self._send_loop, daemon=True)
+            self._sender.start()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until every queued delivery was sent."""
+        deadline = time.monotonic() + timeout
+        while self._outbox.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def _emit(self, event: str, it: Issue, kind: str | None = None, *,
+              items: list[dict[str, Any]] | None = None,
+              comment: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> None:
+        if self._hook is None:
+            return
+        payload: dict[str, Any] = {"timestamp": int(self.now() * 1000), "webhookEvent": event,
+                                   "user": self._user(self.me)}
+        if kind is not None:
+            payload["issue_event_type_name"] = kind
+        payload["issue"] = {"id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}",
+                            "key": it.key, "fields": {
+                                "summary": it.summary, "labels": list(it.labels),
+                                "status": self._status(it.status),
+                                "project": {"key": it.key.split("-")[0]}}}
+        if items is not None:
+            self.next_id += 1
+            payload["changelog"] = {"id": str(self.next_id), "items": items}
+        if comment is not None:
+            payload["comment"] = self._render_comment(comment)
+        payload.update(extra or {})
+        self._outbox.put(payload)
+
+    def _send_loop(self) -> None:
+        while True:
+            payload = self._outbox.get()
+            try:
+                if payload is None or self._hook is None:
+                    return
+                url, secret = self._hook
+                body = json.dumps(payload).encode()
+                headers = {"Content-Type": "application/json",
+                           "X-Atlassian-Webhook-Identifier": str(uuid.uuid4())}
+                if secret:
+                    headers["X-Hub-Signature"] = "sha256=" + hmac.new(
+                        secret.encode(), body, hashlib.sha256).hexdigest()
+                answer: Any = None
+                try:
+                    req = urllib.request.Request(url, body, headers, method="POST")
+                    with urllib.request.urlopen(req, timeout=10) as resp:
+                        answer = json.loads(resp.read() or b"null")
+                except Exception as exc:  # the receiver is down or refused: keep going
+                    answer = {"error": f"{type(exc).__name__}: {exc}"}
+                with self.lock:
+                    self.deliveries.append({"event": payload["webhookEvent"],
+                                            "type": payload.get("issue_event_type_name"),
+                                            "key": payload.get("issue", {}).get("key"),
+                                            "answer": answer})
+            finally:
+                self._outbox.task_done()
 
     # -- the clock ------------------------------------------------------------------------------
 
@@ -355,13 +473,42 @@ class FakeJira:
         with self.lock:
             self.next_id += 1
             self.links.append(Link(self.next_id, link_type, blocker, blocked))
+            if self._hook is not None and self._outbox is not None:
+                tid = LINK_TYPES.get(link_type, ("0",))[0]
+                self._outbox.put({
+                    "timestamp": int(self.now() * 1000), "webhookEvent": "issuelink_created",
+                    "issueLink": {"id": self.next_id,
+                                  "sourceIssueId": self.issues[blocker].id,
+                                  "destinationIssueId": self.issues[blocked].id,
+                                  "issueLinkType": {"id": int(tid), "name": link_type},
+                                  "systemLink": False}})
 
     def set_status(self, key: str, status: str) -> None:
         with self.lock:
-            self.issues[key].status = status
+            it = self.issues[key]
+            old, it.status = it.status, status
+            self._emit("jira:issue_updated", it, "issue_generic", items=[
+                {"field": "status", "fieldtype": "jira", "fieldId": "status",
+                 "from": STATUSES[old][0], "fromString": old, "to": STATUSES[status][0],
+                 "toString": status}])
 
     def issue(self, key: str) -> Issue:
         return self.issues[key]
+
+    def comment_bodies(self, key: str) -> list[str]:
+        """Each comment of `key` as jr2 reads it back: the body as the API returns it, behind
+        the marker of its `jr2` property when it has one (tests look for jr2's markers)."""
+        with self.lock:
+            out = []
+            for c in self.issues[key].comments:
+                text = self._render_comment(c)["body"]
+                for prop in c.get("properties") or []:
+                    value = prop.get("value")
+                    if prop.get("key") == "jr2" and isinstance(value, dict):
+                        text = (f"<!-- jr2:{value.get('kind')} "
+                                f"{json.dumps(value.get('fields'), sort_keys=True)} -->\n{text}")
+                out.append(text)
+            return out
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
         f = Fault(status=status, **kw)
@@ -504,6 +651,8 @@ class FakeJira:
                 if sid == m.group(1):
                     return self._status(name)
             raise _error(404, "The status with id does not exist")
+        if path == f"{API}/comment/list" and method == "POST":
+            return self.comment_list(query, body)
         if path in (f"{API}/search/jql", f"{API}/search"):
             return self._route_search(method, path, query, body)
         m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
@@ -563,18 +712,23 @@ class FakeJira:
                     "accountId") or who.get("name") == self.me.get("name") else (
                     {k: v for k, v in who.items() if k in ("accountId", "name")} or None)
                 it.updated = self.now()
+                self._emit("jira:issue_updated", it, "issue_assigned", items=[
+                    {"field": "assignee", "fieldtype": "jira", "fieldId": "assignee",
+                     "from": None, "fromString": None, "to": str(who.get("accountId") or ""),
+                     "toString": str((it.assignee or {}).get("displayName") or "")}])
             raise Reply(204)
         if sub == "/comment":
             return self._comments(method, it, query, body)
         m = re.fullmatch(r"/comment/(\d+)", sub)
         if m:
-            return self._comment(method, it, int(m.group(1)), body)
+            return self._comment(method, it, int(m.group(1)), body, query)
         if sub == "/transitions":
             return self._transitions(method, it, body)
         raise _error(404, "null for uri")
 
     def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
         with self.lock:
+            before = list(it.labels)
             for op in (body.get("update") or {}).get("labels") or []:
                 if "add" in op and op["add"] not in it.labels:
                     it.labels.append(str(op["add"]))
@@ -585,13 +739,41 @@ class FakeJira:
             if "labels" in (body.get("fields") or {}):
                 it.labels = [str(x) for x in body["fields"]["labels"]]
             it.updated = self.now()
+            if before != it.labels:
+                self.notifications.append((it.key, "issue edited"))
+                self._emit("jira:issue_updated", it, "issue_updated", items=[
+                    {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                     "fromString": " ".join(before), "to": None,
+                     "toString": " ".join(it.labels)}])
         raise Reply(204)
 
-    def _render_comment(self, c: dict[str, Any]) -> dict[str, Any]:
-        return {"self": f"{self.url}{API}/issue/{c['issue']}/comment/{c['id']}",
-                "id": str(c["id"]), "author": self._user(c["author"]), "body": c["body"],
-                "updateAuthor": self._user(c["author"]), "created": jira_time(c["created"]),
-                "updated": jira_time(c["updated"])}
+    def _store_body(self, body: str) -> Any:
+        return to_doc(body) if self.cloud else body
+
+    def _render_comment(self, c: dict[str, Any], *, properties: bool = False) -> dict[str, Any]:
+        body = from_doc(c["body"]) if isinstance(c["body"], dict) else c["body"]
+        out = {"self": f"{self.url}{API}/issue/{c['issue']}/comment/{c['id']}",
+               "id": str(c["id"]), "author": self._user(c["author"]), "body": body,
+               "updateAuthor": self._user(c["author"]), "created": jira_time(c["created"]),
+               "updated": jira_time(c["updated"])}
+        if properties:
+            out["properties"] = [dict(p) for p in c.get("properties") or []]
+        return out
+
+    def _issue_of(self, c: dict[str, Any]) -> Issue:
+        return next(it for it in self.issues.values() if it.id == c["issue"])
+
+    def comment_list(self, query: dict[str, str], body: Any) -> Any:
+        """`POST /comment/list`: the comments with the given ids (`expand=properties`)."""
+        ids = body.get("ids") if isinstance(body, dict) else None
+        if not isinstance(ids, list) or len(ids) > 1000:
+            raise _error(400, "The list of comment IDs is missing or has over 1000 ids.")
+        want = "properties" in str(query.get("expand") or "").split(",")
+        with self.lock:
+            found = [self._render_comment(c, properties=want) for it in self.issues.values()
+                     for c in it.comments if c["id"] in {int(i) for i in ids}]
+        return {"maxResults": 1048576, "startAt": 0, "total": len(found), "isLast": True,
+                "values": found}
 
     def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
         with self.lock:
@@ -600,9 +782,13 @@ class FakeJira:
                     raise _error(400, "Comment body can not be empty!")
                 self.next_comment += 1
                 t = self.now()
-                c = {"id": self.next_comment, "issue": it.id, "body": body["body"],
-                     "author": self.me, "created": t, "updated": t}
+                c = {"id": self.next_comment, "issue": it.id,
+                     "body": self._store_body(body["body"]), "author": self.me, "created": t,
+                     "updated": t, "properties": _properties(body)}
                 it.comments.append(c)
+                self.notifications.append((it.key, "comment added"))
+                self._emit("comment_created", it, "issue_commented", comment=c)
+                self._emit("jira:issue_updated", it, "issue_commented", comment=c)
                 raise Reply(201, self._render_comment(c))
             if method != "GET":
                 raise _error(405, "Method not allowed")
@@ -614,7 +800,8 @@ class FakeJira:
             return {"startAt": start, "maxResults": size, "total": len(ordered),
                     "comments": [self._render_comment(c) for c in page]}
 
-    def _comment(self, method: str, it: Issue, cid: int, body: Any) -> Any:
+    def _comment(self, method: str, it: Issue, cid: int, body: Any,
+                 query: dict[str, str] | None = None) -> Any:
         with self.lock:
             c = next((c for c in it.comments if c["id"] == cid), None)
             if c is None:
@@ -622,11 +809,19 @@ class FakeJira:
             if method == "GET":
                 return self._render_comment(c)
             if method == "PUT":
-                c["body"] = str((body or {}).get("body") or "")
+                c["body"] = self._store_body(str((body or {}).get("body") or ""))
+                if isinstance(body, dict) and "properties" in body:
+                    c["properties"] = _properties(body)
                 c["updated"] = self.now()
+                if (query or {}).get("notifyUsers", "true").lower() != "false":
+                    self.notifications.append((it.key, "comment updated"))
+                self._emit("comment_updated", it, "issue_comment_edited", comment=c)
+                self._emit("jira:issue_updated", it, "issue_comment_edited", comment=c)
                 return self._render_comment(c)
             if method == "DELETE":
                 it.comments.remove(c)
+                self._emit("comment_deleted", it, "issue_comment_deleted", comment=c)
+                self._emit("jira:issue_updated", it, "issue_comment_deleted", comment=c)
                 raise Reply(204)
         raise _error(405, "Method not allowed")
 
@@ -644,11 +839,28 @@ class FakeJira:
         try:
             time.sleep(self.transition_delay)
             with self.lock:
-                it.status = TRANSITIONS[tid]
+                old, it.status = it.status, TRANSITIONS[tid]
                 it.updated = self.now()
+                self.notifications.append((it.key, "issue transitioned"))
+                items = [{"field": "status", "fieldtype": "jira", "fieldId": "status",
+                          "from": STATUSES[old][0], "fromString": old,
+                          "to": STATUSES[it.status][0], "toString": it.status}]
+                if STATUSES[it.status][1] == "done":
+                    items.insert(0, {"field": "resolution", "fieldtype": "jira",
+                                     "fieldId": "resolution", "from": None, "fromString": None,
+                                     "to": "10000", "toString": "Done"})
+                self._emit("jira:issue_updated", it, "issue_generic", items=items)
         finally:
             it.lock.release()
         raise Reply(204)
+
+
+def _properties(body: Any) -> list[dict[str, Any]]:
+    props = body.get("properties") if isinstance(body, dict) else None
+    if not isinstance(props, list):
+        return []
+    return [{"key": str(p["key"]), "value": p.get("value")} for p in props
+            if isinstance(p, dict) and "key" in p]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -688,6 +900,11 @@ class _Handler(BaseHTTPRequestHandler):
                 entry["kind"] = mk.group(1)
                 with contextlib.suppress(ValueError):
                     entry["holder"] = json.loads(mk.group(2)).get("holder")
+        for prop in _properties(body):  # on Cloud jr2's marker is the comment property `jr2`
+            value = prop["value"]
+            if prop["key"] == "jr2" and isinstance(value, dict):
+                entry["kind"] = value.get("kind")
+                entry["holder"] = (value.get("fields") or {}).get("holder")
         m = re.search(r"/issue/([A-Z][A-Z0-9]*-\d+)", parts.path)
         entry["key"] = m.group(1) if m else None
         try:

@@ -40,7 +40,7 @@ from typing import Any
 from fakes.github_server import FakeGitHub
 from fakes.jira_server import FakeJira
 
-from jr2_sources import claims
+from jr2_sources.kit import claims
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
@@ -167,10 +167,11 @@ class Tracker:
         if self.kind == "github":
             return [claims.Comment(c.id, c.body, dt(c.created), dt(c.updated))
                     for c in self.fake.comments_of("o/r", int(item.split("#")[1]))]
-        with self.fake.lock:
-            raw = list(self.fake.issue(item).comments)
-        return [claims.Comment(int(c["id"]), c["body"], dt(c["created"]), dt(c["updated"]))
-                for c in raw]
+        with self.fake.lock:  # bodies as jr2 reads them back (on Cloud: marker from properties)
+            raw = list(zip(self.fake.issue(item).comments, self.fake.comment_bodies(item),
+                           strict=True))
+        return [claims.Comment(int(c["id"]), body, dt(c["created"]), dt(c["updated"]))
+                for c, body in raw]
 
     def live_claims(self) -> dict[str, str]:
         """Items with a live claim now (server time) -> its holder."""

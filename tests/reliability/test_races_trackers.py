@@ -62,7 +62,7 @@ def test_the_log_checker_sees_a_double_hold(kind: str) -> None:
     HTTP, are reported as a double hold from the fake's log; in sequence they are not."""
     import requests
 
-    from jr2_sources.claims import render_marker
+    from jr2_sources.kit.claims import render_marker
 
     with tracker(kind) as tr:
         [item] = tr.seed(1, 1)

@@ -117,7 +117,7 @@ def test_jira_paths_leak_no_secret(tmp_path: Path) -> None:
         pat_env = {k: v for k, v in env.items() if k not in ("JIRA_API_TOKEN", "JIRA_EMAIL")}
         codes["PAT ready"] = run(["ready", "jira:", *jql], pat_env, tmp_path, seen)
         for it in jf.issues.values():
-            seen.extend(c["body"] for c in it.comments)
+            seen.extend(jf.comment_bodies(it.key))
             seen.extend(it.labels)
         for e in jf.log:  # what jr2 sent in bodies (comments, labels, transitions)
             if e.get("body") is not None:

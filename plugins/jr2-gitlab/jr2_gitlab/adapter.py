@@ -3,8 +3,8 @@ calls are GitLab's REST API.
 
 Claim protocol (GitLab has no compare-and-set on labels or assignees either)
 ---------------------------------------------------------------------------
-Claims follow `jr2_sources.claims` over issue notes (whose ids only grow and whose
-`created_at`/`updated_at` come from the server), run by `jr2_sources.labeltracker`:
+Claims follow `jr2_sources.kit.claims` over issue notes (whose ids only grow and whose
+`created_at`/`updated_at` come from the server), run by `jr2_sources.kit.labeltracker`:
 
 1. post a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`POST .../notes`);
 2. list the notes (`GET .../notes?sort=asc&order_by=created_at`), take the server's `Date`;
@@ -26,9 +26,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from jr2_core import Snapshot, SourceEnv, UsageError
-from jr2_sources import LabelCommentTracker, Verdict, claims
-from jr2_sources.retry import RetryPolicy
+from jr2_core import UsageError
+from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv, Verdict
+from jr2_sources.kit import claims
+from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, api_url, resolve_token
 from .config import GitLabConfig

@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* `jr2_sources.rest.RestClient` (one `requests.Session`, counted, retried in one layer, spaced
+* `jr2_sources.kit.rest.RestClient` (one `requests.Session`, counted, retried in one layer, spaced
   writes, redacted one-line errors, links followed on the API's origin only) rather than
   python-gitlab's objects: the claim protocol needs the `Date` header of a notes listing (the
   server's clock) and tests need an exact count of requests. What is GitLab's own is here.

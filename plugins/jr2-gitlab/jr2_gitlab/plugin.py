@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jr2_core import SourceEnv, SourceKind, hookimpl
+from jr2_core import hookimpl
+from jr2_sources import SourceEnv, SourceKind
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:

@@ -18,7 +18,7 @@ Design notes
   blocker cannot be reported from links. Blockers written in a description (`Depends on #12`,
   `blocked by group/other#3`) are looked up with one GET each: closed = done, 404 = missing,
   401/403 = inaccessible; final states are cached for the process.
-* Only issues carrying the claim label have their notes read (`jr2_sources.claims`). Leases
+* Only issues carrying the claim label have their notes read (`jr2_sources.kit.claims`). Leases
   are judged in server time (the notes listing's `Date`); the `Claim.lease_expires` handed to
   the Ready-set is translated to the local clock.
 * Child work items (tasks) live in GitLab's work item hierarchy, which only the GraphQL API
@@ -39,8 +39,9 @@ import threading
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_core import BlockerRef, Snapshot, SnapshotItem, SourceError
-from jr2_sources import claims
+from jr2_core import SourceError
+from jr2_sources import BlockerRef, Snapshot, SnapshotItem
+from jr2_sources.kit import claims
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
@@ -59,7 +60,7 @@ State = Literal["open", "done", "missing", "inaccessible"]
 log = logging.getLogger(__name__)
 
 CHILDREN_QUERY = """\
-query($fullPath: ID!, $iids: [String!], $first: Int) {
+query($fullPath: ID!, $iids: [String!], $first: Int, $after: String) {
   project(fullPath: $fullPath) {
     workItems(iids: $iids, first: $first) {
       nodes {
@@ -67,7 +68,10 @@ query($fullPath: ID!, $iids: [String!], $first: Int) {
         widgets {
           ... on WorkItemWidgetHierarchy {
             hasChildren
-            children { nodes { iid state webUrl } }
+            children(first: 100, after: $after) {
+              pageInfo { hasNextPage endCursor }
+              nodes { iid state webUrl }
+            }
           }
         }
       }
@@ -192,30 +196,19 @@ class IssueReader:
     def _children(self, listed: dict[int, dict[str, Any]],
                   skip: set[str] | frozenset[str]) -> dict[int, dict[str, State]]:
         """Each listed issue's child work items (GraphQL hierarchy widget), one POST per 100
-        issues; {} for all of them when GraphQL is missing or answers an error."""
+        issues, plus one per further 100 children of an issue that has more (the connection's
+        `pageInfo`: GraphQL gives at most 100 nodes a page); {} for all of them when GraphQL is
+        missing or answers an error."""
         out: dict[int, dict[str, State]] = {}
         iids = sorted(listed)
-        for start in range(0, len(iids), 100):
-            if not self._graphql:
+        more: list[tuple[int, str]] = []  # (iid, cursor) of children lists with another page
+        batches: list[tuple[list[int], str | None]] = [
+            (iids[i:i + 100], None) for i in range(0, len(iids), 100)]
+        while batches or more:
+            page, after = batches.pop(0) if batches else ([more[0][0]], more.pop(0)[1])
+            nodes = self._children_page(page, after)
+            if nodes is None:
                 return {}
-            page = iids[start:start + 100]
-            try:
-                resp = self.client.graphql(
-                    CHILDREN_QUERY, {"fullPath": self.project, "iids": [str(i) for i in page],
-                                     "first": len(page)})
-            except SourceError as exc:
-                if isinstance(exc, GitLabHTTPError) and exc.status == 404:
-                    self._graphql = False
-                self._warn(str(exc))
-                return {}
-            data = resp.data if isinstance(resp.data, dict) else {}
-            if data.get("errors") or not isinstance(data.get("data"), dict):
-                errors = data.get("errors") or [{"message": "no data"}]
-                msg = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
-                self._warn(f"GraphQL error: {msg}")
-                return {}
-            project = data["data"].get("project") or {}
-            nodes = (project.get("workItems") or {}).get("nodes") or []
             for node in nodes:
                 if not isinstance(node, dict) or not str(node.get("iid", "")).isdigit():
                     continue
@@ -225,12 +218,40 @@ class IssueReader:
                     if widget.get("hasChildren") is False:
                         continue
                     kids = out.setdefault(int(node["iid"]), {})
-                    for child in (widget.get("children") or {}).get("nodes") or []:
+                    conn = widget.get("children") or {}
+                    for child in conn.get("nodes") or []:
                         ref = self._child_id(child)
                         if ref is None:
                             continue
                         kids[ref] = self._child_state(ref, child, listed, skip)
+                    info = conn.get("pageInfo") or {}
+                    if info.get("hasNextPage") and info.get("endCursor"):
+                        more.append((int(node["iid"]), str(info["endCursor"])))
         return out
+
+    def _children_page(self, iids: list[int], after: str | None) -> list[Any] | None:
+        """The work item nodes of one children query; None (and a warning) when GraphQL is
+        missing or answers an error."""
+        if not self._graphql:
+            return None
+        try:
+            resp = self.client.graphql(
+                CHILDREN_QUERY, {"fullPath": self.project, "iids": [str(i) for i in iids],
+                                 "first": len(iids), "after": after})
+        except SourceError as exc:
+            if isinstance(exc, GitLabHTTPError) and exc.status == 404:
+                self._graphql = False
+            self._warn(str(exc))
+            return None
+        data = resp.data if isinstance(resp.data, dict) else {}
+        if data.get("errors") or not isinstance(data.get("data"), dict):
+            errors = data.get("errors") or [{"message": "no data"}]
+            msg = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
+            self._warn(f"GraphQL error: {msg}")
+            return None
+        project = data["data"].get("project") or {}
+        nodes = (project.get("workItems") or {}).get("nodes") or []
+        return nodes if isinstance(nodes, list) else []
 
     def _child_id(self, child: Any) -> str | None:
         if not isinstance(child, dict) or not str(child.get("iid", "")).isdigit():

@@ -11,7 +11,9 @@ logs (method, path, query); `writes()` counts mutating requests; `fault()` queue
 `POST /api/graphql` answers the one query the reader sends (read from its `variables`:
 `fullPath`, `iids`): `project.workItems.nodes[]` with `iid` and `widgets`, the
 `WorkItemWidgetHierarchy` one carrying `hasChildren` and `children.nodes[]` (`iid`, `state`
-`OPEN`/`CLOSED`, `webUrl`), as in GitLab's GraphQL reference; other widgets answer `{}` (an
+`OPEN`/`CLOSED`, `webUrl`) at most 100 a page with `pageInfo {hasNextPage endCursor}` (the
+`after` variable continues), as in GitLab's GraphQL reference (connections, max page size
+100); other widgets answer `{}` (an
 inline fragment that does not match selects nothing). `set_parent()` files a child under a
 parent; `graphql_error` answers a GraphQL error; `graphql = False` makes the endpoint answer
 404 (an instance without it). A GraphQL query is not a write.
@@ -221,8 +223,15 @@ class FakeGitLab:
                     child = self.projects[cp]["issues"][ci]
                     kids.append({"iid": str(ci), "webUrl": self._web(cp, ci),
                                  "state": "OPEN" if child["state"] == "opened" else "CLOSED"})
+            # a connection gives at most 100 nodes a page (GitLab's GraphQL max_page_size);
+            # the cursor here is the index of the next child
+            start = int(str(variables.get("after") or "0"))
+            chunk = kids[start:start + 100]
+            info = {"hasNextPage": start + 100 < len(kids),
+                    "endCursor": str(start + len(chunk)) if chunk else None}
             nodes.append({"iid": str(issue["iid"]), "widgets": [
-                {}, {"hasChildren": bool(kids), "children": {"nodes": kids}}, {}]})
+                {}, {"hasChildren": bool(kids),
+                     "children": {"pageInfo": info, "nodes": chunk}}, {}]})
         return 200, {"data": {"project": {"workItems": {"nodes": nodes}}}}, {}
 
     def _page(self, items: list[Any], q: dict[str, str],

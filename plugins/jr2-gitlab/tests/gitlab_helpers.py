@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from jr2_core import SourceEnv
 from jr2_gitlab.adapter import GitLabAdapter
 from jr2_gitlab.client import GitLabClient
 from jr2_gitlab.config import GitLabConfig
-from jr2_sources.retry import RetryPolicy
+from jr2_sources import SourceEnv
+from jr2_sources.kit.retry import RetryPolicy
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOKEN = "glpat-fake-token-0123456789"

@@ -12,7 +12,7 @@ import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
-from jr2_core import BlockerRef, compute_ready_set
+from jr2_sources import BlockerRef, compute_ready_set
 
 
 @pytest.fixture
@@ -45,6 +45,24 @@ def test_a_parent_waits_for_an_open_child_not_for_a_closed_one(fake: FakeGitLab)
     assert blocked == {f"g/p#{parent}": ["open_children"]}
     assert _graphql_calls(fake) == 1 and fake.writes() == 0
     assert adapter.client.stats.writes == 0
+
+
+def test_children_beyond_the_first_100_are_paged(fake: FakeGitLab) -> None:
+    """A parent with 150 children: the last 50 come from a second page (`pageInfo`); the one
+    open child among them still holds the parent."""
+    parent = fake.add_issue("g/p", "parent")
+    kids = [fake.add_issue("g/p", f"task {i}") for i in range(150)]
+    for kid in kids:
+        fake.set_parent(("g/p", kid), ("g/p", parent))
+    for kid in kids[:-1]:
+        fake.close_issue("g/p", kid)
+    snap = make_adapter(fake.url).snapshot()
+    item = next(i for i in snap.items if i.id == f"g/p#{parent}")
+    assert len(item.children) == 150
+    assert [c.id for c in item.children if c.state == "open"] == [f"g/p#{kids[-1]}"]
+    assert _graphql_calls(fake) == 2  # the listed issues in one query, then page 2
+    rs = compute_ready_set(snap, now=datetime.now(UTC))
+    assert f"g/p#{parent}" in {e.item.id for e in rs.blocked}
 
 
 def test_no_detail_reads_no_children(fake: FakeGitLab) -> None:

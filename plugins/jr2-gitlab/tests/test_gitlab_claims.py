@@ -14,7 +14,8 @@ import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
-from jr2_core import Failure, Outcome, SnapshotItem
+from jr2_core import Failure, Outcome
+from jr2_sources import SnapshotItem
 
 HERE = Path(__file__).parent
 
@@ -66,7 +67,7 @@ def test_simultaneous_process_contenders_have_one_winner(fake: FakeGitLab) -> No
     iid = fake.add_issue("g/p", "race across processes")
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from gitlab_helpers import make_adapter; from jr2_core import SnapshotItem;"
+        "from gitlab_helpers import make_adapter; from jr2_sources import SnapshotItem;"
         "a = make_adapter(sys.argv[2]);"
         "print(a.claim(SnapshotItem(id=sys.argv[3], title='t'), sys.argv[4], 60))"
     )

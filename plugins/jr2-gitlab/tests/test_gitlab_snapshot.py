@@ -13,7 +13,8 @@ import responses
 from gitlab_helpers import TOKEN, fixture, make_adapter, make_client
 from responses import matchers
 
-from jr2_core import BlockerRef, SourceError, compute_ready_set
+from jr2_core import SourceError
+from jr2_sources import BlockerRef, compute_ready_set
 
 BASE = "https://gitlab.example.com"
 API = f"{BASE}/api/v4/projects/group%2Fproject"

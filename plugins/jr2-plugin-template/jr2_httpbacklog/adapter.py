@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from jr2_core import Outcome, SourceEnv, SourceError
-from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem, Tracker
+from jr2_core import Outcome, SourceError
+from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem, SourceEnv, Tracker
 
 
 class HttpBacklogConfig(Tracker.Options):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from jr2_core import SourceKind, hookimpl
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
 
 
 @hookimpl

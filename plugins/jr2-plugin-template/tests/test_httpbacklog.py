@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from jr2_core import SourceEnv
 from jr2_httpbacklog import HttpBacklogConfig, HttpBacklogTracker
 from jr2_httpbacklog.server import Tracker, serve
+from jr2_sources import SourceEnv
 from jr2_sources.testing import RefItem, SourceConformance, Target
 
 

@@ -1,0 +1,81 @@
+"""The Work Source layer as a jr2 plugin: the `jr2_register_sources` hook and the registry.
+
+Design notes
+------------
+The engine's plugin host (`jr2_core.plugins`) knows no source kinds. This plugin, one of jr2's
+own entry points, adds the `jr2_register_sources` hookspec through `jr2_add_hookspecs`, and once
+every plugin is loaded (`jr2_plugins_loaded`) asks each of them for its kinds through `pm.hook`
+(a `specname=` implementation counts), plugin by plugin in load order, so
+an error is recorded on the plugin that raised it (shown by `jr2 plugins`) and never breaks the
+others. `load_registry()` is how the commands get the kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pluggy
+
+from jr2_core.errors import ConfigError
+from jr2_core.hookspecs import hookimpl
+from jr2_core.plugins import Host, load
+
+from .registry import Registry, SourceKind
+
+hookspec = pluggy.HookspecMarker("jr2")
+
+
+class SourcesSpec:
+    """The hook the Work Source layer adds."""
+
+    @hookspec
+    def jr2_register_sources(self, register: Callable[[SourceKind], None]) -> None:
+        """Called once when the plugins load. Call `register(SourceKind(...))` for each source
+        kind the plugin provides (its name, pydantic config model and factory). Two plugins
+        registering one kind is an error naming both."""
+
+
+_current: tuple[Host, Registry] | None = None
+
+
+@hookimpl
+def jr2_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    pluginmanager.add_hookspecs(SourcesSpec)
+
+
+@hookimpl
+def jr2_plugins_loaded(host: Host) -> None:
+    """Build the registry from every loaded plugin's `jr2_register_sources`."""
+    registry = Registry()
+    impls = host.pm.hook.jr2_register_sources.get_hookimpls()
+    for info in host.plugins:
+        plugin = host.pm.get_plugin(info.name)
+        # through pm.hook, so an implementation named with pluggy's `specname=` counts; only
+        # this plugin's, so each kind is credited to it and one failure stays its own
+        mine = [i for i in impls if plugin is not None and i.plugin is plugin]
+        if not mine:
+            continue
+        found: list[SourceKind] = []
+        try:
+            for impl in mine:
+                impl.function(register=found.append)
+            for kind in found:
+                kind = replace(kind, plugin=info.distribution or info.module)
+                registry.register(kind)
+                info.kinds.append(kind.name)
+        except ConfigError as exc:
+            info.error = str(exc)
+        except Exception as exc:
+            info.error = f"registering sources failed: {type(exc).__name__}: {exc}"
+    global _current
+    _current = (host, registry)
+
+
+def load_registry() -> Registry:
+    """The source kinds of the loaded plugins (loading them once per process)."""
+    host = load()
+    if _current is None or _current[0] is not host:
+        jr2_plugins_loaded(host)  # only if this module itself failed to load as a plugin
+    assert _current is not None
+    return _current[1]

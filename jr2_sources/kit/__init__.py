@@ -1,0 +1,54 @@
+"""jr2_sources.kit: what a tracker plugin reuses, public and versioned as a unit.
+
+- `Duration`, `parse_duration` (`durations`): `10m`-style options.
+- `Redactor`, `secret_values` (`redact`): keep secrets out of logs and output.
+- `verify_signature`, `hmac_sha256`, `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`
+  (`webhooks`): webhooks.
+- `claims`: the claim protocol by comment history, for trackers with no compare-and-set;
+  `CommentClaims`, `CommentThread` (`comment_claims`) run it, `ClaimsByComment` delegates an
+  adapter's claim / renew / release to it.
+- `retry`: the one retry layer.
+- `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date` (`rest`): a counted, retried,
+  spaced REST client for a tracker's JSON API (`requests` is loaded only when one is made).
+- `LabelOptions` (`labeloptions`): the config options of a label-based tracker (scope,
+  priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
+  claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
+  HTTP calls.
+"""
+
+from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
+from .durations import Duration, parse_duration
+from .labeloptions import LabelOptions
+from .labeltracker import LabelCommentTracker
+from .redact import Redactor, secret_values
+from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+from .webhooks import (
+    DeliveryDeduper,
+    Verdict,
+    attach_webhook,
+    header,
+    hmac_sha256,
+    verify_signature,
+)
+
+__all__ = [
+    "ClaimsByComment",
+    "CommentClaims",
+    "CommentThread",
+    "DeliveryDeduper",
+    "Duration",
+    "LabelCommentTracker",
+    "LabelOptions",
+    "Redactor",
+    "RequestStats",
+    "RestClient",
+    "RestResponse",
+    "Verdict",
+    "attach_webhook",
+    "header",
+    "hmac_sha256",
+    "parse_duration",
+    "parse_http_date",
+    "secret_values",
+    "verify_signature",
+]

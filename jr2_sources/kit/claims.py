@@ -1,0 +1,143 @@
+"""Claims by comment history: a lease protocol for trackers with no compare-and-set.
+
+Design note: GitHub, Jira and GitLab cannot set a field only if it still has an old value, and
+pools often share one token. What they do give is an issue's comment list, ordered by ids that
+only grow, with server timestamps on each comment. So a claim is a comment whose body starts
+with a hidden marker
+
+    <!-- jr2:claim {"holder": "run@host", "lease": 600, "nonce": "..."} -->
+
+and the protocol is: post the claim, list the comments, and hold the item only if yours is the
+LIVE claim with the LOWEST id; otherwise delete yours. A claim is live while
+`now < updated_at + lease`, with `now` the server's clock (the `Date` header of the listing
+response), so clock skew between machines cannot matter. Renewing edits the comment (its
+`updated_at` moves); settling or releasing edits it into `jr2:done`, `jr2:failed` or
+`jr2:released`, which are not claims. Two simultaneous claimers both see both comments and agree
+on the lower id; a later claimer sees the earlier live one and backs off; an expired claim is
+ignored, so a dead pool's item is taken over after its lease. A renewal that lands after the
+lease ended (`new updated_at > old updated_at + lease`) has lost the item: the renewer stops.
+A lease read from a comment is capped at `MAX_LEASE`, so a forged marker cannot hold an item
+for ever. `nonce` lets a pool tell its own comments apart even when a retried POST left two.
+
+This module is pure (no I/O): each tracker adapter turns its comment objects into `Comment`s.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from jr2_sources.readyset import Claim
+
+MAX_LEASE = 86400.0
+Kind = Literal["claim", "done", "failed", "released"]
+_MARKER = re.compile(r"\A\s*<!--\s*jr2:(claim|done|failed|released)\s+(\{.*?\})\s*-->",
+                     re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A tracker comment, as the protocol needs it."""
+
+    id: int
+    body: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(slots=True)
+class Marker:
+    """One jr2 comment: its kind, the fields of its JSON, and the comment's id and times."""
+
+    kind: Kind
+    fields: dict[str, Any]
+    comment_id: int
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def holder(self) -> str:
+        return str(self.fields.get("holder", "?"))
+
+    @property
+    def nonce(self) -> str | None:
+        n = self.fields.get("nonce")
+        return str(n) if n is not None else None
+
+    @property
+    def lease(self) -> float:
+        try:
+            value = float(self.fields.get("lease", 0))
+        except (TypeError, ValueError):
+            return 0.0
+        return min(max(value, 0.0), MAX_LEASE)
+
+    @property
+    def expires(self) -> datetime:
+        return self.updated_at + timedelta(seconds=self.lease)
+
+    def is_live(self, now: datetime) -> bool:
+        return self.kind == "claim" and now < self.expires
+
+
+def render_marker(kind: Kind, fields: dict[str, Any], text: str) -> str:
+    """A comment body: the hidden marker, then one line for people."""
+    return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{text}"
+
+
+def parse_marker(comment: Comment) -> Marker | None:
+    """The jr2 marker of a comment, or None when it is not one of jr2's."""
+    m = _MARKER.match(comment.body or "")
+    if m is None:
+        return None
+    try:
+        fields = json.loads(m.group(2))
+    except ValueError:
+        return None
+    if not isinstance(fields, dict):
+        return None
+    kind: Kind = m.group(1)  # type: ignore[assignment]
+    return Marker(kind, fields, comment.id, comment.created_at, comment.updated_at)
+
+
+def markers(comments: Iterable[Comment]) -> list[Marker]:
+    """jr2's markers among `comments`, in ascending comment id."""
+    found = [mk for c in comments if (mk := parse_marker(c)) is not None]
+    found.sort(key=lambda mk: mk.comment_id)
+    return found
+
+
+def live_claims(comments: Iterable[Comment], now: datetime) -> list[Marker]:
+    """The live claims at server time `now`, lowest comment id (the holder) first."""
+    return [mk for mk in markers(comments) if mk.is_live(now)]
+
+
+def holder_of(comments: Iterable[Comment], now: datetime) -> Marker | None:
+    """The claim that holds the item at server time `now`, or None."""
+    live = live_claims(comments, now)
+    return live[0] if live else None
+
+
+def claim_of(comments: Iterable[Comment], now: datetime,
+             local_now: datetime | None = None) -> Claim | None:
+    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`: its lease
+    end moved onto this machine's clock (`local_now`, default the current time), which is the
+    clock the Ready-set compares leases with."""
+    mk = holder_of(comments, now)
+    if mk is None:
+        return None
+    local = datetime.now(UTC) if local_now is None else local_now
+    return Claim(holder=mk.holder, since=mk.created_at, lease_expires=local + (mk.expires - now))
+
+
+def last_failure(comments: Iterable[Comment]) -> str | None:
+    """The reason of the newest `jr2:failed` marker, if any."""
+    failed = [mk for mk in markers(comments) if mk.kind == "failed"]
+    if not failed:
+        return None
+    reason = failed[-1].fields.get("reason")
+    return str(reason) if reason else "failed"

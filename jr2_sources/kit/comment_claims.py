@@ -1,0 +1,264 @@
+"""The claim protocol of `jr2_sources.kit.claims`, run against any tracker's comment thread.
+
+Design note: GitHub, Jira and GitLab differ only in how a comment is posted, listed, edited and
+deleted, and in what "still to do" and "mark as claimed" mean on them (labels, assignee, a
+transition). `CommentClaims` holds the protocol once: a tracker adapter implements the small
+`CommentThread` protocol and delegates `claim` / `renew` / `release` and the claim check of its
+`record` here.
+
+* claim: post a claim comment with a fresh nonce, list the comments, win only if ours is the
+  live claim with the lowest id AND the tracker says the item is still to do (a pool that settled
+  it just before our listing has closed or marked it); a loser deletes every comment with its
+  nonce (a retried POST may have left two). A winner marks the item (`mark_claimed`); if that
+  fails the claim is released and the error raised.
+* renew: edit our comment; a renewal that lands after the lease ran out (`new updated_at >=
+  old updated_at + lease`, server time) has lost the item: it is released and renew says False.
+* settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
+  comment into its outcome marker (or `released` when the claim was lost meanwhile).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from jr2_core import Outcome
+from jr2_core.errors import SourceError, UsageError
+
+from ..tracker import Tracker
+from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
+from .retry import abort_retries_when
+
+if TYPE_CHECKING:
+    from jr2_sources.readyset import SnapshotItem
+
+
+class CommentThread(Protocol):
+    """What a tracker adapter provides for `CommentClaims`, by item key."""
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        """Post a comment; its id (None if the response did not say)."""
+        ...
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
+        """Every comment of the item, and the server's time of the listing."""
+        ...
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        """Replace a comment's body; its new server `updated_at`, or None if it is gone."""
+        ...
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        """Delete a comment (a comment that is already gone is fine)."""
+        ...
+
+    def still_to_do(self, key: str, found: list[Marker]) -> bool:
+        """After winning: is the item still open, unmarked, claimable? (may read the tracker)"""
+        ...
+
+    def mark_claimed(self, key: str) -> None:
+        """Make the claim visible (a label, an assignee, a transition)."""
+        ...
+
+    def unmark(self, key: str) -> None:
+        """Remove only jr2's own claim mark."""
+        ...
+
+
+@dataclass
+class Held:
+    """A claim this process holds: its comment, last server `updated_at`, lease and nonce."""
+
+    key: str
+    holder: str
+    comment_id: int
+    updated_at: datetime
+    lease: float
+    nonce: str
+    attempt: int = 1
+    extra_ids: set[int] = field(default_factory=set)
+    # a renewal and the settle of one claim never interleave: a renewal still retrying after
+    # the worker ended must not turn the settled comment back into a live claim
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    settled: bool = False
+
+
+def _now_text() -> str:
+    """Local time for people reading a renewed marker (never used to judge a lease)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CommentClaims:
+    """Claims, renewals and settles of one adapter's items by comment history."""
+
+    def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str) -> None:
+        self.thread = thread
+        self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
+        self._held: dict[str, Held] = {}
+        self._lock = threading.Lock()
+
+    def claim(self, key: str, holder: str, lease: float) -> bool:
+        """Claim `key` for `holder`; True when won (see the module's note)."""
+        nonce = secrets.token_hex(8)
+        body = render_marker("claim", {"holder": holder, "lease": lease, "attempt": 1,
+                                       "nonce": nonce},
+                             f"jr2: claimed by {self.who(holder)} (lease {lease:.0f}s).")
+        posted = self.thread.post_comment(key, body)
+        mine = {posted} if posted is not None else set()
+        comments, now = self.thread.list_comments(key)
+        found = markers(comments)
+        mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
+        winner = holder_of(comments, now)
+        if winner is None or winner.nonce != nonce or not self.thread.still_to_do(key, found):
+            for cid in sorted(mine):
+                self.thread.delete_comment(key, cid)
+            return False
+        held = Held(key, holder, winner.comment_id, winner.updated_at, lease, nonce,
+                    extra_ids=mine - {winner.comment_id})
+        with self._lock:
+            self._held[key] = held
+        for cid in sorted(held.extra_ids):
+            self.thread.delete_comment(key, cid)
+        try:
+            self.thread.mark_claimed(key)
+        except SourceError:
+            self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
+            self.take(key, holder)
+            raise
+        return True
+
+    def renew(self, key: str, holder: str, lease: float) -> bool:
+        """Extend `holder`'s claim; False when it is gone or its lease had run out."""
+        with self._lock:
+            held = self._held.get(key)
+        if held is None or held.holder != holder:
+            return False
+        with held.lock:
+            if held.settled:
+                return False
+            with abort_retries_when(lambda: held.settled):
+                return self._renew(held, key, holder, lease)
+
+    def _renew(self, held: Held, key: str, holder: str, lease: float) -> bool:
+        held.attempt += 1
+        body = render_marker("claim", {"holder": holder, "lease": lease,
+                                       "attempt": held.attempt, "nonce": held.nonce,
+                                       "renewed_at": _now_text()},
+                             f"jr2: claimed by {self.who(holder)} (lease {lease:.0f}s, renewed).")
+        updated = self.thread.edit_comment(key, held.comment_id, body)
+        if updated is None:
+            self.take(key, holder)
+            return False
+        if (updated - held.updated_at).total_seconds() >= held.lease:
+            # the lease had run out before this renewal: another pool may hold the item now
+            self._edit(held, "released", {},
+                       f"jr2: {self.who(holder)} lost this claim (its lease ran out).")
+            self.take(key, holder)
+            return False
+        held.updated_at = updated
+        held.lease = lease
+        return True
+
+    def take(self, key: str, holder: str) -> Held | None:
+        """Forget `holder`'s claim on `key` and return it (None if this process has none)."""
+        with self._lock:
+            held = self._held.get(key)
+            if held is None or held.holder != holder:
+                return None
+            return self._held.pop(key)
+
+    def release(self, key: str, holder: str) -> None:
+        """Drop the claim with no outcome."""
+        held = self.take(key, holder)
+        if held is not None:
+            self.settle(held, "released", {}, f"jr2: released by {self.who(holder)}.", None)
+
+    def record(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
+               on_failed: Callable[[], None], retry_hint: str) -> bool:
+        """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it; `done` runs
+        `on_done` (close, label, transition) and `failed` runs `on_failed` (the failed mark),
+        each only while the claim still holds. True when a `done` was settled here."""
+        if outcome.status == "cancelled":
+            self.release(key, holder)
+            return False
+        held = self.take(key, holder)
+        if held is None:
+            return False
+        who = self.who(holder)
+        if outcome.status == "done":
+            self.settle(held, "done", {}, f"jr2: done by {who}.", on_done)
+            return True
+        reason = outcome.failure.reason if outcome.failure is not None else "failed"
+        reason = " ".join(str(reason).split())[:500] or "failed"
+        self.settle(held, "failed", {"reason": reason},
+                    f"jr2: failed under {who}: {reason}\n\n{retry_hint}", on_failed)
+        return False
+
+    def settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
+               action: Callable[[], None] | None) -> None:
+        """Apply `action` and unmark only while our claim still holds; then turn the claim
+        comment into its outcome (or `released`, when the claim was lost meanwhile). A renewal
+        in flight is waited for first; if it is retrying, it gives up at once."""
+        held.settled = True
+        with held.lock:
+            self._settle(held, kind, fields, text, action)
+
+    def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
+                action: Callable[[], None] | None) -> None:
+        comments, now = self.thread.list_comments(held.key)
+        winner = holder_of(comments, now)
+        if winner is not None and winner.nonce == held.nonce:
+            if action is not None:
+                action()
+            self.thread.unmark(held.key)
+        else:
+            kind, fields = "released", {}
+            text = f"jr2: {self.who(held.holder)} lost this claim before settling it."
+        self._edit(held, kind, fields, text)
+
+    def _edit(self, held: Held, kind: Kind, fields: dict[str, Any], text: str) -> None:
+        body = render_marker(kind, {"holder": held.holder, "nonce": held.nonce, **fields}, text)
+        self.thread.edit_comment(held.key, held.comment_id, body)
+
+
+class ClaimsByComment(Tracker):
+    """`claim` / `renew` / `settle` of a tracker whose claims are comments: delegated to its
+    `claims` engine, and refused with a one-line error on a read-only adapter (a report never
+    writes). The adapter sets `name`, `read_only` and `claims`, names its `tracker`, and
+    implements `record` (done or failed); `settle` sends `cancelled` to `release`."""
+
+    tracker: ClassVar[str] = "the tracker"
+    name: str
+    read_only: bool
+    claims: CommentClaims
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise UsageError(f"{self.name}: read-only here (a report never writes to "
+                             f"{self.tracker})")
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        self._writable()
+        return self.claims.claim(item.id, holder, lease)
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        self._writable()
+        return self.claims.renew(item_id, holder, lease)
+
+    def release(self, item_id: str, holder: str) -> None:
+        self._writable()
+        self.claims.release(item_id, holder)
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        """Record a `done` or `failed` outcome and drop the claim (the tracker's own)."""
+        raise NotImplementedError
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        if outcome.status == "cancelled":
+            self.release(item_id, holder)
+        else:
+            self.record(item_id, holder, outcome)

@@ -1,0 +1,283 @@
+"""A counted, retried, spaced REST client over one `requests.Session`, for a tracker's JSON API.
+
+Design notes
+------------
+* This is the body the GitHub source and the GitLab plugin share (a third-party source may build
+  on it too: it is public, as `jr2_sources.kit.rest`). A subclass names its tracker and supplies its
+  auth header (`auth_headers`), its error text (`error_message`) and the variables a 401 should
+  point at (`token_hint`), as class attributes and small methods.
+* Conditional GETs, for a tracker that answers `If-None-Match` (GitHub: a 304 costs no rate
+  limit): with `etag_cache_size` > 0, a 200 GET that carried an `ETag` is kept (bounded LRU keyed
+  by the full URL), a repeated GET sends `If-None-Match`, and a 304 is answered from the cache
+  (`RestResponse.cached`).
+* Not PyGithub or python-gitlab objects: the claim protocol needs each response's `Date` (the
+  server's clock), tests and benchmarks need an exact count of requests, and retries must happen
+  in one layer only (`jr2_sources.kit.retry`), so no library retry loop runs underneath.
+* The token is a `SecretStr`, unwrapped only to build the auth header; every error message is
+  scrubbed of it (`Redactor`). Links (`Link: rel="next"`) are followed only on the API's own
+  origin, so the token never goes to another host; redirects are not followed.
+* Writes pass a thread-safe gate that keeps them `write_spacing` apart (`WriteSpacer`).
+* Errors are one line naming the source and what the token could not do, e.g.
+  `github:o/r: the token cannot read issues (HTTP 404: not found or no access)`.
+* `requests` is imported when a client is made, not with this module: `jr2 --help` and the local
+  source never load it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+from urllib.parse import urlencode, urlsplit
+
+from pydantic import SecretStr
+
+from jr2_core.errors import SourceError, SourceHTTPError
+
+from .redact import Redactor
+from .retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
+
+__all__ = ["RequestStats", "RestClient", "RestResponse", "parse_http_date"]
+
+
+def parse_http_date(value: str | None) -> datetime | None:
+    """An RFC 7231 `Date` header as an aware datetime (None when absent or unparsable)."""
+    if not value:
+        return None
+    try:
+        dt = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
+
+
+@dataclass
+class RequestStats:
+    """What a client sent: requests (every attempt), writes, retries, and requests by method."""
+
+    requests: int = 0
+    writes: int = 0
+    retries: int = 0
+    by_method: dict[str, int] = field(default_factory=dict)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A copy as plain data (for benchmarks and reports)."""
+        return asdict(self)
+
+
+@dataclass
+class RestResponse:
+    """A parsed answer: JSON `data`, the server's `date`, the next page's URL, and whether it
+    came from a cache of conditional GETs (`cached`: the server said 304)."""
+
+    status: int
+    data: Any
+    date: datetime | None
+    next_url: str | None = None
+    cached: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class RestClient:
+    """Counted, spaced, retried REST calls against one API base URL (see the module notes)."""
+
+    tracker: ClassVar[str] = "the tracker"
+    """The tracker's name in messages ("GitHub refused to ...")."""
+    token_hint: ClassVar[str] = "the token"
+    """What a 401 tells the user to check, e.g. "GITLAB_TOKEN"."""
+    status_hints: ClassVar[Mapping[int, str]] = {}
+    """Words for an error status whose answer carries no message of its own."""
+    max_pages: ClassVar[int] = 10_000
+    """The most pages `get_all` follows (a server that links pages in a loop stops here)."""
+    session_headers: ClassVar[Mapping[str, str]] = {}
+    """Headers sent with every request besides the auth (User-Agent, Accept, API version)."""
+    default_write_spacing: ClassVar[float] = 0.2
+    """Least seconds between two writes when the caller does not say."""
+    etag_cache_size: ClassVar[int] = 0
+    """How many GET answers to keep for conditional requests (0: none)."""
+    error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
+    """What an error status that retrying cannot fix raises."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: SecretStr,
+        *,
+        label: str,
+        write_spacing: float | None = None,
+        policy: RetryPolicy | None = None,
+        timeout: tuple[float, float] = (10.0, 30.0),
+        sleep: Callable[[float], None] = time.sleep,
+        session: Any = None,
+    ) -> None:
+        import requests
+
+        self.base_url = base_url.rstrip("/")
+        self._origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.base_url))
+        self._token = token
+        self.label = label
+        self.policy = policy or RetryPolicy()
+        self.timeout = timeout
+        self.sleep = sleep
+        self.stats = self.new_stats()
+        self._redact = Redactor([token.get_secret_value()])
+        self._session = session or requests.Session()
+        self._session.headers.update(dict(self.session_headers))
+        self._lock = threading.Lock()
+        self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
+                                   else write_spacing)
+        self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
+
+    # -- what a tracker supplies ------------------------------------------------------------
+
+    def new_stats(self) -> RequestStats:
+        """The counters this client keeps (a subclass may count more)."""
+        return RequestStats()
+
+    def auth_headers(self) -> dict[str, str]:
+        """The headers that carry the token on each request."""
+        return {"Authorization": f"Bearer {self._token.get_secret_value()}"}
+
+    def error_message(self, resp: Any) -> str:
+        """The tracker's own words for an error answer ("" when it gave none)."""
+        try:
+            data = resp.json()
+        except ValueError:
+            return ""
+        return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+    def next_url(self, resp: Any, url: str) -> str | None:
+        """The next page of a list: `Link: rel="next"`."""
+        nxt = resp.links.get("next", {}).get("url")
+        return str(nxt) if nxt else None
+
+    def answered(self, status: int) -> None:
+        """Called with every status received (e.g. to count rate-limit points)."""
+
+    # -- public calls -----------------------------------------------------------------------
+
+    def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """The full URL of `path` (relative to the API base) with `params` in a stable order."""
+        url = path if path.startswith(("http://", "https://")) else self.base_url + path
+        if params:
+            query = urlencode(sorted((k, str(v)) for k, v in params.items() if v is not None))
+            url = f"{url}{'&' if '?' in url else '?'}{query}"
+        return url
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *,
+            need: str = "read issues") -> RestResponse:
+        """One GET (conditional when the subclass keeps a cache)."""
+        return self.call("GET", self.url(path, params), None, need)
+
+    def get_all(self, path: str, params: Mapping[str, Any] | None = None, *,
+                need: str = "read issues") -> tuple[list[Any], RestResponse]:
+        """Every page of a list endpoint (`per_page=100`, following the next-page links);
+        returns the items and the first page's response."""
+        first = self.get(path, {"per_page": 100, **(params or {})}, need=need)
+        items = list(first.data or [])
+        nxt, pages = first.next_url, 1
+        while nxt and pages < self.max_pages:
+            page = self.call("GET", nxt, None, need)
+            items.extend(page.data or [])
+            nxt, pages = page.next_url, pages + 1
+        return items, first
+
+    def write(self, method: str, path: str, body: Any = None, *,
+              need: str = "write issues") -> RestResponse:
+        """A mutating request, spaced `write_spacing` after the previous one."""
+        self._spacer.wait()
+        return self.call(method, self.url(path), body, need)
+
+    def call(self, method: str, url: str, body: Any, need: str, *,
+             write: bool | None = None) -> RestResponse:
+        """One request with retries, on the API's own origin only. `write` (default: any
+        method but GET) decides whether it counts in `stats.writes`; it is not spaced here."""
+        if not url.startswith(self._origin + "/"):
+            raise SourceError(f"{self.label}: refusing to follow a link off the API host")
+        is_write = method != "GET" if write is None else write
+        return retry_or_fail(lambda: self._once(method, url, body, need, is_write), self.policy,
+                             self.sleep, label=self.label, tracker=self.tracker,
+                             on_retry=self._count_retry)
+
+    def close(self) -> None:
+        self._session.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.stats.retries += 1
+
+    def _once(self, method: str, url: str, body: Any, need: str, write: bool) -> RestResponse:
+        import requests
+
+        headers = self.auth_headers()
+        with self._lock:
+            cached = self._etags.get(url) if method == "GET" else None
+            if cached is not None:
+                self._etags.move_to_end(url)
+            self.stats.requests += 1
+            self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
+            if write:
+                self.stats.writes += 1
+        if cached is not None:
+            headers["If-None-Match"] = cached[0]
+        try:
+            resp = self._session.request(method, url, json=body, headers=headers,
+                                         timeout=self.timeout, allow_redirects=False)
+        except requests.Timeout:
+            raise Retryable("timed out") from None
+        except requests.ConnectionError as exc:
+            raise Retryable(f"connection failed: {type(exc).__name__}") from None
+        status = resp.status_code
+        with self._lock:
+            self.answered(status)
+        date = parse_http_date(resp.headers.get("Date"))
+        if status == 304 and cached is not None:
+            kept = cached[1]
+            return RestResponse(304, kept.data, date, kept.next_url, True, resp.headers)
+        if status >= 400:
+            self._raise_for(resp, need)
+        if 300 <= status < 400:  # e.g. an issue transferred or a project moved
+            return RestResponse(status, None, date, None, False, resp.headers)
+        data: Any = None
+        if status != 204 and resp.content:
+            try:
+                data = resp.json()
+            except ValueError:
+                raise Retryable(f"HTTP {status}: unparsable (truncated?) body") from None
+        nxt = self.next_url(resp, url) if method == "GET" else None
+        answer = RestResponse(status, data, date, nxt, False, resp.headers)
+        etag = resp.headers.get("ETag")
+        if method == "GET" and etag and status == 200 and self.etag_cache_size > 0:
+            with self._lock:
+                self._etags[url] = (etag, answer)
+                self._etags.move_to_end(url)
+                while len(self._etags) > self.etag_cache_size:
+                    self._etags.popitem(last=False)
+        return answer
+
+    def _raise_for(self, resp: Any, need: str) -> None:
+        status = resp.status_code
+        if status >= 500:
+            raise Retryable(f"HTTP {status}")
+        message = self._redact(" ".join(self.error_message(resp).split()))[:200]
+        limited = rate_limit_wait(status, resp.headers, message, self.policy.secondary_wait)
+        if limited is not None:
+            raise limited
+        hint = message or self.status_hints.get(status, resp.reason or "error")
+        if status == 404:
+            hint = "not found or no access"
+        if status == 401:
+            text = (f"{self.label}: the token was refused (HTTP 401: {hint}); check "
+                    f"{self.token_hint}")
+        elif status in (403, 404):
+            text = f"{self.label}: the token cannot {need} (HTTP {status}: {hint})"
+        else:
+            text = f"{self.label}: {self.tracker} refused to {need} (HTTP {status}: {hint})"
+        raise self.error_type(self._redact(text), status)

@@ -1,0 +1,242 @@
+"""Source kinds by name: `kind:target` -> a pydantic config model and a factory.
+
+Plugins fill the registry through the `jr2_register_sources` hook. The options a user gives
+after SOURCE (`--label agent`, `--lease 10m`) are fields of the kind's config model, parsed here
+from the command line and validated by the model, so every kind gets `--help` and one-line errors
+for free. Option names are field names with `-` for `_`; list fields repeat (`--label a --label b`);
+bool fields take `--flag` / `--no-flag`.
+
+A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
+--help` never pays for it and one broken kind never hides the others: its tracker class must
+implement the required methods, and its options must not collide with the options of `jr2 ready`
+and `jr2 work`. Those are `RESERVED_OPTIONS` plus every name starting with `jr2_`: jr2 adds new
+options of its own only from that list or with that prefix, so a new jr2 release never breaks a
+plugin's options.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from jr2_core.errors import ConfigError, UsageError
+
+
+@dataclass(frozen=True)
+class SourceEnv:
+    """What a factory may use besides its config: where local state lives, and whether the
+    caller only reads (a dry-run report must not write to the tracker or create state)."""
+
+    state_dir: Path
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """A source kind: `name` (used as `name:target`), its `config` model (with a `target: str`
+    field), `factory(config, env)` returning the tracker adapter, and a one-line `help`."""
+
+    name: str
+    config: type[BaseModel]
+    factory: Callable[[Any, SourceEnv], Any]
+    help: str = ""
+    plugin: str = ""
+    tracker: type | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), checked on first use."""
+
+
+RESERVED_OPTIONS = frozenset({
+    # jr2 ready / jr2 work today
+    "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
+    "format", "explain", "fail_on", "help",
+    # reserved for jr2's own options (planned or likely)
+    "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
+    "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
+})
+"""Option names a kind's config may not use (besides `target`): `jr2 ready`/`jr2 work` take
+them. Every name starting with `RESERVED_PREFIX` is reserved too."""
+
+RESERVED_PREFIX = "jr2_"
+
+
+REQUIRED_METHODS = ("snapshot", "claim", "renew", "settle")
+"""The methods a tracker must implement (see `jr2_sources.Tracker`)."""
+
+
+def missing_methods(cls: type) -> list[str]:
+    """The required methods `cls` does not implement (one still abstract counts as missing)."""
+    return [name for name in REQUIRED_METHODS
+            if not callable(impl := getattr(cls, name, None))
+            or getattr(impl, "__isabstractmethod__", False)]
+
+
+def kind_problems(kind: SourceKind) -> list[str]:
+    """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
+    missing required methods. Empty when it is fine."""
+    problems: list[str] = []
+    clash = sorted(n for n in kind.config.model_fields
+                   if n in RESERVED_OPTIONS or n.startswith(RESERVED_PREFIX))
+    if clash:
+        names = ", ".join("--" + n.replace("_", "-") for n in clash)
+        problems.append(f"option {names} collides with jr2's own options (rename it)")
+    if kind.tracker is not None:
+        missing = missing_methods(kind.tracker)
+        if missing:
+            problems.append(f"its tracker {kind.tracker.__name__} does not implement "
+                            f"{', '.join(missing)}")
+    return problems
+
+
+class Registry:
+    """Source kinds by name."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, SourceKind] = {}
+        self.conflicts: dict[str, str] = {}
+        self._checked: set[str] = set()
+
+    def register(self, kind: SourceKind) -> None:
+        """Add a kind. A second registration of one name makes that kind unusable (which of
+        the two would run is not ours to guess) and raises an error naming both plugins."""
+        old = self.kinds.get(kind.name)
+        if old is not None and old.plugin != kind.plugin:
+            msg = (f"source kind {kind.name!r} is registered twice: by {old.plugin} and by "
+                   f"{kind.plugin}; uninstall one or limit plugins with JR2_LOAD_PLUGINS")
+            self.conflicts[kind.name] = msg
+            raise ConfigError(msg)
+        self.kinds[kind.name] = kind
+
+    def get(self, name: str) -> SourceKind:
+        if name in self.conflicts:
+            raise ConfigError(self.conflicts[name])
+        kind = self.kinds.get(name)
+        if kind is None:
+            known = ", ".join(sorted(self.kinds)) or "none"
+            raise UsageError(f"unknown source kind {name!r} (kinds: {known})")
+        if name not in self._checked:
+            problems = kind_problems(kind)
+            if problems:
+                raise ConfigError(f"source kind {name!r} of plugin {kind.plugin or '?'}: "
+                                  + "; ".join(problems))
+            self._checked.add(name)
+        return kind
+
+
+def split_source(spec: str) -> tuple[str, str]:
+    """`kind:target` -> (kind, target). A bare name is returned as (name, "")."""
+    kind, sep, target = spec.partition(":")
+    if not kind:
+        raise UsageError(f"{spec!r}: expected KIND:TARGET, e.g. local:backlog.toml")
+    return kind, target if sep else ""
+
+
+def _is_list(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_list(a) for a in typing.get_args(annotation) if a is not type(None))
+    return False
+
+
+def _is_bool(annotation: Any) -> bool:
+    if annotation is bool:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args == [bool]
+    return False
+
+
+def kind_fields(config: type[BaseModel]) -> list[str]:
+    """A config model's option names (not `target`) in the order help shows them: the kind's own
+    first, then those the WorkSource layer reads (declared by a base marked `_jr2_layer`, i.e.
+    `jr2_sources.Tracker.Options`)."""
+    layer = {name for cls in config.__mro__ if cls.__dict__.get("_jr2_layer")
+             for name in inspect.get_annotations(cls)}
+    names = [n for n in config.model_fields if n != "target"]
+    return [n for n in names if n not in layer] + [n for n in names if n in layer]
+
+
+def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
+    """Turn `--name value` options into raw field values of the kind's config model."""
+    fields = {n: kind.config.model_fields[n] for n in kind_fields(kind.config)}
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--"):
+            raise UsageError(f"{kind.name}: unexpected argument {arg!r}")
+        name, eq, inline = arg[2:].partition("=")
+        key = name.replace("-", "_")
+        negate = False
+        if key not in fields and key.startswith("no_") and key[3:] in fields:
+            key, negate = key[3:], True
+        field = fields.get(key)
+        if field is None:
+            known = ", ".join("--" + n.replace("_", "-") for n in fields) or "none"
+            raise UsageError(f"{kind.name}: no such option --{name} (options: {known})")
+        if _is_bool(field.annotation) and not eq:
+            values[key] = not negate
+            i += 1
+            continue
+        if eq:
+            value = inline
+        else:
+            if i + 1 >= len(args):
+                raise UsageError(f"{kind.name}: --{name} needs a value")
+            value = args[i + 1]
+            i += 1
+        i += 1
+        if _is_list(field.annotation):
+            values.setdefault(key, []).append(value)
+        else:
+            values[key] = value
+    return values
+
+
+def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = "",
+                    cli: bool = True) -> BaseModel:
+    """Validate raw values with the kind's model; a failure is one line naming the field (as
+    an option when it came from the command line)."""
+    try:
+        return kind.config.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(config)"
+        name = loc.split(".")[0]
+        field = name if not cli or name == "target" else "--" + name.replace("_", "-")
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        msg = str(first["msg"])
+        if first["type"] == "value_error":  # a model's own check: its words, not pydantic's
+            msg = msg.removeprefix("Value error, ")
+        raise ConfigError(f"{where or kind.name}: {field}: {msg}{more}") from None
+
+
+def kind_help(kind: SourceKind) -> str:
+    """The options of a kind, for `jr2 ready KIND: --help`."""
+    lines = [f"{kind.name}:TARGET  {kind.help}".rstrip(), ""]
+    target = kind.config.model_fields.get("target")
+    if target is not None and target.description:
+        lines += [f"  TARGET  {target.description}", ""]
+    lines.append("Options:")
+    for name in kind_fields(kind.config):
+        f = kind.config.model_fields[name]
+        opt = "--" + name.replace("_", "-")
+        if _is_bool(f.annotation):
+            opt = f"{opt} / --no-{name.replace('_', '-')}"
+        elif _is_list(f.annotation):
+            opt += " VALUE (repeatable)"
+        else:
+            opt += " VALUE"
+        shown = f.get_default(call_default_factory=True)
+        default = "" if f.is_required() else f"  [default: {shown!r}]"
+        lines.append(f"  {opt}\n      {f.description or ''}{default}")
+    return "\n".join(lines)

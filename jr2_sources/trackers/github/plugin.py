@@ -1,0 +1,33 @@
+"""Registers the `github` source kind (a built-in plugin, loaded like any other).
+
+Design note: importing this module must stay cheap and must not import `requests` or PyGithub;
+the config model is imported when the kind registers, the adapter only when a source is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jr2_core.hookspecs import hookimpl
+from jr2_sources.registry import SourceEnv, SourceKind
+
+
+def _factory(config: Any, env: SourceEnv) -> Any:
+    try:
+        from .adapter import GitHubAdapter
+    except ImportError as exc:  # requests comes with the `github` extra
+        from jr2_core.errors import ConfigError
+
+        raise ConfigError(f"github: {exc.name or 'a dependency'} is not installed; "
+                          "install jr2[github]") from None
+    return GitHubAdapter(config, env)
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    from .config import GitHubConfig
+
+    register(SourceKind("github", GitHubConfig, _factory,
+                        help="the open issues of a GitHub repository (owner/repo); claims are "
+                             "comments, leases renew, webhooks wake"))

@@ -1,0 +1,263 @@
+"""Reading a repository into a `Snapshot`: the issues list, blockers, sub-issues, claims.
+
+Design notes
+------------
+* Readiness costs ceil(N/100) list pages plus, when a filter narrows the list, one list call each
+  for the claim and the failure label (DESIGN.md §4: marked issues are always in the snapshot).
+  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit).
+* Native blockers come with each listed issue (`issue_dependencies_summary.blocked_by` counts the
+  OPEN ones) and sub-issues as `sub_issues_summary` {total, completed}: `jr2 work` needs no
+  per-issue call. Without `detail` such blockers are one reference reading e.g. `2 open GitHub
+  dependencies`; with `detail` (`jr2 ready`) each blocked issue's `dependencies/blocked_by` and
+  `sub_issues` are read to name them.
+* Blockers written in bodies (`refs.body_refs`) that are not in the listed set are looked up with a
+  GET each: closed (either reason) or carrying `done_label` = done, 404/410/301 = missing, 403 =
+  inaccessible. Final answers are cached for the process; open ones are asked again
+  (conditionally: a 304 when nothing changed).
+* Only issues carrying the claim label have their comments read, so an expired claim (a dead
+  pool) counts as no claim and is taken over. Leases are judged in server time; the
+  `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+from jr2_core.errors import ConfigError
+from jr2_sources.kit import claims
+from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+
+from .client import GitHubClient, GitHubHTTPError
+from .config import GitHubConfig
+from .refs import (
+    body_refs,
+    id_of_issue_url,
+    item_id,
+    parse_time,
+    repo_of_api_url,
+    same_repo,
+    split_id,
+)
+
+_FINAL: tuple[BlockerState, ...] = ("done", "missing")
+
+
+def labels_of(issue: dict[str, Any]) -> list[str]:
+    """The label names of an issue object (labels may be objects or strings)."""
+    out = []
+    for lab in issue.get("labels") or []:
+        name = lab.get("name") if isinstance(lab, dict) else lab
+        if name:
+            out.append(str(name))
+    return out
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+class IssueReader:
+    """Reads one repository's issues for a `GitHubAdapter` (GET requests only)."""
+
+    def __init__(self, config: GitHubConfig, client: GitHubClient) -> None:
+        self.config = config
+        self.client = client
+        self.repo = config.target
+        self.name = f"github:{config.target}"
+        self._priorities = config.priorities()
+        self._refs: dict[str, BlockerState] = {}
+        self._milestone: str | None = None
+        self._lock = threading.Lock()
+
+    def issues_path(self, repo: str | None = None) -> str:
+        return f"/repos/{repo or self.repo}/issues"
+
+    def comments_path(self, number: int) -> str:
+        return f"/repos/{self.repo}/issues/{number}/comments"
+
+    def _list_params(self) -> dict[str, Any]:
+        cfg = self.config
+        params: dict[str, Any] = {"state": "open", "sort": "created", "direction": "asc"}
+        if cfg.label:
+            params["labels"] = ",".join(cfg.label)
+        if cfg.milestone:
+            params["milestone"] = self._milestone_param(cfg.milestone)
+        if cfg.assignee:
+            params["assignee"] = cfg.assignee
+        return params
+
+    def _milestone_param(self, value: str) -> str:
+        """A milestone number, `*` or `none`; a title is looked up once per process."""
+        if value.isdigit() or value in ("*", "none"):
+            return value
+        if self._milestone is None:
+            found, _ = self.client.get_all(f"/repos/{self.repo}/milestones", {"state": "all"},
+                                           need="read milestones")
+            for m in found:
+                if m.get("title") == value:
+                    self._milestone = str(m["number"])
+                    break
+            else:
+                raise ConfigError(f"{self.name}: no milestone titled {value!r}")
+        return self._milestone
+
+    def _list(self) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones, and
+        the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
+        cfg = self.config
+        params = self._list_params()
+        found, _ = self.client.get_all(self.issues_path(), params)
+        listed: dict[int, dict[str, Any]] = {}
+        excluded = set(cfg.exclude_label)
+        for issue in found:
+            if excluded and excluded & set(labels_of(issue)):
+                continue
+            listed.setdefault(int(issue["number"]), issue)
+        scoped = set(listed)
+        if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
+            for lab in (cfg.claim_label, cfg.failed_label):
+                marked, _ = self.client.get_all(self.issues_path(),
+                                                {"state": "open", "labels": lab})
+                for issue in marked:
+                    listed.setdefault(int(issue["number"]), issue)
+        elif excluded:
+            mine = {cfg.claim_label, cfg.failed_label}
+            for issue in found:
+                if mine & set(labels_of(issue)):
+                    listed.setdefault(int(issue["number"]), issue)
+        return listed, scoped
+
+    def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
+        """The open issues in scope with blockers, sub-issues, claims and failure marks;
+        ids in `skip` (done in this process) are left out."""
+        listed, scoped = self._list()
+        open_numbers = set(listed)
+        items: list[SnapshotItem] = []
+        for number, issue in sorted(listed.items()):
+            if "pull_request" in issue:
+                continue
+            labels = labels_of(issue)
+            iid = item_id(self.repo, number)
+            if (self.config.done_label in labels) or iid in skip:
+                continue
+            item = self._item(issue, labels, open_numbers, detail)
+            item.in_scope = number in scoped
+            items.append(item)
+        return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _item(self, issue: dict[str, Any], labels: list[str], open_numbers: set[int],
+              detail: bool) -> SnapshotItem:
+        cfg = self.config
+        number = int(issue["number"])
+        iid = item_id(self.repo, number)
+        prios = [self._priorities[lab] for lab in labels if lab in self._priorities]
+        extra: dict[str, Any] = {"number": number}
+        if issue.get("body"):
+            extra["body"] = issue["body"]
+        blockers = self._native_blockers(issue, detail)
+        not_planned: list[str] = []
+        for ref in body_refs(issue.get("body"), self.repo, number):
+            state = self._ref_state(ref, open_numbers, not_planned)
+            blockers.append(BlockerRef(ref, state))
+        if not_planned:
+            extra["closed_not_planned"] = not_planned
+        children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
+        failed = None
+        claim = None
+        comments: list[claims.Comment] | None = None
+        now: datetime | None = None
+        if cfg.claim_label in labels or (detail and cfg.failed_label in labels):
+            comments, now = self.read_comments(number)
+        if cfg.failed_label in labels:
+            reason = claims.last_failure(comments) if comments is not None else None
+            failed = reason or f"marked {cfg.failed_label}"
+        if cfg.claim_label in labels and comments is not None and now is not None:
+            claim = claims.claim_of(comments, now)
+        return SnapshotItem(
+            id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
+            labels=labels,
+            assignees=[str(a.get("login")) for a in issue.get("assignees") or [] if a],
+            priority=min(prios) if prios else None,
+            created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
+            parent=id_of_issue_url(issue.get("parent_issue_url")),
+            children=children, blockers=blockers, failed=failed, claim=claim, extra=extra)
+
+    def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
+        summary = issue.get("issue_dependencies_summary") or {}
+        count = int(summary.get("blocked_by") or 0)
+        if count <= 0:
+            return []
+        number = int(issue["number"])
+        if not detail:
+            return [BlockerRef(_plural(count, "open GitHub dependency",
+                                       "open GitHub dependencies"), "open")]
+        found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/dependencies"
+                                       "/blocked_by", need="read issue dependencies")
+        return [self._ref_of(b) for b in found]
+
+    def _children(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
+        summary = issue.get("sub_issues_summary") or {}
+        total = int(summary.get("total") or 0)
+        open_count = total - int(summary.get("completed") or 0)
+        if open_count <= 0:
+            return []
+        number = int(issue["number"])
+        if not detail:
+            return [BlockerRef(_plural(open_count, "open sub-issue", "open sub-issues"),
+                               "open")]
+        found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/sub_issues",
+                                       need="read sub-issues")
+        return [self._ref_of(c) for c in found]
+
+    def _ref_of(self, issue: dict[str, Any]) -> BlockerRef:
+        """A reference to a listed issue object (a blocker or a sub-issue)."""
+        repo = repo_of_api_url(issue.get("repository_url")) or self.repo
+        repo = self.repo if same_repo(repo, self.repo) else repo
+        done = issue.get("state") == "closed" or (
+            self.config.done_label is not None and self.config.done_label in labels_of(issue))
+        return BlockerRef(item_id(repo, int(issue["number"])), "done" if done else "open")
+
+    def _ref_state(self, ref: str, open_numbers: set[int],
+                   not_planned: list[str]) -> BlockerState:
+        repo, number = split_id(ref)
+        if same_repo(repo, self.repo) and number in open_numbers:
+            return "open"
+        with self._lock:
+            cached = self._refs.get(ref.lower())
+        if cached in _FINAL:
+            return cached
+        try:
+            resp = self.client.get(f"{self.issues_path(repo)}/{number}")
+        except GitHubHTTPError as exc:
+            if exc.status in (404, 410):
+                state: BlockerState = "missing"
+            elif exc.status in (401, 403):
+                state = "inaccessible"
+            else:
+                raise
+        else:
+            if resp.status != 200 or not isinstance(resp.data, dict):
+                state = "missing"  # 301: transferred to another repository
+            else:
+                state = self._ref_of(resp.data).state
+                if state == "done" and resp.data.get("state_reason") == "not_planned":
+                    not_planned.append(ref)
+        with self._lock:
+            self._refs[ref.lower()] = state
+        return state
+
+    def read_comments(self, number: int) -> tuple[list[claims.Comment], datetime]:
+        """An issue's comments (documented issue-comment objects, as the protocol's `Comment`)
+        and the server's time of the answer."""
+        found, first = self.client.get_all(self.comments_path(number), need="read issue comments")
+        out = []
+        for c in found:
+            try:
+                created = parse_time(c["created_at"])
+                out.append(claims.Comment(int(c["id"]), str(c.get("body") or ""), created,
+                                          parse_time(c.get("updated_at") or c["created_at"])))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out, first.date or datetime.now(UTC)

@@ -1,0 +1,71 @@
+"""GitHub webhook deliveries: verify the signature, drop replays, decide whether to wake.
+
+Design note: GitHub signs the raw body with HMAC-SHA256 under the webhook's secret and sends
+`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.kit.webhooks` pieces compare it in
+constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
+reused when a delivery is redelivered, so a repeat is acknowledged and ignored. Only the events
+that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
+scoped repository (the payload's `repository.full_name`, or the repository of an issue it
+carries: `issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`). `ping` and
+every other event are acknowledged and ignored. `receive` is what `GitHubAdapter.webhook` runs
+for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook` on the run host).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+
+from .refs import repo_of_api_url, same_repo
+
+__all__ = ["WAKE_EVENTS", "DeliveryDeduper", "receive", "verify_webhook", "webhook_wakes"]
+
+WAKE_EVENTS = frozenset({"issues", "issue_dependencies", "sub_issues"})
+_ISSUE_KEYS = ("issue", "blocked_issue", "blocking_issue", "sub_issue", "parent_issue")
+
+
+def verify_webhook(headers: Mapping[str, str], body: bytes, secret: str | bytes) -> bool:
+    """True when `X-Hub-Signature-256` is the HMAC-SHA256 of the raw `body` under `secret`."""
+    return verify_signature(secret, body, header(headers, "X-Hub-Signature-256"))
+
+
+def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str) -> bool:
+    """True when the delivery can change the Ready-set of `repo` (`owner/repo`)."""
+    if event_name not in WAKE_EVENTS or not isinstance(payload, Mapping):
+        return False
+    repository = payload.get("repository")
+    if isinstance(repository, Mapping):
+        full = repository.get("full_name")
+        if isinstance(full, str) and same_repo(full, repo):
+            return True
+    for key in _ISSUE_KEYS:
+        issue = payload.get(key)
+        if isinstance(issue, Mapping):
+            other = repo_of_api_url(issue.get("repository_url"))
+            if other is not None and same_repo(other, repo):
+                return True
+    return False
+
+
+def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo: str,
+            deduper: DeliveryDeduper) -> Verdict:
+    """The verdict on one delivery. With a secret, an unsigned or badly signed delivery is a 401
+    and wakes nothing (and is not remembered); a repeated delivery id is a 200 that wakes
+    nothing. Without a secret the run host listens on loopback only (`jr2 work` enforces it)."""
+    if secret and not verify_webhook(headers, body, secret):
+        return Verdict(401, False, "bad or missing X-Hub-Signature-256")
+    if deduper.seen(header(headers, "X-GitHub-Delivery")):
+        return Verdict(200, False, "duplicate delivery")
+    event = header(headers, "X-GitHub-Event") or ""
+    try:
+        payload = json.loads(body or b"{}")
+    except ValueError:
+        return Verdict(400, False, "the body is not JSON")
+    if not isinstance(payload, dict):
+        return Verdict(400, False, "the body is not a JSON object")
+    if webhook_wakes(event, payload, repo):
+        return Verdict(200, True, f"{event} for {repo}")
+    return Verdict(200, False, f"{event or 'an unnamed event'} ignored")

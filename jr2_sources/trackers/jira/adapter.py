@@ -1,0 +1,482 @@
+"""`JiraAdapter`: the `TrackerAdapter` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
+
+Design notes
+------------
+* A snapshot is one search (`client.search`, ceil(N/100) pages) with exactly the user's JQL,
+  narrowed to open issues (`jql.scope_jql`); it is never widened, so a pool never works on
+  another team's issue. A report (read-only) adds, as `in_scope=False` items, the open issues
+  carrying jr2's labels in the projects the results name that the filter does not select
+  (`jql.marked_outside_jql`): shown, never offered. As a second guard the adapter refuses every
+  write (`ItemError`) to an issue no snapshot of this process had in scope.
+  Blockers and sub-tasks come inline with each issue, with their status category, so readiness
+  needs no per-issue call. Only issues carrying the claim label have their comments read.
+* Blockers: `issuelinks` of the configured type (name or id, case-insensitive) that carry an
+  `inwardIssue`. On issue A, a "Blocks" link (inward "is blocked by", outward "blocks") with
+  `inwardIssue: B` reads "A is blocked by B" in Jira's issue view: B blocks A. A link with
+  `outwardIssue` is the other direction (A blocks it) and is ignored here. (Jira's REST model:
+  a link's `inwardIssue` is labelled with the type's `inward` text when shown on the issue that
+  holds the link; Atlassian's issue-linking-model guide shows the same.) Done = status
+  category key `done`; when a server leaves the category out, the status is looked up once
+  (`GET /status/{id}`, cached); when the linked issue has no status at all it is looked up
+  (`GET /issue/{key}`): 404 = missing, 401/403 = inaccessible.
+* Issues assigned to someone other than jr2's own account (`GET /myself`, only asked when an
+  issue has an assignee) are a person's and are left out, unless they carry jr2's marks.
+* Claims follow `jr2_sources.kit.claims` (comment history; the lowest live claim wins; `now` is the
+  listing's `Date`). After winning, the issue is read once more: done, failed, assigned to a
+  person, or (with no success transition) carrying a `jr2:done` marker means it was settled or
+  taken just before, and the claim is withdrawn. Then the claim label is added with
+  `update.labels.add` (never a replace), and optionally the assignee and a transition.
+* Without `--on-success-transition` a done issue stays open in Jira: an issue this process
+  settled as done counts as done for its dependents (and leaves the snapshot), and another pool
+  finds its `jr2:done` marker when it tries to claim it (`still_to_do`) and from then on does
+  the same (ISSUE-NOTES 17). With a transition, done is Jira's own status category.
+* Claim markers: in the comment body on Data Center, in a comment property on Cloud
+  (`markers`); renewals and marker edits pass `notifyUsers=false` (Atlassian's description of
+  "Update comment": "Whether users are notified when a comment is updated"), so watchers get
+  no e-mail for them. Label edits cannot be quieted without admin rights (`notifyUsers` on
+  "Edit issue" needs Administer Jira or Administer Projects, and is ignored otherwise), so jr2
+  does not ask; the guide says what watchers still see.
+* Settling re-checks that our claim still holds; only then it applies the outcome (success
+  transition, or the failed label) and removes the claim label, and last it edits the claim
+  comment into `done` / `failed` (with the reason) / `released`. jr2 removes only its own claim
+  label and never an assignee.
+* A read-only adapter (a dry run) never writes: the client refuses, and so does `_writable`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from jr2_core import Outcome
+from jr2_core.errors import ItemError, SourceError, SourceHTTPError
+from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure
+from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.registry import SourceEnv
+from jr2_sources.tracker import GONE
+
+from . import markers
+from .client import JiraClient, JiraHTTPError, parse_jira_time
+from .config import JiraConfig, resolve_auth, server_url
+from .jql import marked_outside_jql, quote, scope_jql, split_order_by
+from .webhook import Echoes, project_of, wakes
+
+log = logging.getLogger("jr2.jira")
+
+_W_COMMENTS = "add or edit comments (claims need Add Comments and Edit Own Comments)"
+_W_ISSUES = "edit issues (labels need Edit Issues)"
+_FINAL: tuple[BlockerState, ...] = ("done", "missing")
+
+
+def _comment(raw: Mapping[str, Any]) -> Comment | None:
+    try:
+        created = parse_jira_time(str(raw["created"]))
+        updated = parse_jira_time(str(raw.get("updated") or raw["created"]))
+        body = markers.join(str(raw.get("body") or ""), raw.get("properties"))
+        return Comment(int(raw["id"]), body, created, updated)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class JiraAdapter(ClaimsByComment):
+    """A `TrackerAdapter` over the issues a JQL filter selects on one Jira site."""
+
+    tracker = "Jira"
+
+    def __init__(self, config: JiraConfig, env: SourceEnv, *,
+                 client: JiraClient | None = None) -> None:
+        self.config = config
+        self.read_only = env.read_only
+        if client is None:
+            server = server_url(config)
+            client = JiraClient(server, resolve_auth(), label=f"jira:{server}",
+                                write_spacing=config.write_spacing,
+                                policy=RetryPolicy(budget=config.retry_budget),
+                                read_only=env.read_only)
+        self.client = client
+        self.name = f"jira:{client.server}"
+        self.claims = CommentClaims(self)
+        self._categories: dict[str, str] = {}
+        self._refs: dict[str, BlockerState] = {}
+        self._done_here: set[str] = set()
+        self._me: dict[str, Any] | None = None
+        self._order = {n.lower(): i for i, n in enumerate(config.priority_order)}
+        self._deduper = DeliveryDeduper()
+        self._lock = threading.Lock()
+        self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
+        self._projects: frozenset[str] = frozenset()  # the projects the last results named
+        self._echoes = Echoes()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def scope(self) -> str:
+        """The JQL jr2 sends: the user's filter, open issues only."""
+        return scope_jql(self.config.jql)
+
+    def snapshot(self) -> Snapshot:
+        """The open issues in scope with blockers, sub-tasks, claims and failure marks (and,
+        read-only, jr2's marked issues beside the filter, `in_scope=False`)."""
+        items: list[SnapshotItem] = []
+        found = self.client.search(self.scope())
+        keys = {str(issue["key"]) for issue in found}
+        with self._lock:
+            self._scoped |= keys
+            if keys:
+                self._projects = frozenset(project_of(k) for k in keys)
+        for issue in found:
+            item = self._item(issue)
+            if item is not None:
+                items.append(item)
+        if self.read_only:
+            items += self._marked_outside(keys)
+        return Snapshot(source=self.name, items=items, done_count=None)
+
+    def _marked_outside(self, keys: set[str]) -> list[SnapshotItem]:
+        cfg = self.config
+        jql = marked_outside_jql(cfg.jql, (cfg.claim_label, cfg.failed_label),
+                                 {project_of(k) for k in keys})
+        out: list[SnapshotItem] = []
+        for issue in self.client.search(jql) if jql else []:
+            if str(issue["key"]) not in keys and (item := self._item(issue)) is not None:
+                item.in_scope = False
+                out.append(item)
+        return out
+
+    def _guard(self, key: str) -> None:
+        """The second guard of the scope: no write to an issue outside the user's JQL. A key no
+        snapshot of this process had in scope is checked with one search (`key = K AND
+        (filter)`) before the first write."""
+        with self._lock:
+            if key in self._scoped:
+                return
+        where, _ = split_order_by(self.config.jql)
+        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
+        if any(str(i.get("key")) == key for i in self.client.search(jql, fields=("labels",))):
+            with self._lock:
+                self._scoped.add(key)
+            return
+        raise ItemError(f"{self.name}: {key} is outside the JQL scope; jr2 does not write to it")
+
+    def _item(self, issue: Mapping[str, Any]) -> SnapshotItem | None:
+        cfg = self.config
+        key = str(issue["key"])
+        f: Mapping[str, Any] = issue.get("fields") or {}
+        labels = [str(x) for x in f.get("labels") or []]
+        marked = cfg.claim_label in labels or cfg.failed_label in labels
+        assignee = f.get("assignee")
+        if key in self._done_here or (assignee and not marked and not self._is_me(assignee)):
+            return None
+        blockers = [BlockerRef(str(other["key"]), self._state_of(other))
+                    for link in f.get("issuelinks") or []
+                    if self._is_type(link.get("type"))
+                    and isinstance(other := link.get("inwardIssue"), dict) and other.get("key")]
+        children = [] if cfg.ignore_subtasks else [
+            BlockerRef(str(s["key"]), self._state_of(s)) for s in f.get("subtasks") or []
+            if isinstance(s, dict) and s.get("key")]
+        parent = f.get("parent")
+        comments: list[Comment] | None = None
+        now: datetime | None = None
+        if cfg.claim_label in labels or (self.read_only and cfg.failed_label in labels):
+            comments, now = self.comments(key)
+        failed = None
+        if cfg.failed_label in labels:
+            failed = (last_failure(comments) if comments is not None else None) or \
+                f"marked {cfg.failed_label}"
+        claim = None
+        if cfg.claim_label in labels and comments is not None and now is not None:
+            claim = claim_of(comments, now)
+        status = f.get("status") or {}
+        return SnapshotItem(
+            id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
+            labels=labels, assignees=[_person(assignee)] if assignee else [],
+            priority=self._priority(f.get("priority")),
+            created=parse_jira_time(str(f["created"])) if f.get("created") else None,
+            parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
+            children=children, blockers=blockers, failed=failed, claim=claim,
+            extra={"key": key, "status": str(status.get("name") or "")})
+
+    def _is_type(self, link_type: Any) -> bool:
+        if not isinstance(link_type, dict):
+            return False
+        want = self.config.link_type.strip().lower()
+        return want in (str(link_type.get("name") or "").lower(), str(link_type.get("id") or ""))
+
+    def _priority(self, priority: Any) -> int | None:
+        if not isinstance(priority, dict):
+            return None
+        if self._order:
+            return self._order.get(str(priority.get("name") or "").lower(), len(self._order))
+        pid = str(priority.get("id") or "")
+        return int(pid) if pid.isdigit() else None
+
+    def _state_of(self, other: Mapping[str, Any]) -> BlockerState:
+        """Done or open from a linked issue's inline status; looked up when it is missing. An
+        issue this process settled as done (with no success transition) is done."""
+        with self._lock:
+            if str(other.get("key")) in self._done_here:
+                return "done"
+        status = (other.get("fields") or {}).get("status")
+        if isinstance(status, dict):
+            cat = (status.get("statusCategory") or {}).get("key")
+            if cat is None and status.get("id") is not None:
+                cat = self._category(str(status["id"]))
+            if cat is not None:
+                return "done" if cat == "done" else "open"
+        return self._lookup(str(other["key"]))
+
+    def _category(self, status_id: str) -> str | None:
+        with self._lock:
+            if status_id in self._categories:
+                return self._categories[status_id]
+        data = self.client.get(f"/status/{status_id}", need="read statuses").data
+        cat = ((data or {}).get("statusCategory") or {}).get("key")
+        if cat is not None:
+            with self._lock:
+                self._categories[status_id] = str(cat)
+        return str(cat) if cat is not None else None
+
+    def _lookup(self, key: str) -> BlockerState:
+        with self._lock:
+            cached = self._refs.get(key)
+        if cached in _FINAL:
+            return cached
+        try:
+            data = self.client.get(f"/issue/{key}", {"fields": "status"}).data
+        except JiraHTTPError as exc:
+            if exc.status == 404:
+                state: BlockerState = "missing"
+            elif exc.status in (401, 403):
+                state = "inaccessible"
+            else:
+                raise
+        else:
+            status = ((data or {}).get("fields") or {}).get("status")
+            state = self._state_of({"key": key, "fields": {"status": status}}) \
+                if isinstance(status, dict) and status else "open"
+        with self._lock:
+            self._refs[key] = state
+        return state
+
+    def comments(self, key: str) -> tuple[list[Comment], datetime]:
+        """An issue's comments (oldest first) and the server's time of the listing."""
+        out: list[Comment] = []
+        start = 0
+        now: datetime | None = None
+        while True:
+            reply = self.client.get(f"/issue/{key}/comment",
+                                    {"orderBy": "created", "startAt": start, "maxResults": 100},
+                                    need="read comments")
+            now = now or reply.date
+            data = reply.data or {}
+            page = data.get("comments") or []
+            if page and self.client.is_cloud:  # the markers are comment properties there
+                page, listed = self._with_properties(page)
+                now = listed or now
+            out.extend(c for raw in page if (c := _comment(raw)) is not None)
+            start += len(data.get("comments") or [])
+            total = data.get("total")
+            if not page or not isinstance(total, int) or start >= total:
+                return out, now or datetime.now(UTC)
+
+    def _with_properties(self, page: list[Any]) -> tuple[list[Any], datetime | None]:
+        """The same comments with their properties (`POST /comment/list?expand=properties`, up
+        to 1,000 ids a call), and the server time of that answer."""
+        ids = [int(c["id"]) for c in page if isinstance(c, dict) and str(c.get("id")).isdigit()]
+        reply = self.client.request("POST", "/comment/list", params={"expand": "properties"},
+                                    body={"ids": ids}, need="read comments")
+        values = (reply.data or {}).get("values") if isinstance(reply.data, dict) else None
+        if not isinstance(values, list):
+            return page, None
+        values.sort(key=lambda c: (str(c.get("created")), int(c.get("id") or 0)))
+        return values, reply.date
+
+    def _myself(self) -> dict[str, Any]:
+        if self._me is None:
+            data = self.client.get("/myself", need="read its own account").data
+            self._me = data if isinstance(data, dict) else {}
+        return self._me
+
+    def _is_me(self, person: Any) -> bool:
+        if not isinstance(person, dict):
+            return False
+        me = self._myself()
+        return any(person.get(k) is not None and person.get(k) == me.get(k)
+                   for k in ("accountId", "name", "key"))
+
+    # -- claims ---------------------------------------------------------------------------------
+
+    def _claimable(self, key: str) -> bool:
+        """After winning: is the issue still open, not failed, and not a person's?"""
+        data = self.client.get(f"/issue/{key}", {"fields": "status,labels,assignee"}).data
+        f = (data or {}).get("fields") or {}
+        cat = ((f.get("status") or {}).get("statusCategory") or {}).get("key")
+        if cat == "done" or self.config.failed_label in (f.get("labels") or []):
+            return False
+        assignee = f.get("assignee")
+        return not assignee or self._is_me(assignee)
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """People win; an issue missing from the search is confirmed with a direct read first
+        (Jira search is eventually consistent: a missing issue is no proof it left)."""
+        taken = super().watch(item_ids, holder)
+        for key in [k for k, why in taken.items() if why == GONE]:
+            try:
+                if self._claimable(key):
+                    del taken[key]  # open, not failed, not a person's: the search lagged
+            except SourceHTTPError as exc:
+                if exc.status not in (404, 410):
+                    raise
+        return taken
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        self._writable()
+        name = self.config.on_success_transition
+        label = self.config.failed_label
+
+        def finish() -> None:
+            if name:
+                self._transition(item_id, name, strict=True)
+
+        done = self.claims.record(
+            item_id, holder, outcome, on_done=finish,
+            on_failed=lambda: self._labels(item_id, add=label),
+            retry_hint=f"Remove the label {label} to offer it again.")
+        if done and not name:
+            with self._lock:
+                self._done_here.add(item_id)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        self._writable()
+        if not item.in_scope:
+            raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
+        self._guard(item.id)
+        return self.claims.claim(item.id, holder, lease)
+
+    def _comment_body(self, body: str) -> dict[str, Any]:
+        """A comment's JSON: the marker in the body (Data Center) or in a property (Cloud)."""
+        if not self.client.is_cloud:
+            return {"body": body}
+        text, props = markers.split(body)
+        return {"body": text, "properties": props} if props else {"body": text}
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        self._guard(key)
+        posted = self.client.request("POST", f"/issue/{key}/comment",
+                                     body=self._comment_body(body), need=_W_COMMENTS)
+        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
+        return self.comments(key)
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        """Renewals and outcome markers: watchers are not notified (`notifyUsers=false`)."""
+        self._guard(key)
+        try:
+            reply = self.client.request("PUT", f"/issue/{key}/comment/{comment_id}",
+                                        params={"notifyUsers": "false"},
+                                        body=self._comment_body(body), need=_W_COMMENTS)
+        except JiraHTTPError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return parse_jira_time(str(reply.data["updated"]))
+
+    def still_to_do(self, key: str, found: list[Marker]) -> bool:
+        if not self.config.on_success_transition and any(mk.kind == "done" for mk in found):
+            with self._lock:  # done before and left open on purpose: not work, from now on
+                self._done_here.add(key)
+            return False
+        return self._claimable(key)
+
+    def mark_claimed(self, key: str) -> None:
+        self._labels(key, add=self.config.claim_label)
+        if self.config.assign:
+            self._assign(key)
+        if self.config.in_progress_transition:
+            self._transition(key, self.config.in_progress_transition, strict=False)
+
+    def unmark(self, key: str) -> None:
+        self._labels(key, remove=self.config.claim_label)
+
+    def _labels(self, key: str, *, add: str | None = None, remove: str | None = None) -> None:
+        self._guard(key)
+        ops = [{"add": add}] if add else [{"remove": remove}]
+        self._echoes.expect(key, "labels", f"+{add}" if add else f"-{remove}")
+        self.client.request("PUT", f"/issue/{key}", body={"update": {"labels": ops}},
+                            need=_W_ISSUES)
+
+    def _assign(self, key: str) -> None:
+        self._guard(key)
+        me = self._myself()
+        self._echoes.expect(key, "assignee", "*")
+        who = {"accountId": me["accountId"]} if me.get("accountId") else {"name": me.get("name")}
+        self.client.request("PUT", f"/issue/{key}/assignee", body=who,
+                            need="assign issues (Assign Issues)")
+
+    def _transition(self, key: str, name: str, *, strict: bool) -> None:
+        data = self.client.get(f"/issue/{key}/transitions", need="read transitions").data or {}
+        options = data.get("transitions") or []
+        want = name.strip().lower()
+        match = next((t for t in options
+                      if str(t.get("name", "")).lower() == want
+                      or str((t.get("to") or {}).get("name", "")).lower() == want), None)
+        if match is None:
+            names = ", ".join(str(t.get("name")) for t in options) or "none"
+            msg = f"{self.name}: {key} has no transition {name!r} now (available: {names})"
+            if strict:
+                raise SourceError(msg)
+            log.warning("%s", msg)
+            return
+        self._guard(key)
+        self._echoes.expect(key, "status", str((match.get("to") or {}).get("name") or ""))
+        self.client.request("POST", f"/issue/{key}/transitions",
+                            body={"transition": {"id": str(match["id"])}},
+                            need="transition issues (Transition Issues)")
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        self._guard(key)
+        try:
+            self.client.request("DELETE", f"/issue/{key}/comment/{comment_id}",
+                                need=_W_COMMENTS)
+        except JiraHTTPError as exc:
+            if exc.status != 404:
+                raise
+
+    # -- wake -----------------------------------------------------------------------------------
+
+    def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
+        """Verify a Jira webhook delivery and say whether it can change the Ready-set."""
+        if secret and not verify_signature(secret, body, header(headers, "X-Hub-Signature")):
+            return Verdict(401, False, "missing or bad X-Hub-Signature")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return Verdict(400, False, "the body is not JSON")
+        if not isinstance(data, dict):
+            return Verdict(400, False, "the body is not a JSON object")
+        if self._deduper.seen(header(headers, "X-Atlassian-Webhook-Identifier")):
+            return Verdict(200, False, "duplicate delivery")
+        with self._lock:
+            projects = self._projects
+        wake, why = wakes(data, projects=projects, echoes=self._echoes)
+        return Verdict(200, wake, why)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _person(user: Any) -> str:
+    if not isinstance(user, dict):
+        return str(user)
+    return str(user.get("displayName") or user.get("name") or user.get("accountId") or "?")

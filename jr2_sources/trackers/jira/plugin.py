@@ -1,0 +1,34 @@
+"""Registers the `jira` source kind (a built-in plugin, loaded like any other).
+
+Design note: importing this module must stay cheap and must not import `requests` or the
+`jira` package; the config model is imported when the kind registers, the adapter (and with it
+the `jira` package) only when a source is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jr2_core.hookspecs import hookimpl
+from jr2_sources.registry import SourceEnv, SourceKind
+
+
+def _factory(config: Any, env: SourceEnv) -> Any:
+    try:
+        from .adapter import JiraAdapter
+    except ImportError as exc:  # the `jira` package comes with the `jira` extra
+        from jr2_core.errors import ConfigError
+
+        raise ConfigError(f"jira: {exc.name or 'a dependency'} is not installed; "
+                          "install jr2[jira]") from None
+    return JiraAdapter(config, env)
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    from .config import JiraConfig
+
+    register(SourceKind("jira", JiraConfig, _factory,
+                        help="the open issues a JQL filter selects (Cloud or Data Center); "
+                             "Blocks links, claims are comments, webhooks wake"))

@@ -1,0 +1,122 @@
+"""The WorkSource layer over a scripted adapter: claim order, lost claims, held, leases."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from jr2_core import Next, Outcome
+from jr2_core.errors import UsageError
+from jr2_sources import Claim, Snapshot, SnapshotItem, WorkItem, WorkSource
+
+
+class Scripted:
+    """An adapter whose claims and renewals follow a script."""
+
+    name = "scripted:x"
+
+    def __init__(self, items: list[SnapshotItem], lose: set[str] | None = None) -> None:
+        self.items = items
+        self.lose = lose or set()
+        self.claims: list[str] = []
+        self.renewals = 0
+        self.renew_ok = True
+        self.fail_snapshot = False
+        self.released: list[str] = []
+        self.recorded: list[tuple[str, str]] = []
+
+    def snapshot(self) -> Snapshot:
+        if self.fail_snapshot:
+            raise UsageError("backlog.toml:3:1: half-way through an edit")
+        return Snapshot("scripted:x", list(self.items))
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        self.claims.append(item.id)
+        return item.id not in self.lose
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        self.renewals += 1
+        return self.renew_ok
+
+    def release(self, item_id: str, holder: str) -> None:
+        self.released.append(item_id)
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        self.recorded.append((item_id, outcome.status))
+
+
+async def test_a_lost_claim_moves_on_to_the_next_ready_item() -> None:
+    ad = Scripted([SnapshotItem("A", priority=1), SnapshotItem("B", priority=2)], lose={"A"})
+    nxt = await WorkSource(ad, holder="me@h").next([])
+    assert isinstance(nxt.item, WorkItem) and nxt.item.id == "B"
+    assert ad.claims == ["A", "B"]
+    assert nxt.held == 1  # A went to another pool
+
+
+async def test_items_other_pools_hold_are_counted_as_held() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    ad = Scripted([SnapshotItem("A", claim=Claim("other@h", datetime.now(UTC), later))])
+    nxt = await WorkSource(ad, holder="me@h").next([])
+    assert nxt == Next(item=None, open=1, held=1)
+
+
+async def test_a_broken_snapshot_mid_run_keeps_the_pool_waiting() -> None:
+    ad = Scripted([SnapshotItem("A")], lose={"A"})
+    ws = WorkSource(ad, holder="me@h")
+    await ws.next([])
+    ad.fail_snapshot = True
+    nxt = await ws.next([])
+    assert nxt.item is None and nxt.held == 1
+
+
+async def test_a_broken_snapshot_at_the_start_is_an_error() -> None:
+    ad = Scripted([])
+    ad.fail_snapshot = True
+    with pytest.raises(UsageError):
+        await WorkSource(ad, holder="me@h").next([])
+
+
+async def test_a_lost_lease_stops_the_worker_before_the_lease_ends() -> None:
+    ad = Scripted([SnapshotItem("A")])
+    ad.renew_ok = False
+    ws = WorkSource(ad, holder="me@h", lease=0.3)
+    stopped: list[str] = []
+    t0 = time.monotonic()
+    ws.started("A", stopped.append)
+    while not stopped and time.monotonic() - t0 < 2:
+        await asyncio.sleep(0.01)
+    assert stopped and "lost to another pool" in stopped[0]
+    assert time.monotonic() - t0 < 0.3
+
+
+async def test_failing_renewals_stop_the_worker_before_the_lease_ends() -> None:
+    ad = Scripted([SnapshotItem("A")])
+
+    def broken(*a: Any) -> bool:
+        raise ConnectionError("tracker unreachable")
+
+    ad.renew = broken  # type: ignore[method-assign]
+    ws = WorkSource(ad, holder="me@h", lease=0.6)
+    stopped: list[str] = []
+    t0 = time.monotonic()
+    ws.started("A", stopped.append)
+    while not stopped and time.monotonic() - t0 < 3:
+        await asyncio.sleep(0.01)
+    assert stopped and "could not be renewed" in stopped[0]
+    assert time.monotonic() - t0 < 0.6
+
+
+async def test_settle_records_done_and_failed_and_releases_cancelled() -> None:
+    from datetime import UTC, datetime
+
+    ad = Scripted([SnapshotItem("A", claim=Claim("me@h", datetime.now(UTC)))])
+    ws = WorkSource(ad, holder="me@h", lease=60)
+    ws.started("A", lambda r: None)
+    await ws.settle("A", Outcome("done"))
+    await ws.settle("B", Outcome("cancelled"))
+    assert ad.recorded == [("A", "done")] and ad.released == ["B"]

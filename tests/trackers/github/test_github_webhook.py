@@ -1,0 +1,122 @@
+"""Webhook deliveries: GitHub's signature test vector, replays, which events wake a pool, and
+the adapter's receiver on the run host's `POST /webhook`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from gh_helpers import make_adapter
+
+from jr2_sources.kit.webhooks import Verdict, attach_webhook, hmac_sha256
+from jr2_sources.trackers.github.webhook import (
+    DeliveryDeduper,
+    receive,
+    verify_webhook,
+    webhook_wakes,
+)
+
+SECRET = "It's a Secret to Everybody"
+VECTOR = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+
+def signed(body: bytes, secret: str = "s3cret", **headers: str) -> dict[str, str]:
+    return {"X-Hub-Signature-256": "sha256=" + hmac_sha256(secret, body), **headers}
+
+
+def test_githubs_documented_test_vector_verifies() -> None:
+    assert verify_webhook({"X-Hub-Signature-256": VECTOR}, b"Hello, World!", SECRET)
+    assert verify_webhook({"x-hub-signature-256": VECTOR}, b"Hello, World!", SECRET)
+
+
+@pytest.mark.parametrize(("headers", "body", "secret"), [
+    ({}, b"Hello, World!", SECRET),
+    ({"X-Hub-Signature-256": VECTOR}, b"Hello, World!!", SECRET),
+    ({"X-Hub-Signature-256": VECTOR}, b"Hello, World!", "another secret"),
+    ({"X-Hub-Signature-256": VECTOR.replace("sha256=", "sha1=")}, b"Hello, World!", SECRET),
+    ({"X-Hub-Signature": VECTOR}, b"Hello, World!", SECRET),  # the SHA-1 header name
+    ({"X-Hub-Signature-256": VECTOR}, b"Hello, World!", ""),
+])
+def test_bad_or_missing_signatures_fail(headers: dict[str, str], body: bytes,
+                                        secret: str) -> None:
+    assert not verify_webhook(headers, body, secret)
+
+
+@pytest.mark.parametrize(("event", "name", "repo", "wakes"), [
+    ("issues", "issues.opened.json", "octo/app", True),
+    ("issues", "issues.opened.json", "OCTO/App", True),
+    ("issue_dependencies", "issue_dependencies.blocked_by_added.json", "octo/app", True),
+    ("sub_issues", "sub_issues.sub_issue_added.json", "octo/app", True),
+    ("issues", "issues.opened.json", "octo/other", False),
+    ("issue_comment", "issues.opened.json", "octo/app", False),
+    ("ping", "issues.opened.json", "octo/app", False),
+])
+def test_webhook_wakes(fixture: Callable[[str], Any], event: str, name: str, repo: str,
+                       wakes: bool) -> None:
+    assert webhook_wakes(event, fixture(f"webhooks/{name}"), repo) is wakes
+
+
+def test_a_sub_issues_delivery_without_repository_uses_its_issues(
+        fixture: Callable[[str], Any]) -> None:
+    payload = fixture("webhooks/sub_issues.sub_issue_added.json")
+    del payload["repository"]  # optional in the documented schema
+    assert webhook_wakes("sub_issues", payload, "octo/app")
+    assert not webhook_wakes("sub_issues", payload, "octo/lib")
+
+
+def test_receive(fixture: Callable[[str], Any]) -> None:
+    body = json.dumps(fixture("webhooks/issues.opened.json")).encode()
+    good = signed(body, **{"X-GitHub-Event": "issues",
+                           "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958"})
+    dedupe = DeliveryDeduper()
+    assert receive(good, body, "s3cret", repo="octo/app", deduper=dedupe) == Verdict(
+        200, True, "issues for octo/app")
+    assert receive(good, body, "s3cret", repo="octo/app", deduper=dedupe) == Verdict(
+        200, False, "duplicate delivery")
+    unsigned = {k: v for k, v in good.items() if k != "X-Hub-Signature-256"}
+    fresh = DeliveryDeduper()
+    assert receive(unsigned, body, "s3cret", repo="octo/app", deduper=fresh).status == 401
+    # a refused delivery is not remembered: the signed one with that id still counts
+    assert receive(good, body, "s3cret", repo="octo/app", deduper=fresh).wake
+    star = {**unsigned, "X-GitHub-Event": "star", "X-GitHub-Delivery": "d-2"}
+    assert receive(star, body, None, repo="octo/app", deduper=fresh) == Verdict(
+        200, False, "star ignored")
+    bad = signed(b"[1", **{"X-GitHub-Event": "issues"})
+    assert receive(bad, b"[1", "s3cret", repo="octo/app", deduper=fresh).status == 400
+
+
+class _Run:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def send(self, gate: str, event: str, data: Any, external: bool = True) -> None:
+        self.sent.append((gate, event))
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.app = web.Application()
+
+    def add_route(self, method: str, path: str, handler: Any, *, auth: bool = True) -> None:
+        self.app.router.add_route(method, path, handler)
+
+
+async def test_the_adapter_on_the_run_hosts_webhook_route(fixture: Callable[[str], Any]) -> None:
+    adapter = make_adapter("http://127.0.0.1:9", "octo/app")
+    host, run = _Host(), _Run()
+    attach_webhook(host, run, adapter.webhook, "s3cret")
+    body = json.dumps(fixture("webhooks/issue_dependencies.blocked_by_added.json")).encode()
+    headers = signed(body, **{"X-GitHub-Event": "issue_dependencies",
+                              "X-GitHub-Delivery": "d-1", "Content-Type": "application/json"})
+    async with TestClient(TestServer(host.app)) as client:
+        r1 = await client.post("/webhook", data=body, headers=headers)
+        r2 = await client.post("/webhook", data=body, headers=headers)
+        r3 = await client.post("/webhook", data=body,
+                               headers={**headers, "X-Hub-Signature-256": "sha256=00",
+                                        "X-GitHub-Delivery": "d-2"})
+    assert (r1.status, r2.status, r3.status) == (200, 200, 401)
+    assert run.sent == [("source", "wake")]

@@ -1,0 +1,339 @@
+"""The local source's claim store: atomic claims, leases, outcomes, change tokens, read-only use."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+
+import pytest
+
+from jr2_sources.trackers.local.store import ClaimRow, ClaimStore, OutcomeRow, StoreError
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "claims.db"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[ClaimStore]:
+    with ClaimStore(db) as opened:
+        yield opened
+
+
+@pytest.fixture
+def other(db: Path, store: ClaimStore) -> Iterator[ClaimStore]:
+    """A second connection to the same file, as another pool would have."""
+    with ClaimStore(db) as opened:
+        yield opened
+
+
+def listing(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+def test_first_open_creates_the_file_its_directory_and_wal_mode(db: Path) -> None:
+    assert not db.parent.exists()
+    ClaimStore(db).close()
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
+    assert {"claims", "outcomes"} <= tables
+
+
+def test_second_claim_loses_and_the_holder_may_claim_again(
+    store: ClaimStore, other: ClaimStore
+) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert not other.claim("T-1", "pool-b", lease_s=30, now=101)
+    assert store.claim("T-1", "pool-a", lease_s=30, now=102)
+    assert other.state().claims == {"T-1": ClaimRow("T-1", "pool-a", 100, 132, 1)}
+
+
+def test_an_expired_lease_is_taken_over(store: ClaimStore, other: ClaimStore) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert not other.claim("T-1", "pool-b", lease_s=30, now=130)  # ends at 130: still held
+    assert other.claim("T-1", "pool-b", lease_s=30, now=130.5)
+    claim = store.state().claims["T-1"]
+    assert claim == ClaimRow("T-1", "pool-b", 130.5, 160.5, 2)
+    assert claim.expired(now=161) and not claim.expired(now=160.5)
+    assert not store.renew("T-1", "pool-a", lease_s=30, now=131)
+    assert not store.settle("T-1", "pool-a", "done", now=131)
+
+
+def test_renew_extends_only_the_holders_lease_even_after_expiry(
+    store: ClaimStore, other: ClaimStore
+) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert not other.renew("T-1", "pool-b", lease_s=30, now=110)
+    assert store.renew("T-1", "pool-a", lease_s=30, now=140)  # expired, but nobody took it
+    assert store.state().claims["T-1"].lease_expires == 170
+    assert not other.claim("T-1", "pool-b", lease_s=30, now=150)
+    assert not store.renew("T-2", "pool-a", lease_s=30, now=150)
+
+
+def test_release_deletes_only_the_holders_claim(store: ClaimStore, other: ClaimStore) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert not other.release("T-1", "pool-b")
+    assert "T-1" in store.state().claims
+    assert store.release("T-1", "pool-a")
+    assert store.state().claims == {}
+    assert other.claim("T-1", "pool-b", lease_s=30, now=101)
+
+
+def test_settle_records_the_outcome_and_drops_the_claim(store: ClaimStore) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert store.settle("T-1", "pool-a", "failed", reason="tests fail", now=105)
+    state = store.state()
+    assert state.claims == {}
+    assert state.outcomes == {"T-1": OutcomeRow("T-1", "failed", "tests fail", "pool-a", 105)}
+
+
+def test_settle_by_a_non_holder_records_nothing(store: ClaimStore, other: ClaimStore) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    before = store.state()
+    assert not other.settle("T-1", "pool-b", "done", now=101)
+    assert not other.settle("T-2", "pool-b", "failed", now=101)  # never claimed at all
+    assert store.state() == before
+
+
+@pytest.mark.parametrize("status", ["done", "failed"])
+def test_an_outcome_blocks_claims_even_by_its_holder(
+    store: ClaimStore, other: ClaimStore, status: str
+) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    assert store.settle("T-1", "pool-a", "done" if status == "done" else "failed", now=101)
+    assert not other.claim("T-1", "pool-b", lease_s=30, now=10_000)
+    assert not store.claim("T-1", "pool-a", lease_s=30, now=10_000)
+    assert store.state().claims == {}
+
+
+def test_clear_re_enables_a_failed_item_but_keeps_done_ones(
+    store: ClaimStore, other: ClaimStore
+) -> None:
+    for item, status in (("T-1", "failed"), ("T-2", "done")):
+        assert store.claim(item, "pool-a", lease_s=30, now=100)
+        assert store.settle(item, "pool-a", "failed" if status == "failed" else "done", now=101)
+    assert other.clear("T-1")
+    assert not other.clear("T-1")
+    assert other.claim("T-1", "pool-b", lease_s=30, now=102)
+    assert not other.clear("T-2")
+    assert not other.claim("T-2", "pool-b", lease_s=30, now=102)
+    assert other.clear("T-2", include_done=True)
+    assert other.claim("T-2", "pool-b", lease_s=30, now=103)
+
+
+def test_change_token_moves_on_another_connections_writes_but_not_renewals(
+    store: ClaimStore, other: ClaimStore
+) -> None:
+    seen = [other.change_token()]
+
+    def moved() -> bool:
+        seen.append(other.change_token())
+        return seen[-1] != seen[-2]
+
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100) and moved()
+    assert store.renew("T-1", "pool-a", lease_s=30, now=101) and not moved()
+    assert not other.claim("T-1", "pool-b", lease_s=30, now=101) and not moved()
+    assert store.claim("T-1", "pool-a", lease_s=30, now=102) and moved()
+    assert store.claim("T-2", "pool-a", lease_s=30, now=100) and moved()
+    assert store.release("T-2", "pool-a") and moved()
+    assert not store.release("T-2", "pool-a") and not moved()
+    assert not store.settle("T-1", "pool-b", "done") and not moved()
+    assert store.settle("T-1", "pool-a", "failed") and moved()
+    assert store.clear("T-1") and moved()
+    assert other.state().token == seen[-1]
+
+
+def test_open_readonly_on_a_missing_path_creates_nothing(tmp_path: Path) -> None:
+    before = listing(tmp_path)
+    assert ClaimStore.open_readonly(tmp_path / "claims.db") is None
+    assert ClaimStore.open_readonly(tmp_path / "no" / "such" / "claims.db") is None
+    assert listing(tmp_path) == before
+
+
+def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: ClaimStore) -> None:
+    assert store.claim("T-1", "pool-a", lease_s=30, now=100)
+    store.close()
+    assert listing(db.parent) == ["claims.db"]  # the last writer tidied its WAL files
+    content = db.read_bytes()
+    reader = ClaimStore.open_readonly(db)
+    assert reader is not None
+    with reader:
+        assert list(reader.state().claims) == ["T-1"]
+        # As documented: SQLite's WAL reader makes its two companion files, nothing else.
+        assert listing(db.parent) == ["claims.db", "claims.db-shm", "claims.db-wal"]
+        token = reader.change_token()
+        writes: list[Callable[[], object]] = [
+            lambda: reader.claim("T-2", "pool-r", lease_s=30),
+            lambda: reader.renew("T-1", "pool-a", lease_s=30),
+            lambda: reader.release("T-1", "pool-a"),
+            lambda: reader.settle("T-1", "pool-a", "done"),
+            lambda: reader.clear("T-1"),
+        ]
+        for write in writes:
+            with pytest.raises(StoreError, match="open read-only"):
+                write()
+        assert db.read_bytes() == content
+        with ClaimStore(db) as writer:  # a pool writing while the report reads
+            assert writer.settle("T-1", "pool-a", "done", now=101)
+            assert reader.change_token() != token
+            assert reader.state().outcomes["T-1"].status == "done"
+
+
+READ_AS_ANOTHER_USER = """
+import sys
+from pathlib import Path
+from jr2_sources.trackers.local.store import ClaimStore
+reader = ClaimStore.open_readonly(Path(sys.argv[1]))
+assert reader is not None
+print(sorted(reader.state().claims))
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as nobody"
+)
+def test_a_readonly_store_reads_in_a_directory_it_cannot_write() -> None:
+    """No -wal/-shm and no right to create them: it reads the file as immutable, creates nothing."""
+    root = Path(tempfile.mkdtemp(prefix="jr2-ro-"))
+    try:
+        root.chmod(0o755)
+        db = root / "claims.db"
+        with ClaimStore(db) as store:
+            assert store.claim("T-1", "pool-a", lease_s=30)
+        db.chmod(0o644)
+        root.chmod(0o555)
+        repo = str(Path(__file__).resolve().parents[3])
+        run = functools.partial(
+            subprocess.run, user="nobody", capture_output=True, text=True, timeout=60, cwd="/"
+        )
+        env = {**os.environ, "PYTHONPATH": repo}
+        try:
+            probe = run([sys.executable, "-c", "import jr2_sources.trackers.local.store"], env=env)
+        except (OSError, KeyError, subprocess.SubprocessError) as err:
+            pytest.skip(f"cannot run as nobody here: {err}")
+        if probe.returncode != 0:
+            pytest.skip("nobody cannot import jr2 from this checkout")
+        result = run([sys.executable, "-c", READ_AS_ANOTHER_USER, str(db)], env=env)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "['T-1']\n", "")
+        assert listing(root) == ["claims.db"]
+    finally:
+        root.chmod(0o755)
+        shutil.rmtree(root)
+
+
+def test_a_readonly_store_of_a_file_without_schema_is_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "claims.db"
+    empty.touch()
+    reader = ClaimStore.open_readonly(empty)
+    assert reader is not None
+    with reader:
+        state = reader.state()
+        assert (state.claims, state.outcomes, state.token) == ({}, {}, 0)
+        assert reader.change_token() == 0
+    assert empty.read_bytes() == b""
+
+
+def test_errors_are_one_line_store_errors(tmp_path: Path, db: Path) -> None:
+    not_a_db = tmp_path / "notes.db"
+    not_a_db.write_text("hello, this is not SQLite\n" * 10)
+    with pytest.raises(StoreError) as caught:
+        ClaimStore(not_a_db)
+    assert str(caught.value) == f"{not_a_db}: file is not a database"
+    with ClaimStore(db) as newer:
+        newer.claim("T-1", "a", lease_s=1)
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+        ClaimStore(db)
+    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+        ClaimStore.open_readonly(db)
+    closed = ClaimStore(tmp_path / "closed.db")
+    closed.close()
+    closed.close()
+    with pytest.raises(StoreError, match="claim store is closed"):
+        closed.state()
+
+
+@pytest.mark.parametrize("lease_s", [0, -1, float("nan"), float("inf")])
+def test_a_lease_must_be_positive_seconds(store: ClaimStore, lease_s: float) -> None:
+    with pytest.raises(ValueError, match="lease_s must be a positive number"):
+        store.claim("T-1", "pool-a", lease_s=lease_s)
+    assert store.state().claims == {}
+
+
+RACE_IDS = [f"T-{n}" for n in range(300)]
+
+
+def race_worker(
+    path: str,
+    holder: str,
+    ids: list[str],
+    barrier: Barrier,
+    results: Queue[tuple[str, list[str], str | None]],
+) -> None:
+    """Open the (fresh) store at the barrier, then claim and settle every id it can win.
+
+    Always reports back, with the error if any, so that a failure fails the test at once.
+    """
+    won: list[str] = []
+    try:
+        barrier.wait(timeout=60)
+        with ClaimStore(Path(path)) as store:
+            for item in ids:
+                if store.claim(item, holder, lease_s=600):
+                    if not store.settle(item, holder, "done"):
+                        raise AssertionError(f"{holder} won {item} but could not settle it")
+                    won.append(item)
+    except Exception as err:
+        results.put((holder, won, f"{type(err).__name__}: {err}"))
+    else:
+        results.put((holder, won, None))
+
+
+def test_racing_processes_settle_every_id_exactly_once(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    db = tmp_path / "race" / "claims.db"
+    barrier, results = ctx.Barrier(4), ctx.Queue()
+    orders = [RACE_IDS, RACE_IDS, RACE_IDS[::-1], RACE_IDS[::-1]]  # head-on contention
+    processes = [
+        ctx.Process(target=race_worker, args=(str(db), f"pool-{n}", ids, barrier, results))
+        for n, ids in enumerate(orders)
+    ]
+    started = time.perf_counter()
+    for process in processes:
+        process.start()
+    reports = [results.get(timeout=60) for _ in processes]
+    for process in processes:
+        process.join(timeout=30)
+        assert process.exitcode == 0
+    elapsed = time.perf_counter() - started
+    assert [error for _, _, error in reports if error] == []
+    outcome = {holder: won for holder, won, _ in reports}
+
+    settled = Counter(item for won in outcome.values() for item in won)
+    assert sorted(settled) == sorted(RACE_IDS)
+    assert set(settled.values()) == {1}
+    reader = ClaimStore.open_readonly(db)
+    assert reader is not None
+    with reader:
+        state = reader.state()
+    assert state.claims == {}
+    assert {item: row.holder for item, row in state.outcomes.items()} == {
+        item: holder for holder, won in outcome.items() for item in won
+    }
+    print(f"race: {elapsed:.2f} s, wins {sorted(len(w) for w in outcome.values())}")
