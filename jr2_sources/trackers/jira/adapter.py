@@ -1,4 +1,4 @@
-"""`JiraAdapter`: the `TrackerAdapter` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
+"""`JiraAdapter`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
 
 Design notes
 ------------
@@ -86,7 +86,7 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
 
 
 class JiraAdapter(ClaimsByComment):
-    """A `TrackerAdapter` over the issues a JQL filter selects on one Jira site."""
+    """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
 
