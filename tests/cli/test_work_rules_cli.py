@@ -155,3 +155,33 @@ def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Pa
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
     assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
+
+
+TRAP = ('if [ "$JR2_ITEM_ID" = A ]; then touch {d}/started; '
+        'trap "touch {d}/stopped; exit 143" TERM; sleep 30 & wait $!; fi; ' + JOURNAL)
+
+
+def test_an_item_a_person_marks_done_while_it_runs_stops_its_worker(tmp_path: Path) -> None:
+    b = tmp_path / "b.toml"
+    b.write_text('[[items]]\nid = "A"\ntitle = "a"\n[[items]]\nid = "B"\ntitle = "b"\n')
+    proc = popen("work", "local:b.toml", "--cap", "2", "--", "sh", "-c",
+                 TRAP.format(d=tmp_path), cwd=tmp_path)
+    try:
+        wait_for(lambda: (tmp_path / "started").exists(), timeout=60)
+        # a half-saved file (empty for a moment) never stops a worker
+        text = b.read_text()
+        b.write_text("")
+        time.sleep(0.05)
+        b.write_text(text)
+        time.sleep(1.5)
+        assert not (tmp_path / "stopped").exists()
+        b.write_text(text.replace('title = "a"\n', 'title = "a"\nstatus = "done"\n', 1))
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert (tmp_path / "stopped").exists()
+    assert "stopped A: a person took it back" in err
+    assert done_ids(tmp_path) == Counter({"B": 1})
