@@ -110,7 +110,7 @@ def layer_options(config: BaseModel | None) -> TrackerOptions:
         return TrackerOptions(target="?")
     values = {name: getattr(config, name) for name in TrackerOptions.model_fields
               if name in type(config).model_fields}
-    values.setdefault("target", "?")
+    values["target"] = values.get("target") or "?"  # a kind may take its target elsewhere
     return TrackerOptions.model_validate(values)
 
 

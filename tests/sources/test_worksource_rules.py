@@ -158,3 +158,19 @@ def test_a_tracker_missing_a_required_method_cannot_be_made() -> None:
 
     with pytest.raises(TypeError, match="renew"):
         NoRenew()  # type: ignore[abstract]
+
+
+def test_the_layer_reads_its_options_from_any_config_model() -> None:
+    from pydantic import BaseModel
+
+    from jr2_sources.tracker import TrackerOptions, layer_options
+
+    class Legacy(BaseModel):  # a config written before the seam, whose target may be empty
+        target: str = ""
+        poll_every: float = 2.0
+        children_block: bool = False
+
+    opts = layer_options(Legacy())
+    assert (opts.poll_every, opts.children_block) == (2.0, False)
+    mine = TrackerOptions(target="x", poll_every="2m")  # type: ignore[arg-type]
+    assert layer_options(mine) is mine and mine.poll_every == 120.0
