@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -68,6 +69,9 @@ class Jr2Group(click.Group):
             fail(str(exc), exc.exit_code)
         except ValidationError as exc:
             fail(one_line(exc))
+        except KeyboardInterrupt:  # Ctrl-C outside a run (a read retrying): 130, not click's 1
+            click.echo("jr2: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 def state_option(f: F) -> F:
@@ -118,21 +122,24 @@ def main() -> None:
 
 
 def progress_printer(verbose: bool) -> Callable[[Any], None]:
-    """An observer that prints workers and gates as they come and go, to stderr."""
+    """An observer that prints workers and gates as they come and go, to stderr (ids and
+    reasons with their control characters blanked: they come from trackers and commands)."""
+    from .text import one_line
 
     def show(ev: Any) -> None:
+        iid = one_line(str(ev.item_id))
         if ev.kind == "worker_started":
-            click.echo(f"jr2: started  {ev.item_id}", err=True)
+            click.echo(f"jr2: started  {iid}", err=True)
         elif ev.kind == "worker_finished":
-            click.echo(f"jr2: finished {ev.item_id}", err=True)
+            click.echo(f"jr2: finished {iid}", err=True)
         elif ev.kind == "worker_failed":
-            click.echo(f"jr2: failed   {ev.item_id}: {ev.detail}", err=True)
+            click.echo(f"jr2: failed   {iid}: {one_line(str(ev.detail))}", err=True)
         elif ev.kind == "worker_cancelled":
-            click.echo(f"jr2: cancelled {ev.item_id}", err=True)
+            click.echo(f"jr2: cancelled {iid}", err=True)
         elif ev.kind == "gate_opened":
-            click.echo(f"jr2: gate open   {ev.gate_id}", err=True)
+            click.echo(f"jr2: gate open   {one_line(str(ev.gate_id))}", err=True)
         elif ev.kind == "gate_closed" and verbose:
-            click.echo(f"jr2: gate closed {ev.gate_id}", err=True)
+            click.echo(f"jr2: gate closed {one_line(str(ev.gate_id))}", err=True)
 
     return show
 
@@ -148,21 +155,53 @@ def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
 async def host_and_wait(
     start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
+    on_signal: Callable[[int], None] | None = None,
+    public: tuple[str, int] | None = None, ssl_context: Any = None,
 ) -> Any:
-    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult."""
+    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
+
+    The first signal interrupts the run (workers stopped with a grace, claims released). The
+    second lets the clean-up finish, so claims are still released before exit 130, but hurries
+    it: `on_signal(n)` (called with the signal's number in the row, 1 or 2) kills what the
+    workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
+    the unauthenticated routes (webhooks) on another address; the control API stays on
+    `listen`."""
     from .host import RunHost
 
     handle = start_run()
-    host = RunHost(handle, host=listen, port=port)
+    host = RunHost(handle, host=listen, port=port, public=public, ssl_context=ssl_context)
     if setup_host is not None:
         setup_host(host)
     loop = asyncio.get_running_loop()
+    signals = 0
+
+    def signalled() -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 2:
+            os._exit(EXIT_INTERRUPTED)
+        if signals == 2:
+            click.echo("jr2: interrupted again: killing the commands now and releasing their "
+                       "claims (once more exits at once, leaving the claims to expire)", err=True)
+        if on_signal is not None:
+            on_signal(signals)
+        if signals == 1:
+            handle.interrupt()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, handle.interrupt)
+        loop.add_signal_handler(sig, signalled)
     try:
-        address = await host.start()
+        try:
+            address = await host.start()
+        except OSError as exc:  # the port is taken, or the address is not this machine's
+            handle.interrupt()
+            await handle.result()
+            where = f"{public[0]}:{public[1]}" if public and host.address else f"{listen}:{port}"
+            raise UsageError(f"cannot listen on {where}: {exc.strerror or exc}") from None
         if not quiet:
             click.echo(f"jr2: run {handle.id} serving {address} (jr2 gates / jr2 send)", err=True)
+            if host.public_address is not None:
+                click.echo(f"jr2: webhooks at {host.public_address}/webhook", err=True)
         return await handle.result()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -173,7 +212,7 @@ async def host_and_wait(
 @main.command("run")
 @click.argument("target")
 @click.option("--input", "input_", metavar="JSON|@FILE", help="The run input, as JSON.")
-@click.option("--port", type=int, default=0, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port of the run host on 127.0.0.1 (0: any free port).")
 @click.option("-v", "--verbose", is_flag=True, help="Print gates closing and defect tracebacks.")
 @state_option

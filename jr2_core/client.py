@@ -73,6 +73,11 @@ def pick_run(state_dir: Path, run_id: str | None) -> RunFile:
     return runs[0]
 
 
+# the run host is on loopback: never through a proxy from http_proxy/HTTPS_PROXY (no_proxy is
+# often unset, and a proxy would see the bearer token)
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def call(rf: RunFile, method: str, path: str, body: Any = None, timeout: float = 10) -> Any:
     """One request to a run host; errors become `Jr2Error`s with the host's message."""
     data = None if body is None else json.dumps(body).encode()
@@ -81,7 +86,7 @@ def call(rf: RunFile, method: str, path: str, body: Any = None, timeout: float =
         headers={"Authorization": f"Bearer {rf.token}", "Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with _OPENER.open(req, timeout=timeout) as resp:
             return json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
         try:

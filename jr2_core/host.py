@@ -3,18 +3,28 @@
 One aiohttp application per run with a route table. Control routes (`/v1/...`) need the run's
 bearer token, compared in constant time; other routes (tracker webhooks, added by sources with
 `add_route(..., auth=False)`) check their own signatures. A body over `max_body` bytes gets
-413 when a handler reads it (aiohttp's `client_max_size`): nothing acts on a truncated body.
-The address and token go into a run file in `<state>/runs/`, mode 0600, written atomically and
-removed when the run ends; `jr2_core.client` reads it.
+413 (at once when its Content-Length says so, else when a handler reads it: aiohttp's
+`client_max_size`): nothing acts on a truncated body. The address and token go into a run file in
+`<state>/runs/`, mode 0600, written atomically and removed when the run ends; `jr2_core.client`
+reads it.
+
+Exposure (design note): the control API is served on loopback only. A `public` address (`jr2
+work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated routes (the
+webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
+routes have not proved anything yet, so they are capped before a signature is checked: at most
+`MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
+their body (then 408), so half-sent bodies cannot pile up in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
 import secrets
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +38,10 @@ from .runs import Run
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DEFAULT_MAX_BODY = 1 << 20
+MAX_UNSIGNED = 16
+"""The most requests to unauthenticated routes handled at once."""
+UNSIGNED_TIMEOUT = 10.0
+"""The most seconds a request to an unauthenticated route has to be received and handled."""
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -48,16 +62,23 @@ class RunHost:
         host: str = "127.0.0.1",
         port: int = 0,
         max_body: int = DEFAULT_MAX_BODY,
+        public: tuple[str, int] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.run = run
         self.host = host
         self.port = port
         self.max_body = max_body
+        self.public = public
+        self.ssl_context = ssl_context
         self.token = secrets.token_urlsafe(24)
         self.address: str | None = None
+        self.public_address: str | None = None
         self.run_file: Path | None = None
         self._routes: list[tuple[str, str, Handler, bool]] = []
         self._runner: web.AppRunner | None = None
+        self._public_runner: web.AppRunner | None = None
+        self._unsigned = 0
         self.add_route("GET", "/v1/run", self._get_run)
         self.add_route("GET", "/v1/gates", self._get_gates)
         self.add_route("POST", "/v1/send", self._post_send)
@@ -72,11 +93,17 @@ class RunHost:
     def _wrap(self, handler: Handler, auth: bool) -> Handler:
         async def guarded(request: web.Request) -> web.StreamResponse:
             if auth:
-                given = request.headers.get("Authorization", "")
-                if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                # surrogateescape: a header that is not UTF-8 is a wrong token, not a 500
+                given = request.headers.get("Authorization", "").encode("utf-8",
+                                                                        "surrogateescape")
+                if not hmac.compare_digest(given, f"Bearer {self.token}".encode()):
                     return _error(401, "missing or wrong bearer token")
+            elif (request.content_length or 0) > self.max_body:
+                return _error(413, f"the body is over {self.max_body} bytes")
             try:
-                return await handler(request)
+                if auth:
+                    return await handler(request)
+                return await self._unsigned_call(handler, request)
             except web.HTTPException:
                 raise
             except Exception as exc:  # never a 500 with a traceback to a client
@@ -84,21 +111,51 @@ class RunHost:
 
         return guarded
 
+    async def _unsigned_call(self, handler: Handler, request: web.Request) -> web.StreamResponse:
+        """An unauthenticated request, within the caps of the module notes."""
+        if self._unsigned >= MAX_UNSIGNED:
+            resp = _error(503, "too many deliveries at once; try again")
+            resp.headers["Retry-After"] = "1"
+            return resp
+        self._unsigned += 1
+        try:
+            async with asyncio.timeout(UNSIGNED_TIMEOUT):
+                return await handler(request)
+        except TimeoutError:
+            return _error(408, f"the request took over {UNSIGNED_TIMEOUT:g}s")
+        finally:
+            self._unsigned -= 1
+
+    async def _serve(self, app: web.Application, host: str, port: int,
+                     ssl_context: ssl.SSLContext | None) -> tuple[web.AppRunner, str]:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        server = site._server
+        assert server is not None
+        sockets: list[socket.socket] = list(server.sockets)  # type: ignore[attr-defined]
+        bound = sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        return runner, f"{'https' if ssl_context else 'http'}://{shown}:{bound}"
+
     async def start(self) -> str:
         """Listen and write the run file; return the base URL."""
         app = web.Application(client_max_size=self.max_body)
         for method, path, handler, auth in self._routes:
             app.router.add_route(method, path, self._wrap(handler, auth))
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets: list[socket.socket] = list(server.sockets)  # type: ignore[attr-defined]
-        port = sockets[0].getsockname()[1]
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        self.address = f"http://{shown}:{port}"
+        self._runner, self.address = await self._serve(app, self.host, self.port, None)
+        if self.public is not None:
+            public = web.Application(client_max_size=self.max_body)
+            for method, path, handler, auth in self._routes:
+                if not auth:
+                    public.router.add_route(method, path, self._wrap(handler, auth))
+            self._public_runner, self.public_address = await self._serve(
+                public, *self.public, self.ssl_context)
         self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
         write_private(
             self.run_file,
@@ -119,9 +176,10 @@ class RunHost:
         """Stop listening and remove the run file."""
         if self.run_file is not None:
             self.run_file.unlink(missing_ok=True)
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        for runner in (self._public_runner, self._runner):
+            if runner is not None:
+                await runner.cleanup()
+        self._runner = self._public_runner = None
 
     # -- control routes ------------------------------------------------------------------------
 

@@ -101,7 +101,8 @@ class Context:
     def sandbox(self) -> Path:
         """A directory of this worker's own, created on first use."""
         if self._sandbox is None:
-            key = self.path.rstrip(".") or "root"
+            # the gate path minus its one trailing dot: `T-1.` and `T-1..` stay distinct
+            key = self.path.removesuffix(".") or "root"
             path = self.run.state_dir / "sandboxes" / self.run.id / safe_name(key)
             path.mkdir(parents=True, exist_ok=True)
             self._sandbox = path

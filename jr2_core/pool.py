@@ -338,7 +338,8 @@ class _PoolRun:
         self.contexts[iid] = ctx
         self.active[iid] = asyncio.get_running_loop().create_task(self._work(iid, winput, ctx))
         if self.run.observers:
-            self.run._emit(RunEvent("worker_started", self.run.id, item_id=ctx.path.rstrip(".")))
+            self.run._emit(RunEvent("worker_started", self.run.id,
+                                    item_id=ctx.path.removesuffix(".")))
         if self.src.started is not None:
             self.src.started(iid, functools.partial(self._stop, iid))
 
@@ -403,7 +404,7 @@ class _PoolRun:
             kind = ("worker_finished" if outcome.status == "done" else
                     "worker_failed" if outcome.status == "failed" else "worker_cancelled")
             detail = outcome.failure.reason if outcome.failure is not None else None
-            path = self.contexts[iid].path.rstrip(".")
+            path = self.contexts[iid].path.removesuffix(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
 
     def _reap(self) -> None:
@@ -428,6 +429,6 @@ class _PoolRun:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._settle(iid, Outcome("cancelled")))
             if self.run.observers:
-                path = self.contexts[iid].path.rstrip(".")
+                path = self.contexts[iid].path.removesuffix(".")
                 self.run._emit(RunEvent("worker_cancelled", self.run.id, item_id=path))
         self.active.clear()

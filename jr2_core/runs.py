@@ -158,8 +158,9 @@ class Run:
         return await asyncio.shield(self._task)
 
     def interrupt(self) -> None:
-        """End the run cleanly: cancel its workers (their claims are released)."""
-        if self._task is not None and not self._task.done():
+        """End the run cleanly: cancel its workers (their claims are released). Only the first
+        call acts: cancelling again would abandon the clean-up half-way."""
+        if self._task is not None and not self._task.done() and not self._interrupted:
             self._interrupted = True
             self._task.cancel()
 

@@ -34,6 +34,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jr2_core.text import one_line
+
 from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
 
 __all__ = [
@@ -58,12 +60,7 @@ _TITLE_CHARS = 100  # title characters in a markdown cell
 _LABEL_CHARS = 30  # title characters in a graph label
 _MAX_INDENT = 40  # explain: deeper levels keep this indentation and say their depth
 
-_CONTROL = {i: " " for i in [*range(32), 127, 0x2028, 0x2029]}
-
-
-def _one_line(text: str) -> str:
-    """Text without control characters (a newline in a title would break a line-based table)."""
-    return text.translate(_CONTROL)
+_one_line = one_line  # tracker text in a table cell, a label or a line (jr2_core.text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -190,7 +187,8 @@ def render_text(rs: ReadySet) -> str:
         ]
         for e in rs.ready
     ]
-    blocked = [[_one_line(e.item.id), describe_reasons(e.reasons)] for e in rs.blocked]
+    blocked = [[_one_line(e.item.id), _one_line(describe_reasons(e.reasons))]
+               for e in rs.blocked]
     claimed = [
         [_one_line(e.item.id), f"held by {holder}", f"since {since}", f"lease until {lease}"]
         for e in rs.claimed
@@ -201,12 +199,17 @@ def render_text(rs: ReadySet) -> str:
     out += [f"CLAIMED ({len(claimed):,})", *_columns(claimed)]
     if rs.cycles:
         out.append(f"CYCLES ({len(rs.cycles):,})")
-        out += [f"  {i}: {cycle_path(c)}" for i, c in enumerate(rs.cycles)]
+        out += [f"  {i}: {_one_line(cycle_path(c))}" for i, c in enumerate(rs.cycles)]
     out.append(_summary(rs))
     return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------------------- rich
+
+
+def _cell(text: str) -> Text:
+    """A table cell: tracker text as plain text (not markup), control characters blanked."""
+    return Text(_one_line(text))
 
 
 def render_rich(rs: ReadySet, console: Console) -> None:
@@ -217,23 +220,24 @@ def render_rich(rs: ReadySet, console: Console) -> None:
     for e in rs.ready:
         it = e.item
         prio = "" if it.priority is None else str(it.priority)
-        ready.add_row(Text(it.id), Text(prio), Text(it.title), Text(", ".join(it.labels)))
+        ready.add_row(_cell(it.id), _cell(prio), _cell(it.title), _cell(", ".join(it.labels)))
     blocked = Table(title=f"Blocked ({len(rs.blocked):,})", title_justify="left")
     for name in ("Item", "Title", "Why"):
         blocked.add_column(name)
     for b in rs.blocked:
-        blocked.add_row(Text(b.item.id), Text(b.item.title), Text(describe_reasons(b.reasons)))
+        blocked.add_row(_cell(b.item.id), _cell(b.item.title),
+                        _cell(describe_reasons(b.reasons)))
     claimed = Table(title=f"Claimed ({len(rs.claimed):,})", title_justify="left")
     for name in ("Item", "Holder", "Since", "Lease expires"):
         claimed.add_column(name)
     for c in rs.claimed:
-        claimed.add_row(Text(c.item.id), *(Text(w) for w in _claim_words(c)))
+        claimed.add_row(_cell(c.item.id), *(_cell(w) for w in _claim_words(c)))
     console.print(ready)
     console.print(blocked)
     console.print(claimed)
     for i, members in enumerate(rs.cycles):
-        console.print(Text(f"cycle {i}: {cycle_path(members, max_shown=_MAX_CYCLE_SHOWN)}"))
-    console.print(Text(_summary(rs)))
+        console.print(_cell(f"cycle {i}: {cycle_path(members, max_shown=_MAX_CYCLE_SHOWN)}"))
+    console.print(_cell(_summary(rs)))
 
 
 # ---------------------------------------------------------------------------- the graph

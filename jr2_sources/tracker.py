@@ -124,6 +124,10 @@ class Tracker(ABC):
     name: str = "tracker"
     """The source as the user named it (`local:backlog.toml`, `github:o/r`)."""
 
+    spread_claims: ClassVar[bool] = False
+    """True: among ready items of equal order, each pool starts at its own offset (GitHub, where
+    a lost claim attempt still notifies people). False: every pool tries them in id order."""
+
     # -- required -----------------------------------------------------------------------------
 
     @abstractmethod
@@ -228,6 +232,7 @@ class _Legacy(Tracker):
         self.name = str(getattr(adapter, "name", "tracker"))
         hook = getattr(adapter, "webhook", None)
         self.webhook = hook if callable(hook) else None
+        self.spread_claims = bool(getattr(adapter, "spread_claims", False))  # type: ignore[misc]
 
     def snapshot(self) -> Snapshot:
         snap: Snapshot = self._adapter.snapshot()

@@ -9,7 +9,10 @@ the rest, the same for every tracker:
 
 * `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
   the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
-  (priority, then oldest, then id). A lost claim moves on to the next item.
+  (priority, then oldest, then id); for a tracker that sets `spread_claims` (GitHub, whose
+  claim attempts notify people), among items of equal order (same priority and time) each pool
+  starts at its own offset (`spread`), so pools polling together do not all race for one.
+  A lost claim moves on to the next item.
 * Scope: an item the tracker reports with `in_scope=False` (outside the user's filter, listed
   only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
   held work of this pool.
@@ -40,9 +43,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import socket
 import time
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -52,7 +57,7 @@ from pydantic import BaseModel
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
 
-from .readyset import ReadySet, SnapshotItem, compute_ready_set
+from .readyset import ReadyEntry, ReadySet, SnapshotItem, compute_ready_set
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
@@ -115,6 +120,19 @@ class Tally:
             self.done_ids.discard(iid)
         elif ev.kind == "worker_cancelled":
             self.cancelled += 1
+
+
+def spread(ready: list[ReadyEntry], holder: str) -> list[ReadyEntry]:
+    """The ready items in run order, except that among items of EQUAL order (same priority and
+    creation time, told apart only by id) each pool starts at its own offset (from a hash of
+    its holder id), so pools that poll together prefer different items instead of all racing
+    for the first. The documented order between unequal items stays."""
+    out: list[ReadyEntry] = []
+    for _, group in itertools.groupby(ready, key=lambda e: (e.item.priority, e.item.created)):
+        tie = list(group)
+        k = zlib.crc32(holder.encode()) % len(tie)
+        out += tie[k:] + tie[:k]
+    return out
 
 
 def default_holder(run_id: str) -> str:
@@ -201,7 +219,8 @@ class WorkSource:
         blocked = sum(1 for e in rs.blocked if e.item.in_scope)
         lost = 0
         passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
-        for i, entry in enumerate(rs.ready):
+        order = spread(rs.ready, self.holder) if self.tracker.spread_claims else rs.ready
+        for i, entry in enumerate(order):
             item = entry.item
             if not self._offerable(item, mine):
                 passed += item.in_scope and item.id not in mine

@@ -39,3 +39,12 @@ def wait_for(pred: Callable[[], Any], timeout: float = 20, every: float = 0.05) 
             return value
         time.sleep(every)
     raise AssertionError("condition not met in time")
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this id exists (and is not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

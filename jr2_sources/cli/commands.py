@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     # costs time here (about a quarter of the run on a 100k-item backlog)
     gc.disable()
     adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
+    from jr2_core.text import terminal_safe
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
 
@@ -128,7 +130,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
         try:
-            click.echo(report.explain(rs, explain_id))
+            click.echo(terminal_safe(report.explain(rs, explain_id)))
         except KeyError:
             raise UsageError(f"no item {explain_id!r} in {source}") from None
     elif fmt == "json":
@@ -166,17 +168,24 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
               help="How long a claim lasts unless renewed (renewed every third of it).")
 @click.option("--wait", "wait_forever", is_flag=True,
               help="Keep waiting for new work instead of ending when drained (Ctrl-C ends).")
-@click.option("--port", type=int, default=0, help="Port of the run host on 127.0.0.1.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0,
+              help="Port of the run host on 127.0.0.1 (0: any free port).")
 @click.option("--listen", metavar="HOST:PORT", default=None,
-              help="Serve the run host (and POST /webhook) here instead of 127.0.0.1:--port.")
+              help="Serve POST /webhook here (a non-loopback address serves only the webhook: "
+                   "the control API stays on 127.0.0.1:--port).")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve --listen over HTTPS with this certificate (PEM; chain included).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The private key of --tls-cert (PEM), unless the certificate file holds it.")
 @click.option("--webhook-secret-env", metavar="NAME", default=None,
               help="Verify webhook deliveries with the secret in this environment variable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
-             wait_forever: bool, port: int, listen: str | None, webhook_secret_env: str | None,
-             as_json: bool, state_dir: Path | None) -> None:
+             wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
+             tls_key: Path | None, webhook_secret_env: str | None, as_json: bool,
+             state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -204,7 +213,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
         timeout_s = parse_duration(timeout) if timeout is not None else None
     except ValueError as exc:
         raise UsageError(f"--lease/--timeout: {exc}") from None
-    address, secret = _listen_options(listen, port, webhook_secret_env)
+    serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
+    secret = serve.secret
     state = resolve_state(state_dir)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
     if secret is not None and adapter.webhook is None:
@@ -212,8 +222,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                          "(drop --webhook-secret-env)")
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
-                                   timeout=timeout_s, wait=wait_forever, address=address,
-                                   secret=secret, state=state))
+                                   timeout=timeout_s, wait=wait_forever, serve=serve,
+                                   state=state))
     _summary(result, ws)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -225,17 +235,30 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def _listen_options(listen: str | None, port: int,
-                    secret_env: str | None) -> tuple[tuple[str, int], str | None]:
-    """(host, port) to serve on and the webhook secret; without a secret, loopback only."""
+@dataclass(frozen=True)
+class _Serve:
+    """Where the run host listens: the control API (always loopback), the webhook's public
+    address when it differs (`--listen` off loopback, or with TLS), and the webhook secret."""
+
+    control: tuple[str, int]
+    public: tuple[str, int] | None
+    ssl_context: Any
+    secret: str | None
+
+
+def _listen_options(listen: str | None, port: int, secret_env: str | None,
+                    tls_cert: Path | None = None, tls_key: Path | None = None) -> _Serve:
+    """Check `--listen`, `--port`, `--tls-*` and `--webhook-secret-env`; without a secret,
+    loopback only."""
     import os
 
-    host = "127.0.0.1"
+    host, lport = "127.0.0.1", port
     if listen is not None:
         h, sep, p = listen.rpartition(":")
-        if not sep or not p.isdigit():
-            raise UsageError(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:8787")
-        host, port = h.strip("[]") or "127.0.0.1", int(p)
+        if not sep or not p.isdigit() or int(p) > 65535:
+            raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to "
+                             "65535, e.g. 127.0.0.1:8787")
+        host, lport = h.strip("[]") or "127.0.0.1", int(p)
     secret = None
     if secret_env is not None:
         secret = os.environ.get(secret_env)
@@ -244,12 +267,33 @@ def _listen_options(listen: str | None, port: int,
     if secret is None and host not in _LOOPBACK:
         raise UsageError(f"--listen {listen}: without --webhook-secret-env the host listens on "
                          "loopback only (127.0.0.1)")
-    return (host, port), secret
+    if (tls_cert or tls_key) and listen is None:
+        raise UsageError("--tls-cert/--tls-key serve the webhook of --listen: give --listen too")
+    if tls_key and not tls_cert:
+        raise UsageError("--tls-key needs --tls-cert")
+    ctx = _tls_context(tls_cert, tls_key) if tls_cert is not None else None
+    if host in _LOOPBACK and ctx is None:
+        return _Serve((host, lport), None, None, secret)
+    return _Serve(("127.0.0.1", port), (host, lport), ctx, secret)
+
+
+def _tls_context(cert: Path, key: Path | None) -> Any:
+    """A server TLS context from PEM files; a bad file is a usage error."""
+    import ssl
+
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise UsageError(f"--tls-cert {cert}: cannot load the certificate and key: {why}"
+                         ) from None
+    return ctx
 
 
 async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
-                timeout: float | None, wait: bool, address: tuple[str, int],
-                secret: str | None, state: Path) -> tuple[Any, Any]:
+                timeout: float | None, wait: bool, serve: _Serve,
+                state: Path) -> tuple[Any, Any]:
     import secrets as _secrets
 
     from jr2_core import define_event, pool, start
@@ -298,13 +342,15 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
                     ws.poke()  # people win: look at the held items at once
                 return verdict
 
-            attach_webhook(host, handle[0], receiver, secret)
+            attach_webhook(host, handle[0], receiver, serve.secret)
 
     try:
         if view is not None:
             view.start()
-        result = await host_and_wait(begin, port=address[1], listen=address[0],
-                                     setup_host=setup_host, quiet=view is not None)
+        result = await host_and_wait(begin, port=serve.control[1], listen=serve.control[0],
+                                     setup_host=setup_host, quiet=view is not None,
+                                     on_signal=_on_signal, public=serve.public,
+                                     ssl_context=serve.ssl_context)
     finally:
         if view is not None:
             view.stop()
@@ -312,8 +358,24 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     return result, ws
 
 
+def _on_signal(n: int) -> None:
+    """Ctrl-C: the first abandons the tracker retries in flight (the releases that follow still
+    retry); the second also kills every command's process group at once."""
+    from jr2_sources.kit.retry import interrupt_retries
+
+    from .runner import kill_all
+
+    interrupt_retries()
+    if n >= 2:
+        kill_all()
+
+
 def _summary(result: Any, ws: Any) -> None:
-    """A few lines on stderr: how the run ended, what ran, and why the rest is blocked."""
+    """A few lines on stderr: how the run ended, what ran, and why the rest is blocked (ids and
+    reasons come from the tracker and the commands: no control character passes)."""
+    from jr2_core.text import one_line
+    from jr2_sources.report import describe_reasons
+
     out = result.output
     if result.state == "failed" and result.failure is not None:
         out = result.failure.get("detail")
@@ -323,23 +385,24 @@ def _summary(result: Any, ws: Any) -> None:
     click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {tally.done} done, "
                f"{len(tally.failed)} failed, {tally.cancelled} cancelled", err=True)
     for iid, reason in tally.failed.items():
-        click.echo(f"jr2:   failed {iid}: {reason}", err=True)
+        click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
     for iid, reason in tally.stopped.items():
-        click.echo(f"jr2:   stopped {iid}: a person took it back ({reason}); nothing recorded",
-                   err=True)
+        click.echo(f"jr2:   stopped {one_line(iid)}: a person took it back ({one_line(reason)}); "
+                   "nothing recorded", err=True)
     for iid, reason in tally.skipped.items():
-        click.echo(f"jr2:   skipped {iid}: the tracker refused the claim ({reason})", err=True)
+        click.echo(f"jr2:   skipped {one_line(iid)}: the tracker refused the claim "
+                   f"({one_line(reason)})", err=True)
     for iid in sorted(tally.retried):
-        click.echo(f"jr2:   retried {iid}: a person cleared its failure during the run", err=True)
+        click.echo(f"jr2:   retried {one_line(iid)}: a person cleared its failure during the run",
+                   err=True)
     for iid, reason in tally.unsettled.items():
-        click.echo(f"jr2:   not settled {iid}: {reason}", err=True)
+        click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
     rs = ws.last
     if rs is not None and status == "deadlocked" and rs.blocked:
-        from jr2_sources.report import describe_reasons
-
         click.echo("jr2: blocked:", err=True)
         for entry in rs.blocked:
-            click.echo(f"jr2:   {entry.item.id}: {describe_reasons(entry.reasons)}", err=True)
+            click.echo(f"jr2:   {one_line(entry.item.id)}: "
+                       f"{one_line(describe_reasons(entry.reasons))}", err=True)
 
 
 # -- jr2 local ----------------------------------------------------------------------------------

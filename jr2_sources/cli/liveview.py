@@ -1,5 +1,8 @@
 """The live view of `jr2 work` on a terminal: active items with their elapsed time, and the
-ready / blocked / done / failed counts, redrawn a few times a second (rich)."""
+ready / blocked / done / failed counts, redrawn a few times a second (rich).
+
+Ids and failure reasons come from trackers and commands: they are drawn as plain `Text` with
+control characters blanked, never parsed as rich markup (an id holding `[/]` would raise)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from jr2_core import RunEvent
+from jr2_core.text import terminal_safe
+
+
+def _plain(text: object) -> Text:
+    return Text(terminal_safe(str(text)).replace("\n", " "))
 
 
 class LiveView:
@@ -35,7 +43,8 @@ class LiveView:
                 self.done += 1
             elif ev.kind == "worker_failed":
                 self.failed += 1
-                self.console.print(f"[red]failed[/] {ev.item_id}: {ev.detail}")
+                self.console.print(Text.assemble(("failed", "red"), " ",
+                                                 _plain(f"{ev.item_id}: {ev.detail}")))
 
     def _render(self) -> Group:
         now = time.monotonic()
@@ -43,7 +52,7 @@ class LiveView:
         table.add_column("running")
         table.add_column("for", justify="right")
         for iid, t0 in sorted(self.active.items(), key=lambda kv: kv[1]):
-            table.add_row(iid, f"{now - t0:,.0f}s")
+            table.add_row(_plain(iid), f"{now - t0:,.0f}s")
         rs = self.ws.last
         counts = (f"ready {len(rs.ready)}  blocked {len(rs.blocked)}  " if rs is not None else "")
         line = Text(f"{counts}done {self.done}  failed {self.failed}  running {len(self.active)}")

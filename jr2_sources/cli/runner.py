@@ -5,8 +5,23 @@ The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `
 source names one, `JR2_RUN_ID`). Its stdout and stderr go, with known secret values scrubbed, to
 one log file per item under `<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
 Exit 0 is success and the output is the last stdout line (parsed as JSON when it is JSON); any
-other exit is a `Failure` carrying the exit code and the last lines of stderr. A command that
-outlives `timeout`, or whose run is interrupted, is terminated with its whole process group.
+other exit is a `Failure` carrying the exit code and the last lines of stderr.
+
+Design notes (a blast radius of one item):
+
+* Nothing about one item's data or output can end the run. A value no environment variable can
+  carry (a NUL byte, text that cannot be encoded, more than `ENV_VALUE_MAX` bytes — Linux refuses
+  one string over 128 KiB with "Argument list too long") is left out of the environment, with the
+  reason in the item's log and one warning line; the item JSON file always has all of it. A
+  command that cannot be started at all fails its item, not the run.
+* Output is read in chunks, so a line of any length is read (a line longer than `LINE_MAX` is
+  logged in pieces); the last stdout line is the output.
+* The command runs in a process group of its own, and the group never outlives the command: when
+  the command exits, whatever it left running in the group is ended (SIGTERM, then SIGKILL after
+  `KILL_GRACE`), so a background child neither holds the item open nor runs on after it. The same
+  happens on a timeout and when the run stops the worker (its claim is about to be released).
+* `kill_all()` SIGKILLs every command's group at once: a second Ctrl-C uses it, so the run can
+  release its claims and exit without waiting for the grace.
 """
 
 from __future__ import annotations
@@ -14,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -28,8 +44,19 @@ from jr2_core.paths import safe_name
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.worksource import WorkItem
 
+log = logging.getLogger("jr2.command")
+
 STDERR_TAIL = 20
 KILL_GRACE = 5.0
+READ_CHUNK = 1 << 16
+LINE_MAX = 8 << 20
+ENV_VALUE_MAX = 64 << 10
+"""The most bytes jr2 puts in one item variable (the item JSON file has the rest)."""
+OUTPUT_DRAIN = 1.0
+"""How long output is still read after the command's group ended (a process that left the
+group may hold the pipes open)."""
+
+_running: set[asyncio.subprocess.Process] = set()
 
 
 def resolve_command(argv: list[str]) -> list[str]:
@@ -51,19 +78,123 @@ def resolve_command(argv: list[str]) -> list[str]:
     return [found, *argv[1:]]
 
 
+# -- the environment -------------------------------------------------------------------------
+
+
+def env_problem(value: str) -> str | None:
+    """Why `value` cannot be an environment variable's value, or None when it can."""
+    if "\0" in value:
+        return "it holds a NUL byte, which no environment variable can carry"
+    try:
+        size = len(value.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return "it holds characters that cannot be encoded"
+    if size > ENV_VALUE_MAX:
+        return f"it is {size:,} bytes, over the {ENV_VALUE_MAX:,}-byte limit for one variable"
+    return None
+
+
+def item_env(item: WorkItem, item_file: Path, run_id: str) -> tuple[dict[str, str], list[str]]:
+    """The item's variables, and one note for each that had to be left out."""
+    values = {"JR2_ITEM_ID": item.id, "JR2_ITEM_TITLE": item.title,
+              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": str(item_file.resolve()),
+              "JR2_RUN_ID": run_id}
+    if item.branch:
+        values["JR2_ITEM_BRANCH"] = item.branch
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    for name, value in values.items():
+        problem = env_problem(value)
+        if problem is None:
+            env[name] = value
+        else:
+            notes.append(f"{name} left out of the environment: {problem}; "
+                         "read it from the item JSON file ($JR2_ITEM_JSON)")
+    return env, notes
+
+
+# -- the process group -----------------------------------------------------------------------
+
+
 def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the command's process group, then SIGKILL after a grace period."""
-    _kill_group(proc, signal.SIGTERM)
+def _group_alive(proc: asyncio.subprocess.Process) -> bool:
     try:
-        await asyncio.wait_for(proc.wait(), KILL_GRACE)
-    except TimeoutError:
+        os.killpg(proc.pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The command's exit code, as soon as it exits. Not `proc.wait()`: that also waits for
+    the output pipes to close, which a background child holding them delays."""
+    pause = 0.005
+    while proc.returncode is None:
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return proc.returncode
+
+
+async def _end_group(proc: asyncio.subprocess.Process) -> None:
+    """End the command and everything left in its process group: SIGTERM, then SIGKILL after
+    `KILL_GRACE`. Returns once the command is reaped and the group is gone."""
+    if proc.returncode is not None and not _group_alive(proc):
+        return
+    _kill_group(proc, signal.SIGTERM)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + KILL_GRACE
+    while loop.time() < end:
+        if proc.returncode is not None and not _group_alive(proc):
+            return
+        await asyncio.sleep(0.02)
+    _kill_group(proc, signal.SIGKILL)
+    await _exited(proc)
+
+
+def kill_all() -> None:
+    """SIGKILL every running command's process group (a second Ctrl-C)."""
+    for proc in list(_running):
         _kill_group(proc, signal.SIGKILL)
-        await proc.wait()
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+async def _read_lines(stream: asyncio.StreamReader, on_line: Callable[[bytes], None]) -> None:
+    """Call `on_line` with each line of `stream` (without its newline), whatever its length;
+    a line over `LINE_MAX` comes in pieces of that size."""
+    buf = bytearray()
+    while chunk := await stream.read(READ_CHUNK):
+        buf += chunk
+        if b"\n" in chunk:
+            *lines, rest = buf.split(b"\n")
+            for line in lines:
+                on_line(bytes(line))
+            buf = bytearray(rest)
+        while len(buf) > LINE_MAX:
+            on_line(bytes(buf[:LINE_MAX]))
+            del buf[:LINE_MAX]
+    if buf:
+        on_line(bytes(buf))
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """A line short enough for a failure reason (already redacted: redaction comes first)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
+    _, pending = await asyncio.wait(readers, timeout=OUTPUT_DRAIN)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+
+
+# -- the worker ------------------------------------------------------------------------------
 
 
 def command_worker(
@@ -82,57 +213,90 @@ def command_worker(
         item_file = log_dir / f"{stem}.json"
         item_file.write_text(item.model_dump_json(indent=2), encoding="utf-8")
         log_path = log_dir / f"{stem}.log"
-        env = dict(os.environ)
-        env.update(JR2_ITEM_ID=item.id, JR2_ITEM_TITLE=item.title, JR2_ITEM_URL=item.url or "",
-                   JR2_ITEM_JSON=str(item_file.resolve()), JR2_RUN_ID=run_id)
-        if item.branch:
-            env["JR2_ITEM_BRANCH"] = item.branch
+        own, notes = item_env(item, item_file, run_id)
+        # a jr2 run inside a worker must not pass its own item's values on to this one
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JR2_ITEM_")}
+        env.update(own)
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
-        async def pump(stream: asyncio.StreamReader, log: IO[str], tag: str,
-                       keep: Callable[[str], None]) -> None:
-            while line := await stream.readline():
-                text = redact(line.decode("utf-8", "replace").rstrip("\n"))
-                log.write(f"{tag} {text}\n")
-                log.flush()
-                keep(text)
-
-        def keep_out(text: str) -> None:
-            if text.strip():
-                last_out[:] = [text]
-
-        with open(log_path, "a", encoding="utf-8") as log:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=ctx.sandbox, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-            assert proc.stdout is not None and proc.stderr is not None
-            done = asyncio.gather(pump(proc.stdout, log, "out", keep_out),
-                                  pump(proc.stderr, log, "err", err_tail.append), proc.wait())
+        with open(log_path, "a", encoding="utf-8") as logf:
+            for note in notes:
+                logf.write(f"jr2 {note}\n")
+                log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
+            proc = await _start(argv, ctx.sandbox, env, logf, log_path)
+            _running.add(proc)
             try:
-                await asyncio.wait_for(done, timeout)
-            except TimeoutError:
-                await _stop(proc)
-                log.write(f"jr2 timed out after {timeout:g}s\n")
-                raise Failure(f"timed out after {timeout:g}s",
-                              detail={"log": str(log_path), "stderr": list(err_tail)}) from None
-            except asyncio.CancelledError:
-                await asyncio.shield(_stop(proc))
-                log.write("jr2 interrupted\n")
-                raise
-        rc = proc.returncode
-        if rc != 0:
-            tail = list(err_tail)
-            last = f": {tail[-1]}" if tail else ""
-            raise Failure(f"exit code {rc}{last}",
-                          detail={"exit_code": rc, "stderr": tail, "log": str(log_path)})
-        if not last_out:
-            return None
-        try:
-            return json.loads(last_out[0])
-        except ValueError:
-            return last_out[0]
+                return await _supervise(proc, logf, log_path, redact, timeout, last_out,
+                                        err_tail)
+            finally:
+                _running.discard(proc)
 
     return worker
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: IO[str],
+                 log_path: Path) -> asyncio.subprocess.Process:
+    """Start the command in a session (and process group) of its own; a command that cannot
+    be started fails its item."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        logf.write(f"jr2 could not start the command: {why}\n")
+        raise Failure(f"could not start the command: {why}", detail={"log": str(log_path)}
+                      ) from None
+
+
+async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: Path,
+                     redact: Redactor, timeout: float | None, last_out: list[str],
+                     err_tail: deque[str]) -> Any:
+    """Log the command's output, wait for it, end its group, and turn its exit into a result."""
+    assert proc.stdout is not None and proc.stderr is not None
+
+    def sink(tag: str, keep: Callable[[str], None]) -> Callable[[bytes], None]:
+        def on_line(raw: bytes) -> None:
+            text = redact(raw.decode("utf-8", "replace"))
+            logf.write(f"{tag} {text}\n")
+            logf.flush()
+            keep(text)
+        return on_line
+
+    def keep_out(text: str) -> None:
+        if text.strip():
+            last_out[:] = [text]
+
+    readers = [asyncio.create_task(_read_lines(proc.stdout, sink("out", keep_out))),
+               asyncio.create_task(_read_lines(proc.stderr, sink("err", err_tail.append)))]
+    try:
+        await asyncio.wait_for(_exited(proc), timeout)
+    except TimeoutError:
+        await _end_group(proc)
+        await _finish_reading(readers)
+        logf.write(f"jr2 timed out after {timeout:g}s\n")
+        raise Failure(f"timed out after {timeout:g}s",
+                      detail={"log": str(log_path), "stderr": list(err_tail)}) from None
+    except BaseException:  # stopped (interrupted, lease lost): end the group before the claim
+        await asyncio.shield(_end_group(proc))
+        for task in readers:
+            task.cancel()
+        logf.write("jr2 interrupted\n")
+        raise
+    await asyncio.shield(_end_group(proc))  # what the command left behind ends with it
+    await _finish_reading(readers)
+    rc = proc.returncode
+    if rc != 0:
+        tail = list(err_tail)
+        last = f": {_clip(tail[-1])}" if tail else ""
+        raise Failure(f"exit code {rc}{last}",
+                      detail={"exit_code": rc, "stderr": tail, "log": str(log_path)})
+    if not last_out:
+        return None
+    try:
+        return json.loads(last_out[0])
+    except ValueError:
+        return last_out[0]

@@ -6,11 +6,12 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 `CommentThread` protocol and delegates `claim` / `renew` / `release` and the claim check of its
 `record` here.
 
-* claim: post a claim comment with a fresh nonce, list the comments, win only if ours is the
+* claim (optionally after a look, `look_first`: see `_look`): post a claim comment with a fresh
+  nonce, list the comments, win only if ours is the
   live claim with the lowest id AND the tracker says the item is still to do (a pool that settled
   it just before our listing has closed or marked it); a loser deletes every comment with its
   nonce (a retried POST may have left two). A winner marks the item (`mark_claimed`); if that
-  fails the claim is released and the error raised.
+  fails in any way, the mark is removed (`unmark`), the claim released and the error raised.
 * renew: edit our comment; a renewal that lands after the lease ran out (`new updated_at >=
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
@@ -19,8 +20,11 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 
 from __future__ import annotations
 
+import contextlib
+import random
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,14 +99,40 @@ def _now_text() -> str:
 class CommentClaims:
     """Claims, renewals and settles of one adapter's items by comment history."""
 
-    def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str) -> None:
+    def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str,
+                 look_first: bool = False, spread: float = 0.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.thread = thread
         self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
+        self.look_first = look_first
+        self.spread = spread
+        self._sleep = sleep
+        self._raced = False  # the last claim posted and lost: pause once before the next
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
 
+    def _look(self, key: str) -> bool:
+        """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
+        where the tracker has them: free when unchanged) and give up at once when another live
+        claim holds the item or it is no longer to do (`still_to_do`: another pool settled it
+        since our snapshot), so no comment (and no notification) is posted for a claim that
+        cannot win. After a claim of this process posted and lost (a race), the next claim
+        first waits a random part of `spread` seconds, once, so pools that raced do not post
+        at the same instant again. True: go on and post."""
+        if not self.look_first:
+            return True
+        with self._lock:
+            pause, self._raced = self._raced, False
+        if pause and self.spread > 0:
+            self._sleep(random.uniform(0.0, self.spread))
+        comments, now = self.thread.list_comments(key)
+        return holder_of(comments, now) is None and self.thread.still_to_do(key,
+                                                                            markers(comments))
+
     def claim(self, key: str, holder: str, lease: float) -> bool:
         """Claim `key` for `holder`; True when won (see the module's note)."""
+        if not self._look(key):
+            return False
         nonce = secrets.token_hex(8)
         body = render_marker("claim", {"holder": holder, "lease": lease, "attempt": 1,
                                        "nonce": nonce},
@@ -114,6 +144,8 @@ class CommentClaims:
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
         if winner is None or winner.nonce != nonce or not self.thread.still_to_do(key, found):
+            with self._lock:
+                self._raced = True
             for cid in sorted(mine):
                 self.thread.delete_comment(key, cid)
             return False
@@ -125,8 +157,12 @@ class CommentClaims:
             self.thread.delete_comment(key, cid)
         try:
             self.thread.mark_claimed(key)
-        except SourceError:
-            self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
+        except Exception:
+            # whatever failed (the label, the assignee, a bug), no claim mark stays behind
+            with contextlib.suppress(SourceError):
+                self.thread.unmark(key)
+            with contextlib.suppress(SourceError):
+                self._edit(held, "released", {}, "jr2: released (the claim could not be marked).")
             self.take(key, holder)
             raise
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any
 
@@ -9,6 +10,8 @@ from pydantic import BeforeValidator
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+MAX_DURATION = 3650 * 86400.0
+"""Ten years: longer is a typo (or `inf`), and would overflow the clocks claims are kept in."""
 
 
 def parse_duration(value: Any) -> float:
@@ -26,8 +29,10 @@ def parse_duration(value: Any) -> float:
             if not parts or "".join(n + u for n, u in parts) != text:
                 raise ValueError(f"{value!r} is not a duration like 30s, 10m or 1h") from None
             seconds = sum(float(n) * _UNIT[u] for n, u in parts)
-    if not seconds > 0:
+    if math.isnan(seconds) or not seconds > 0:
         raise ValueError("a duration must be more than 0 seconds")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"{value!r} is longer than the longest duration jr2 takes (3650d)")
     return seconds
 
 

@@ -6,6 +6,8 @@ Design note: GitHub and GitLab (and a third-party source for a tracker like them
 `--claim-label`, `--on-success` and the rest mean the same everywhere and are validated once.
 The three jr2 labels (`claim_label`, `failed_label`, `done_label`) are the only labels jr2 ever
 adds or removes, and must differ. These options come first in `jr2 ready KIND: --help`.
+A tracker whose label names are case-insensitive (GitHub: `Done` and `done` are one label) sets
+`labels_ignore_case`, and every comparison goes through `label_key` / `has_label`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class LabelOptions(BaseModel):
 
     priority_example: ClassVar[str] = "priority:high=1"
     """A LABEL=N the tracker's users would write, for error messages."""
+    labels_ignore_case: ClassVar[bool] = False
+    """True for a tracker whose label names compare case-insensitively (GitHub)."""
 
     label: list[str] = Field(default_factory=list,
                              description="only issues with this label (repeat: all of them)")
@@ -77,13 +81,26 @@ class LabelOptions(BaseModel):
             raise ValueError("must differ from --claim-label and --failed-label")
         return value
 
+    def label_key(self, name: str) -> str:
+        """The form a label name is compared in (case-folded where the tracker ignores case)."""
+        return name.casefold() if self.labels_ignore_case else name
+
+    def label_set(self, labels: Iterable[str | None]) -> set[str]:
+        """`labels` as comparable keys (see `label_key`)."""
+        return {self.label_key(name) for name in labels if name}
+
+    def has_label(self, labels: Iterable[str], name: str | None) -> bool:
+        """Whether `labels` carries `name`, compared as the tracker compares label names."""
+        return name is not None and self.label_key(name) in self.label_set(labels)
+
     def priorities(self) -> dict[str, int]:
-        """The label-to-priority map (`priority:high=1` -> {"priority:high": 1})."""
+        """The label-to-priority map (`priority:high=1` -> {"priority:high": 1}), keyed by
+        `label_key`."""
         out: dict[str, int] = {}
         for v in self.priority_label:
             m = _PRIORITY.match(v)
             assert m is not None
-            out[m["label"]] = int(m["n"])
+            out[self.label_key(m["label"])] = int(m["n"])
         return out
 
     def selects(self, labels: Iterable[str]) -> bool:
@@ -99,7 +116,7 @@ class LabelOptions(BaseModel):
         """Why an open issue is no longer work: it carries the failed or the done label
         ("labelled"), or it was done before and left open on purpose (`on_success` "nothing"
         and a `jr2:done` marker among `found`: "done"). None: it is still work."""
-        if {self.failed_label, self.done_label} & set(labels):
+        if self.label_set([self.failed_label, self.done_label]) & self.label_set(labels):
             return "labelled"
         if self.on_success == "nothing" and any(mk.kind == "done" for mk in found):
             return "done"

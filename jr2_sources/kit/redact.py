@@ -1,34 +1,99 @@
 """Known secret values, and scrubbing them from text before it reaches a log or the screen.
 
 Secrets are the values of environment variables whose names say they are secret (`*TOKEN*`,
-`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`), plus any value a source registers. Values
-shorter than 6 characters are ignored (they would scrub ordinary words).
+`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`), plus any value a source
+registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
+
+Design notes: what is scrubbed, for each secret,
+
+* the value itself, and for a multi-line value (a PEM key) each of its lines too, since output
+  is logged line by line and a JSON dump escapes the newlines;
+* every base64 form of it, whatever comes before or after it in the encoded bytes: the secret
+  is encoded at each of the three alignments a byte string can have, and the part of the
+  encoding that depends on the secret alone is searched for. So `Authorization: Basic
+  base64(email:token)` is scrubbed for any email, as is a token in a base64 JSON blob (standard
+  and URL-safe alphabets; the whole base64 run around it goes).
+
+Callers redact before they shorten text: a secret cut in half no longer matches.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Iterable, Mapping
 
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY)", re.I)
 MASK = "***"
+MIN_SECRET = 6
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
 
 
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
     """The secret values to scrub, longest first (so a secret inside another goes too)."""
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6}
-    values.update(v for v in extra if len(v) >= 6)
+    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET}
+    values.update(v for v in extra if len(v) >= MIN_SECRET)
     return sorted(values, key=len, reverse=True)
 
 
+def _pieces(secret: str) -> set[str]:
+    """The secret, and each line of a multi-line secret."""
+    out = {secret}
+    if "\n" in secret or "\r" in secret:
+        out.update(line.strip() for line in secret.splitlines())
+    return {p for p in out if len(p) >= MIN_SECRET}
+
+
+def base64_cores(secret: str) -> set[str]:
+    """The base64 text that `secret` produces inside any encoded byte string, at each of the
+    three byte alignments, in the standard and the URL-safe alphabet: only the characters that
+    depend on the secret's bytes alone (not on its neighbours)."""
+    raw = secret.encode("utf-8", "surrogateescape")
+    cores: set[str] = set()
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + raw).decode("ascii")
+        start, end = -(-8 * k // 6), 8 * (k + len(raw)) // 6
+        core = enc[start:end]
+        if len(core) >= MIN_SECRET:
+            cores.update((core, core.translate(str.maketrans("+/", "-_"))))
+    return cores
+
+
 class Redactor:
-    """Replaces every known secret value in a string with `***`."""
+    """Replaces every known secret value (and its lines and base64 forms) with `***`."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        vals = [s for s in secrets if s]
-        self._re = re.compile("|".join(re.escape(s) for s in vals)) if vals else None
+        plain: set[str] = set()
+        self._cores: set[str] = set()
+        for s in secrets:
+            if s:
+                plain.update(_pieces(s) if len(s) >= MIN_SECRET else {s})
+                self._cores.update(base64_cores(s))
+        alts = sorted(plain | self._cores, key=len, reverse=True)
+        self._re = re.compile("|".join(map(re.escape, alts))) if alts else None
 
     def __call__(self, text: str) -> str:
-        return self._re.sub(MASK, text) if self._re is not None else text
+        if self._re is None:
+            return text
+        spans: list[tuple[int, int]] = []
+        for m in self._re.finditer(text):
+            start, end = m.span()
+            if m.group() in self._cores:  # the whole base64 run around it goes
+                while start > 0 and text[start - 1] in _B64_CHARS:
+                    start -= 1
+                while end < len(text) and text[end] in _B64_CHARS:
+                    end += 1
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+        if not spans:
+            return text
+        out, at = [], 0
+        for start, end in spans:
+            out += [text[at:start], MASK]
+            at = end
+        out.append(text[at:])
+        return "".join(out)

@@ -40,7 +40,14 @@ from pydantic import SecretStr
 from jr2_core.errors import SourceError, SourceHTTPError
 
 from .redact import Redactor
-from .retry import Retryable, RetryPolicy, WriteSpacer, rate_limit_wait, retry_or_fail
+from .retry import (
+    Retryable,
+    RetryPolicy,
+    WriteSpacer,
+    rate_limit_wait,
+    retry_or_fail,
+    unreachable,
+)
 
 __all__ = ["RequestStats", "RestClient", "RestResponse", "parse_http_date"]
 
@@ -132,6 +139,7 @@ class RestClient:
         self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
                                    else write_spacing)
         self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
+        self._reached = False  # any answer yet (before one, an unreachable host is final)
 
     # -- what a tracker supplies ------------------------------------------------------------
 
@@ -233,9 +241,14 @@ class RestClient:
         except requests.Timeout:
             raise Retryable("timed out") from None
         except requests.ConnectionError as exc:
+            why = None if self._reached else unreachable(exc)
+            if why is not None:  # offline, or a wrong URL: not worth a retry
+                raise SourceError(f"{self.label}: cannot reach {urlsplit(url).hostname}: "
+                                  f"{why}") from None
             raise Retryable(f"connection failed: {type(exc).__name__}") from None
         status = resp.status_code
         with self._lock:
+            self._reached = True
             self.answered(status)
         date = parse_http_date(resp.headers.get("Date"))
         if status == 304 and cached is not None:

@@ -13,12 +13,20 @@ status and headers, so the rules are tested without a network:
 
 The total time slept is bounded by a budget; a wait that would pass it ends the retries with a
 `SourceError` at once instead of sleeping in vain. PyGithub's and urllib3's own retries are not
-used, so retries never multiply.
+used, so retries never multiply. Each wait is announced on stderr, one line per retry
+(`jr2: github:o/r: retrying in 4 s (3/8): HTTP 503`), so a slow tracker never looks like a hang.
+
+An offline machine is not a transient fault: a client that has had no answer from its tracker
+yet treats a host name that does not resolve, or a refused connection, as final (`unreachable`),
+and the run ends at once with one line naming the host. Once the tracker has answered, the same
+failures are retried like any other connection failure.
 """
 
 from __future__ import annotations
 
 import email.utils
+import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +37,8 @@ from typing import TypeVar
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 T = TypeVar("T")
+
+log = logging.getLogger("jr2.retry")
 
 
 class Retryable(Exception):
@@ -96,6 +106,27 @@ def _date_epoch(headers: Mapping[str, str]) -> float:
     return time.time()
 
 
+def unreachable(exc: BaseException) -> str | None:
+    """Why a connection failed when waiting will not help soon: the host name does not resolve,
+    or the host refused the connection (nothing listens there); None for any other failure.
+    Looks through the chain of causes (requests wraps urllib3, which wraps the socket error)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, socket.gaierror):
+            return "its name does not resolve (offline, or a wrong host name?)"
+        if isinstance(e, ConnectionRefusedError):
+            return "it refused the connection (nothing listens there?)"
+        reason = getattr(e, "reason", None)
+        todo += [e.__cause__, e.__context__, reason if isinstance(reason, BaseException) else None]
+        todo += [a for a in e.args if isinstance(a, BaseException)]
+    return None
+
+
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -120,15 +151,38 @@ def _stop(policy: RetryPolicy) -> Callable[[RetryCallState], bool]:
 
 
 def call_with_retries(fn: Callable[[], T], policy: RetryPolicy,
-                      sleep: Callable[[float], None]) -> T:
+                      sleep: Callable[[float], None],
+                      before_sleep: Callable[[RetryCallState], None] | None = None) -> T:
     """Run `fn`, retrying on `Retryable` per `policy`; the last `Retryable` is re-raised when
-    the budget or the attempts run out."""
+    the budget or the attempts run out. `before_sleep` is told of each wait."""
     retrying = Retrying(retry=retry_if_exception_type(Retryable), wait=_wait(policy),
-                        stop=_stop(policy), sleep=sleep, reraise=True)
+                        stop=_stop(policy), sleep=sleep, reraise=True,
+                        before_sleep=before_sleep)
     return retrying(fn)
 
 
+def _announce(label: str, policy: RetryPolicy) -> Callable[[RetryCallState], None]:
+    """One stderr line per retry: `jr2: LABEL: retrying in 4 s (3/8): HTTP 503`."""
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        why = exc.reason if isinstance(exc, Retryable) else type(exc).__name__
+        wait = state.upcoming_sleep
+        shown = f"{wait:.0f} s" if wait >= 1 else f"{wait:.1f} s"
+        log.warning("jr2: %s: retrying in %s (%d/%d): %s", label, shown,
+                    state.attempt_number + 1, policy.max_attempts, why)
+
+    return before_sleep
+
+
 _abort = threading.local()
+_interrupts = [0]
+
+
+def interrupt_retries() -> None:
+    """Abandon every retry in flight now (`RetriesAborted` at its next wait or attempt): the
+    run is being interrupted. Calls that start afterwards (the clean-up's releases) still
+    retry, until the next interrupt."""
+    _interrupts[0] += 1
 
 
 @contextmanager
@@ -153,8 +207,11 @@ def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[flo
 
     attempts = 0
     stop_now: Callable[[], bool] | None = getattr(_abort, "predicate", None)
+    generation = _interrupts[0]
 
     def check() -> None:
+        if _interrupts[0] != generation:
+            raise RetriesAborted(f"{label}: {tracker}: retries abandoned (interrupted)")
         if stop_now is not None and stop_now():
             raise RetriesAborted(f"{label}: {tracker}: retries abandoned (no longer needed)")
 
@@ -168,7 +225,7 @@ def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[flo
         return fn()
 
     def nap(seconds: float) -> None:
-        if stop_now is None:
+        if stop_now is None and sleep is not time.sleep:  # a test's clock: no slicing
             sleep(seconds)
             return
         end = time.monotonic() + seconds
@@ -177,7 +234,7 @@ def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[flo
             sleep(min(left, 0.05))
 
     try:
-        return call_with_retries(once, policy, nap)
+        return call_with_retries(once, policy, nap, _announce(label, policy))
     except Retryable as exc:
         if exc.hint is not None and exc.hint > policy.budget:
             raise SourceError(

@@ -10,7 +10,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from clihelp import jr2, popen, wait_for
+from clihelp import alive, jr2, popen, wait_for
 
 
 def write_backlog(path: Path, n: int, *, chain_every: int = 0) -> None:
@@ -108,13 +108,6 @@ def test_sigint_stops_claiming_ends_the_children_and_releases_their_claims(
     proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert claims() == 0
-
-    def alive(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
     assert [p for p in map(int, pids.read_text().split()) if alive(p)] == []
 

@@ -110,3 +110,44 @@ def test_several_live_runs_need_run(tmp_path: Path) -> None:
     with pytest.raises(NoLiveRun, match="several live runs; pick one with --run: r-1"):
         pick_run(tmp_path, None)
     assert pick_run(tmp_path, "r-2").run_id == "r-2"
+
+
+async def test_unsigned_requests_are_capped_in_count_and_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jr2_core.host as host_mod
+
+    monkeypatch.setattr(host_mod, "UNSIGNED_TIMEOUT", 0.5)
+
+    async def hook(request: Any) -> Any:
+        await request.read()
+        return aiohttp.web.json_response({"ok": True})
+
+    items = ["a"]
+    r = start(pool(review, id="p", source=source(lambda act: items.pop() if items else None),
+                   item_id=str), state_dir=tmp_path)
+    host = RunHost(r)
+    host.add_route("POST", "/webhook", hook, auth=False)
+    await host.start()
+    assert host.address is not None
+    port = int(host.address.rsplit(":", 1)[1])
+
+    async def half_sent() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+        await writer.drain()
+        return reader, writer
+
+    try:
+        held = [await half_sent() for _ in range(host_mod.MAX_UNSIGNED)]
+        await asyncio.sleep(0.1)
+        extra_reader, extra_writer = await half_sent()  # one more than the cap: 503 at once
+        line = await asyncio.wait_for(extra_reader.readline(), 0.4)
+        assert line.startswith(b"HTTP/1.1 503")
+        line = await asyncio.wait_for(held[0][0].readline(), 2)  # the held ones time out
+        assert line.startswith(b"HTTP/1.1 408")
+        for _, w in [*held, (extra_reader, extra_writer)]:
+            w.close()
+    finally:
+        await host.stop()
+        r.interrupt()
+        await r.result()

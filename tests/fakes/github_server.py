@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import email.utils
+import functools
 import hashlib
 import json
 import random
@@ -35,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -47,16 +49,68 @@ def iso(t: float) -> str:
 
 
 def _user(login: str, uid: int = 1) -> dict[str, Any]:
+    """A `simple-user` (every field GitHub's description requires)."""
+    api = f"https://api.github.com/users/{login}"
     return {
         "login": login,
         "id": uid,
         "node_id": f"U_{uid}",
         "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
         "gravatar_id": "",
-        "url": f"https://api.github.com/users/{login}",
+        "url": api,
         "html_url": f"https://github.com/{login}",
+        "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events",
         "type": "User",
         "site_admin": False,
+    }
+
+
+SPECS = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "openapi"
+
+
+@functools.cache
+def _operations(plan: str) -> list[tuple[str, re.Pattern[str]]]:
+    """(method, path pattern) of every operation the vendored description of `plan` holds."""
+    doc = json.loads((SPECS / f"{plan}.json").read_text())
+    out = []
+    for template, item in doc["paths"].items():
+        pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$")
+        out += [(m.upper(), pattern) for m in item if m != "parameters"]
+    return out
+
+
+def _app_token(token: str | None) -> bool:
+    """GitHub App installation tokens (App auth, Actions' GITHUB_TOKEN) start with `ghs_`
+    (docs.github.com, "About authentication": token prefixes)."""
+    return bool(token) and str(token).startswith("ghs_")
+
+
+def _public_user(login: str, uid: int) -> dict[str, Any]:
+    """`GET /user` as a `public-user` (GitHub's description: private-user or public-user)."""
+    return {
+        **_user(login, uid),
+        "user_view_type": "public",
+        "name": None,
+        "company": None,
+        "blog": "",
+        "location": None,
+        "email": None,
+        "hireable": None,
+        "bio": None,
+        "public_repos": 0,
+        "public_gists": 0,
+        "followers": 0,
+        "following": 0,
+        "created_at": iso(0),
+        "updated_at": iso(0),
     }
 
 
@@ -97,6 +151,7 @@ class Issue:
     pr: bool = False
     comments: int = 0
     uid: int = 0
+    locked: bool = False
 
 
 @dataclass
@@ -130,11 +185,26 @@ class FakeGitHub:
         tokens: set[str] | None = None,
         read_only_tokens: set[str] | None = None,
         login: str = LOGIN,
+        capture: bool = False,
+        plan: str = "api.github.com",
+        summaries: bool = True,
     ) -> None:
         self.port = port
         self.tokens = tokens
         self.read_only_tokens = read_only_tokens or set()
         self.login = login
+        self.capture = capture  # log request bodies and response data (conformance tests)
+        # which GitHub this is: an operation its vendored description lacks answers 404, as
+        # on that server (Enterprise Server 3.17-3.19 lack `.../sub_issues`, 3.17-3.18 also
+        # `.../dependencies/blocked_by`)
+        self.plan = plan
+        self.operations = _operations(plan)
+        self.summaries = summaries  # False: issue objects without the two summary fields
+        # GitHub Apps: app id -> (public key PEM, installation id); issued installation tokens
+        # -> expiry (server time); how long a new one lasts (GitHub: one hour)
+        self.apps: dict[int, tuple[str, int]] = {}
+        self.app_tokens: dict[str, float] = {}
+        self.token_ttl = 3600.0
         self.lock = threading.RLock()
         self.offset = 0.0
         self.issues: dict[tuple[str, int], Issue] = {}
@@ -145,7 +215,10 @@ class FakeGitHub:
         self.subs: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self.parents: dict[tuple[str, int], tuple[str, int]] = {}
         self.milestones: dict[str, dict[int, str]] = {}
+        self.label_names: dict[str, dict[str, str]] = {}  # repo -> casefold -> spelling
         self.forbidden: set[str] = set()
+        self.renamed: dict[str, str] = {}  # old name (lower case) -> new name
+        self.repo_ids: dict[str, int] = {}
         self.deleted: set[tuple[str, int]] = set()
         self.transferred: set[tuple[str, int]] = set()
         self.faults: list[Fault] = []
@@ -205,7 +278,7 @@ class FakeGitHub:
                 state,
                 state_reason,
                 t if state == "closed" else None,
-                list(labels),
+                [self._spell(repo, n) for n in labels],
                 list(assignees),
                 milestone,
                 pr,
@@ -257,10 +330,46 @@ class FakeGitHub:
             self.transferred.add(self._key(repo, number))
             self._touch()
 
+    def rename_repo(self, old: str, new: str) -> None:
+        """Rename (or transfer) a repository: its issues, comments and edges move to `new`,
+        and requests for `old` are redirected (see `_check_repo`)."""
+        with self.lock:
+            o, n = old.lower(), new.lower()
+
+            def move(key: tuple[str, int]) -> tuple[str, int]:
+                return (n, key[1]) if key[0] == o else key
+
+            for key in [k for k in self.issues if k[0] == o]:
+                issue = self.issues.pop(key)
+                issue.repo = new
+                self.issues[move(key)] = issue
+            for c in self.comments.values():
+                if c.repo.lower() == o:
+                    c.repo = new
+            self.deps = {move(k): [move(b) for b in v] for k, v in self.deps.items()}
+            self.subs = {move(k): [move(b) for b in v] for k, v in self.subs.items()}
+            self.parents = {move(k): move(v) for k, v in self.parents.items()}
+            for table in (self.next_number, self.milestones, self.label_names, self.repo_ids):
+                if o in table:
+                    table[n] = table.pop(o)  # type: ignore[attr-defined]
+            self.repo_id(new)
+            self.renamed[o] = new
+            self._touch()
+
+    def repo_id(self, repo: str) -> int:
+        with self.lock:
+            return self.repo_ids.setdefault(repo.lower(), 9000 + len(self.repo_ids))
+
+    def lock_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.locked = True
+            self._touch(issue)
+
     def set_labels(self, repo: str, number: int, labels: list[str]) -> None:
         with self.lock:
             issue = self.issues[self._key(repo, number)]
-            issue.labels = list(labels)
+            issue.labels = [self._spell(repo, n) for n in labels]
             self._touch(issue)
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
@@ -333,6 +442,14 @@ class FakeGitHub:
             "due_on": None,
         }
 
+    def _spell(self, repo: str, name: str) -> str:
+        """A label name as the repository spells it. GitHub label names are case-insensitive: a
+        repository holds one label per case-folded name (docs.github.com, "Managing labels":
+        creating `Bug` beside `bug` is refused as a duplicate), and adding `DONE` to an issue
+        applies the existing `Done` label."""
+        known = self.label_names.setdefault(repo.lower(), {})
+        return known.setdefault(name.casefold(), name)
+
     def _open(self, key: tuple[str, int]) -> bool:
         other = self.issues.get(key)
         return other is not None and other.state == "open"
@@ -365,25 +482,15 @@ class FakeGitHub:
             "milestone": (
                 self._milestone(base, i.repo, i.milestone) if i.milestone is not None else None
             ),
-            "locked": False,
-            "active_lock_reason": None,
+            "locked": i.locked,
+            "active_lock_reason": "resolved" if i.locked else None,
             "comments": i.comments,
             "closed_at": iso(i.closed) if i.closed else None,
             "created_at": iso(i.created),
             "updated_at": iso(i.updated),
             "author_association": "OWNER",
             "timeline_url": f"{api}/timeline",
-            "sub_issues_summary": {
-                "total": len(children),
-                "completed": done,
-                "percent_completed": (100 * done // len(children)) if children else 0,
-            },
-            "issue_dependencies_summary": {
-                "blocked_by": sum(1 for b in blockers if self._open(b)),
-                "blocking": sum(1 for b in blocking if self._open(b)),
-                "total_blocked_by": len(blockers),
-                "total_blocking": len(blocking),
-            },
+            **self._summaries(children, done, blockers, blocking),
         }
         parent = self.parents.get(key)
         if parent is not None:
@@ -400,9 +507,82 @@ class FakeGitHub:
             }
         return data
 
+    def _summaries(
+        self,
+        children: list[tuple[str, int]],
+        done: int,
+        blockers: list[tuple[str, int]],
+        blocking: list[tuple[str, int]],
+    ) -> dict[str, Any]:
+        """The `sub_issues_summary` and `issue_dependencies_summary` of an issue object (absent
+        with `summaries=False`: an older server, or a recording from before they existed)."""
+        if not self.summaries:
+            return {}
+        return {
+            "sub_issues_summary": {
+                "total": len(children),
+                "completed": done,
+                "percent_completed": (100 * done // len(children)) if children else 0,
+            },
+            "issue_dependencies_summary": {
+                "blocked_by": sum(1 for b in blockers if self._open(b)),
+                "blocking": sum(1 for b in blocking if self._open(b)),
+                "total_blocked_by": len(blockers),
+                "total_blocking": len(blocking),
+            },
+        }
+
     def _repo_name(self, key: tuple[str, int]) -> str:
         issue = self.issues.get(key)
         return issue.repo if issue is not None else key[0]
+
+    def _repo_spelling(self, repo: str) -> str:
+        for name in [*self.renamed.values(), *(i.repo for i in self.issues.values())]:
+            if name.lower() == repo.lower():
+                return name
+        return repo
+
+    def repo_json(self, base: str, repo: str) -> dict[str, Any]:
+        """A `full-repository` with every field GitHub's description requires (values made up)."""
+        owner, name = repo.split("/", 1)
+        api, web = self._api(base, repo), f"https://github.com/{repo}"
+        rid = self.repo_id(repo)
+        urls = {
+            f"{k}_url": f"{api}/{k}" + t
+            for k, t in [
+                ("archive", "/{archive_format}{/ref}"), ("assignees", "{/user}"),
+                ("blobs", "/git/blobs{/sha}"), ("branches", "{/branch}"),
+                ("collaborators", "{/collaborator}"), ("comments", "{/number}"),
+                ("commits", "{/sha}"), ("compare", "/compare/{base}...{head}"),
+                ("contents", "/contents/{+path}"), ("contributors", ""),
+                ("deployments", ""), ("downloads", ""), ("events", ""), ("forks", ""),
+                ("git_commits", "/git/commits{/sha}"), ("git_refs", "/git/refs{/sha}"),
+                ("git_tags", "/git/tags{/sha}"), ("hooks", ""),
+                ("issue_comment", "/issues/comments{/number}"),
+                ("issue_events", "/issues/events{/number}"), ("issues", "{/number}"),
+                ("keys", "{/key_id}"), ("labels", "{/name}"), ("languages", ""),
+                ("merges", ""), ("milestones", "{/number}"),
+                ("notifications", "{?since,all,participating}"), ("pulls", "{/number}"),
+                ("releases", "{/id}"), ("stargazers", ""), ("statuses", "/{sha}"),
+                ("subscribers", ""), ("tags", ""), ("teams", ""), ("trees", "/git/trees{/sha}"),
+            ]
+        }
+        return {
+            **urls,
+            "subscription_url": f"{api}/subscription",
+            "id": rid, "node_id": f"R_{rid}", "name": name, "full_name": repo,
+            "owner": _user(owner), "private": False, "html_url": web, "description": None,
+            "fork": False, "url": api, "clone_url": f"{web}.git",
+            "git_url": f"git://github.com/{repo}.git", "ssh_url": f"git@github.com:{repo}.git",
+            "svn_url": web, "mirror_url": None, "homepage": None, "language": None,
+            "forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0,
+            "watchers_count": 0, "size": 0, "default_branch": "main", "open_issues": 0,
+            "open_issues_count": 0, "has_issues": True, "has_projects": False,
+            "has_wiki": False, "has_pages": False, "has_discussions": False,
+            "archived": False, "disabled": False, "license": None,
+            "pushed_at": iso(0), "created_at": iso(0), "updated_at": iso(0),
+            "network_count": 0, "subscribers_count": 0,
+        }
 
     def comment_json(self, base: str, c: Comment) -> dict[str, Any]:
         api = self._api(base, c.repo)
@@ -438,7 +618,20 @@ class FakeGitHub:
             raise Reply(404, {"message": "Not Found"})
         return issue
 
-    def _check_repo(self, repo: str) -> None:
+    def _check_repo(self, repo: str, rest: str = "", base: str = "") -> None:
+        new = self.renamed.get(repo.lower())
+        if new is not None:
+            # GitHub's description answers `301 Moved Permanently` (the `moved_permanently`
+            # response) for every repository operation of a renamed or transferred repository;
+            # the Location is the repository's id-based URL, `/repositories/{id}/...`
+            where = f"{base}/repositories/{self.repo_id(new)}" + (f"/{rest}" if rest else "")
+            raise Reply(
+                301,
+                {"message": "Moved Permanently", "url": where,
+                 "documentation_url": "https://docs.github.com/rest/guides/best-practices-for-"
+                 "using-the-rest-api#follow-redirects"},
+                {"Location": where},
+            )
         if repo.lower() in self.forbidden:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if repo.lower() not in self.next_number:
@@ -454,14 +647,14 @@ class FakeGitHub:
         if hit is not None:
             return hit
         state = q.get("state", "open")
-        want = [x for x in q.get("labels", "").split(",") if x]
+        want = {x.casefold() for x in q.get("labels", "").split(",") if x}
         ms = q.get("milestone")
         who = q.get("assignee")
         out = []
         for i in self.issues.values():
             if i.repo.lower() != repo.lower() or (state != "all" and i.state != state):
                 continue
-            if want and not set(want) <= set(i.labels):
+            if want and not want <= {n.casefold() for n in i.labels}:
                 continue
             if ms == "none" and i.milestone is not None:
                 continue
@@ -508,18 +701,98 @@ class FakeGitHub:
             rels += [link(1, "first"), link(page - 1, "prev")]
         return chunk, ({"Link": ", ".join(rels)} if rels else {})
 
+    def add_app(self, app_id: int, public_key_pem: str, installation_id: int = 77) -> None:
+        """A GitHub App installed on every repository, whose JWTs verify with this key."""
+        with self.lock:
+            self.apps[app_id] = (public_key_pem, installation_id)
+
+    def _app_of(self, token: str | None) -> int:
+        """The App a JWT is signed by. GitHub: the JWT is RS256-signed with the App's private
+        key, `iss` is the App (client) id, `iat`/`exp` at most 10 minutes apart ("Generating a
+        JSON Web Token (JWT) for a GitHub App")."""
+        import jwt
+
+        try:
+            claims = jwt.decode(token or "", options={"verify_signature": False})
+            key, _ = self.apps[int(claims["iss"])]
+            checked = jwt.decode(token or "", key, algorithms=["RS256"], leeway=60,
+                                 options={"require": ["iat", "exp", "iss"]})
+        except (jwt.PyJWTError, KeyError, ValueError, TypeError):
+            raise Reply(401, {"message": "A JSON web token could not be decoded"}) from None
+        if checked["exp"] - checked["iat"] > 660:
+            raise Reply(401, {"message": "'Expiration time' claim ('exp') is too far ahead"})
+        return int(checked["iss"])
+
+    def _app_route(
+        self, method: str, path: str, token: str | None, base: str
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """`GET /repos/{owner}/{repo}/installation` and `POST /app/installations/{id}/
+        access_tokens` (JWT auth); None for any other path."""
+        m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
+        if m is not None and method == "POST":
+            app = self._app_of(token)
+            if int(m.group(1)) != self.apps[app][1]:
+                raise Reply(404, {"message": "Not Found"})
+            issued = f"ghs_{hashlib.sha1(f'{app}:{len(self.app_tokens)}'.encode()).hexdigest()}"
+            expires = self.now() + self.token_ttl
+            self.app_tokens[issued] = expires
+            return 201, {"token": issued, "expires_at": iso(expires),
+                         "permissions": {"issues": "write", "metadata": "read"},
+                         "repository_selection": "all"}, {}
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path)
+        if m is not None and method == "GET":
+            app = self._app_of(token)
+            inst = self.apps[app][1]
+            owner = m.group(1).split("/")[0]
+            return 200, {
+                "id": inst, "account": _user(owner), "repository_selection": "all",
+                "access_tokens_url": f"{base}/app/installations/{inst}/access_tokens",
+                "repositories_url": f"{base}/installation/repositories",
+                "html_url": f"https://github.com/settings/installations/{inst}",
+                "app_id": app, "target_id": 1, "target_type": "User",
+                "permissions": {"issues": "write", "metadata": "read"}, "events": ["issues"],
+                "created_at": iso(0), "updated_at": iso(0), "single_file_name": None,
+                "app_slug": "jr2-app", "suspended_by": None, "suspended_at": None,
+            }, {}
+        return None
+
     def route(
         self, method: str, path: str, q: dict[str, str], body: Any, token: str | None, base: str
     ) -> tuple[int, Any, dict[str, str]]:
+        if self.apps:
+            app_answer = self._app_route(method, path, token, base)
+            if app_answer is not None:
+                return app_answer
+            if token in self.app_tokens and self.app_tokens[token] <= self.now():
+                raise Reply(401, {"message": "Bad credentials"})  # an expired installation token
+            if token and token.startswith("eyJ"):  # a JWT works on App endpoints only
+                raise Reply(401, {"message": "A JSON web token could not be decoded"})
+        if path.startswith("/repos/") and not any(
+            m == method and p.match(path) for m, p in self.operations
+        ):
+            raise Reply(404, {"message": "Not Found"})  # not an endpoint of this server
         if method != "GET" and token in self.read_only_tokens:
             raise Reply(403, {"message": "Resource not accessible by personal access token"})
         if path == "/user" and method == "GET":
-            return 200, _user(self.login, 7), {}
-        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(.*)", path)
+            if _app_token(token):
+                # "Get the authenticated user" works for user tokens only; an installation
+                # token (ghs_) is refused: 403 "Resource not accessible by integration"
+                raise Reply(403, {"message": "Resource not accessible by integration"})
+            return 200, _public_user(self.login, 7), {}
+        m = re.fullmatch(r"/repositories/(\d+)(?:/(.*))?", path)
+        if m is not None:  # where a redirect points: the repository by id, under its name now
+            names = [r for r, i in self.repo_ids.items() if i == int(m.group(1))]
+            if not names or names[0] in self.renamed:
+                raise Reply(404, {"message": "Not Found"})
+            path = f"/repos/{self._repo_spelling(names[0])}" + (
+                f"/{m.group(2)}" if m.group(2) else "")
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(?:/(.*))?", path)
         if m is None:
             raise Reply(404, {"message": "Not Found"})
-        repo, rest = m.group(1), m.group(2)
-        self._check_repo(repo)
+        repo, rest = m.group(1), m.group(2) or ""
+        self._check_repo(repo, rest, base)
+        if rest == "" and method == "GET":
+            return 200, self.repo_json(base, self._repo_spelling(repo)), {}
         if rest == "issues" and method == "GET":
             chunk, headers = self._page(self._filtered(repo, q), q, base, path)
             return 200, [self.issue_json(base, i) for i in chunk], headers
@@ -547,16 +820,19 @@ class FakeGitHub:
             for k in ("title", "body"):
                 if k in body:
                     setattr(issue, k, body[k])
+            if "labels" in body:  # "Update an issue": `labels` replaces the issue's labels
+                issue.labels = [self._spell(repo, n) for n in body["labels"]]
             self._touch(issue)
             return 200, self.issue_json(base, issue), {}
         if sub == "labels" and method == "POST":
             for name in body.get("labels", []):
+                name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":
-            name = unquote(sub[len("labels/") :])
+            name = self._spell(repo, unquote(sub[len("labels/") :]))
             if name not in issue.labels:
                 raise Reply(404, {"message": "Label does not exist"})
             issue.labels.remove(name)
@@ -573,6 +849,10 @@ class FakeGitHub:
             chunk, headers = self._page(mine, q, base, path)
             return 200, chunk, headers
         if sub == "comments" and method == "POST":
+            if issue.locked and _app_token(token):
+                # "Create an issue comment": 403 Forbidden; a locked issue accepts comments
+                # from collaborators only, never from an App or Actions token
+                raise Reply(403, {"message": "Unable to create comment because issue is locked."})
             t = self.now()
             c = Comment(
                 self.next_comment, issue.repo, number, str(body.get("body", "")), self.login, t, t
@@ -789,10 +1069,12 @@ class _Handler(BaseHTTPRequestHandler):
             }
             if etag is not None:
                 headers["ETag"] = etag
-            self._log(method, path, parts.query, status, body)
+            self._log(method, path, parts.query, status, body, data)
         self._send(status, data, headers, truncate=fault is not None and fault.kind == "truncate")
 
-    def _log(self, method: str, path: str, query: str, status: int, body: Any) -> None:
+    def _log(
+        self, method: str, path: str, query: str, status: int, body: Any, data: Any = None
+    ) -> None:
         fake = self.server_fake
         holder = kind = None
         text = body.get("body") if isinstance(body, dict) else None
@@ -804,18 +1086,20 @@ class _Handler(BaseHTTPRequestHandler):
                     holder = json.loads(m.group(2)).get("holder")
                 except ValueError:
                     holder = None
+        entry = {
+            "method": method,
+            "path": path,
+            "query": query,
+            "status": status,
+            "t": fake.now(),
+            "holder": holder,
+            "marker": kind,
+        }
+        if fake.capture:
+            entry["body"] = body if self.headers.get("Content-Length") else None
+            entry["data"] = data
         with fake.lock:
-            fake.log.append(
-                {
-                    "method": method,
-                    "path": path,
-                    "query": query,
-                    "status": status,
-                    "t": fake.now(),
-                    "holder": holder,
-                    "marker": kind,
-                }
-            )
+            fake.log.append(entry)
 
 
 def seed(

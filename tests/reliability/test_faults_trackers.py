@@ -51,7 +51,8 @@ def github_faults(f: Faults) -> None:
     f.add("403 Retry-After", 403, method="POST", path=GH_LABELS, retry_after=1,
           message="You have exceeded a secondary rate limit.")
     f.add("503", 503, method="PATCH", path=GH_ISSUE)
-    f.add("connection reset", kind="reset", method="DELETE", path=GH_LABELS)
+    # the settle's one PATCH (close + claim label off) replaced DELETE .../labels/{name}
+    f.add("connection reset", kind="reset", method="PATCH", path=GH_ISSUE)
 
 
 def jira_faults(f: Faults) -> None:

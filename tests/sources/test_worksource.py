@@ -120,3 +120,23 @@ async def test_settle_records_done_and_failed_and_releases_cancelled() -> None:
     await ws.settle("A", Outcome("done"))
     await ws.settle("B", Outcome("cancelled"))
     assert ad.recorded == [("A", "done")] and ad.released == ["B"]
+
+
+def test_pools_spread_over_items_of_equal_order_and_keep_the_order_between_unequal_ones() -> None:
+    from datetime import UTC, datetime
+
+    from jr2_sources.readyset import compute_ready_set
+    from jr2_sources.worksource import spread
+
+    t0, t1 = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 1, 2, tzinfo=UTC)
+    items = [SnapshotItem(id="urgent", priority=1, created=t1)]
+    items += [SnapshotItem(id=f"tie-{i}", created=t0) for i in range(8)]
+    items += [SnapshotItem(id="late", created=t1)]
+    rs = compute_ready_set(Snapshot(source="s", items=items), now=t1)
+    firsts = set()
+    for holder in (f"run-{i}@host" for i in range(16)):
+        order = [e.item.id for e in spread(rs.ready, holder)]
+        assert order[0] == "urgent" and order[-1] == "late"
+        assert sorted(order[1:-1]) == [f"tie-{i}" for i in range(8)]
+        firsts.add(order[1])
+    assert len(firsts) >= 4  # different pools prefer different tied items

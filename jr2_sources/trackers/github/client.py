@@ -12,16 +12,34 @@ Design notes
   is answered from the cache. `stats` counts requests, 304s and rate-limit points.
 * Writes are spaced `write_spacing` apart: GitHub asks for at least one second between
   mutating requests. Errors, redaction and same-origin links are `RestClient`'s.
+* A renamed or transferred repository: GitHub answers requests under its old name with a
+  redirect (`301 Moved Permanently`, documented for every repository operation jr2 uses;
+  GitHub's guidance is to follow it). Redirects are still never followed blindly (a write is
+  never replayed through one): on a 3xx for `/repos/OLD/...`, the client asks
+  `GET /repos/OLD` once; when that redirects too, it follows it with a GET (same origin only) to
+  the repository object, takes its `full_name`, says once (a warning) which name the repository
+  moved to, and from then on rewrites every request for OLD to the new name, including the
+  one that was redirected. When `GET /repos/OLD` answers 200 the repository did not move (an
+  issue was transferred out of it) and the 3xx is returned as it came.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import re
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
+from urllib.parse import urljoin, urlsplit
 
 from jr2_core.errors import SourceHTTPError
-from jr2_sources.kit.rest import RequestStats, RestClient
+from jr2_sources.kit.redact import Redactor
+from jr2_sources.kit.rest import RequestStats, RestClient, RestResponse
+
+log = logging.getLogger("jr2.github")
+_REDIRECTS = frozenset({301, 302, 307, 308})
+_REPO_PATH = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<repo>[^/?#]+)")
 
 USER_AGENT = "jr2-github-source"
 API_VERSION = "2022-11-28"
@@ -55,8 +73,96 @@ class GitHubClient(RestClient):
     error_type = GitHubHTTPError
     stats: Stats
 
+    def __init__(self, *args: Any, token_source: Callable[[], str] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._token_source = token_source  # GitHub App auth: a fresh token per request
+        self._issued: set[str] = set()
+        self._prefix = urlsplit(self.base_url).path.rstrip("/")  # `/api/v3` on GHES
+        self._moved: dict[str, str] = {}  # old `owner/repo` (lower case) -> its new full name
+        self._moved_lock = threading.Lock()
+
+    def app_token(self) -> bool:
+        """Whether the token is a GitHub App installation token (`ghs_`: App auth, and the
+        `GITHUB_TOKEN` of GitHub Actions), which has no user behind it."""
+        return self._token_source is not None or (
+            self._token.get_secret_value().startswith("ghs_"))
+
+    def auth_headers(self) -> dict[str, str]:
+        if self._token_source is None:
+            return super().auth_headers()
+        token = self._token_source()
+        with self._moved_lock:
+            if token not in self._issued:  # every token ever sent is scrubbed from messages
+                self._issued.add(token)
+                self._redact = Redactor([*self._issued, self._token.get_secret_value()])
+        return {"Authorization": f"Bearer {token}"}
+
     def new_stats(self) -> Stats:
         return Stats()
+
+    def repo_name(self, repo: str) -> str:
+        """The name `repo` is known by now (its new name once a rename was found)."""
+        with self._moved_lock:
+            return self._moved.get(repo.lower(), repo)
+
+    def call(self, method: str, url: str, body: Any, need: str, *,
+             write: bool | None = None) -> RestResponse:
+        url = self._renamed(url)
+        resp = super().call(method, url, body, need, write=write)
+        if resp.status in _REDIRECTS and self._found_move(url, need):
+            return super().call(method, self._renamed(url), body, need, write=write)
+        return resp
+
+    def get_all(self, path: str, params: Mapping[str, Any] | None = None, *,
+                need: str = "read issues") -> tuple[list[Any], RestResponse]:
+        """Every page of a list; a redirect that is not a moved repository is an error, never
+        an empty list (which would read as "nothing to do")."""
+        items, first = super().get_all(path, params, need=need)
+        if first.status in _REDIRECTS:
+            raise GitHubHTTPError(f"{self.label}: the token cannot {need} (HTTP {first.status}: "
+                                  "redirected elsewhere)", first.status)
+        return items, first
+
+    def _repo_of(self, url: str) -> str | None:
+        path = urlsplit(url).path
+        if not path.startswith(self._prefix):
+            return None
+        m = _REPO_PATH.match(path[len(self._prefix):])
+        return f"{m['owner']}/{m['repo']}" if m else None
+
+    def _renamed(self, url: str) -> str:
+        repo = self._repo_of(url)
+        if repo is None:
+            return url
+        new = self.repo_name(repo)
+        if new == repo:
+            return url
+        head = f"{self.base_url}/repos/{repo}"
+        return f"{self.base_url}/repos/{new}{url[len(head):]}" if url.startswith(head) else url
+
+    def _found_move(self, url: str, need: str) -> bool:
+        """After a 3xx for a repository's path: did the repository move? (see the notes)"""
+        repo = self._repo_of(url)
+        if repo is None or self.repo_name(repo) != repo:
+            return False
+        home_url = f"{self.base_url}/repos/{repo}"
+        home = super().call("GET", home_url, None, need, write=False)
+        location = home.headers.get("Location") if home.status in _REDIRECTS else None
+        if not location:
+            return False  # the repository is where it was: the redirect was about one item
+        target = super().call("GET", urljoin(home_url, location), None, need, write=False)
+        full = target.data.get("full_name") if isinstance(target.data, dict) else None
+        if target.status != 200 or not isinstance(full, str) or "/" not in full:
+            return False
+        with self._moved_lock:
+            first = repo.lower() not in self._moved
+            self._moved[repo.lower()] = full
+        if first:
+            log.warning("%s: the repository %s moved to %s (renamed or transferred); using %s "
+                        "from now on: update the target to github:%s", self.label, repo, full,
+                        full, full)
+        return True
 
     def answered(self, status: int) -> None:
         if status == 304:

@@ -10,6 +10,7 @@ Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations`).
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -23,6 +24,7 @@ class GitHubConfig(LabelOptions):
     """Options of `github:owner/repo`."""
 
     model_config = ConfigDict(extra="forbid")
+    labels_ignore_case: ClassVar[bool] = True  # GitHub label names are case-insensitive
 
     target: str = Field(description="the repository, as owner/repo")
     milestone: str | None = Field(default=None,
@@ -44,6 +46,10 @@ class GitHubConfig(LabelOptions):
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls (conditional "
                                              "requests: an unchanged poll costs no rate limit)")
+    claim_spread: Duration = Field(
+        default=1.0,
+        description="after losing a claim race, wait up to this long (at random) before the "
+                    "next claim, so racing pools stop posting at the same instant")
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries "
                                                "(5xx, 429, rate limits) before giving up")

@@ -10,6 +10,12 @@ Design notes
   per-issue call. Without `detail` such blockers are one reference reading e.g. `2 open GitHub
   dependencies`; with `detail` (`jr2 ready`) each blocked issue's `dependencies/blocked_by` and
   `sub_issues` are read to name them.
+* Enterprise Server 3.17-3.19 lack `GET .../sub_issues` (3.17-3.18 also `.../dependencies/
+  blocked_by`; fixtures/github/openapi/) while their issue objects carry the summaries: a 404
+  there is warned about once and the summary's count stands. Issue objects without a summary
+  (older servers, recordings from mid-2025) never fail open: each listed issue's endpoint is
+  read instead (conditional GETs, so unchanged polls stay free); a server with neither has no
+  such links.
 * Blockers written in bodies (`refs.body_refs`) that are not in the listed set are looked up with a
   GET each: closed (either reason) or carrying `done_label` = done, 404/410/301 = missing, 403 =
   inaccessible. Final answers are cached for the process; open ones are asked again
@@ -21,7 +27,9 @@ Design notes
 
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,6 +50,27 @@ from .refs import (
 )
 
 _FINAL: tuple[BlockerState, ...] = ("done", "missing")
+log = logging.getLogger("jr2.github")
+
+
+@dataclass(frozen=True)
+class _Link:
+    """One kind of native link: its endpoint under an issue, its summary field, its words."""
+
+    path: str
+    summary: str
+    need: str
+    one: str
+    many: str
+    fallback: str
+
+
+_BLOCKED_BY = _Link("dependencies/blocked_by", "issue_dependencies_summary",
+                    "read issue dependencies", "open GitHub dependency",
+                    "open GitHub dependencies",
+                    "blocked issues wait on the count in their summary, unnamed")
+_SUB_ISSUES = _Link("sub_issues", "sub_issues_summary", "read sub-issues", "open sub-issue",
+                    "open sub-issues", "parents wait on the count in their summary, unnamed")
 
 
 def labels_of(issue: dict[str, Any]) -> list[str]:
@@ -69,6 +98,8 @@ class IssueReader:
         self._priorities = config.priorities()
         self._refs: dict[str, BlockerState] = {}
         self._milestone: str | None = None
+        self._absent: set[str] = set()  # link endpoints this server answered 404
+        self._warned: set[str] = set()
         self._lock = threading.Lock()
 
     def issues_path(self, repo: str | None = None) -> str:
@@ -110,9 +141,9 @@ class IssueReader:
         params = self._list_params()
         found, _ = self.client.get_all(self.issues_path(), params)
         listed: dict[int, dict[str, Any]] = {}
-        excluded = set(cfg.exclude_label)
+        excluded = cfg.label_set(cfg.exclude_label)
         for issue in found:
-            if excluded and excluded & set(labels_of(issue)):
+            if excluded and excluded & cfg.label_set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
         scoped = set(listed)
@@ -123,9 +154,9 @@ class IssueReader:
                 for issue in marked:
                     listed.setdefault(int(issue["number"]), issue)
         elif excluded:
-            mine = {cfg.claim_label, cfg.failed_label}
+            mine = cfg.label_set([cfg.claim_label, cfg.failed_label])
             for issue in found:
-                if mine & set(labels_of(issue)):
+                if mine & cfg.label_set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
         return listed, scoped
 
@@ -140,7 +171,7 @@ class IssueReader:
                 continue
             labels = labels_of(issue)
             iid = item_id(self.repo, number)
-            if (self.config.done_label in labels) or iid in skip:
+            if self.config.has_label(labels, self.config.done_label) or iid in skip:
                 continue
             item = self._item(issue, labels, open_numbers, detail)
             item.in_scope = number in scoped
@@ -152,7 +183,8 @@ class IssueReader:
         cfg = self.config
         number = int(issue["number"])
         iid = item_id(self.repo, number)
-        prios = [self._priorities[lab] for lab in labels if lab in self._priorities]
+        prios = [self._priorities[key] for key in cfg.label_set(labels)
+                 if key in self._priorities]
         extra: dict[str, Any] = {"number": number}
         if issue.get("body"):
             extra["body"] = issue["body"]
@@ -168,12 +200,14 @@ class IssueReader:
         claim = None
         comments: list[claims.Comment] | None = None
         now: datetime | None = None
-        if cfg.claim_label in labels or (detail and cfg.failed_label in labels):
+        claimed = cfg.has_label(labels, cfg.claim_label)
+        failed_mark = cfg.has_label(labels, cfg.failed_label)
+        if claimed or (detail and failed_mark):
             comments, now = self.read_comments(number)
-        if cfg.failed_label in labels:
+        if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
-        if cfg.claim_label in labels and comments is not None and now is not None:
+        if claimed and comments is not None and now is not None:
             claim = claims.claim_of(comments, now)
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
@@ -181,43 +215,79 @@ class IssueReader:
             assignees=[str(a.get("login")) for a in issue.get("assignees") or [] if a],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
-            parent=id_of_issue_url(issue.get("parent_issue_url")),
+            parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),
             children=children, blockers=blockers, failed=failed, claim=claim, extra=extra)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
-        summary = issue.get("issue_dependencies_summary") or {}
+        summary = issue.get("issue_dependencies_summary")
+        if not isinstance(summary, dict):  # an older server or recording: never fail open
+            return self._links(issue, _BLOCKED_BY, detail, None)
         count = int(summary.get("blocked_by") or 0)
-        if count <= 0:
-            return []
-        number = int(issue["number"])
-        if not detail:
-            return [BlockerRef(_plural(count, "open GitHub dependency",
-                                       "open GitHub dependencies"), "open")]
-        found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/dependencies"
-                                       "/blocked_by", need="read issue dependencies")
-        return [self._ref_of(b) for b in found]
+        return self._links(issue, _BLOCKED_BY, detail, count) if count > 0 else []
 
     def _children(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
-        summary = issue.get("sub_issues_summary") or {}
-        total = int(summary.get("total") or 0)
-        open_count = total - int(summary.get("completed") or 0)
-        if open_count <= 0:
-            return []
+        summary = issue.get("sub_issues_summary")
+        if not isinstance(summary, dict):
+            return self._links(issue, _SUB_ISSUES, detail, None)
+        open_count = int(summary.get("total") or 0) - int(summary.get("completed") or 0)
+        return self._links(issue, _SUB_ISSUES, detail, open_count) if open_count > 0 else []
+
+    def _links(self, issue: dict[str, Any], link: _Link, detail: bool,
+               open_count: int | None) -> list[BlockerRef]:
+        """An issue's blockers or sub-issues: counted from its summary (`open_count`), named
+        from the link's endpoint with `detail`, read from the endpoint when the summary is
+        missing (`open_count` None). A server without the endpoint (404: Enterprise Server
+        3.17-3.19) is warned about once; then the summary's count stands, and without a
+        summary the server has no such links."""
+        counted = [BlockerRef(_plural(open_count, link.one, link.many), "open")] if (
+            open_count) else []
+        if open_count is not None and not detail:
+            return counted
+        if open_count is None:
+            self._warn(link.summary, f"issue objects carry no `{link.summary}`: reading "
+                       f"`{link.path}` of every listed issue instead (one request each)")
         number = int(issue["number"])
-        if not detail:
-            return [BlockerRef(_plural(open_count, "open sub-issue", "open sub-issues"),
-                               "open")]
-        found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/sub_issues",
-                                       need="read sub-issues")
-        return [self._ref_of(c) for c in found]
+        with self._lock:
+            absent = link.path in self._absent
+        if not absent:
+            try:
+                found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/{link.path}",
+                                               need=link.need)
+            except GitHubHTTPError as exc:
+                if exc.status != 404:
+                    raise
+                with self._lock:
+                    self._absent.add(link.path)
+                self._warn(link.path, f"this GitHub has no `{link.path}` endpoint (HTTP 404; "
+                           f"Enterprise Server before it): {link.fallback}")
+            else:
+                return [self._ref_of(b) for b in found]
+        return counted
+
+    def _warn(self, key: str, text: str) -> None:
+        with self._lock:
+            first = key not in self._warned
+            self._warned.add(key)
+        if first:
+            log.warning("%s: %s", self.name, text)
 
     def _ref_of(self, issue: dict[str, Any]) -> BlockerRef:
         """A reference to a listed issue object (a blocker or a sub-issue)."""
-        repo = repo_of_api_url(issue.get("repository_url")) or self.repo
-        repo = self.repo if same_repo(repo, self.repo) else repo
-        done = issue.get("state") == "closed" or (
-            self.config.done_label is not None and self.config.done_label in labels_of(issue))
+        repo = self.local(repo_of_api_url(issue.get("repository_url")) or self.repo)
+        done = issue.get("state") == "closed" or self.config.has_label(labels_of(issue),
+                                                                        self.config.done_label)
         return BlockerRef(item_id(repo, int(issue["number"])), "done" if done else "open")
+
+    def local(self, repo: str) -> str:
+        """`repo` as this source spells its own repository (also under a name it moved to)."""
+        mine = same_repo(repo, self.repo) or same_repo(repo, self.client.repo_name(self.repo))
+        return self.repo if mine else repo
+
+    def _local_id(self, iid: str | None) -> str | None:
+        if iid is None:
+            return None
+        repo, number = split_id(iid)
+        return item_id(self.local(repo), number)
 
     def _ref_state(self, ref: str, open_numbers: set[int],
                    not_planned: list[str]) -> BlockerState:

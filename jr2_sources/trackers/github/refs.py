@@ -4,7 +4,9 @@ Design note: a body line like `Depends on #12, octo/lib#3 and https://github.com
 names blockers. A keyword (`depends on`, `blocked by`, `needs`; any case, an optional colon) is
 followed by one or more references (`#12`, `owner/repo#12`, or an issue/PR URL on any host, so
 GitHub Enterprise links work), separated by commas, `and`, `&` or spaces. Fenced and inline code
-is skipped, self-references and duplicates are dropped, order is kept. Repository names are
+is skipped, as are HTML comments (an unclosed `<!--` hides the rest of the body, as GitHub renders
+it; every pattern is linear in the body's length, bodies being anyone's input), self-references and
+duplicates are dropped, order is kept. Repository names are
 compared case-insensitively (GitHub's are) and spelled as the user spelled the target.
 """
 
@@ -19,7 +21,7 @@ _REF = (r"(?:https?://[^\s/]+/(?P<uo>[\w.-]+)/(?P<ur>[\w.-]+)/(?:issues|pull)/(?
 _NEXT_REF = re.compile(r"\s*(?:(?:,|&|\band\b)\s*)*" + _REF + r"(?![\w/])", re.IGNORECASE)
 _FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
 _INLINE = re.compile(r"`[^`\n]*`")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)  # unclosed: to the end (linear)
 _REPO_URL = re.compile(r"/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)$")
 _REPO_API = re.compile(r"/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/?$")
 

@@ -5,10 +5,15 @@ Design note: GitHub signs the raw body with HMAC-SHA256 under the webhook's secr
 constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
 reused when a delivery is redelivered, so a repeat is acknowledged and ignored. Only the events
 that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
-scoped repository (the payload's `repository.full_name`, or the repository of an issue it
-carries: `issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`). `ping` and
-every other event are acknowledged and ignored. `receive` is what `GitHubAdapter.webhook` runs
-for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook` on the run host).
+configured repository: the payload's `repository.full_name` decides; only a delivery without
+`repository` (optional in the `sub_issues` schema) is judged by the repository of an issue it
+carries (`issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`), so a delivery
+for another repository never wakes the pool because it mentions one of our issues. `ping` and
+every other event are acknowledged and ignored. Bodies come JSON (`application/json`) or
+form-encoded (`application/x-www-form-urlencoded`, `payload=<json>`: the content type GitHub's
+webhook form offers first); the signature covers the raw body either way. `receive` is what
+`GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME`
+(`POST /webhook` on the run host).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 
@@ -39,8 +45,7 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str) -> boo
     repository = payload.get("repository")
     if isinstance(repository, Mapping):
         full = repository.get("full_name")
-        if isinstance(full, str) and same_repo(full, repo):
-            return True
+        return isinstance(full, str) and same_repo(full, repo)
     for key in _ISSUE_KEYS:
         issue = payload.get(key)
         if isinstance(issue, Mapping):
@@ -48,6 +53,15 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str) -> boo
             if other is not None and same_repo(other, repo):
                 return True
     return False
+
+
+def _json_of(headers: Mapping[str, str], body: bytes) -> bytes | str:
+    """The JSON text of a delivery: the body, or its `payload` field when form-encoded."""
+    kind = (header(headers, "Content-Type") or "").split(";")[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        return body
+    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return (fields.get("payload") or [""])[0]
 
 
 def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo: str,
@@ -61,7 +75,7 @@ def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo
         return Verdict(200, False, "duplicate delivery")
     event = header(headers, "X-GitHub-Event") or ""
     try:
-        payload = json.loads(body or b"{}")
+        payload = json.loads(_json_of(headers, body) or b"{}")
     except ValueError:
         return Verdict(400, False, "the body is not JSON")
     if not isinstance(payload, dict):

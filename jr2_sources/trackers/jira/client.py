@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -41,6 +42,7 @@ from jr2_sources.kit.retry import (
     WriteSpacer,
     rate_limit_wait,
     retry_or_fail,
+    unreachable,
 )
 
 from .config import JiraAuth
@@ -88,6 +90,7 @@ class JiraClient:
         self.read_only = read_only
         self.stats = Stats()
         self._redact = Redactor([auth.token.get_secret_value()])
+        self._reached = False  # any answer yet (before one, an unreachable host is final)
         secret = auth.token.get_secret_value()
         creds: dict[str, Any] = ({"basic_auth": (auth.email, secret)} if auth.email
                                  else {"token_auth": secret})
@@ -214,14 +217,21 @@ class JiraClient:
         from jira.exceptions import JIRAError
 
         try:
-            return fn()
+            result = fn()
+            self._reached = True
+            return result
         except JIRAError as exc:
+            self._reached = self._reached or exc.status_code is not None
             self._raise_for(exc.status_code, exc.response, exc.text, need)
         except requests.Timeout:
             raise Retryable("timed out") from None
         except requests.ConnectionError as exc:
             with self._lock:
                 self.stats.requests += 1
+            why = None if self._reached else unreachable(exc)
+            if why is not None:  # offline, or a wrong URL: not worth a retry
+                raise SourceError(f"{self.label}: cannot reach {urlsplit(self.server).hostname}: "
+                                  f"{why}") from None
             raise Retryable(f"connection failed: {type(exc).__name__}") from None
         except ValueError:  # a truncated or non-JSON body
             raise Retryable("unparsable (truncated?) body") from None
@@ -274,7 +284,8 @@ def _jira_message(resp: Any) -> str | None:
         data = resp.json()
     except (ValueError, AttributeError):
         text = getattr(resp, "text", "") or ""
-        return text[:200] if text and "<html" not in text.lower() else None
+        # whole: the caller redacts before it shortens (a cut secret would not match)
+        return text if text and "<html" not in text.lower() else None
     if not isinstance(data, dict):
         return None
     parts = [str(m) for m in data.get("errorMessages") or []]

@@ -241,10 +241,18 @@ def _validate(data: Any, name: str) -> Backlog:
         raise _validation_error(err, data, name) from None
 
 
+def _too_deep(name: str) -> BacklogError:
+    """A document nested deeper than the parsers recurse (`a = [[[[...]]]]`)."""
+    return BacklogError(f"{name}: nested too deeply to be a backlog")
+
+
 def parse_backlog(text: str, *, name: str, fmt: BacklogFormat) -> Backlog:
     """Parse and validate a backlog document; `name` is the file name the errors show."""
     text = text.removeprefix("\ufeff")
-    return _validate(_decode(text, name=name, fmt=fmt), name)
+    try:
+        return _validate(_decode(text, name=name, fmt=fmt), name)
+    except RecursionError:
+        raise _too_deep(name) from None
 
 
 def _sniff(text: str, name: str) -> Any:
@@ -281,4 +289,7 @@ def load_backlog(path: Path) -> Backlog:
     suffix = path.suffix.lower()
     if suffix in (".toml", ".json"):
         return parse_backlog(text, name=name, fmt="toml" if suffix == ".toml" else "json")
-    return _validate(_sniff(text.removeprefix("\ufeff"), name), name)
+    try:
+        return _validate(_sniff(text.removeprefix("\ufeff"), name), name)
+    except RecursionError:
+        raise _too_deep(name) from None

@@ -6,6 +6,14 @@ backlog. A dry run (`env.read_only`) opens that store read-only if it exists and
 creates nothing. The parsed backlog is cached on the file's (mtime, size), so a poll that finds
 nothing changed costs one `stat` and one SQL read.
 
+A backlog being saved (design note): editors and scripts do not always save atomically, so for
+a moment the file can be empty or cut short and still be valid TOML. A pool reads a changed file
+only once it is stable, i.e. last modified at least `STABLE_AGE` ago, so it never concludes
+`drained` (or that an item left) from half a save. A file that changed and no longer parses
+keeps the last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then
+at most one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4
+and the parse error. `jr2 ready` reads the file as it is.
+
 Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
 store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
 offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
@@ -15,6 +23,7 @@ holds it is taken back, judged only from a backlog file whose last change is at 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -24,17 +33,25 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from jr2_core import Outcome
+from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
 from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import Tracker
 
-from .backlog import Backlog, load_backlog
+from .backlog import Backlog, BacklogError, load_backlog
 from .store import ClaimStore
 
+log = logging.getLogger("jr2.local")
+
 STABLE_AGE = 0.2
-"""Seconds since the backlog file last changed before `watch` trusts it (ISSUE-NOTES 12)."""
+"""A changed backlog is read once it was last modified at least this many seconds ago."""
+STABLE_WAIT = 2.0
+"""The longest a read waits for a file that keeps changing (then the last good state holds)."""
+WARN_EVERY = 5.0
+"""The least seconds between two warnings about one invalid backlog."""
+
 
 
 class LocalConfig(Tracker.Options):
@@ -49,6 +66,9 @@ class LocalConfig(Tracker.Options):
                                  description="a parent waits until its children are done")
     poll_every: Duration = Field(default=0.5,
                                  description="how often a waiting pool looks for changes")
+    invalid_grace: Duration = Field(
+        default=60.0, description="how long a backlog that stops parsing mid-run may stay "
+        "invalid (the last good one is used meanwhile) before the run ends with exit 4")
 
 
 def _ts(value: float) -> datetime:
@@ -67,20 +87,72 @@ class LocalAdapter(Tracker):
         self._store: ClaimStore | None = None
         self._cache: tuple[tuple[int, int], Backlog] | None = None
         self._lock = threading.Lock()
+        self._invalid_since: float | None = None
+        self._warned_at = 0.0
 
     # -- reading -------------------------------------------------------------------------------
 
-    def backlog(self) -> Backlog:
-        """The parsed backlog, re-read only when the file changed."""
+    def _stat(self) -> tuple[tuple[int, int], float]:
+        """The file's (mtime, size) key and the seconds since it was last modified."""
         try:
             st = self.path.stat()
-            key = (st.st_mtime_ns, st.st_size)
         except OSError:
-            key = (-1, -1)
+            return (-1, -1), STABLE_AGE
+        return (st.st_mtime_ns, st.st_size), time.time() - st.st_mtime_ns / 1e9
+
+    def _stable_key(self) -> tuple[int, int] | None:
+        """The key of the file once it is stable (see the module notes); None if it kept
+        changing for `STABLE_WAIT`. A dry run does not wait."""
+        key, age = self._stat()
+        if self.read_only or (self._cache is not None and self._cache[0] == key):
+            return key
+        end = time.monotonic() + STABLE_WAIT
+        while age < STABLE_AGE:
+            if time.monotonic() >= end:
+                return None
+            time.sleep(min(max(STABLE_AGE - age, 0.01), STABLE_AGE))
+            key, age = self._stat()
+        return key
+
+    def backlog(self) -> Backlog:
+        """The parsed backlog, re-read only when the file changed (and is stable)."""
         with self._lock:
-            if self._cache is None or self._cache[0] != key:
-                self._cache = (key, load_backlog(self.path))
-            return self._cache[1]
+            for _ in range(3):
+                key = self._stable_key()
+                if self._cache is not None and self._cache[0] == key:
+                    return self._cache[1]
+                try:
+                    if key is None:
+                        raise BacklogError(f"{self.path}: the file keeps changing")
+                    parsed = load_backlog(self.path)
+                except BacklogError as exc:
+                    if self._cache is None or self.read_only:
+                        raise
+                    if self._stat()[0] != key:  # changed while it was read: look again
+                        continue
+                    return self._keep_last_good(exc)
+                if self.read_only or self._cache is None or self._stat()[0] == key:
+                    self._cache = (key, parsed)
+                    self._invalid_since = None
+                    return parsed
+                # a save began while the file was read: what was read may be half of it
+            return self._keep_last_good(BacklogError(f"{self.path}: the file keeps changing"))
+
+    def _keep_last_good(self, exc: BacklogError) -> Backlog:
+        """The last good backlog while the file is invalid, for `invalid_grace` at most."""
+        assert self._cache is not None
+        now = time.monotonic()
+        grace = self.config.invalid_grace
+        if self._invalid_since is None:
+            self._invalid_since = now
+        elif now - self._invalid_since > grace:
+            raise SourceError(f"{exc} (still invalid after {grace:g}s)") from None
+        if now - self._warned_at >= WARN_EVERY:
+            self._warned_at = now
+            left = grace - (now - self._invalid_since)
+            log.warning("jr2: %s; keeping the last good backlog (the run ends if it is still "
+                        "invalid in %.0fs)", exc, left)
+        return self._cache[1]
 
     def _open_store(self) -> ClaimStore | None:
         if self._store is None:

@@ -33,6 +33,7 @@ def make_client(base: str, *, sleeps: list[float] | None = None,
 def make_adapter(base: str, target: str = "o/r", *, read_only: bool = False,
                  client: GitHubClient | None = None, state: Path | None = None,
                  **options: Any) -> GitHubAdapter:
+    options.setdefault("claim_spread", 0.001)  # (almost) no random pause after a lost race
     config = GitHubConfig(target=target, write_spacing=0.001, **options)
     client = client or make_client(base)
     client.label = f"github:{target}"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import responses
+from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 from gh_mockapi import API, MockAPI, issue, labels
 
@@ -174,3 +175,19 @@ def test_readiness_costs_pages_plus_two_and_an_unchanged_poll_is_all_304(api: Mo
     assert second["requests"] - first["requests"] == first["requests"]
     assert second["not_modified"] == first["requests"]
     assert second["points"] == first["points"]  # a 304 costs no rate limit
+
+
+def test_label_names_compare_case_insensitively_as_on_github(fake: FakeGitHub) -> None:
+    """`--done-label done` in a repository whose label is `Done` (GitHub's names are one label
+    whatever the case): done work is not offered again, failures stay failures, excluded stays
+    excluded, priorities apply."""
+    fake.add_issue("o/r", "finished", labels=["Done"])
+    fake.add_issue("o/r", "broke", labels=["JR2:Failed"])
+    fake.add_issue("o/r", "skip me", labels=["WontFix"])
+    fake.add_issue("o/r", "urgent", labels=["P1"])
+    adapter = make_adapter(fake.url, on_success="label", done_label="done",
+                           exclude_label=["wontfix"], priority_label=["p1=1"])
+    snap = adapter.snapshot()
+    by_title = {i.title: i for i in snap.items}
+    assert sorted(by_title) == ["broke", "urgent"]
+    assert by_title["broke"].failed and by_title["urgent"].priority == 1

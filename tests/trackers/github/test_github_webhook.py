@@ -120,3 +120,25 @@ async def test_the_adapter_on_the_run_hosts_webhook_route(fixture: Callable[[str
                                         "X-GitHub-Delivery": "d-2"})
     assert (r1.status, r2.status, r3.status) == (200, 200, 401)
     assert run.sent == [("source", "wake")]
+
+
+def test_a_form_encoded_delivery_is_read_from_its_payload_field(
+        fixture: Callable[[str], Any]) -> None:
+    """GitHub's webhook form offers `application/x-www-form-urlencoded` first: the JSON comes
+    as `payload=<urlencoded json>` and the signature covers that raw body."""
+    from urllib.parse import urlencode
+
+    body = urlencode({"payload": json.dumps(fixture("webhooks/issues.opened.json"))}).encode()
+    headers = signed(body, **{"X-GitHub-Event": "issues", "X-GitHub-Delivery": "f-1",
+                              "Content-Type": "application/x-www-form-urlencoded"})
+    assert receive(headers, body, "s3cret", repo="octo/app", deduper=DeliveryDeduper()) == (
+        Verdict(200, True, "issues for octo/app"))
+
+
+def test_a_delivery_for_another_repository_never_wakes_for_an_issue_of_ours(
+        fixture: Callable[[str], Any]) -> None:
+    payload = fixture("webhooks/issue_dependencies.blocked_by_added.json")
+    payload["repository"]["full_name"] = "octo/elsewhere"  # it carries octo/app's issues still
+    assert any("octo/app" in str(payload.get(k, {}).get("repository_url"))
+               for k in ("blocked_issue", "blocking_issue"))
+    assert not webhook_wakes("issue_dependencies", payload, "octo/app")

@@ -1,0 +1,154 @@
+"""The run host of `jr2 work` as seen from the network (issue 14): `--listen` off loopback serves
+the webhook only, over TLS when asked; unsigned bodies are capped before any signature check;
+bad headers are 4xx; `jr2 gates` never goes through a proxy to reach its run on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fakes.github_server import FakeGitHub
+
+from clihelp import jr2, wait_for
+
+JR2 = [sys.executable, "-m", "jr2_core"]
+SECRET = "hook-secret-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_file(tmp_path: Path) -> dict[str, str]:
+    files = list((tmp_path / ".jr2" / "runs").glob("*.json"))
+    return json.loads(files[0].read_text()) if files else {}
+
+
+@contextmanager
+def github_pool(tmp_path: Path, *opts: str) -> Iterator[tuple[subprocess.Popen[str], dict[str,
+                                                                                          str]]]:
+    """`jr2 work github:o/r --wait` against a fake GitHub, its one worker sleeping."""
+    with FakeGitHub() as fake:
+        fake.add_issue("o/r", "one")
+        env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
+        proc = subprocess.Popen([*JR2, "work", "github:o/r", "--wait", "--write-spacing",
+                                 "0.001", "--webhook-secret-env", "HOOK", *opts, "--", "sleep",
+                                 "60"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
+            assert proc.poll() is None, proc.communicate()
+            yield proc, run_file(tmp_path)
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=30)
+
+
+def request(port: int, method: str, path: str, headers: dict[str, str | bytes],
+            body: bytes = b"", tls: bool = False) -> int:
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            "127.0.0.1", port, timeout=10, context=ctx)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest(method, path)
+    for k, v in {**headers, "Content-Length": str(len(body))}.items():
+        conn.putheader(k, v)
+    conn.endheaders(body)
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_listen_off_loopback_serves_the_webhook_only_and_control_stays_on_loopback(
+        tmp_path: Path) -> None:
+    port = free_port()
+    with github_pool(tmp_path, "--listen", f"0.0.0.0:{port}") as (_, rf):
+        bearer = {"Authorization": f"Bearer {rf['token']}"}
+        assert rf["address"].startswith("http://127.0.0.1:")
+        assert not rf["address"].endswith(f":{port}")
+        assert request(port, "GET", "/v1/gates", bearer) == 404  # not on the public address
+        assert request(port, "POST", "/webhook", {}, b"{}") == 401  # unsigned
+        control = int(rf["address"].rsplit(":", 1)[1])
+        assert request(control, "GET", "/v1/gates", bearer) == 200
+        # a bearer header that is not UTF-8 is a wrong token, not a server error
+        assert request(control, "GET", "/v1/gates", {"Authorization": b"Bearer \xff\xfe"}) == 401
+
+
+def test_the_webhook_can_be_served_over_tls(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    port = free_port()
+    with github_pool(tmp_path, "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert),
+                     "--tls-key", str(key)) as (_, rf):
+        assert request(port, "POST", "/webhook", {}, b"{}", tls=True) == 401
+        assert rf["address"].startswith("http://127.0.0.1:")  # the control API: plain loopback
+    res = jr2("work", "local:b.toml", "--listen", f"127.0.0.1:{port}", "--tls-cert",
+              str(tmp_path / "nope.pem"), "--", "true", cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_two_hundred_half_sent_unsigned_bodies_do_not_grow_the_process(tmp_path: Path) -> None:
+    port = free_port()
+    with github_pool(tmp_path, "--listen", f"127.0.0.1:{port}") as (proc, _):
+        time.sleep(1)
+        before = rss_mb(proc.pid)
+        socks = []
+        chunk = b"x" * (900 << 10)
+        try:
+            for _ in range(200):
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                          b"\r\nContent-Length: 1040000\r\n\r\n")
+                s.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    s.send(chunk)  # as much as the socket takes; the rest never comes
+                socks.append(s)
+            time.sleep(2)
+            grown = rss_mb(proc.pid) - before
+        finally:
+            for s in socks:
+                s.close()
+        print(f"RSS grew {grown:.1f} MB with 200 half-sent unsigned bodies")
+        assert grown < 60, f"grew {grown:.0f} MB"
+        assert proc.poll() is None
+
+
+def test_jr2_gates_reaches_its_run_on_loopback_despite_a_proxy(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    proc = subprocess.Popen([*JR2, "work", "local:b.toml", "--wait", "--", "true"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: run_file(tmp_path))
+        dead_proxy = f"http://127.0.0.1:{free_port()}"
+        env = {k: v for k, v in os.environ.items() if k.lower() != "no_proxy"}
+        env.update(http_proxy=dead_proxy, HTTP_PROXY=dead_proxy, https_proxy=dead_proxy)
+        res = jr2("gates", cwd=tmp_path, env=env)
+        assert res.returncode == 0, res.stderr
+        assert "no open gates" in res.stdout or "source" in res.stdout
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
