@@ -25,6 +25,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
      ["--sizes", "1000,10000"]),
     ("wake_latency", ["--deliveries", "1000"], ["--deliveries", "200", "--poll-samples", "5"]),
     ("cli_start", [], ["--repeat", "3"]),
+    ("work_drain", ["--sizes", "100,1000,10000", "--dag"], ["--sizes", "100,1000"]),
     ("github_cost", ["--big"], []),
     ("jira_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
 ]

@@ -2,26 +2,29 @@
 
 Every command turns a `Jr2Error` into `error: <one line>` and its exit code; a traceback is kept
 for defects only (`jr2 run` prints it with `--verbose`). Exit codes: 0 drained or done, 1 failed,
-2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Tracker clients are imported lazily by the
-sources that need them, so `jr2 --help` stays quick and works without them.
+2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Start-up is kept short (`jr2 --help` and
+`jr2 --version` within 100 ms, bench/cli_start.py): this module imports click and nothing heavy;
+asyncio, pydantic, aiohttp and the tracker clients are imported by the commands that use them,
+and plugin source kinds register on first use of the registry (jr2_core.plugins).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
 from . import __version__
-from .errors import Jr2Error, UsageError
+from .errors import Jr2Error, UsageError, error_words
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,7 +42,7 @@ def one_line(exc: ValidationError, where: str = "") -> str:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or "(value)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}{loc}: {first['msg']}{more}"
+    return f"{where}{loc}: {error_words(first)}{more}"
 
 
 class Jr2Group(click.Group):
@@ -67,24 +70,31 @@ class Jr2Group(click.Group):
             return super().invoke(ctx)
         except Jr2Error as exc:
             fail(str(exc), exc.exit_code)
-        except ValidationError as exc:
-            fail(one_line(exc))
         except KeyboardInterrupt:  # Ctrl-C outside a run (a read retrying): 130, not click's 1
             click.echo("jr2: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:
+            # pydantic is imported only by the commands that use it: no pydantic, no such error
+            pydantic_core = sys.modules.get("pydantic_core")
+            if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
+                fail(one_line(exc))
+            raise
 
 
 def state_option(f: F) -> F:
     return click.option(
         "--state", "state_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="State directory (default: $JR2_STATE_DIR or ./.jr2).",
+        help="State directory (default: $JR2_STATE_DIR, else .jr2 beside jr2.toml, else ./.jr2).",
     )(f)
 
 
-def resolve_state(state_dir: Path | None) -> Path:
-    from .paths import default_state_dir
+def resolve_state(state_dir: Path | None, *, create: bool = False) -> Path:
+    """`--state`, else the default state directory; created (with its `.gitignore`) when the
+    command writes state."""
+    from .paths import default_state_dir, prepare_state_dir
 
-    return state_dir if state_dir is not None else default_state_dir()
+    path = state_dir if state_dir is not None else default_state_dir()
+    return prepare_state_dir(path) if create else path
 
 
 def parse_json_arg(value: str | None, what: str) -> Any:
@@ -136,7 +146,8 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
             click.echo(f"jr2: failed   {iid}: {one_line(str(ev.detail))}", err=True)
         elif ev.kind == "worker_cancelled":
             click.echo(f"jr2: cancelled {iid}", err=True)
-        elif ev.kind == "gate_opened":
+        elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
+            # a Pool's wake gate is open all run long: news only with --verbose
             click.echo(f"jr2: gate open   {one_line(str(ev.gate_id))}", err=True)
         elif ev.kind == "gate_closed" and verbose:
             click.echo(f"jr2: gate closed {one_line(str(ev.gate_id))}", err=True)
@@ -166,6 +177,8 @@ async def host_and_wait(
     workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
     the unauthenticated routes (webhooks) on another address; the control API stays on
     `listen`."""
+    import asyncio
+
     from .host import RunHost
 
     handle = start_run()
@@ -228,10 +241,12 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
 
     machine = load_machine(target)
     data = parse_json_arg(input_, "--input")
-    state = resolve_state(state_dir)
+    state = resolve_state(state_dir, create=True)
 
     def begin() -> Any:
         return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
+
+    import asyncio
 
     result = asyncio.run(host_and_wait(begin, port=port))
     click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -314,7 +329,7 @@ def plugins_cmd(as_json: bool) -> None:
 def _add_plugin_commands(cli: click.Group) -> None:
     from .plugins import load
 
-    host = load()
+    host = load(complete=False)  # the commands only: no source registry for `jr2 --help`
     for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
         try:
             impl.function(cli=cli)

@@ -17,12 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from .hookspecs import Jr2Spec
-from .runs import RunEvent
+
+if TYPE_CHECKING:
+    from .runs import RunEvent
 
 log = logging.getLogger("jr2.plugins")
 
@@ -80,10 +82,20 @@ def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
     info.hooks = sorted(h.name for h in host.pm.get_hookcallers(module) or [])
 
 
-def load(*, refresh: bool = False) -> Host:
-    """Load the plugins once per process (or again with `refresh`): jr2's own first."""
-    global _host
+_complete = False  # `jr2_plugins_loaded` has run for `_host`
+
+
+def load(*, refresh: bool = False, complete: bool = True) -> Host:
+    """Load the plugins once per process (or again with `refresh`): jr2's own first.
+
+    `complete=False` only imports and registers them, without `jr2_plugins_loaded` (where
+    `jr2_sources` builds its registry, importing every kind's config model): what listing the
+    plugins' commands needs, so `jr2 --help` stays quick. A later `load()` completes it."""
+    global _host, _complete
     if _host is not None and not refresh:
+        if complete and not _complete:
+            _complete = True
+            _plugins_loaded(_host)
         return _host
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(Jr2Spec)
@@ -106,8 +118,9 @@ def load(*, refresh: bool = False) -> Host:
             log.warning("jr2 plugin %s failed to import: %s", ep.name, exc)
             continue
         _register(host, info, obj)
-    _plugins_loaded(host)
-    _host = host
+    _host, _complete = host, complete
+    if complete:
+        _plugins_loaded(host)
     return host
 
 

@@ -142,6 +142,20 @@ def source(
     )
 
 
+_GAVE_ITEM = Next()  # what `_loop` remembers of an answer that was a bare item
+
+
+def _as_next(res: Any) -> Next:
+    """A `next` answer as a `Next`: None, `Next`, the seed's `{item, open}` dict, or an item."""
+    if res is None:
+        return Next()
+    if isinstance(res, Next):
+        return res
+    if isinstance(res, dict) and set(res) <= {"item", "open", "held"} and "item" in res:
+        return Next(item=res["item"], open=int(res.get("open", 0)), held=int(res.get("held", 0)))
+    return Next(item=res)
+
+
 def _check_cap(cap: Any) -> int:
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise PoolDefect(f"cap must be a positive int, not {cap!r}")
@@ -248,6 +262,7 @@ class _PoolRun:
         self._finished: deque[str] = deque()
         self._signal = asyncio.Event()
         self._wake_seq = 0
+        self._loop_ = asyncio.get_running_loop()
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -276,11 +291,20 @@ class _PoolRun:
             self._reap()
             while len(self.active) < cap:
                 seq = self._wake_seq
-                last = await self._next()
-                for iid in last.cleared:
-                    self.failures.pop(iid, None)
-                if last.item is not None:
-                    self._start(last.item)
+                # a sync `next` is called without a coroutine of our own: per item, that and
+                # the fast path of `_as_next` are most of what the Pool adds to a bare loop
+                src = self.src
+                res = (await src.next(list(self.active)) if src._next_async
+                       else src.next(list(self.active)))
+                if type(res) is Next or res is None or isinstance(res, (Next, dict)):
+                    last = _as_next(res)
+                    item = last.item
+                    for iid in last.cleared:
+                        self.failures.pop(iid, None)
+                else:  # a bare item: no `Next` to build (open and held are 0)
+                    last, item = _GAVE_ITEM, res
+                if item is not None:
+                    self._start(item)
                 elif self._wake_seq == seq:
                     break
             if self._finished:
@@ -305,18 +329,6 @@ class _PoolRun:
         self._wake_seq += 1
         self._signal.set()
 
-    async def _next(self) -> Next:
-        active = list(self.active)
-        res = await self.src.next(active) if self.src._next_async else self.src.next(active)
-        if res is None:
-            return Next()
-        if isinstance(res, Next):
-            return res
-        if isinstance(res, dict) and set(res) <= {"item", "open", "held"} and "item" in res:
-            return Next(item=res["item"], open=int(res.get("open", 0)),
-                        held=int(res.get("held", 0)))
-        return Next(item=res)
-
     def _start(self, item: Any) -> None:
         try:
             iid = self.pool.item_id(item)
@@ -325,10 +337,11 @@ class _PoolRun:
         if not isinstance(iid, str) or not iid:
             raise PoolDefect(f"pool {self.pool.id!r}: item_id must return a non-empty str, "
                              f"not {iid!r}")
-        if iid in self.active:
+        active, seen = self.active, self.seen
+        if iid in active:
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r}, which a worker "
                              "has now")
-        if iid in self.seen and self.pool.on_drained != "wait":
+        if iid in seen and self.pool.on_drained != "wait":
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
                              "worker finished it")
         self.attempts[iid] = self.attempts.get(iid, 0) + 1
@@ -336,12 +349,13 @@ class _PoolRun:
         winput = wi(item, self.input) if wi is not None else item
         ctx = self.ctx.child(iid)
         self.contexts[iid] = ctx
-        self.active[iid] = asyncio.get_running_loop().create_task(self._work(iid, winput, ctx))
-        if self.run.observers:
-            self.run._emit(RunEvent("worker_started", self.run.id,
-                                    item_id=ctx.path.removesuffix(".")))
-        if self.src.started is not None:
-            self.src.started(iid, functools.partial(self._stop, iid))
+        active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
+        run = self.run
+        if run.observers:
+            run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.removesuffix(".")))
+        started = self.src.started
+        if started is not None:
+            started(iid, functools.partial(self._stop, iid))
 
     def _stop(self, iid: str, reason: str) -> None:
         task = self.active.get(iid)
@@ -368,10 +382,11 @@ class _PoolRun:
             outcome = Outcome("cancelled")
         if outcome.failure is not None:
             ctx._delete_sandbox()
-        try:
-            await self._settle(iid, outcome)
-        except Exception as exc:
-            self.defect = self.defect or exc
+        if self.src.settle is not None:  # no coroutine per item when there is nothing to call
+            try:
+                await self._settle(iid, outcome)
+            except Exception as exc:
+                self.defect = self.defect or exc
         self._finish(iid, outcome)
 
     async def _settle(self, iid: str, outcome: Outcome) -> None:

@@ -12,7 +12,8 @@ the rest, the same for every tracker:
   (priority, then oldest, then id); for a tracker that sets `spread_claims` (GitHub, whose
   claim attempts notify people), among items of equal order (same priority and time) each pool
   starts at its own offset (`spread`), so pools polling together do not all race for one.
-  A lost claim moves on to the next item.
+  A lost claim moves on to the next item. A tracker with the optional `changes()` is read by
+  deltas (`deltas.py`): one snapshot, then only what changed.
 * Scope: an item the tracker reports with `in_scope=False` (outside the user's filter, listed
   only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
   held work of this pool.
@@ -48,8 +49,7 @@ import logging
 import socket
 import time
 import zlib
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -57,7 +57,8 @@ from pydantic import BaseModel
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
 
-from .readyset import ReadyEntry, ReadySet, SnapshotItem, compute_ready_set
+from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from .readyset import ReadyEntry, ReadySet, SnapshotItem
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
@@ -155,6 +156,7 @@ class WorkSource:
         wake: EventDef | None = None,
         clock: Callable[[], float] = time.time,
         watch_every: float | None = None,
+        resync_every: float | None = DEFAULT_RESYNC_EVERY,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
@@ -167,7 +169,11 @@ class WorkSource:
         self.watch_every = watch_every or poll_every or DEFAULT_WATCH_EVERY
         self.wake = wake
         self.clock = clock
-        self.last: ReadySet | None = None
+        changes = getattr(self.tracker, "changes", None)
+        self._reader = ReadyReader(self.tracker.snapshot, changes if callable(changes) else None,
+                                   children_block=children_block, clock=clock,
+                                   resync_every=resync_every)
+        self._seen: ReadyView | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
@@ -185,10 +191,13 @@ class WorkSource:
     # -- reading ----------------------------------------------------------------------------
 
     def ready_set(self) -> ReadySet:
-        """A fresh Ready-set (blocking)."""
-        snap = self.tracker.snapshot()
-        now = datetime.fromtimestamp(self.clock(), UTC)
-        return compute_ready_set(snap, now=now, children_block=self.children_block)
+        """A fresh, complete Ready-set (blocking)."""
+        return self._reader.ready_set()
+
+    @property
+    def last(self) -> ReadySet | None:
+        """The Ready-set `next` last read (complete, built on first use), None before."""
+        return self._reader.last
 
     # -- the Source ---------------------------------------------------------------------------
 
@@ -203,52 +212,58 @@ class WorkSource:
 
     async def next(self, active: list[str]) -> Next:
         try:
-            rs = await asyncio.to_thread(self.ready_set)
+            return await asyncio.to_thread(self._claim_next, set(active))
         except UsageError as exc:
-            if self.last is None:
+            if self._seen is None:
                 raise
             # a person is half-way through an edit: keep working, look again on the next poll
             log.warning("%s: %s; keeping the last good state and looking again",
                         self.tracker.name, exc)
-            return Next(item=None, open=len(self.last.blocked) + 1, held=1)
-        self.last = rs
-        cleared = self._cleared(rs)
-        mine = set(active)
-        held = sum(1 for e in rs.claimed if e.item.in_scope and e.item.id not in mine
-                   and e.claim.holder != self.holder)
-        blocked = sum(1 for e in rs.blocked if e.item.in_scope)
+            return Next(item=None, open=self._seen.n_blocked + 1, held=1)
+
+    def _claim_next(self, mine: set[str]) -> Next:
+        """Read the Ready-set and claim the first ready item in scope we win (blocking: one
+        thread hop for the whole of `next`, which is most of a cheap source's cost per item)."""
+        view = self._reader.read()
+        self._seen = view
+        cleared = self._cleared(view)
+        held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
+        blocked = view.n_blocked
         lost = 0
         passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
-        order = spread(rs.ready, self.holder) if self.tracker.spread_claims else rs.ready
-        for i, entry in enumerate(order):
-            item = entry.item
-            if not self._offerable(item, mine):
-                passed += item.in_scope and item.id not in mine
-                continue
-            asked = self.clock()  # the lease runs from before the claim reached the tracker
-            try:
-                won = await asyncio.to_thread(self.tracker.claim, item, self.holder, self.lease)
-            except ItemError as exc:
-                self._skip(item.id, str(exc))
-                passed += 1
-                continue
-            if won:
-                self._claimed_at[item.id] = asked
-                rest = len(rs.ready) - i - 1
-                return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
-                            open=rest + lost + passed + blocked + held, held=held + lost,
-                            cleared=cleared)
-            lost += 1
+        order: Iterable[SnapshotItem] = view.ready
+        if self.tracker.spread_claims:
+            order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
+        try:
+            for i, item in enumerate(order):
+                if not self._offerable(item, mine):
+                    passed += item.in_scope and item.id not in mine
+                    continue
+                asked = self.clock()  # the lease runs from before the claim reached the tracker
+                try:
+                    won = self.tracker.claim(item, self.holder, self.lease)
+                except ItemError as exc:
+                    self._skip(item.id, str(exc))
+                    passed += 1
+                    continue
+                if won:
+                    self._claimed_at[item.id] = asked
+                    rest = view.n_ready - i - 1
+                    return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
+                                open=rest + lost + passed + blocked + held, held=held + lost,
+                                cleared=cleared)
+                lost += 1
+        finally:
+            view.ready.close()
         return Next(item=None, open=blocked + held + lost + passed, held=held + lost,
                     cleared=cleared)
 
-    def _cleared(self, rs: ReadySet) -> tuple[str, ...]:
+    def _cleared(self, view: ReadyView) -> tuple[str, ...]:
         """Items this pool failed whose failure mark is gone now (a person retried them, or they
         were done since): their failures leave this run's output."""
         if not self._failed_here:
             return ()
-        still = {e.item.id for e in rs.blocked if e.item.failed is not None}
-        gone = tuple(sorted(self._failed_here - still))
+        gone = tuple(sorted(i for i in self._failed_here if not view.failed(i)))
         for iid in gone:
             self._failed_here.discard(iid)
             if self.tally.failed.pop(iid, None) is not None:

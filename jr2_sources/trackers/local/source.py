@@ -3,8 +3,8 @@
 jr2 never rewrites the backlog file, so human edits are never lost. Claims, leases and outcomes
 live in `<state>/local/<slug-hash of the backlog's absolute path>.sqlite`, never beside the
 backlog. A dry run (`env.read_only`) opens that store read-only if it exists and otherwise
-creates nothing. The parsed backlog is cached on the file's (mtime, size), so a poll that finds
-nothing changed costs one `stat` and one SQL read.
+creates nothing. The parsed backlog is cached on the file's (mtime, size, inode); a running pool
+reads deltas (`changes()`, see `changes.py`), so a claim costs what changed, not the backlog's size.
 
 A backlog being saved (design note): editors and scripts do not always save atomically, so for
 a moment the file can be empty or cut short and still be valid TOML. A pool reads a changed file
@@ -27,7 +27,6 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ConfigDict, Field
@@ -35,12 +34,15 @@ from pydantic import ConfigDict, Field
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
+from jr2_sources.incremental import Delta
 from jr2_sources.kit.durations import Duration
-from jr2_sources.readyset import BlockerRef, Claim, Snapshot, SnapshotItem
+from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import Tracker
 
 from .backlog import Backlog, BacklogError, load_backlog
+from .changes import FileKey, LocalChanges, file_key
+from .items import ItemView
 from .store import ClaimStore
 
 log = logging.getLogger("jr2.local")
@@ -71,10 +73,6 @@ class LocalConfig(Tracker.Options):
         "invalid (the last good one is used meanwhile) before the run ends with exit 4")
 
 
-def _ts(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
 class LocalAdapter(Tracker):
     """A `Tracker` over a backlog file and a SQLite claim store."""
 
@@ -85,22 +83,23 @@ class LocalAdapter(Tracker):
         self.store_path = env.state_dir / "local" / f"{safe_name(str(self.path.resolve()))}.sqlite"
         self.read_only = env.read_only
         self._store: ClaimStore | None = None
-        self._cache: tuple[tuple[int, int], Backlog] | None = None
+        self._cache: tuple[FileKey, Backlog] | None = None
         self._lock = threading.Lock()
+        self._changes = LocalChanges(self.name, set(config.label))
         self._invalid_since: float | None = None
         self._warned_at = 0.0
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _stat(self) -> tuple[tuple[int, int], float]:
-        """The file's (mtime, size) key and the seconds since it was last modified."""
-        try:
-            st = self.path.stat()
-        except OSError:
-            return (-1, -1), STABLE_AGE
-        return (st.st_mtime_ns, st.st_size), time.time() - st.st_mtime_ns / 1e9
+    def _stat(self) -> tuple[FileKey, float]:
+        """The file's key (`changes.file_key`: mtime, size, inode) and the seconds since it was
+        last modified."""
+        key = file_key(self.path)
+        if key[0] < 0:
+            return key, STABLE_AGE
+        return key, time.time() - key[0] / 1e9
 
-    def _stable_key(self) -> tuple[int, int] | None:
+    def _stable_key(self) -> FileKey | None:
         """The key of the file once it is stable (see the module notes); None if it kept
         changing for `STABLE_WAIT`. A dry run does not wait."""
         key, age = self._stat()
@@ -173,58 +172,42 @@ class LocalAdapter(Tracker):
         backlog = self.backlog()
         store = self._open_store()
         state = store.state() if store is not None else None
-        claims = state.claims if state else {}
-        outcomes = state.outcomes if state else {}
+        return ItemView(backlog, state.claims if state else {}, state.outcomes if state else {},
+                        set(self.config.label)).snapshot(self.name)
 
-        done_ids = {it.id for it in backlog.items if it.status == "done"}
-        done_ids.update(i for i, o in outcomes.items() if o.status == "done")
-        done = done_ids.__contains__
-        by_id = backlog.by_id()
-        kids = backlog.children()
-        wanted = set(self.config.label)
-        items: list[SnapshotItem] = []
-        done_count = 0
-        for it in backlog.items:
-            if done(it.id):
-                if not wanted or wanted.issubset(it.labels):  # done, and in this scope
-                    done_count += 1
-                continue
-            claim = claims.get(it.id)
-            out = outcomes.get(it.id)
-            in_scope = not wanted or wanted.issubset(it.labels)
-            if not in_scope and claim is None and out is None:
-                continue
-            blockers = [
-                BlockerRef(n, "missing" if n not in by_id else "done" if done(n) else "open")
-                for n in it.needs
-            ]
-            children = [BlockerRef(c, "done" if done(c) else "open") for c in kids.get(it.id, ())]
-            extra = {"body": it.body} if it.body else {}
-            items.append(SnapshotItem(
-                id=it.id, title=it.title, labels=list(it.labels), priority=it.priority,
-                created=it.created, parent=it.parent, children=children, blockers=blockers,
-                failed=(out.reason or "failed") if out is not None and out.status == "failed"
-                else None,
-                claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
-                if claim is not None else None,
-                branch=it.branch, extra=extra, in_scope=in_scope,
-            ))
-        return Snapshot(source=self.name, items=items, done_count=done_count)
+    def changes(self, *, full: bool = False) -> Snapshot | Delta:
+        """What changed since the last call (see `changes.py`): a `Delta`, or a full snapshot
+        the first time, when the backlog file changed, or when `full` is asked."""
+        backlog = self.backlog()
+        with self._lock:
+            key = self._cache[0] if self._cache is not None else file_key(self.path)
+        return self._changes.changes(key, backlog, self._open_store(), full=full)
 
     # -- claims --------------------------------------------------------------------------------
 
+    # Each write is noted AFTER it committed, won or lost: the next delta re-reads that row.
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        return self._writable().claim(item.id, holder, lease)
+        try:
+            return self._writable().claim(item.id, holder, lease)
+        finally:
+            self._changes.note(item.id)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        return self._writable().renew(item_id, holder, lease)
+        try:
+            return self._writable().renew(item_id, holder, lease)
+        finally:
+            self._changes.note(item_id)
 
     def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        if outcome.status == "cancelled":
-            self._writable().release(item_id, holder)
-            return
-        reason = outcome.failure.reason if outcome.failure is not None else None
-        self._writable().settle(item_id, holder, outcome.status, reason)
+        try:
+            if outcome.status == "cancelled":
+                self._writable().release(item_id, holder)
+                return
+            reason = outcome.failure.reason if outcome.failure is not None else None
+            self._writable().settle(item_id, holder, outcome.status, reason)
+        finally:
+            self._changes.note(item_id)
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         """People win, from a backlog file that has been still for `STABLE_AGE` (raises

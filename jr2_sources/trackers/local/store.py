@@ -38,7 +38,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +155,20 @@ class StoreState:
     claims: dict[str, ClaimRow]
     outcomes: dict[str, OutcomeRow]
     token: int
+
+
+_MAX_VARS = 500  # host parameters per statement: far below every SQLite build's limit
+
+
+def _where_ids(ids: Collection[str] | None) -> Iterator[tuple[str, list[str]]]:
+    """WHERE clauses (with their arguments) that select `ids` in chunks; all rows for None."""
+    if ids is None:
+        yield "", []
+        return
+    wanted = list(ids)
+    for i in range(0, len(wanted), _MAX_VARS):
+        chunk = wanted[i:i + _MAX_VARS]
+        yield f" WHERE item_id IN ({','.join('?' * len(chunk))})", chunk
 
 
 def _lease_end(lease_s: float, now: float) -> float:
@@ -406,23 +420,33 @@ class ClaimStore:
             )
             return cursor.rowcount == 1
 
-    def state(self) -> StoreState:
-        """Every claim and outcome, and the change token, from one consistent read."""
+    def state(self, ids: Collection[str] | None = None) -> StoreState:
+        """Every claim and outcome (or only those of `ids`), and the change token, from one
+        consistent read."""
         with self._read() as conn:
             if conn is None:
                 return StoreState(claims={}, outcomes={}, token=0)
             token = int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
-            claims = {
-                row[0]: ClaimRow(row[0], row[1], row[2], row[3], row[4])
+            claims: dict[str, ClaimRow] = {}
+            outcomes: dict[str, OutcomeRow] = {}
+            for where, args in _where_ids(ids):
                 for row in conn.execute(
-                    "SELECT item_id, holder, since, lease_expires, attempt FROM claims"
-                )
-            }
-            outcomes = {
-                row[0]: OutcomeRow(row[0], row[1], row[2], row[3], row[4])
-                for row in conn.execute("SELECT item_id, status, reason, holder, at FROM outcomes")
-            }
+                    f"SELECT item_id, holder, since, lease_expires, attempt FROM claims{where}",
+                    args,
+                ):
+                    claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
+                for row in conn.execute(
+                    f"SELECT item_id, status, reason, holder, at FROM outcomes{where}", args
+                ):
+                    outcomes[row[0]] = OutcomeRow(row[0], row[1], row[2], row[3], row[4])
             return StoreState(claims=claims, outcomes=outcomes, token=token)
+
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version` of this connection: it changes when ANOTHER connection
+        (another pool, `jr2 local retry`) committed, and never for this one's own writes. A
+        reader that knows its own writes re-reads the store only when this number moved."""
+        with self._lock, self._errors():
+            return int(self._live().execute("PRAGMA data_version").fetchone()[0])
 
     def change_token(self) -> int:
         """A number that changes whenever any process changed a claim or an outcome."""

@@ -1,0 +1,137 @@
+"""What a running pool reads before each claim: the Ready-set, kept current by deltas when it can.
+
+Design notes
+------------
+The Pool never holds dependencies (the seed): each `next` asks the source again. An adapter that
+only has `snapshot()` is read in full each time and the Ready-set recomputed (`compute_ready_set`,
+linear in the backlog). An adapter that also has `changes(full=False) -> Snapshot | Delta`
+(the local source; see `TrackerAdapter`) is read once in full, then in deltas applied to an
+`IncrementalReadySet`, so a claim costs what changed, not the backlog's size.
+
+A missed delta must never hide work for long: `resync_every` seconds after the last full
+reading the next one is full again (`changes(full=True)`), and an adapter answers with a full
+`Snapshot` itself whenever it sees a sign of a gap. Before a claim, the one item about to be
+claimed is re-checked by the claim protocol itself (a stale "ready" costs one lost claim, and the
+adapter re-reads that item in the next delta).
+
+`ReadyView` is the part of a Ready-set a claim needs: the ready items in run order (lazily), the
+counts, the live holders and which items carry a failure mark; `ReadySet` (for reports) is built
+only when someone asks. Items outside the pool's scope (`in_scope=False`, listed only to show
+jr2's marks) count neither as blocked nor as held work of this pool: the reader keeps their ids
+(few by nature) so that excluding them costs what they number, not the backlog's size.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+
+__all__ = ["DEFAULT_RESYNC_EVERY", "ChangesFn", "ReadyReader", "ReadyView"]
+
+DEFAULT_RESYNC_EVERY = 300.0
+
+
+class ChangesFn(Protocol):
+    def __call__(self, *, full: bool = False) -> Snapshot | Delta: ...
+
+
+@dataclass(slots=True)
+class ReadyView:
+    """What claiming needs from a Ready-set: the ready items in run order (an iterator to close
+    when done; it may hold items outside the scope, which the WorkSource passes over), how many
+    are ready, how many in scope are blocked, who holds the claimed ones in scope, and whether an
+    item carries a failure mark now."""
+
+    ready: Generator[SnapshotItem, None, None]
+    n_ready: int
+    n_blocked: int
+    holders: dict[str, str]
+    failed: Callable[[str], bool]
+
+
+class ReadyReader:
+    """Reads a source's Ready-set for a pool: in full each time, or by deltas (module notes)."""
+
+    def __init__(self, snapshot: Callable[[], Snapshot], changes: ChangesFn | None, *,
+                 children_block: bool, clock: Callable[[], float],
+                 resync_every: float | None = DEFAULT_RESYNC_EVERY) -> None:
+        self._snapshot = snapshot
+        self._changes = changes
+        self.children_block = children_block
+        self.clock = clock
+        self.resync_every = resync_every
+        self._inc: IncrementalReadySet | None = None
+        self._synced = 0.0
+        self._last: ReadySet | None = None
+        self._outside: set[str] = set()  # ids of the items with in_scope=False (deltas only)
+        # `read` runs in a worker thread while the live view or the summary may ask for `last`
+        self._lock = threading.Lock()
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    def ready_set(self) -> ReadySet:
+        """A fresh, complete Ready-set (blocking): always a full reading."""
+        return compute_ready_set(self._snapshot(), now=self._now(),
+                                 children_block=self.children_block)
+
+    @property
+    def last(self) -> ReadySet | None:
+        """The complete Ready-set of the last `read()` (built on first use), None before one."""
+        with self._lock:
+            if self._last is None and self._inc is not None:
+                self._last = self._inc.ready_set()
+            return self._last
+
+    def read(self) -> ReadyView:
+        """The Ready-set now (blocking), as a `ReadyView`."""
+        if self._changes is None:
+            rs = self._last = self.ready_set()
+            failed_ids = {e.item.id for e in rs.blocked if e.item.failed is not None}
+            return ReadyView((e.item for e in rs.ready), len(rs.ready),
+                             sum(1 for e in rs.blocked if e.item.in_scope),
+                             {e.item.id: e.claim.holder for e in rs.claimed if e.item.in_scope},
+                             failed_ids.__contains__)
+        with self._lock:
+            inc = self._refresh(self._changes)
+            self._last = None
+            counts = inc.counts
+            outside = self._outside
+            n_blocked = counts["blocked"] - sum(1 for i in outside
+                                                if i in inc and inc.status(i) == "blocked")
+            holders = {iid: c.holder for iid, c in inc.claims().items() if iid not in outside}
+
+        def failed(item_id: str) -> bool:
+            return item_id in inc and inc.item(item_id).failed is not None
+
+        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed)
+
+    def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
+        t = self.clock()
+        due = self.resync_every is not None and t - self._synced >= self.resync_every
+        got = changes(full=self._inc is None or due)
+        now = self._now()
+        if isinstance(got, Snapshot):
+            if self._inc is None:
+                self._inc = IncrementalReadySet(got, now=now, children_block=self.children_block)
+            else:
+                self._inc.reset(got, now=now)
+            self._outside = {it.id for it in got.items if not it.in_scope}
+            self._synced = t
+        elif self._inc is None:
+            raise RuntimeError("a source's first reading must be a full snapshot")
+        else:
+            self._inc.apply(got, now=now)
+            for it in got.items:
+                if it.in_scope:
+                    self._outside.discard(it.id)
+                else:
+                    self._outside.add(it.id)
+            self._outside.difference_update(got.left)
+        return self._inc

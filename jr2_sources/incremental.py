@@ -1,0 +1,338 @@
+"""An incremental Ready-set: one snapshot, then deltas, each costing what it touches.
+
+Design notes
+------------
+`compute_ready_set` (jr2_sources.readyset) stays the reference: it reads a whole snapshot and is
+linear in its size. A pool that asks for a Ready-set before every claim pays that N times over a
+drain of N items (quadratic). `IncrementalReadySet` keeps the items of the last snapshot and
+takes `Delta`s instead:
+
+* A `Delta` names the items that changed, as the source sees them now (`items`: new, or changed
+  in any field), and the ids that are not (or no longer) open items of the set, with their state
+  as a blocker (`left`: `done` when settled or closed, `missing` when deleted, `open` for an open
+  item outside the user's filter). `left` may name ids the set never held: an outside blocker's
+  new state is delivered this way (ISSUE-NOTES 6: read outside blockers directly).
+* A blocker closing need not change the blocked item (a tracker may not even bump its `updated`
+  time), so the set keeps a reverse index: for each id, the items holding a reference to it (as a
+  blocker or a child). After a delta it rewrites those references (to the state `left` gives, or
+  to `open` for an item now in the set: the set's own items are open) and re-evaluates exactly
+  the items touched and their dependents: settling an item costs O(its dependents).
+* Leases end with time, not with deltas: live claims with an end sit in a heap by expiry, and
+  `advance(now)` re-evaluates those that ended. Time moving backwards re-evaluates everything.
+* Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is
+  ready with that key); `ready_items()` yields them in order without copying the set, so a
+  pool reads the first few in O(k log N).
+* Cycles and reasons are only needed by reports: `ready_set()` builds the complete `ReadySet`
+  (O(N log N)) from the current items on request, through the same rules, and a property test
+  checks that it equals `compute_ready_set` over the same items after any sequence of deltas.
+
+The set owns the `SnapshotItem`s it is given: it rewrites the state of their blocker and child
+references in place.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .readyset import (
+    BlockedEntry,
+    BlockerState,
+    Claim,
+    ClaimedEntry,
+    ReadyEntry,
+    ReadySet,
+    Snapshot,
+    SnapshotItem,
+    Status,
+    _cycle_members,
+    _order_key,
+    _raise_duplicate,
+    _utc,
+    _Why,
+    find_cycles,
+)
+
+__all__ = ["Delta", "IncrementalReadySet"]
+
+_OrderKey = tuple[bool, int, bool, float, str]
+
+
+@dataclass(slots=True)
+class Delta:
+    """What changed since the last snapshot or delta (see the module notes).
+
+    `items`: the items now in the set whose data changed, as the source sees them. `left`: ids not
+    in the set now, each with its state as a blocker. `done_count`: the source's count now (None
+    when it cannot say cheaply).
+    """
+
+    items: list[SnapshotItem] = field(default_factory=list)
+    left: dict[str, BlockerState] = field(default_factory=dict)
+    done_count: int | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.items or self.left)
+
+
+class IncrementalReadySet:
+    """The Ready-set of a snapshot kept current by deltas (see the module notes)."""
+
+    def __init__(self, snapshot: Snapshot, *, now: datetime, children_block: bool = True) -> None:
+        self.children_block = children_block
+        self.source = snapshot.source
+        self.reset(snapshot, now=now)
+
+    # -- whole snapshots -----------------------------------------------------------------------
+
+    def reset(self, snapshot: Snapshot, *, now: datetime) -> None:
+        """Forget everything and take `snapshot` as the new state (a full resynchronisation)."""
+        items = snapshot.items
+        self._items: dict[str, SnapshotItem] = {it.id: it for it in items}
+        if len(self._items) != len(items):
+            _raise_duplicate(snapshot)
+        self.source = snapshot.source
+        self.done_count = snapshot.done_count
+        self._now = _utc(now)
+        self._status: dict[str, Status] = {}
+        self._keys: dict[str, _OrderKey] = {}
+        self._refs_to: dict[str, set[str]] = {}
+        self._ready_heap: list[tuple[_OrderKey, str]] = []
+        self._expiry: list[tuple[float, str]] = []
+        self._claimed: dict[str, Claim] = {}
+        self._n_ready = 0
+        self._n_blocked = 0
+        for it in items:
+            self._index_refs(it)
+        for it in items:
+            self._evaluate(it.id)
+
+    # -- deltas --------------------------------------------------------------------------------
+
+    def apply(self, delta: Delta, *, now: datetime) -> None:
+        """Take `delta` in and re-evaluate what it touched and their dependents, at `now`."""
+        clash = delta.left.keys() & {it.id for it in delta.items}
+        if clash:
+            raise ValueError(f"a delta of {self.source} both updates and drops {min(clash)!r}")
+        seen: set[str] = set()
+        for it in delta.items:
+            if it.id in seen:
+                raise ValueError(f"a delta of {self.source} lists item {it.id!r} twice")
+            seen.add(it.id)
+        touched: set[str] = set()
+        for iid, state in delta.left.items():
+            if iid in self._items:
+                self._drop(iid)
+            touched.update(self._set_ref_state(iid, state))
+        for it in delta.items:
+            old = self._items.get(it.id)
+            if old is not None:
+                self._unindex_refs(old)
+            self._items[it.id] = it
+            self._index_refs(it)
+            touched.add(it.id)
+            touched.update(self._set_ref_state(it.id, "open"))
+        self.done_count = delta.done_count
+        self.advance(now)
+        for iid in touched:
+            if iid in self._items:
+                self._evaluate(iid)
+
+    def advance(self, now: datetime) -> None:
+        """Move the clock to `now`: claims whose lease ended are re-evaluated."""
+        now = _utc(now)
+        if now < self._now:
+            self._now = now
+            for iid in self._items:
+                self._evaluate(iid)
+            return
+        self._now = now
+        ts = now.timestamp()
+        heap = self._expiry
+        while heap and heap[0][0] <= ts:
+            _, iid = heapq.heappop(heap)
+            if iid in self._claimed:
+                self._evaluate(iid)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._items
+
+    def item(self, item_id: str) -> SnapshotItem:
+        """The current data of one item of the set (KeyError when it is not in the set)."""
+        return self._items[item_id]
+
+    def status(self, item_id: str) -> Status:
+        """ready / blocked / claimed, as of the last `apply` or `advance`."""
+        return self._status[item_id]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many items are ready, blocked and claimed now."""
+        return {"ready": self._n_ready, "blocked": self._n_blocked, "claimed": len(self._claimed)}
+
+    def claims(self) -> dict[str, Claim]:
+        """The live claims, by item id (a copy)."""
+        return dict(self._claimed)
+
+    def ready_items(self) -> Generator[SnapshotItem, None, None]:
+        """The ready items in run order, lazily: reading the first k costs O(k log N).
+
+        Do not apply deltas while iterating; closing the iterator (or running it out) puts
+        everything back.
+        """
+        heap = self._ready_heap
+        taken: list[tuple[_OrderKey, str]] = []
+        seen: set[str] = set()
+        try:
+            while heap:
+                entry = heapq.heappop(heap)
+                key, iid = entry
+                if (self._status.get(iid) != "ready" or self._keys.get(iid) != key
+                        or iid in seen):
+                    continue  # stale (the item left the ready list or its order changed), or
+                    # a second entry of an item that left the list and came back
+                seen.add(iid)
+                taken.append(entry)
+                yield self._items[iid]
+        finally:
+            for entry in taken:
+                heapq.heappush(heap, entry)
+
+    def snapshot(self) -> Snapshot:
+        """The current items as a snapshot (in no particular order)."""
+        return Snapshot(source=self.source, items=list(self._items.values()),
+                        done_count=self.done_count)
+
+    def ready_set(self) -> ReadySet:
+        """The complete Ready-set now, reasons and cycles included (O(N log N): for reports)."""
+        holders = {iid: c.holder for iid, c in self._claimed.items()}
+        ready: list[ReadyEntry] = []
+        blocked: list[SnapshotItem] = []
+        claimed: list[ClaimedEntry] = []
+        graph: dict[str, list[str]] = {}
+        for iid, it in self._items.items():
+            status = self._status[iid]
+            if status == "ready":
+                ready.append(ReadyEntry(it))
+            elif status == "claimed":
+                claimed.append(ClaimedEntry(it, self._claimed[iid]))
+            else:
+                blocked.append(it)
+            targets = [b.id for b in it.blockers if b.state == "open" and b.id in self._items]
+            if targets:
+                graph[iid] = targets
+        cycles = find_cycles(graph)
+        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block)
+        keys = self._keys
+        ready.sort(key=lambda e: keys[e.item.id])
+        blocked.sort(key=lambda it: keys[it.id])
+        claimed.sort(key=lambda e: keys[e.item.id])
+        return ReadySet(source=self.source, generated_at=self._now, ready=ready,
+                        blocked=[BlockedEntry(it, None, why) for it in blocked],
+                        claimed=claimed, cycles=cycles, done_count=self.done_count)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _index_refs(self, it: SnapshotItem) -> None:
+        for ref in _refs(it):
+            holders = self._refs_to.get(ref)
+            if holders is None:
+                self._refs_to[ref] = {it.id}
+            else:
+                holders.add(it.id)
+
+    def _unindex_refs(self, it: SnapshotItem) -> None:
+        for ref in _refs(it):
+            holders = self._refs_to.get(ref)
+            if holders is not None:
+                holders.discard(it.id)
+                if not holders:
+                    del self._refs_to[ref]
+
+    def _set_ref_state(self, ref: str, state: BlockerState) -> set[str]:
+        """Give every reference to `ref` the state `state`; the ids of the items holding one."""
+        holders = self._refs_to.get(ref)
+        if not holders:
+            return set()
+        for iid in holders:
+            it = self._items[iid]
+            for b in it.blockers:
+                if b.id == ref:
+                    b.state = state
+            for c in it.children:
+                if c.id == ref:
+                    c.state = state
+        return set(holders)
+
+    def _drop(self, iid: str) -> None:
+        it = self._items.pop(iid)
+        self._unindex_refs(it)
+        self._file(iid, None)
+        self._keys.pop(iid, None)
+        self._claimed.pop(iid, None)
+
+    def _file(self, iid: str, status: Status | None) -> None:
+        """Move `iid` to `status` (None: out of the set), keeping the counters right."""
+        old = self._status.pop(iid, None)
+        if old == "ready":
+            self._n_ready -= 1
+        elif old == "blocked":
+            self._n_blocked -= 1
+        if status is None:
+            return
+        self._status[iid] = status
+        if status == "ready":
+            self._n_ready += 1
+        elif status == "blocked":
+            self._n_blocked += 1
+
+    def _evaluate(self, iid: str) -> None:
+        """File one item under ready / blocked / claimed by the rules of `compute_ready_set`."""
+        it = self._items[iid]
+        key = _order_key(it)
+        old_key = self._keys.get(iid)
+        self._keys[iid] = key
+        claim = it.claim
+        self._claimed.pop(iid, None)
+        if claim is not None and claim.is_live(self._now):
+            self._claimed[iid] = claim
+            if claim.lease_expires is not None:
+                heapq.heappush(self._expiry, (_utc(claim.lease_expires).timestamp(), iid))
+                if len(self._expiry) > 2 * len(self._claimed) + 64:
+                    self._expiry = [(_utc(c.lease_expires).timestamp(), i)
+                                    for i, c in self._claimed.items()
+                                    if c.lease_expires is not None]
+                    heapq.heapify(self._expiry)
+            self._file(iid, "claimed")
+            return
+        waits = any(b.state != "done" for b in it.blockers) or it.failed is not None or (
+            self.children_block and any(c.state == "open" for c in it.children))
+        if waits:
+            self._file(iid, "blocked")
+            return
+        if self._status.get(iid) != "ready" or old_key != key:
+            heapq.heappush(self._ready_heap, (key, iid))
+        self._file(iid, "ready")
+        if len(self._ready_heap) > 2 * self._n_ready + 64:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the stale entries of the ready heap (amortised: it never exceeds 2x + 64)."""
+        keys, status = self._keys, self._status
+        self._ready_heap = list({(k, i) for k, i in self._ready_heap
+                                 if status.get(i) == "ready" and keys.get(i) == k})
+        heapq.heapify(self._ready_heap)
+
+
+def _refs(it: SnapshotItem) -> Iterable[str]:
+    """The ids `it` refers to as blockers or children (each once)."""
+    if not it.children:
+        return {b.id for b in it.blockers}
+    return {b.id for b in it.blockers} | {c.id for c in it.children}

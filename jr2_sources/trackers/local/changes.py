@@ -1,0 +1,124 @@
+"""Change detection for the local source: what changed since the last look, at its own cost.
+
+Design notes
+------------
+A running pool asks before every claim; re-reading a 10,000-item backlog and its claim store each
+time made a drain quadratic. `LocalChanges.changes()` answers with a `Delta` instead, and falls
+back to a full `Snapshot` whenever it cannot be sure:
+
+* The backlog file is re-read only when its identity changed: `(st_mtime_ns, st_size, st_ino)`
+  (an editor that saves by rename gives a new inode; one that rewrites in place a new mtime or
+  size). Any change of the file gives a full snapshot: people edit rarely, and a full read is
+  the one reading that cannot miss a moved dependency.
+* The claim store is re-read only when another connection committed: SQLite's
+  `PRAGMA data_version` moves for other connections' commits, never for this one's. Its own
+  writes (claim, renew, release, settle) are noted by the adapter AFTER they commit
+  (`note(id)`), and the next delta re-reads just those rows. When the version moved (another
+  pool, `jr2 local retry`), the whole store is read and compared with the mirror kept here, and
+  the rows that differ are the delta: O(claims + outcomes), still no backlog work.
+* The delta lists the rebuilt items that the snapshot lists and, for the others, their state
+  as a blocker (`Delta.left`): the incremental Ready-set updates their dependents.
+* The data version is read before the rows, so a commit landing in between is seen again on the
+  next look (a redundant read, never a missed one).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TypeVar
+
+from jr2_sources.incremental import Delta
+from jr2_sources.readyset import Snapshot
+
+from .backlog import Backlog
+from .items import ItemView
+from .store import ClaimStore, StoreState
+
+FileKey = tuple[int, int, int]
+_Row = TypeVar("_Row")
+
+
+def file_key(path: Path) -> FileKey:
+    """The backlog file's identity: modification time (ns), size and inode; (-1,-1,-1) if absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return (-1, -1, -1)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class LocalChanges:
+    """Remembers the last reading of a backlog and its claim store and says what changed."""
+
+    def __init__(self, name: str, wanted: set[str]) -> None:
+        self.name = name
+        self.wanted = wanted
+        self._key: FileKey | None = None
+        self._view: ItemView | None = None
+        self._version: int | None = None
+        self._noted: set[str] = set()
+        self._done_count = 0
+        self._lock = threading.Lock()
+
+    def note(self, item_id: str) -> None:
+        """This process wrote `item_id`'s claim or outcome (call after the write committed)."""
+        with self._lock:
+            self._noted.add(item_id)
+
+    def changes(self, key: FileKey, backlog: Backlog, store: ClaimStore | None, *,
+                full: bool = False) -> Snapshot | Delta:
+        """What changed since the last call: a `Delta`, or a full `Snapshot` on the first call,
+        when the file changed, or when `full` is asked."""
+        with self._lock:
+            noted, self._noted = self._noted, set()
+        version = store.data_version() if store is not None else None
+        view = self._view
+        if full or view is None or key != self._key or view.backlog is not backlog:
+            state = store.state() if store is not None else StoreState({}, {}, 0)
+            self._view = ItemView(backlog, dict(state.claims), dict(state.outcomes), self.wanted)
+            self._key, self._version = key, version
+            snap = self._view.snapshot(self.name)
+            self._done_count = snap.done_count or 0
+            return snap
+        if version != self._version:
+            assert store is not None
+            state = store.state()
+            touched = _differ(view.claims, state.claims) | _differ(view.outcomes, state.outcomes)
+            touched |= noted
+            self._version = version
+        elif noted and store is not None:
+            state = store.state(noted)
+            touched = noted
+        else:
+            return Delta(done_count=self._done_count)
+        return self._delta(view, touched, state)
+
+    def _delta(self, view: ItemView, touched: set[str], state: StoreState) -> Delta:
+        """Update the mirror for `touched` from `state` and rebuild those items."""
+        before = {iid for iid in touched if view.counted(iid)}
+        for iid in touched:
+            _put(view.claims, iid, state.claims.get(iid))
+            _put(view.outcomes, iid, state.outcomes.get(iid))
+        after = {iid for iid in touched if view.counted(iid)}
+        self._done_count += len(after) - len(before)
+        delta = Delta(done_count=self._done_count)
+        for iid in sorted(touched):
+            item = view.item(iid)
+            if item is None:
+                delta.left[iid] = view.state(iid)
+            else:
+                delta.items.append(item)
+        return delta
+
+
+def _put(rows: dict[str, _Row], iid: str, row: _Row | None) -> None:
+    if row is None:
+        rows.pop(iid, None)
+    else:
+        rows[iid] = row
+
+
+def _differ(old: dict[str, _Row], new: dict[str, _Row]) -> set[str]:
+    """The ids whose row was added, removed or changed."""
+    return {iid for iid in old.keys() | new.keys() if old.get(iid) != new.get(iid)}

@@ -1,0 +1,94 @@
+"""How the local source turns its backlog and claim store into `SnapshotItem`s, one item at a time.
+
+One set of rules serves both readings: the full snapshot (`jr2 ready`, a resynchronisation) and the
+deltas of a running pool (`changes.py`), which rebuild only the items that changed. Keeping the
+rule per item in one place is what makes the two agree.
+
+`ItemView` holds what the rules read: the parsed backlog (and, computed once per file version,
+its items by id and its children by parent), the claim and outcome rows (a mirror the delta
+reader keeps current), and the label filter.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
+
+from .backlog import Backlog, BacklogItem
+from .store import ClaimRow, OutcomeRow
+
+
+def _ts(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+class ItemView:
+    """The rules that make one backlog item a snapshot item (see the module notes)."""
+
+    def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
+                 outcomes: dict[str, OutcomeRow], wanted: set[str]) -> None:
+        self.backlog = backlog
+        self.by_id: dict[str, BacklogItem] = backlog.by_id()
+        self.kids = backlog.children()
+        self.claims = claims
+        self.outcomes = outcomes
+        self.wanted = wanted
+
+    def done(self, item_id: str) -> bool:
+        """Done in the file, or settled done in the store."""
+        it = self.by_id.get(item_id)
+        if it is not None and it.status == "done":
+            return True
+        out = self.outcomes.get(item_id)
+        return out is not None and out.status == "done"
+
+    def selected(self, it: BacklogItem) -> bool:
+        """The label filter picks `it`."""
+        return not self.wanted or self.wanted.issubset(it.labels)
+
+    def counted(self, item_id: str) -> bool:
+        """Counts towards `done_count`: a done item the filter picks."""
+        it = self.by_id.get(item_id)
+        return it is not None and self.done(item_id) and self.selected(it)
+
+    def state(self, item_id: str) -> BlockerState:
+        """The id's state as a blocker."""
+        if item_id not in self.by_id:
+            return "missing"
+        return "done" if self.done(item_id) else "open"
+
+    def item(self, item_id: str) -> SnapshotItem | None:
+        """The snapshot item of `item_id`, or None when the snapshot does not list it (done,
+        gone, or outside the filter with no claim and no outcome of jr2's on it). An item
+        outside the filter that carries jr2's claim or outcome is listed with `in_scope=False`:
+        shown, never offered."""
+        it = self.by_id.get(item_id)
+        if it is None or self.done(item_id):
+            return None
+        claim = self.claims.get(item_id)
+        out = self.outcomes.get(item_id)
+        if not self.selected(it) and claim is None and out is None:
+            return None
+        return SnapshotItem(
+            id=it.id, title=it.title, labels=list(it.labels), priority=it.priority,
+            created=it.created, parent=it.parent,
+            children=[BlockerRef(c, "done" if self.done(c) else "open")
+                      for c in self.kids.get(it.id, ())],
+            blockers=[BlockerRef(n, self.state(n)) for n in it.needs],
+            failed=(out.reason or "failed") if out is not None and out.status == "failed"
+            else None,
+            claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
+            if claim is not None else None,
+            branch=it.branch, extra={"body": it.body} if it.body else {},
+            in_scope=self.selected(it),
+        )
+
+    def done_count(self) -> int:
+        """How many done items the filter picks."""
+        return sum(1 for it in self.backlog.items if self.done(it.id) and self.selected(it))
+
+    def snapshot(self, source: str) -> Snapshot:
+        """Every item the snapshot lists, in file order."""
+        items = [si for si in map(self.item, self.by_id) if si is not None]
+        return Snapshot(source=source, items=items, done_count=self.done_count())

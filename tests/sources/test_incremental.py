@@ -1,0 +1,251 @@
+"""The incremental Ready-set (jr2_sources.incremental) against the reference, `compute_ready_set`.
+
+The property test keeps a small tracker ("world"), changes it step by step and hands the
+incremental set only what a tracker would report: the items whose own data changed (a blocker
+closing does not change the blocked item, ISSUE-NOTES 6). After every step the incremental set
+must give exactly the Ready-set a full recomputation gives over the world's snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.readyset import (
+    BlockerRef,
+    BlockerState,
+    Claim,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+IDS = [f"T{i}" for i in range(8)]
+
+
+@dataclass
+class Thing:
+    """One item of the world as a tracker holds it."""
+
+    exists: bool = True
+    done: bool = False
+    needs: list[str] = field(default_factory=list)
+    parent: str | None = None
+    failed: str | None = None
+    claim: tuple[str, float | None] | None = None  # holder, lease end (seconds after T0)
+    labels: frozenset[str] = frozenset()
+    priority: int | None = None
+
+
+class World:
+    """A tracker: things by id, a clock, a label filter (like the local source's)."""
+
+    def __init__(self, things: dict[str, Thing], wanted: frozenset[str]) -> None:
+        self.things = things
+        self.wanted = wanted
+        self.t = 0.0
+
+    @property
+    def now(self) -> datetime:
+        return T0 + timedelta(seconds=self.t)
+
+    def state(self, iid: str) -> BlockerState:
+        """The id's state as a blocker."""
+        th = self.things.get(iid)
+        if th is None or not th.exists:
+            return "missing"
+        return "done" if th.done else "open"
+
+    def build(self, iid: str) -> SnapshotItem | None:
+        """The item as the tracker's snapshot shows it, or None when it is not in the set."""
+        th = self.things.get(iid)
+        if th is None or not th.exists or th.done:
+            return None
+        if not self.wanted <= th.labels and th.claim is None and th.failed is None:
+            return None
+        kids = [k for k, o in self.things.items() if o.exists and o.parent == iid]
+        claim = None
+        if th.claim is not None:
+            holder, end = th.claim
+            claim = Claim(holder, T0, None if end is None else T0 + timedelta(seconds=end))
+        return SnapshotItem(
+            id=iid, title=iid, labels=sorted(th.labels), priority=th.priority,
+            created=T0 - timedelta(seconds=IDS.index(iid) if iid in IDS else 0),
+            parent=th.parent,
+            blockers=[BlockerRef(n, self.state(n)) for n in th.needs],
+            children=[BlockerRef(k, self.state(k)) for k in kids],
+            failed=th.failed, claim=claim)
+
+    def done_count(self) -> int:
+        return sum(1 for th in self.things.values()
+                   if th.exists and th.done and self.wanted <= th.labels)
+
+    def snapshot(self) -> Snapshot:
+        items = [it for it in map(self.build, self.things) if it is not None]
+        return Snapshot("world", items, self.done_count())
+
+    def delta(self, touched: set[str]) -> Delta:
+        """What a tracker reports after a step: only the items it changed."""
+        d = Delta(done_count=self.done_count())
+        for iid in sorted(touched):
+            it = self.build(iid)
+            if it is None:
+                d.left[iid] = self.state(iid)
+            else:
+                d.items.append(it)
+        return d
+
+
+def _thing() -> st.SearchStrategy[Thing]:
+    ref = st.sampled_from([*IDS, "X9"])  # X9 never exists: a missing blocker
+    return st.builds(
+        Thing,
+        exists=st.booleans(),
+        done=st.booleans(),
+        needs=st.lists(ref, max_size=3),
+        parent=st.none() | st.sampled_from(IDS),
+        failed=st.none() | st.just("boom"),
+        claim=st.none() | st.tuples(st.sampled_from(["me", "them"]),
+                                     st.none() | st.floats(0, 30)),
+        labels=st.frozensets(st.sampled_from(["a", "b"])),
+        priority=st.none() | st.integers(0, 3),
+    )
+
+
+_step = st.one_of(
+    st.tuples(st.just("done"), st.sampled_from(IDS)),
+    st.tuples(st.just("reopen"), st.sampled_from(IDS)),
+    st.tuples(st.just("delete"), st.sampled_from(IDS)),
+    st.tuples(st.just("create"), st.sampled_from(IDS)),
+    st.tuples(st.just("fail"), st.sampled_from(IDS)),
+    st.tuples(st.just("clear"), st.sampled_from(IDS)),
+    st.tuples(st.just("claim"), st.sampled_from(IDS), st.sampled_from(["me", "them"]),
+              st.none() | st.floats(0, 30)),
+    st.tuples(st.just("unclaim"), st.sampled_from(IDS)),
+    st.tuples(st.just("needs"), st.sampled_from(IDS),
+              st.lists(st.sampled_from([*IDS, "X9"]), max_size=3)),
+    st.tuples(st.just("parent"), st.sampled_from(IDS), st.none() | st.sampled_from(IDS)),
+    st.tuples(st.just("label"), st.sampled_from(IDS), st.frozensets(st.sampled_from(["a", "b"]))),
+    st.tuples(st.just("priority"), st.sampled_from(IDS), st.none() | st.integers(0, 3)),
+    st.tuples(st.just("tick"), st.floats(0, 15)),
+)
+
+
+def _do(world: World, step: tuple[Any, ...]) -> set[str]:
+    """Apply one step; the ids whose own data the tracker changed."""
+    kind = step[0]
+    if kind == "tick":
+        world.t += step[1]
+        return set()
+    iid = step[1]
+    th = world.things.setdefault(iid, Thing(exists=False))
+    touched = {iid}
+    if kind == "done":
+        th.done = True
+    elif kind == "reopen":
+        th.done = False
+    elif kind in ("delete", "create"):
+        th.exists = kind == "create"
+        if th.parent is not None:
+            touched.add(th.parent)  # the parent's list of children changed
+    elif kind == "fail":
+        th.failed = "boom"
+    elif kind == "clear":
+        th.failed = None
+    elif kind == "claim":
+        th.claim = (step[2], None if step[3] is None else world.t + step[3])
+    elif kind == "unclaim":
+        th.claim = None
+    elif kind == "needs":
+        th.needs = list(step[2])
+    elif kind == "parent":
+        touched.update(p for p in (th.parent, step[2]) if p is not None)
+        th.parent = step[2]
+    elif kind == "label":
+        th.labels = step[2]
+    elif kind == "priority":
+        th.priority = step[2]
+    return touched
+
+
+def _check(inc: IncrementalReadySet, world: World, children_block: bool) -> None:
+    ref = compute_ready_set(world.snapshot(), now=world.now, children_block=children_block)
+    assert inc.ready_set().to_json_obj() == ref.to_json_obj()
+    assert [it.id for it in inc.ready_items()] == [e.item.id for e in ref.ready]
+    assert inc.counts == {"ready": len(ref.ready), "blocked": len(ref.blocked),
+                          "claimed": len(ref.claimed)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    things=st.dictionaries(st.sampled_from(IDS), _thing(), max_size=len(IDS)),
+    wanted=st.frozensets(st.sampled_from(["a"])),
+    steps=st.lists(_step, max_size=25),
+    children_block=st.booleans(),
+    batch=st.integers(1, 3),
+)
+def test_any_sequence_of_deltas_gives_the_full_recomputation(
+    things: dict[str, Thing], wanted: frozenset[str], steps: list[tuple[Any, ...]],
+    children_block: bool, batch: int,
+) -> None:
+    world = World(things, wanted)
+    inc = IncrementalReadySet(world.snapshot(), now=world.now, children_block=children_block)
+    _check(inc, world, children_block)
+    touched: set[str] = set()
+    for n, step in enumerate(steps, 1):
+        touched |= _do(world, step)
+        if n % batch == 0 or n == len(steps):  # several changes may arrive in one delta
+            inc.apply(world.delta(touched), now=world.now)
+            touched = set()
+            _check(inc, world, children_block)
+
+
+def test_settling_a_blocker_touches_only_its_dependents() -> None:
+    """Closing T0 re-evaluates T0's dependents and nothing else (counted evaluations)."""
+    items = [SnapshotItem("T0")] + [SnapshotItem(f"D{i}", blockers=[BlockerRef("T0", "open")])
+                                    for i in range(3)]
+    items += [SnapshotItem(f"U{i}") for i in range(1000)]
+    inc = IncrementalReadySet(Snapshot("s", items), now=T0)
+    seen: list[str] = []
+    evaluate = inc._evaluate
+
+    def counting(iid: str) -> None:
+        seen.append(iid)
+        evaluate(iid)
+
+    inc._evaluate = counting  # type: ignore[method-assign]
+    inc.apply(Delta(left={"T0": "done"}), now=T0)
+    assert sorted(seen) == ["D0", "D1", "D2"]
+    assert inc.counts["ready"] == 1003
+    assert next(inc.ready_items()).id == "D0"
+
+
+def test_a_lease_ends_with_time_not_with_a_delta() -> None:
+    claim = Claim("them", T0, T0 + timedelta(seconds=10))
+    inc = IncrementalReadySet(Snapshot("s", [SnapshotItem("A", claim=claim)]), now=T0)
+    assert inc.status("A") == "claimed"
+    inc.advance(T0 + timedelta(seconds=10))
+    assert inc.status("A") == "ready"
+    inc.advance(T0 + timedelta(seconds=5))  # the clock went back: the claim is live again
+    assert inc.status("A") == "claimed"
+
+
+def test_a_delta_that_both_updates_and_drops_an_item_is_refused() -> None:
+    inc = IncrementalReadySet(Snapshot("s", [SnapshotItem("A")]), now=T0)
+    with pytest.raises(ValueError, match="both updates and drops 'A'"):
+        inc.apply(Delta(items=[SnapshotItem("A")], left={"A": "done"}), now=T0)
+
+
+def test_reading_the_ready_items_changes_nothing() -> None:
+    inc = IncrementalReadySet(Snapshot("s", [SnapshotItem(f"A{i}") for i in range(5)]), now=T0)
+    first = inc.ready_items()
+    assert next(first).id == "A0"
+    first.close()
+    assert [it.id for it in inc.ready_items()] == [f"A{i}" for i in range(5)]
