@@ -12,7 +12,13 @@ Design notes
 * The run ends when no worker runs and `next` gave nothing: `drained` when `open` is 0, else
   `deadlocked` (the seed). Extensions: `held > 0` makes an idle Pool wait for other pools, and
   `on_drained="wait"` makes it wait for new work forever (until interrupted).
-* A worker's `Failure` is caught and recorded; its sandbox is deleted. Any other exception is a
+* A worker's `Failure` is caught and recorded; its sandbox is deleted. A worker its Source stops
+  (`started`'s stop function: a lease lost, a person took the item back) ends `cancelled` with
+  the reason, not `failed`: it does not make the run fail. Extension (re-offer): a Source may
+  offer an id again as a new attempt once its worker ended `cancelled` or `failed` (a person
+  retried it); only an id that completed `done` offered again is a defect. The output keeps
+  the last outcome per id and an `attempts` count.
+* Any other exception is a
   defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
   releases the claim), and the defect ends the run `error`.
 """
@@ -42,11 +48,13 @@ DEFAULT_IDLE_POLL = 5.0
 @dataclass(slots=True)
 class Next:
     """An answer of `next`: an item, or `item=None` with how many items are `open` (exist, not
-    ready) and, as an extension, how many other pools `held` now."""
+    ready) and, as extensions, how many other pools `held` now and which ids' failures in this
+    run a person has since `cleared` (retried): they leave the output's failures."""
 
     item: Any = None
     open: int = 0
     held: int = 0
+    cleared: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -68,11 +76,15 @@ class FailureInfo(BaseModel):
 
 
 class RunOutput(BaseModel):
-    """A Pool's output: how it ended, each finished worker's output, each failure."""
+    """A Pool's output: how it ended, each finished worker's output, each failure, each worker its
+    Source stopped (`cancelled`, with why), and how many times each id was started (`attempts`).
+    An id is in at most one of `items`, `failures` and `cancelled`: its last outcome."""
 
     status: Literal["drained", "deadlocked"]
     items: dict[str, Any] = {}
     failures: dict[str, FailureInfo] = {}
+    cancelled: dict[str, FailureInfo] = {}
+    attempts: dict[str, int] = {}
 
 
 NextFn = Callable[[list[str]], Any]
@@ -121,9 +133,9 @@ def source(
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
     while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
-    `started(item_id, stop)` gets a function that stops that worker (a failure of the run, but
-    the item is settled `cancelled` with the reason, so a Work Source whose lease cannot be
-    renewed releases it); `idle_poll` is the wait while other pools hold items.
+    `started(item_id, stop)` gets a function that stops that worker (it ends `cancelled` with
+    the reason, not `failed`; the Source releases the item and may offer it again as a new
+    attempt); `idle_poll` is the wait while other pools hold items.
     """
     return Source(
         next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started
@@ -243,6 +255,8 @@ class _PoolRun:
         self.seen: set[str] = set()
         self.items: dict[str, Any] = {}
         self.failures: dict[str, FailureInfo] = {}
+        self.cancelled: dict[str, FailureInfo] = {}
+        self.attempts: dict[str, int] = {}
         self.stops: dict[str, str] = {}
         self.defect: BaseException | None = None
         self._finished: deque[str] = deque()
@@ -267,7 +281,8 @@ class _PoolRun:
         finally:
             if wake is not None:
                 self.run._close_gate(gate_id)
-        return RunOutput(status=status, items=self.items, failures=self.failures)
+        return RunOutput(status=status, items=self.items, failures=self.failures,
+                         cancelled=self.cancelled, attempts=self.attempts)
 
     async def _loop(self, cap: int) -> Literal["drained", "deadlocked"]:
         last = Next()
@@ -284,6 +299,8 @@ class _PoolRun:
                 if type(res) is Next or res is None or isinstance(res, (Next, dict)):
                     last = _as_next(res)
                     item = last.item
+                    for iid in last.cleared:
+                        self.failures.pop(iid, None)
                 else:  # a bare item: no `Next` to build (open and held are 0)
                     last, item = _GAVE_ITEM, res
                 if item is not None:
@@ -326,8 +343,8 @@ class _PoolRun:
                              "has now")
         if iid in seen and self.pool.on_drained != "wait":
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
-                             "worker finished")
-        seen.add(iid)
+                             "worker finished it")
+        self.attempts[iid] = self.attempts.get(iid, 0) + 1
         wi = self.pool.item_input
         winput = wi(item, self.input) if wi is not None else item
         ctx = self.ctx.child(iid)
@@ -357,8 +374,8 @@ class _PoolRun:
             reason = self.stops.pop(iid, None)
             if reason is None:
                 raise
-            # stopped by its Source (say, its lease was lost): a failure of this run, but the
-            # item itself did not fail, so the Source is told `cancelled` and releases it
+            # stopped by its Source (its lease was lost, a person took the item back): the item
+            # did not fail, so the Source is told `cancelled`, releases it, and may offer it again
             outcome = Outcome("cancelled", failure=Failure(reason))
         except Exception as exc:
             self.defect = exc
@@ -382,16 +399,25 @@ class _PoolRun:
             settle(iid, outcome)
 
     def _finish(self, iid: str, outcome: Outcome) -> None:
+        # the last outcome per id: a re-offered id keeps only its latest
+        self.items.pop(iid, None)
+        self.failures.pop(iid, None)
+        self.cancelled.pop(iid, None)
+        info = (FailureInfo(reason=outcome.failure.reason, detail=outcome.failure.detail)
+                if outcome.failure is not None else None)
         if outcome.status == "done":
             self.items[iid] = outcome.output
-        elif outcome.failure is not None:
-            self.failures[iid] = FailureInfo(reason=outcome.failure.reason,
-                                             detail=outcome.failure.detail)
+        elif outcome.status == "failed" and info is not None:
+            self.failures[iid] = info
+        elif info is not None:
+            self.cancelled[iid] = info
+        if outcome.status == "done":
+            self.seen.add(iid)  # completed: offering it again would be a defect
         self._finished.append(iid)
         self._signal.set()
         if self.run.observers:
             kind = ("worker_finished" if outcome.status == "done" else
-                    "worker_failed" if outcome.failure is not None else "worker_cancelled")
+                    "worker_failed" if outcome.status == "failed" else "worker_cancelled")
             detail = outcome.failure.reason if outcome.failure is not None else None
             path = self.contexts[iid].path.removesuffix(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))

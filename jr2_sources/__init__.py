@@ -1,8 +1,11 @@
 """jr2_sources: the Work Source layer, and the public pieces a third-party source reuses.
 
-- `WorkSource`, `TrackerAdapter`, `WorkItem`, `default_holder` (`worksource`): the
-  tracker-agnostic layer that turns an adapter (snapshot, claim, renew, release, record) into a
-  jr2 `Source`.
+- `Tracker` (`tracker`, with its `Options` = `TrackerOptions`): the one thing a tracker plugin
+  implements (snapshot, claim, renew, settle; optional webhook, watch, close); `ReadOnly` /
+  `ReadOnlyError`: the one read-only wrapper of a dry run; `ItemError`: one item's failure.
+- `WorkSource`, `WorkItem`, `default_holder` (`worksource`): the tracker-agnostic layer that
+  turns a `Tracker` into a jr2 `Source`, enforcing scope, re-offers, one-item failures and
+  people-win once. `TrackerAdapter` is a deprecated alias of `Tracker`.
 - `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
   (`readyset`): what an adapter reads and the Ready-set computed from it; `report`: its views.
 - `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
         CommentThread,
         DeliveryDeduper,
         Duration,
+        LabelCommentTracker,
         LabelOptions,
         Redactor,
         RequestStats,
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
         compute_ready_set,
     )
     from .registry import SourceEnv, SourceKind
+    from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
     from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 _WHERE = {
@@ -61,6 +66,7 @@ _WHERE = {
     "CommentThread": ".kit",
     "DeliveryDeduper": ".kit",
     "Duration": ".kit",
+    "LabelCommentTracker": ".kit",
     "LabelOptions": ".kit",
     "Redactor": ".kit",
     "RequestStats": ".kit",
@@ -83,6 +89,11 @@ _WHERE = {
     "compute_ready_set": ".readyset",
     "SourceEnv": ".registry",
     "SourceKind": ".registry",
+    "ItemError": ".tracker",
+    "ReadOnly": ".tracker",
+    "ReadOnlyError": ".tracker",
+    "Tracker": ".tracker",
+    "TrackerOptions": ".tracker",
     "TrackerAdapter": ".worksource",
     "WorkItem": ".worksource",
     "WorkSource": ".worksource",
@@ -99,7 +110,11 @@ __all__ = [
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
+    "ItemError",
+    "LabelCommentTracker",
     "LabelOptions",
+    "ReadOnly",
+    "ReadOnlyError",
     "ReadySet",
     "Reason",
     "Redactor",
@@ -110,7 +125,9 @@ __all__ = [
     "SnapshotItem",
     "SourceEnv",
     "SourceKind",
+    "Tracker",
     "TrackerAdapter",
+    "TrackerOptions",
     "Verdict",
     "WorkItem",
     "WorkSource",

@@ -15,7 +15,10 @@ claimed is re-checked by the claim protocol itself (a stale "ready" costs one lo
 adapter re-reads that item in the next delta).
 
 `ReadyView` is the part of a Ready-set a claim needs: the ready items in run order (lazily), the
-counts, and the live holders; `ReadySet` (for reports) is built only when someone asks.
+counts, the live holders and which items carry a failure mark; `ReadySet` (for reports) is built
+only when someone asks. Items outside the pool's scope (`in_scope=False`, listed only to show
+jr2's marks) count neither as blocked nor as held work of this pool: the reader keeps their ids
+(few by nature) so that excluding them costs what they number, not the backlog's size.
 """
 
 from __future__ import annotations
@@ -41,12 +44,15 @@ class ChangesFn(Protocol):
 @dataclass(slots=True)
 class ReadyView:
     """What claiming needs from a Ready-set: the ready items in run order (an iterator to close
-    when done), how many are ready and blocked, and who holds the claimed ones."""
+    when done; it may hold items outside the scope, which the WorkSource passes over), how many
+    are ready, how many in scope are blocked, who holds the claimed ones in scope, and whether an
+    item carries a failure mark now."""
 
     ready: Generator[SnapshotItem, None, None]
     n_ready: int
     n_blocked: int
     holders: dict[str, str]
+    failed: Callable[[str], bool]
 
 
 class ReadyReader:
@@ -63,6 +69,7 @@ class ReadyReader:
         self._inc: IncrementalReadySet | None = None
         self._synced = 0.0
         self._last: ReadySet | None = None
+        self._outside: set[str] = set()  # ids of the items with in_scope=False (deltas only)
         # `read` runs in a worker thread while the live view or the summary may ask for `last`
         self._lock = threading.Lock()
 
@@ -86,14 +93,24 @@ class ReadyReader:
         """The Ready-set now (blocking), as a `ReadyView`."""
         if self._changes is None:
             rs = self._last = self.ready_set()
-            return ReadyView((e.item for e in rs.ready), len(rs.ready), len(rs.blocked),
-                             {e.item.id: e.claim.holder for e in rs.claimed})
+            failed_ids = {e.item.id for e in rs.blocked if e.item.failed is not None}
+            return ReadyView((e.item for e in rs.ready), len(rs.ready),
+                             sum(1 for e in rs.blocked if e.item.in_scope),
+                             {e.item.id: e.claim.holder for e in rs.claimed if e.item.in_scope},
+                             failed_ids.__contains__)
         with self._lock:
             inc = self._refresh(self._changes)
             self._last = None
             counts = inc.counts
-            holders = {iid: c.holder for iid, c in inc.claims().items()}
-        return ReadyView(inc.ready_items(), counts["ready"], counts["blocked"], holders)
+            outside = self._outside
+            n_blocked = counts["blocked"] - sum(1 for i in outside
+                                                if i in inc and inc.status(i) == "blocked")
+            holders = {iid: c.holder for iid, c in inc.claims().items() if iid not in outside}
+
+        def failed(item_id: str) -> bool:
+            return item_id in inc and inc.item(item_id).failed is not None
+
+        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
         t = self.clock()
@@ -105,9 +122,16 @@ class ReadyReader:
                 self._inc = IncrementalReadySet(got, now=now, children_block=self.children_block)
             else:
                 self._inc.reset(got, now=now)
+            self._outside = {it.id for it in got.items if not it.in_scope}
             self._synced = t
         elif self._inc is None:
             raise RuntimeError("a source's first reading must be a full snapshot")
         else:
             self._inc.apply(got, now=now)
+            for it in got.items:
+                if it.in_scope:
+                    self._outside.discard(it.id)
+                else:
+                    self._outside.add(it.id)
+            self._outside.difference_update(got.left)
         return self._inc

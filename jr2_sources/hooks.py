@@ -4,15 +4,16 @@ Design notes
 ------------
 The engine's plugin host (`jr2_core.plugins`) knows no source kinds. This plugin, one of jr2's
 own entry points, adds the `jr2_register_sources` hookspec through `jr2_add_hookspecs`, and once
-every plugin is loaded (`jr2_plugins_loaded`) asks each of them for its kinds, in load order, so
+every plugin is loaded (`jr2_plugins_loaded`) asks each of them for its kinds through `pm.hook`
+(a `specname=` implementation counts), plugin by plugin in load order, so
 an error is recorded on the plugin that raised it (shown by `jr2 plugins`) and never breaks the
 others. `load_registry()` is how the commands get the kinds.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
+from dataclasses import replace
 
 import pluggy
 
@@ -47,16 +48,20 @@ def jr2_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
 def jr2_plugins_loaded(host: Host) -> None:
     """Build the registry from every loaded plugin's `jr2_register_sources`."""
     registry = Registry()
+    impls = host.pm.hook.jr2_register_sources.get_hookimpls()
     for info in host.plugins:
         plugin = host.pm.get_plugin(info.name)
-        impl = getattr(plugin, "jr2_register_sources", None) if plugin is not None else None
-        if impl is None:
+        # through pm.hook, so an implementation named with pluggy's `specname=` counts; only
+        # this plugin's, so each kind is credited to it and one failure stays its own
+        mine = [i for i in impls if plugin is not None and i.plugin is plugin]
+        if not mine:
             continue
         found: list[SourceKind] = []
         try:
-            impl(register=found.append)
+            for impl in mine:
+                impl.function(register=found.append)
             for kind in found:
-                kind = dataclasses.replace(kind, plugin=info.distribution or info.module)
+                kind = replace(kind, plugin=info.distribution or info.module)
                 registry.register(kind)
                 info.kinds.append(kind.name)
         except ConfigError as exc:

@@ -7,10 +7,18 @@ for free. Option names are field names with `-` for `_`; list fields repeat (`--
 bool fields take `--flag` / `--no-flag`. `--help` names each option's value by its type (`TEXT`,
 `N`, `close|label|nothing`, or an `OptionHint`'s metavar such as `DURATION`) and shows defaults in
 the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
+
+A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
+--help` never pays for it and one broken kind never hides the others: its tracker class must
+implement the required methods, and its options must not collide with the options of `jr2 ready`
+and `jr2 work`. Those are `RESERVED_OPTIONS` plus every name starting with `jr2_`: jr2 adds new
+options of its own only from that list or with that prefix, so a new jr2 release never breaks a
+plugin's options.
 """
 
 from __future__ import annotations
 
+import inspect
 import types
 import typing
 from collections.abc import Callable
@@ -58,6 +66,50 @@ class SourceKind:
     plugin: str = ""
     target_is_path: bool = False
     token_var: str | None = None
+    tracker: type | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), checked on first use."""
+
+
+RESERVED_OPTIONS = frozenset({
+    # jr2 ready / jr2 work today
+    "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
+    "format", "explain", "fail_on", "help",
+    # reserved for jr2's own options (planned or likely)
+    "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
+    "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
+})
+"""Option names a kind's config may not use (besides `target`): `jr2 ready`/`jr2 work` take
+them. Every name starting with `RESERVED_PREFIX` is reserved too."""
+
+RESERVED_PREFIX = "jr2_"
+
+
+REQUIRED_METHODS = ("snapshot", "claim", "renew", "settle")
+"""The methods a tracker must implement (see `jr2_sources.Tracker`)."""
+
+
+def missing_methods(cls: type) -> list[str]:
+    """The required methods `cls` does not implement (one still abstract counts as missing)."""
+    return [name for name in REQUIRED_METHODS
+            if not callable(impl := getattr(cls, name, None))
+            or getattr(impl, "__isabstractmethod__", False)]
+
+
+def kind_problems(kind: SourceKind) -> list[str]:
+    """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
+    missing required methods. Empty when it is fine."""
+    problems: list[str] = []
+    clash = sorted(n for n in kind.config.model_fields
+                   if n in RESERVED_OPTIONS or n.startswith(RESERVED_PREFIX))
+    if clash:
+        names = ", ".join("--" + n.replace("_", "-") for n in clash)
+        problems.append(f"option {names} collides with jr2's own options (rename it)")
+    if kind.tracker is not None:
+        missing = missing_methods(kind.tracker)
+        if missing:
+            problems.append(f"its tracker {kind.tracker.__name__} does not implement "
+                            f"{', '.join(missing)}")
+    return problems
 
 
 class Registry:
@@ -66,6 +118,7 @@ class Registry:
     def __init__(self) -> None:
         self.kinds: dict[str, SourceKind] = {}
         self.conflicts: dict[str, str] = {}
+        self._checked: set[str] = set()
 
     def register(self, kind: SourceKind) -> None:
         """Add a kind. A second registration of one name makes that kind unusable (which of
@@ -85,6 +138,12 @@ class Registry:
         if kind is None:
             known = ", ".join(sorted(self.kinds)) or "none"
             raise UsageError(f"unknown source kind {name!r} (kinds: {known})")
+        if name not in self._checked:
+            problems = kind_problems(kind)
+            if problems:
+                raise ConfigError(f"source kind {name!r} of plugin {kind.plugin or '?'}: "
+                                  + "; ".join(problems))
+            self._checked.add(name)
         return kind
 
 
@@ -114,9 +173,19 @@ def _is_bool(annotation: Any) -> bool:
     return False
 
 
+def kind_fields(config: type[BaseModel]) -> list[str]:
+    """A config model's option names (not `target`) in the order help shows them: the kind's own
+    first, then those the WorkSource layer reads (declared by a base marked `_jr2_layer`, i.e.
+    `jr2_sources.Tracker.Options`)."""
+    layer = {name for cls in config.__mro__ if cls.__dict__.get("_jr2_layer")
+             for name in inspect.get_annotations(cls)}
+    names = [n for n in config.model_fields if n != "target"]
+    return [n for n in names if n not in layer] + [n for n in names if n in layer]
+
+
 def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
     """Turn `--name value` options into raw field values of the kind's config model."""
-    fields = {n: f for n, f in kind.config.model_fields.items() if n != "target"}
+    fields = {n: kind.config.model_fields[n] for n in kind_fields(kind.config)}
     values: dict[str, Any] = {}
     i = 0
     while i < len(args):
@@ -174,11 +243,6 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         raise ConfigError(f"{where or kind.name}: {field}: {msg}{more}") from None
 
 
-def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
-    """Parse `--name value` options into the kind's config model, or raise a one-line error."""
-    return validate_config(kind, {"target": target, **options_to_values(kind, args)})
-
-
 def _hint(f: FieldInfo) -> OptionHint | None:
     return next((m for m in f.metadata if isinstance(m, OptionHint)), None)
 
@@ -221,9 +285,8 @@ def kind_help(kind: SourceKind) -> str:
     if target is not None and target.description:
         lines += [f"  TARGET  {target.description}", ""]
     lines.append("Options:")
-    for name, f in kind.config.model_fields.items():
-        if name == "target":
-            continue
+    for name in kind_fields(kind.config):
+        f = kind.config.model_fields[name]
         opt = "--" + name.replace("_", "-")
         if _is_bool(f.annotation):
             opt = f"{opt} / --no-{name.replace('_', '-')}"

@@ -1,4 +1,5 @@
-"""The conformance kit: the promises every Work Source keeps, as tests a plugin runs on itself.
+"""The testing kit: `MemoryTracker` (an in-memory tracker, as httpx ships `MockTransport`) and the
+conformance kit, the promises every tracker keeps, as tests a plugin runs on itself.
 
 A source plugin subclasses `SourceConformance` in its own tests (the subclass name starts with
 `Test` so pytest collects it) and implements `make_target`: seed its tracker (or a fake of it)
@@ -9,8 +10,12 @@ keys, and a counter of writes). The kit then checks, against the adapter alone:
   children, and a failed item that does not unblock its dependents;
 * claims are exclusive, for sequential and for concurrent claimers (threads);
 * a read-only (dry-run) adapter writes nothing;
-* `record` makes an item done (unblocking dependents) or failed;
-* a lease that is not renewed expires and is taken over; a renewal after takeover fails.
+* `settle` makes an item done (unblocking dependents) or failed; `cancelled` releases it and
+  records nothing;
+* a lease that is not renewed expires and is taken over; a renewal after takeover fails;
+* `watch` says nothing of an item the holder still holds, and names one it no longer holds;
+* the rules the WorkSource enforces hold over this tracker: `ReadOnly` refuses every write before
+  it reaches the tracker, and a pool never offers an item the tracker marks out of scope.
 
 Leases are short real ones (`lease` seconds, default 1.0): the kit sleeps past them.
 """
@@ -25,9 +30,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Failure, Outcome
-from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_core.errors import ItemError
 
-from .worksource import TrackerAdapter
+from .readyset import (
+    BlockerRef,
+    BlockerState,
+    Claim,
+    ReadySet,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+from .tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
 
 
 @dataclass(frozen=True)
@@ -61,14 +75,26 @@ class Target:
     """What a plugin hands the kit: `adapter`; `ids` maps each reference key (and `MISSING`) to
     the tracker's id; `writes()` counts write requests made to the tracker so far."""
 
-    adapter: TrackerAdapter
+    adapter: Any
     ids: dict[str, str]
     writes: Callable[[], int]
     close: Callable[[], None] = field(default=lambda: None)
 
 
-def _ready_set(adapter: TrackerAdapter) -> ReadySet:
+def _ready_set(adapter: Any) -> ReadySet:
     return compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
+
+
+def _watch(tracker: Tracker, ids: list[str], holder: str = "p@h") -> dict[str, str]:
+    """`watch`, asked again while the tracker says it cannot tell yet (raises), for up to 5 s."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            return tracker.watch(ids, holder)
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 class SourceConformance:
@@ -109,7 +135,7 @@ class SourceConformance:
         if self.supports_children:
             assert any(k == "open_children" for k, _ in blocked[ids["P"]])
         if self.supports_cycles:
-            assert rs.cycles == [sorted([ids["X"], ids["Y"]])] or len(rs.cycles) == 1
+            assert [sorted(c) for c in rs.cycles] == [sorted([ids["X"], ids["Y"]])]
             assert any(k == "cycle" for k, _ in blocked[ids["X"]])
         assert ids["F"] not in ready | set(blocked)
         t.close()
@@ -159,10 +185,11 @@ class SourceConformance:
         rs = _ready_set(t.adapter)
         a = next(e.item for e in rs.ready if e.item.id == ids["A"])
         b = next(e.item for e in rs.ready if e.item.id == ids["B"])
-        assert t.adapter.claim(a, "p@h", self.lease * 30)
-        t.adapter.record(ids["A"], "p@h", Outcome("done", output="ok"))
-        assert t.adapter.claim(b, "p@h", self.lease * 30)
-        t.adapter.record(ids["B"], "p@h", Outcome("failed", failure=Failure("it broke")))
+        tr = as_tracker(t.adapter)
+        assert tr.claim(a, "p@h", self.lease * 30)
+        tr.settle(ids["A"], "p@h", Outcome("done", output="ok"))
+        assert tr.claim(b, "p@h", self.lease * 30)
+        tr.settle(ids["B"], "p@h", Outcome("failed", failure=Failure("it broke")))
         rs = _ready_set(t.adapter)
         listed = ({e.item.id for e in rs.ready} | {e.item.id for e in rs.blocked}
                   | {e.item.id for e in rs.claimed})
@@ -188,7 +215,177 @@ class SourceConformance:
     def test_conformance_release_makes_an_item_ready_again(self) -> None:
         t = self.make_target(self._items())
         item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["A"])
-        assert t.adapter.claim(item, "p@h", self.lease * 30)
-        t.adapter.release(t.ids["A"], "p@h")
-        assert t.ids["A"] in {e.item.id for e in _ready_set(t.adapter).ready}
+        tr = as_tracker(t.adapter)
+        assert tr.claim(item, "p@h", self.lease * 30)
+        tr.settle(t.ids["A"], "p@h", Outcome("cancelled"))
+        rs = _ready_set(t.adapter)
+        assert t.ids["A"] in {e.item.id for e in rs.ready}, "a released item is not ready"
         t.close()
+
+    def test_conformance_watch_names_only_items_no_longer_held(self) -> None:
+        t = self.make_target(self._items())
+        tr = as_tracker(t.adapter)
+        rs = _ready_set(t.adapter)
+        a = next(e.item for e in rs.ready if e.item.id == t.ids["A"])
+        assert tr.claim(a, "p@h", self.lease * 30)
+        assert _watch(tr, [t.ids["A"]]) == {}, "watch stopped an item its holder holds"
+        tr.settle(t.ids["A"], "p@h", Outcome("done", output="ok"))
+        assert t.ids["A"] in _watch(tr, [t.ids["A"]]), "watch missed a settled item"
+        t.close()
+
+    def test_conformance_read_only_refuses_every_write_before_the_tracker(self) -> None:
+        t = self.make_target(self._items())
+        before = t.writes()
+        ro = ReadOnly(self.make_target(self._items(), read_only=True, state=t).adapter)
+        item = next(e.item for e in _ready_set(ro).ready if e.item.id == t.ids["A"])
+        calls: list[Callable[[], object]] = [
+            lambda: ro.claim(item, "p@h", 30.0), lambda: ro.renew(item.id, "p@h", 30.0),
+            lambda: ro.settle(item.id, "p@h", Outcome("done"))]
+        for call in calls:
+            try:
+                call()
+            except ReadOnlyError:
+                pass
+            else:
+                raise AssertionError("a read-only tracker accepted a write")
+        assert t.writes() == before, "a read-only tracker wrote"
+        t.close()
+
+
+# -- MemoryTracker -----------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryItem:
+    """One item of a `MemoryTracker`: what a person sees and edits."""
+
+    id: str
+    title: str = ""
+    labels: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
+    parent: str | None = None
+    priority: int | None = None
+    open: bool = True
+    failed: str | None = None
+
+
+@dataclass
+class _Held:
+    holder: str
+    since: float
+    expires: float
+
+
+class MemoryTracker(Tracker):
+    """An in-memory tracker for tests: items a test (or a "person") edits directly, exclusive
+    claims with leases on `clock`, a write counter, and hooks to make one item refuse a claim or
+    a settle (`ItemError`). `label` scopes it like `--label`: an item outside it that carries a
+    claim or a failure is listed with `in_scope=False`, the way every tracker must."""
+
+    def __init__(self, items: list[MemoryItem] | None = None, *, label: list[str] | None = None,
+                 name: str = "memory:test", clock: Callable[[], float] = time.time) -> None:
+        self.name = name
+        self.items: dict[str, MemoryItem] = {i.id: i for i in items or []}
+        self.label = list(label or [])
+        self.clock = clock
+        self.claims: dict[str, _Held] = {}
+        self.writes = 0
+        self.settled: list[tuple[str, str, str]] = []
+        """(item id, holder, outcome status) of every settle, in order."""
+        self.refuse_claim: dict[str, str] = {}
+        """Item id -> reason: `claim` raises `ItemError` (a locked or deleted issue)."""
+        self.refuse_settle: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def add(self, iid: str, **fields: Any) -> MemoryItem:
+        """Add (or replace) an item."""
+        item = MemoryItem(iid, **fields)
+        with self._lock:
+            self.items[iid] = item
+        return item
+
+    def _in_scope(self, item: MemoryItem) -> bool:
+        return set(self.label).issubset(item.labels)
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            state: dict[str, BlockerState] = {
+                i.id: ("open" if i.open else "done") for i in self.items.values()}
+            kids: dict[str, list[str]] = {}
+            for i in self.items.values():
+                if i.parent is not None:
+                    kids.setdefault(i.parent, []).append(i.id)
+            out: list[SnapshotItem] = []
+            for i in self.items.values():
+                if not i.open:
+                    continue
+                held = self.claims.get(i.id)
+                in_scope = self._in_scope(i)
+                if not in_scope and held is None and i.failed is None:
+                    continue
+                claim = None
+                if held is not None:
+                    claim = Claim(held.holder, datetime.fromtimestamp(held.since, UTC),
+                                  datetime.fromtimestamp(held.expires, UTC))
+                out.append(SnapshotItem(
+                    id=i.id, title=i.title, labels=list(i.labels), priority=i.priority,
+                    parent=i.parent, in_scope=in_scope, failed=i.failed, claim=claim,
+                    blockers=[BlockerRef(n, state.get(n, "missing")) for n in i.needs],
+                    children=[BlockerRef(c, state[c]) for c in kids.get(i.id, [])]))
+            return Snapshot(source=self.name, items=out)
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        with self._lock:
+            if item.id in self.refuse_claim:
+                raise ItemError(f"{self.name}: {item.id}: {self.refuse_claim[item.id]}")
+            now = self.clock()
+            it = self.items.get(item.id)
+            held = self.claims.get(item.id)
+            if it is None or not it.open or it.failed is not None:
+                return False
+            if held is not None and held.expires > now and held.holder != holder:
+                return False
+            self.writes += 1
+            self.claims[item.id] = _Held(holder, now, now + lease)
+            return True
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        with self._lock:
+            held = self.claims.get(item_id)
+            if held is None or held.holder != holder:
+                return False
+            self.writes += 1
+            held.expires = self.clock() + lease
+            return True
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        with self._lock:
+            if item_id in self.refuse_settle:
+                raise ItemError(f"{self.name}: {item_id}: {self.refuse_settle[item_id]}")
+            held = self.claims.get(item_id)
+            if held is None or held.holder != holder:
+                return  # lost meanwhile: the new holder's settle is the one that counts
+            self.writes += 1
+            del self.claims[item_id]
+            self.settled.append((item_id, holder, outcome.status))
+            it = self.items.get(item_id)
+            if it is None:
+                return
+            if outcome.status == "done":
+                it.open = False
+            elif outcome.status == "failed":
+                it.failed = outcome.failure.reason if outcome.failure is not None else "failed"
+
+    # -- what a person does --------------------------------------------------------------------
+
+    def person_closes(self, item_id: str) -> None:
+        with self._lock:
+            self.items[item_id].open = False
+
+    def person_removes_claim(self, item_id: str) -> None:
+        with self._lock:
+            self.claims.pop(item_id, None)
+
+    def person_relabels(self, item_id: str, labels: list[str]) -> None:
+        with self._lock:
+            self.items[item_id].labels = list(labels)

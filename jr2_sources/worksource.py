@@ -1,26 +1,41 @@
-"""The WorkSource layer: a tracker adapter in, a jr2 `Source` out.
+"""The WorkSource layer: a `Tracker` in, a jr2 `Source` out, with the rules every tracker shares
+enforced once, here.
 
 Design notes
 ------------
-A tracker adapter answers a few questions (`TrackerAdapter`): the open items in scope with their
-blocker references (`snapshot`), and `claim` / `renew` / `release` / `record` for one item. This
-layer does the rest, the same for every tracker:
+A tracker (`jr2_sources.Tracker`) answers a few questions: the open items in scope with their
+blocker references (`snapshot`), and `claim` / `renew` / `settle` for one item. This layer does
+the rest, the same for every tracker:
 
-* `next(active)` reads the Ready-set afresh (the Pool never holds dependencies: the seed) and
-  claims the first ready item it can win, in the Ready-set's stable order (priority, then
-  oldest, then id); for an adapter that sets `spread_claims` (GitHub, whose claim attempts
-  notify people), among items of equal order (same priority and time) each pool starts at its
-  own offset (`spread`), so pools polling together do not all race for one. A lost claim moves
-  on to the next item. An adapter with the optional `changes()` is read by deltas
-  (`deltas.py`): one snapshot, then only what changed.
+* `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
+  the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
+  (priority, then oldest, then id); for a tracker that sets `spread_claims` (GitHub, whose
+  claim attempts notify people), among items of equal order (same priority and time) each pool
+  starts at its own offset (`spread`), so pools polling together do not all race for one.
+  A lost claim moves on to the next item. A tracker with the optional `changes()` is read by
+  deltas (`deltas.py`): one snapshot, then only what changed.
+* Scope: an item the tracker reports with `in_scope=False` (outside the user's filter, listed
+  only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
+  held work of this pool.
+* One item's failure: a claim the tracker refuses for one item (`ItemError`) skips that item for
+  this run with one warning line, leaves no mark on it, and the run goes on; a settle refused
+  for one item is reported with its reason (`tally.unsettled`) and the run goes on.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
   instead of ending `deadlocked` or `drained` early.
 * Claims are leases. While a worker runs, its lease is renewed every `lease/3`; when renewal is
   refused (another pool took the item) or keeps failing until the lease is about to end, the
-  worker is stopped with a Failure before the lease runs out, so two pools never both work.
-* `settle` records the outcome (done, or failed with the reason) and drops the claim; a
-  cancelled worker's claim is released with nothing recorded, so the item is offered again.
+  worker is stopped before the lease runs out, so two pools never both work. A stopped worker
+  ends `cancelled` (the Pool's re-offer extension): its claim is released and the item may be
+  offered again in the same run.
+* People win: while workers run, the held items are watched (`Tracker.watch`) every
+  `poll_every`, at once after a webhook (`poke`), and once more before a settle. An item a
+  person took back (closed, reopened, deleted, moved, claim mark removed, failure mark added,
+  out of scope) has its worker stopped and its claim released with nothing recorded, so a
+  settle never overwrites what the person set; `tally.stopped` says why. An item whose claim
+  mark a person removed is not offered again in this run.
+* `settle` ends the claim through `Tracker.settle` (done, failed with the reason, or
+  cancelled = release, record nothing).
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
 """
@@ -35,53 +50,24 @@ import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel
 
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
-from jr2_core.errors import UsageError
-from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
+from jr2_core.errors import ItemError, UsageError
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from .readyset import ReadyEntry, ReadySet, SnapshotItem
+from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
 
+TrackerAdapter = Tracker
+"""Deprecated alias of `Tracker` (the seam before it had a base class), kept for one release."""
 
-@runtime_checkable
-class TrackerAdapter(Protocol):
-    """What a tracker must answer. Methods block; the WorkSource runs them in a thread."""
-
-    name: str
-    """The source as the user named it (`local:backlog.toml`, `github:o/r`)."""
-
-    def snapshot(self) -> Snapshot:
-        """The open items in scope, with blockers, children, claims and failure marks."""
-        ...
-
-    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        """Claim `item` for `holder` for `lease` seconds: True if won. Must be safe against
-        every other pool on any machine."""
-        ...
-
-    def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        """Extend `holder`'s lease; False if `holder` no longer holds the item."""
-        ...
-
-    def release(self, item_id: str, holder: str) -> None:
-        """Drop `holder`'s claim without recording an outcome."""
-        ...
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        """Record a `done` or `failed` outcome and drop the claim."""
-        ...
-
-    # Optional: `changes(*, full=False) -> Snapshot | jr2_sources.incremental.Delta`: what changed
-    # since the last call, or a full snapshot (the first call, `full`, any sign of a gap); the
-    # WorkSource then keeps an incremental Ready-set instead of recomputing it (see deltas.py).
-    # Optional: `webhook(headers, body, secret) -> jr2_sources.Verdict` verifies a delivery
-    # (signature, replay) and says whether it can change the Ready-set; `jr2 work` then serves
-    # it at POST /webhook (see jr2_sources.kit.webhooks).
+DEFAULT_WATCH_EVERY = 5.0
+"""How often held items are watched when the tracker sets no `poll_every`."""
 
 
 class WorkItem(BaseModel):
@@ -104,19 +90,35 @@ class WorkItem(BaseModel):
 
 
 class Tally:
-    """Counts what a run's workers did (an observer), for summaries that must be right even
-    when the run was interrupted and has no output."""
+    """What a run's workers did (an observer, fed by the Pool's events) and what the WorkSource
+    decided per item, for summaries that must be right even when the run was interrupted and
+    has no output. Each id keeps its last outcome."""
 
     def __init__(self) -> None:
-        self.done = 0
+        self.done_ids: set[str] = set()
         self.cancelled = 0
         self.failed: dict[str, str] = {}
+        self.stopped: dict[str, str] = {}
+        """Workers stopped (or settles withheld) because a person took the item back: why."""
+        self.skipped: dict[str, str] = {}
+        """Items the tracker refused to claim (`ItemError`): skipped for this run, with why."""
+        self.unsettled: dict[str, str] = {}
+        """Items whose settle the tracker refused (`ItemError`), with why."""
+        self.retried: set[str] = set()
+        """Items this pool failed whose failure a person cleared during the run."""
+
+    @property
+    def done(self) -> int:
+        return len(self.done_ids)
 
     def observe(self, ev: RunEvent) -> None:
+        iid = ev.item_id or "?"
         if ev.kind == "worker_finished":
-            self.done += 1
+            self.done_ids.add(iid)
+            self.failed.pop(iid, None)
         elif ev.kind == "worker_failed":
-            self.failed[ev.item_id or "?"] = str(ev.detail)
+            self.failed[iid] = str(ev.detail)
+            self.done_ids.discard(iid)
         elif ev.kind == "worker_cancelled":
             self.cancelled += 1
 
@@ -140,11 +142,11 @@ def default_holder(run_id: str) -> str:
 
 
 class WorkSource:
-    """Turns a `TrackerAdapter` into a `Source` with claims, leases and settle."""
+    """Turns a `Tracker` into a `Source` with claims, leases, settle and the shared rules."""
 
     def __init__(
         self,
-        adapter: TrackerAdapter,
+        tracker: Any,
         *,
         holder: str,
         lease: float = 600.0,
@@ -153,26 +155,38 @@ class WorkSource:
         idle_poll: float = 5.0,
         wake: EventDef | None = None,
         clock: Callable[[], float] = time.time,
+        watch_every: float | None = None,
         resync_every: float | None = DEFAULT_RESYNC_EVERY,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
-        self.adapter = adapter
+        self.tracker: Tracker = as_tracker(tracker)
         self.holder = holder
         self.lease = lease
         self.children_block = children_block
         self.poll_every = poll_every
         self.idle_poll = idle_poll
+        self.watch_every = watch_every or poll_every or DEFAULT_WATCH_EVERY
         self.wake = wake
         self.clock = clock
-        changes = getattr(adapter, "changes", None)
-        self._reader = ReadyReader(adapter.snapshot, changes if callable(changes) else None,
+        changes = getattr(self.tracker, "changes", None)
+        self._reader = ReadyReader(self.tracker.snapshot, changes if callable(changes) else None,
                                    children_block=children_block, clock=clock,
                                    resync_every=resync_every)
         self._seen: ReadyView | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
+        self._held: dict[str, Callable[[str], None]] = {}
+        self._no_reoffer: set[str] = set()
+        self._failed_here: set[str] = set()
+        self._watcher: asyncio.Task[None] | None = None
+        self._poked: asyncio.Event | None = None
+
+    @property
+    def adapter(self) -> Tracker:
+        """The tracker (its name before the seam had a base class)."""
+        return self.tracker
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -192,6 +206,10 @@ class WorkSource:
         return source(self.next, wake=self.wake, poll_every=self.poll_every,
                       idle_poll=self.idle_poll, settle=self.settle, started=self.started)
 
+    def _offerable(self, item: SnapshotItem, mine: set[str]) -> bool:
+        return (item.in_scope and item.id not in mine and item.id not in self.tally.skipped
+                and item.id not in self._no_reoffer)
+
     async def next(self, active: list[str]) -> Next:
         try:
             return await asyncio.to_thread(self._claim_next, set(active))
@@ -199,38 +217,72 @@ class WorkSource:
             if self._seen is None:
                 raise
             # a person is half-way through an edit: keep working, look again on the next poll
-            log.warning("%s: %s; keeping the last good state and looking again", self.adapter.name,
-                        exc)
+            log.warning("%s: %s; keeping the last good state and looking again",
+                        self.tracker.name, exc)
             return Next(item=None, open=self._seen.n_blocked + 1, held=1)
 
     def _claim_next(self, mine: set[str]) -> Next:
-        """Read the Ready-set and claim the first ready item we win (blocking: one thread hop
-        for the whole of `next`, which is most of a cheap source's cost per item)."""
+        """Read the Ready-set and claim the first ready item in scope we win (blocking: one
+        thread hop for the whole of `next`, which is most of a cheap source's cost per item)."""
         view = self._reader.read()
         self._seen = view
+        cleared = self._cleared(view)
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
+        blocked = view.n_blocked
         lost = 0
+        passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
         order: Iterable[SnapshotItem] = view.ready
-        if getattr(self.adapter, "spread_claims", False):
+        if self.tracker.spread_claims:
             order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
         try:
             for i, item in enumerate(order):
-                if item.id in mine:
+                if not self._offerable(item, mine):
+                    passed += item.in_scope and item.id not in mine
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
-                if self.adapter.claim(item, self.holder, self.lease):
+                try:
+                    won = self.tracker.claim(item, self.holder, self.lease)
+                except ItemError as exc:
+                    self._skip(item.id, str(exc))
+                    passed += 1
+                    continue
+                if won:
                     self._claimed_at[item.id] = asked
                     rest = view.n_ready - i - 1
-                    return Next(item=WorkItem.from_snapshot(item, self.adapter.name),
-                                open=rest + lost + view.n_blocked + held, held=held + lost)
+                    return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
+                                open=rest + lost + passed + blocked + held, held=held + lost,
+                                cleared=cleared)
                 lost += 1
         finally:
             view.ready.close()
-        return Next(item=None, open=view.n_blocked + held + lost, held=held + lost)
+        return Next(item=None, open=blocked + held + lost + passed, held=held + lost,
+                    cleared=cleared)
+
+    def _cleared(self, view: ReadyView) -> tuple[str, ...]:
+        """Items this pool failed whose failure mark is gone now (a person retried them, or they
+        were done since): their failures leave this run's output."""
+        if not self._failed_here:
+            return ()
+        gone = tuple(sorted(i for i in self._failed_here if not view.failed(i)))
+        for iid in gone:
+            self._failed_here.discard(iid)
+            if self.tally.failed.pop(iid, None) is not None:
+                self.tally.retried.add(iid)
+        return gone
+
+    def _skip(self, item_id: str, reason: str) -> None:
+        """A claim the tracker refused for this one item: skip it for this run."""
+        self.tally.skipped[item_id] = reason
+        log.warning("%s: skipping %s for this run: %s", self.tracker.name, item_id, reason)
 
     def started(self, item_id: str, stop: Callable[[str], None]) -> None:
-        self._renewers[item_id] = asyncio.get_running_loop().create_task(
-            self._keep_lease(item_id, stop), name=f"lease:{item_id}")
+        loop = asyncio.get_running_loop()
+        self._held[item_id] = stop
+        self._renewers[item_id] = loop.create_task(self._keep_lease(item_id, stop),
+                                                   name=f"lease:{item_id}")
+        if self._watcher is None or self._watcher.done():
+            self._poked = asyncio.Event()
+            self._watcher = loop.create_task(self._watch_held(), name="watch-held")
 
     def lease_margin(self) -> float:
         """How long before its lease ends a worker whose renewals fail is stopped: a fifth of
@@ -257,10 +309,13 @@ class WorkSource:
             asked = self.clock()
             try:
                 ok = await asyncio.wait_for(asyncio.to_thread(
-                    self.adapter.renew, item_id, self.holder, self.lease), deadline)
+                    self.tracker.renew, item_id, self.holder, self.lease), deadline)
             except TimeoutError:
                 stop(f"lease of {item_id} could not be renewed: the tracker did not answer "
                      "in time")
+                return
+            except ItemError as exc:
+                stop(f"lease of {item_id} could not be renewed: {exc}")
                 return
             except Exception as exc:
                 log.warning("renewing the lease of %s failed: %s", item_id, exc)
@@ -270,13 +325,65 @@ class WorkSource:
                 return
             expires = asked + self.lease
 
+    # -- people win ---------------------------------------------------------------------------
+
+    def poke(self) -> None:
+        """Watch the held items now (a webhook said the tracker changed). Call from the loop."""
+        if self._poked is not None:
+            self._poked.set()
+
+    async def _watch_held(self) -> None:
+        """Every `watch_every` (or at once when poked) while this pool holds items: stop the
+        workers of items a person took back."""
+        assert self._poked is not None
+        while self._held:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poked.wait(), self.watch_every)
+            self._poked.clear()
+            if self._held:
+                await self._taken_back(list(self._held), stop=True)
+
+    async def _taken_back(self, ids: list[str], *, stop: bool) -> dict[str, str]:
+        """Ask the tracker which of `ids` a person took back; with `stop`, stop their workers.
+        A tracker that cannot tell now stops nothing (a worker is never stopped on a guess)."""
+        try:
+            taken = await asyncio.to_thread(self.tracker.watch, ids, self.holder)
+        except Exception as exc:
+            log.info("%s: could not watch the held items now: %s", self.tracker.name, exc)
+            return {}
+        out: dict[str, str] = {}
+        for iid, why in taken.items():
+            if iid not in ids:
+                continue
+            out[iid] = why
+            self.tally.stopped[iid] = why
+            if why == CLAIM_REMOVED:
+                self._no_reoffer.add(iid)
+            halt = self._held.pop(iid, None) if stop else None
+            if halt is not None:
+                log.warning("%s: stopping %s: a person took it back (%s)", self.tracker.name,
+                            iid, why)
+                halt(f"a person took {iid} back: {why}")
+        return out
+
+    # -- settle -------------------------------------------------------------------------------
+
     async def settle(self, item_id: str, outcome: Outcome) -> None:
+        self._held.pop(item_id, None)
         task = self._renewers.pop(item_id, None)
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if outcome.status == "cancelled":
-            await asyncio.to_thread(self.adapter.release, item_id, self.holder)
-        else:
-            await asyncio.to_thread(self.adapter.record, item_id, self.holder, outcome)
+        # a person may have taken it back since the last watch: never overwrite them
+        if (outcome.status != "cancelled" and item_id not in self.tally.stopped
+                and await self._taken_back([item_id], stop=False)):
+            outcome = Outcome("cancelled")
+        try:
+            await asyncio.to_thread(self.tracker.settle, item_id, self.holder, outcome)
+            if outcome.status == "failed":
+                self._failed_here.add(item_id)
+        except ItemError as exc:
+            self.tally.unsettled[item_id] = str(exc)
+            log.warning("%s: could not settle %s (%s): %s", self.tracker.name, item_id,
+                        outcome.status, exc)

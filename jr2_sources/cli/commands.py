@@ -63,8 +63,10 @@ class SourceCommand(click.Command):
 
 def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
     """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
+    from jr2_core.errors import ConfigError
     from jr2_sources.hooks import load_registry
     from jr2_sources.projectconfig import resolve_source
+    from jr2_sources.tracker import as_tracker
 
     kind, config = resolve_source(spec, options, load_registry())
     try:
@@ -73,7 +75,11 @@ def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> t
         raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
                          f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
                          ) from None
-    return adapter, config
+    try:
+        return as_tracker(adapter), config
+    except UsageError as exc:
+        raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
+                          ) from None
 
 
 def _show_kind_help(spec: str) -> None:
@@ -125,9 +131,10 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
     from jr2_sources.readyset import compute_ready_set
+    from jr2_sources.tracker import ReadOnly, layer_options
 
-    rs = compute_ready_set(adapter.snapshot(), now=datetime.now(UTC),
-                           children_block=getattr(config, "children_block", True))
+    rs = compute_ready_set(ReadOnly(adapter).snapshot(), now=datetime.now(UTC),
+                           children_block=layer_options(config).children_block)
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
         try:
@@ -238,7 +245,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     secret = serve.secret
     state = resolve_state(state_dir, create=True)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
-    if secret is not None and not callable(getattr(adapter, "webhook", None)):
+    if secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     import secrets as _secrets
@@ -330,15 +337,17 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
                 workspace: Any, env: dict[str, str], quiet: bool) -> tuple[Any, Any]:
     from jr2_core import define_event, pool, start
     from jr2_sources.kit.redact import Redactor, secret_values
+    from jr2_sources.tracker import layer_options
     from jr2_sources.worksource import WorkSource, default_holder
 
     from .runner import command_worker
 
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
-    poll = getattr(config, "poll_every", None)
+    opts = layer_options(config)
+    poll = opts.poll_every
     ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
-                    children_block=getattr(config, "children_block", True),
-                    poll_every=poll, idle_poll=poll or 5.0, wake=wake)
+                    children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
+                    wake=wake)
     worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=timeout,
                             workspace=workspace, base_env=env)
@@ -364,9 +373,15 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
         return handle[0]
 
     def setup_host(host: Any) -> None:
-        receiver = getattr(adapter, "webhook", None)
-        if callable(receiver):
+        hook = ws.tracker.webhook
+        if hook is not None:
             from jr2_sources.kit.webhooks import attach_webhook
+
+            def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
+                verdict = hook(headers, body, secret)
+                if verdict.wake and verdict.status < 300:
+                    ws.poke()  # people win: look at the held items at once
+                return verdict
 
             attach_webhook(host, handle[0], receiver, serve.secret)
 
@@ -380,9 +395,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     finally:
         if view is not None:
             view.stop()
-        close = getattr(adapter, "close", None)
-        if callable(close):
-            close()
+        ws.tracker.close()
     return result, ws
 
 
@@ -427,6 +440,17 @@ def _summary(result: Any, ws: Any, *, quiet: bool = False) -> None:
                    err=True)
     for iid, reason in tally.failed.items():
         click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
+    for iid, reason in tally.stopped.items():
+        click.echo(f"jr2:   stopped {one_line(iid)}: a person took it back ({one_line(reason)}); "
+                   "nothing recorded", err=True)
+    for iid, reason in tally.skipped.items():
+        click.echo(f"jr2:   skipped {one_line(iid)}: the tracker refused the claim "
+                   f"({one_line(reason)})", err=True)
+    for iid in sorted(tally.retried):
+        click.echo(f"jr2:   retried {one_line(iid)}: a person cleared its failure during the run",
+                   err=True)
+    for iid, reason in tally.unsettled.items():
+        click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
     rs = ws.last
     if not quiet and rs is not None and status == "deadlocked" and rs.blocked:
         click.echo("jr2: blocked:", err=True)

@@ -11,12 +11,15 @@
 - `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date` (`rest`): a counted, retried,
   spaced REST client for a tracker's JSON API (`requests` is loaded only when one is made).
 - `LabelOptions` (`labeloptions`): the config options of a label-based tracker (scope,
-  priorities, jr2's labels).
+  priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
+  claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
+  HTTP calls.
 """
 
 from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
+from .labeltracker import LabelCommentTracker
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 from .webhooks import (
@@ -34,6 +37,7 @@ __all__ = [
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
+    "LabelCommentTracker",
     "LabelOptions",
     "Redactor",
     "RequestStats",

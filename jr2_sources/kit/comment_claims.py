@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 
+from ..tracker import Tracker
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
 from .retry import abort_retries_when
 
@@ -260,10 +261,11 @@ class CommentClaims:
         self.thread.edit_comment(held.key, held.comment_id, body)
 
 
-class ClaimsByComment:
-    """`claim` / `renew` / `release` of a tracker adapter whose claims are comments: delegated to
-    its `claims` engine, and refused with a one-line error on a read-only adapter (a report never
-    writes). The adapter sets `name`, `read_only` and `claims`, and names its `tracker`."""
+class ClaimsByComment(Tracker):
+    """`claim` / `renew` / `settle` of a tracker whose claims are comments: delegated to its
+    `claims` engine, and refused with a one-line error on a read-only adapter (a report never
+    writes). The adapter sets `name`, `read_only` and `claims`, names its `tracker`, and
+    implements `record` (done or failed); `settle` sends `cancelled` to `release`."""
 
     tracker: ClassVar[str] = "the tracker"
     name: str
@@ -286,3 +288,13 @@ class ClaimsByComment:
     def release(self, item_id: str, holder: str) -> None:
         self._writable()
         self.claims.release(item_id, holder)
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        """Record a `done` or `failed` outcome and drop the claim (the tracker's own)."""
+        raise NotImplementedError
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        if outcome.status == "cancelled":
+            self.release(item_id, holder)
+        else:
+            self.record(item_id, holder, outcome)

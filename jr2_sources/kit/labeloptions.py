@@ -103,6 +103,14 @@ class LabelOptions(BaseModel):
             out[self.label_key(m["label"])] = int(m["n"])
         return out
 
+    def selects(self, labels: Iterable[str]) -> bool:
+        """Whether the user's label filter selects an issue with `labels` (`--label`, all of them;
+        no `--exclude-label`), judged ignoring jr2's own labels, so jr2's writes never move an
+        issue out of scope. An issue it does not select is listed only to show jr2's marks."""
+        mine = {self.claim_label, self.failed_label, self.done_label}
+        have = set(labels)
+        return set(self.label) - mine <= have and not (set(self.exclude_label) - mine) & have
+
     def settled_by(self, labels: Iterable[str],
                    found: Iterable[Marker]) -> Literal["labelled", "done"] | None:
         """Why an open issue is no longer work: it carries the failed or the done label

@@ -228,3 +228,97 @@ def test_builtin_sources_register_through_the_same_hooks() -> None:
     local = next(p for p in host.plugins if p.name == "jr2_sources.trackers.local.plugin")
     assert local.builtin and local.kinds == ["local"]
     assert local.hooks == ["jr2_register_sources"]
+
+
+SPECNAME_KIND = '''
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources.trackers.local.source import LocalConfig
+from jr2_sources.trackers.local.plugin import _factory
+
+@hookimpl(specname="jr2_register_sources")
+def add_my_kinds(register):
+    register(SourceKind("renamedhook", LocalConfig, _factory))
+'''
+
+NO_RENEW_KIND = '''
+from pydantic import BaseModel
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources import Tracker
+
+class Cfg(Tracker.Options):
+    pass
+
+class NoRenew(Tracker):
+    def snapshot(self): ...
+    def claim(self, item, holder, lease): ...
+    def settle(self, item_id, holder, outcome): ...
+
+@hookimpl
+def jr2_register_sources(register):
+    register(SourceKind("norenew", Cfg, lambda c, e: NoRenew(), tracker=NoRenew))
+'''
+
+DUCK_NO_RENEW_KIND = '''
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources import Tracker
+
+class Cfg(Tracker.Options):
+    pass
+
+class Duck:
+    name = "duck:x"
+    def snapshot(self): ...
+    def claim(self, item, holder, lease): ...
+
+@hookimpl
+def jr2_register_sources(register):
+    register(SourceKind("duck", Cfg, lambda c, e: Duck()))
+'''
+
+CLASH_KIND = '''
+from pydantic import Field
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources.trackers.local.source import LocalConfig
+from jr2_sources.trackers.local.plugin import _factory
+
+class Cfg(LocalConfig):
+    timeout: float = Field(default=10.0)
+
+@hookimpl
+def jr2_register_sources(register):
+    register(SourceKind("clash", Cfg, _factory))
+'''
+
+
+def test_a_specname_plugin_registers_its_kinds(backlog: Path, tmp_path: Path) -> None:
+    make_dist(tmp_path / "site", "specplug", {"specplug": SPECNAME_KIND}, {"sp": "specplug"})
+    res = jr2("ready", "renamedhook:b.toml", "--json", cwd=backlog,
+              env=env(PYTHONPATH=str(tmp_path / "site")))
+    assert res.returncode == 0, res.stderr
+    assert [i["id"] for i in json.loads(res.stdout)["ready"]] == ["A"]
+
+
+def test_kinds_missing_a_method_or_with_a_colliding_option_are_refused_on_first_use(
+        backlog: Path, tmp_path: Path) -> None:
+    make_dist(tmp_path / "site", "badkinds",
+              {"norenew": NO_RENEW_KIND, "duckkind": DUCK_NO_RENEW_KIND, "clash": CLASH_KIND},
+              {"nr": "norenew", "dk": "duckkind", "cl": "clash"})
+    e = env(PYTHONPATH=str(tmp_path / "site"))
+    res = jr2("ready", "norenew:x", cwd=backlog, env=e)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("error: source kind 'norenew' of plugin badkinds: its tracker "
+                                  "NoRenew does not implement renew")
+    res = jr2("ready", "duck:x", cwd=backlog, env=e)
+    assert res.returncode == 2 and "source kind 'duck' of plugin badkinds" in res.stderr
+    assert "lacks renew, settle" in res.stderr and "Traceback" not in res.stderr
+    res = jr2("work", "clash:b.toml", "--", "true", cwd=backlog, env=e)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("error: source kind 'clash' of plugin badkinds: option "
+                                  "--timeout collides with jr2's own options (rename it)")
+    # checked when used, not when loaded: the other kinds, and --help, are unaffected
+    assert jr2("ready", "local:b.toml", cwd=backlog, env=e).returncode == 0
+    assert jr2("--help", cwd=backlog, env=e).returncode == 0

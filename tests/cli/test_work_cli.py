@@ -54,7 +54,8 @@ def test_a_failing_command_fails_its_item_and_keeps_the_log(tmp_path: Path) -> N
     # not offered again until a person clears it
     again = jr2("work", "local:b.toml", "--", "true", cwd=tmp_path)
     assert again.returncode == 3
-    assert "A: last attempt failed" in again.stderr or "failed" in again.stderr
+    assert "jr2: blocked:\njr2:   A: last attempt failed: exit code 7: boom\n" in again.stderr
+    assert "jr2:   B: waits on A" in again.stderr
     assert jr2("local", "retry", "b.toml", "A", cwd=tmp_path).returncode == 0
     assert jr2("work", "local:b.toml", "--", "true", cwd=tmp_path).returncode == 0
 

@@ -516,14 +516,68 @@ async def test_extension_the_sandbox_is_created_only_on_first_use(tmp_path: Any)
     assert not (tmp_path / "st").exists()
 
 
-async def test_extension_a_source_can_stop_a_worker_with_a_failure() -> None:
+async def test_extension_a_worker_its_source_stops_ends_cancelled_not_failed() -> None:
     stoppers: dict[str, Any] = {}
-    src = source(Queue(["a"]).next, started=lambda iid, stop: stoppers.__setitem__(iid, stop))
-    r = start(pool(gated(), id="p", source=src, item_id=str, failures="report"))
+    settled: list[tuple[str, str]] = []
+    src = source(Queue(["a"]).next, started=lambda iid, stop: stoppers.__setitem__(iid, stop),
+                 settle=lambda iid, o: settled.append((iid, o.status)))
+    r = start(pool(gated(), id="p", source=src, item_id=str))  # failures="fail"
     await settle_loop()
     stoppers["a"]("lease lost")
     res = await r.result()
-    assert res.output.failures["a"].reason == "lease lost"
+    assert res.state == "done" and res.exit_code == 0
+    assert res.output.failures == {} and res.output.cancelled["a"].reason == "lease lost"
+    assert settled == [("a", "cancelled")]
+
+
+class Reoffer:
+    """A Source that offers `a` again after its first attempt was stopped."""
+
+    def __init__(self) -> None:
+        self.offers = ["a"]
+        self.stops: dict[str, Any] = {}
+
+    def next(self, active: list[str]) -> Any:
+        return self.offers.pop(0) if self.offers else None
+
+    def started(self, iid: str, stop: Any) -> None:
+        self.stops[iid] = stop
+
+    def settle(self, iid: str, outcome: Any) -> None:
+        if outcome.status == "cancelled":
+            self.offers.append(iid)  # released: offered again as a new attempt
+
+
+async def test_extension_a_stopped_item_may_be_offered_again_and_keeps_its_last_outcome() -> None:
+    src_state = Reoffer()
+    src = source(src_state.next, started=src_state.started, settle=src_state.settle)
+    r = start(pool(gated(), id="p", source=src, item_id=str))
+    await settle_loop()
+    src_state.stops["a"]("lease lost")
+    await settle_loop()
+    [gate] = r.gates()
+    r.send(gate.id, "go", None)
+    res = await r.result()
+    assert res.state == "done", res
+    assert res.output.items == {"a": "a"} and res.output.cancelled == {}
+    assert res.output.attempts == {"a": 2}
+
+
+async def test_extension_a_failed_item_offered_again_keeps_its_last_outcome() -> None:
+    tries: list[str] = []
+
+    async def fails_once(item: str, ctx: Context) -> str:
+        tries.append(item)
+        if len(tries) == 1:
+            raise Failure("flaky")
+        return "ok"
+
+    # a person cleared the failure (`jr2 local retry`): the Source offers the item again
+    res = await run_machine(pool(fails_once, id="p", source=source(Queue(["a", "a"]).next),
+                                 item_id=str))
+    assert res.state == "done", res
+    assert res.output.items == {"a": "ok"} and res.output.failures == {}
+    assert res.output.attempts == {"a": 2}
 
 
 async def test_a_pool_is_a_machine_whose_failure_fails_the_outer_item() -> None:

@@ -112,7 +112,9 @@ async def test_failing_renewals_stop_the_worker_before_the_lease_ends() -> None:
 
 
 async def test_settle_records_done_and_failed_and_releases_cancelled() -> None:
-    ad = Scripted([SnapshotItem("A")])
+    from datetime import UTC, datetime
+
+    ad = Scripted([SnapshotItem("A", claim=Claim("me@h", datetime.now(UTC)))])
     ws = WorkSource(ad, holder="me@h", lease=60)
     ws.started("A", lambda r: None)
     await ws.settle("A", Outcome("done"))

@@ -157,8 +157,9 @@ class IssueReader:
                 raise ConfigError(f"{self.name}: no milestone titled {value!r}")
         return self._milestone
 
-    def _list(self) -> dict[int, dict[str, Any]]:
-        """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones."""
+    def _list(self) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones, and
+        the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
         cfg = self.config
         params = self._list_params()
         found, _ = self.client.get_all(self.issues_path(), params)
@@ -168,6 +169,7 @@ class IssueReader:
             if excluded and excluded & cfg.label_set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
+        scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             marks = [cfg.claim_label, cfg.failed_label]
             if cfg.on_success == "review":
@@ -182,12 +184,12 @@ class IssueReader:
             for issue in found:
                 if mine & cfg.label_set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
-        return listed
+        return listed, scoped
 
     def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;
         ids in `skip` (done in this process) are left out."""
-        listed = self._list()
+        listed, scoped = self._list()
         open_numbers = set(listed)
         if self.pulls is not None:
             self._read_pulls(listed)
@@ -201,7 +203,9 @@ class IssueReader:
                 continue
             if self._merge.get(number, ("open",))[0] == "done":
                 continue  # landed: its pull request merged into the base (--done-when merged)
-            items.append(self._item(issue, labels, open_numbers, detail))
+            item = self._item(issue, labels, open_numbers, detail)
+            item.in_scope = number in scoped
+            items.append(item)
         return Snapshot(source=self.name, items=items, done_count=None)
 
     def _read_pulls(self, listed: dict[int, dict[str, Any]]) -> None:

@@ -1,4 +1,4 @@
-"""`JiraAdapter`: the `TrackerAdapter` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
+"""`JiraAdapter`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
 
 Design notes
 ------------
@@ -48,18 +48,19 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import Outcome
-from jr2_core.errors import ItemError, SourceError
+from jr2_core.errors import ItemError, SourceError, SourceHTTPError
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.tracker import GONE
 
 from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
@@ -85,7 +86,7 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
 
 
 class JiraAdapter(ClaimsByComment):
-    """A `TrackerAdapter` over the issues a JQL filter selects on one Jira site."""
+    """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
 
@@ -320,6 +321,19 @@ class JiraAdapter(ClaimsByComment):
             return False
         assignee = f.get("assignee")
         return not assignee or self._is_me(assignee)
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """People win; an issue missing from the search is confirmed with a direct read first
+        (Jira search is eventually consistent: a missing issue is no proof it left)."""
+        taken = super().watch(item_ids, holder)
+        for key in [k for k, why in taken.items() if why == GONE]:
+            try:
+                if self._claimable(key):
+                    del taken[key]  # open, not failed, not a person's: the search lagged
+            except SourceHTTPError as exc:
+                if exc.status not in (404, 410):
+                    raise
+        return taken
 
     def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
         self._writable()

@@ -60,7 +60,9 @@ class ItemView:
 
     def item(self, item_id: str) -> SnapshotItem | None:
         """The snapshot item of `item_id`, or None when the snapshot does not list it (done,
-        gone, or outside the filter with no claim and no outcome of jr2's on it)."""
+        gone, or outside the filter with no claim and no outcome of jr2's on it). An item
+        outside the filter that carries jr2's claim or outcome is listed with `in_scope=False`:
+        shown, never offered."""
         it = self.by_id.get(item_id)
         if it is None or self.done(item_id):
             return None
@@ -79,6 +81,7 @@ class ItemView:
             claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
             if claim is not None else None,
             branch=it.branch, extra={"body": it.body} if it.body else {},
+            in_scope=self.selected(it),
         )
 
     def done_count(self) -> int:

@@ -13,6 +13,12 @@ only once it is stable, i.e. last modified at least `STABLE_AGE` ago, so it neve
 keeps the last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then
 at most one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4
 and the parse error. `jr2 ready` reads the file as it is.
+
+Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
+store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
+offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
+holds it is taken back, judged only from a backlog file whose last change is at least
+`STABLE_AGE` old, so a half-saved file never stops a worker.
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
@@ -31,6 +38,7 @@ from jr2_sources.incremental import Delta
 from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.tracker import Tracker
 
 from .backlog import Backlog, BacklogError, load_backlog
 from .changes import FileKey, LocalChanges, file_key
@@ -47,7 +55,8 @@ WARN_EVERY = 5.0
 """The least seconds between two warnings about one invalid backlog."""
 
 
-class LocalConfig(BaseModel):
+
+class LocalConfig(Tracker.Options):
     """Options of `local:PATH`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,8 +73,8 @@ class LocalConfig(BaseModel):
         "invalid (the last good one is used meanwhile) before the run ends with exit 4")
 
 
-class LocalAdapter:
-    """A `TrackerAdapter` over a backlog file and a SQLite claim store."""
+class LocalAdapter(Tracker):
+    """A `Tracker` over a backlog file and a SQLite claim store."""
 
     def __init__(self, config: LocalConfig, env: SourceEnv) -> None:
         self.config = config
@@ -190,21 +199,26 @@ class LocalAdapter:
         finally:
             self._changes.note(item_id)
 
-    def release(self, item_id: str, holder: str) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
         try:
-            self._writable().release(item_id, holder)
-        finally:
-            self._changes.note(item_id)
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        if outcome.status == "cancelled":
-            self.release(item_id, holder)
-            return
-        reason = outcome.failure.reason if outcome.failure is not None else None
-        try:
+            if outcome.status == "cancelled":
+                self._writable().release(item_id, holder)
+                return
+            reason = outcome.failure.reason if outcome.failure is not None else None
             self._writable().settle(item_id, holder, outcome.status, reason)
         finally:
             self._changes.note(item_id)
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """People win, from a backlog file that has been still for `STABLE_AGE` (raises
+        otherwise: the WorkSource looks again later)."""
+        try:
+            age = time.time() - self.path.stat().st_mtime
+        except OSError:
+            age = STABLE_AGE  # gone: a deleted backlog is a decision too, once it stays gone
+        if age < STABLE_AGE:
+            raise BlockingIOError(f"{self.path} changed {age:.2f}s ago; looking again later")
+        return super().watch(item_ids, holder)
 
     def retry(self, item_id: str) -> bool:
         """Clear a failed outcome so the item is offered again (`jr2 local retry`)."""

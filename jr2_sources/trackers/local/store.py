@@ -385,11 +385,6 @@ class ClaimStore:
             )
             return cursor.rowcount == 1
 
-    def release_all(self, holder: str) -> int:
-        """Drop every claim of `holder` (a pool shutting down); returns how many."""
-        with self._write() as conn:
-            return conn.execute("DELETE FROM claims WHERE holder = ?", (holder,)).rowcount
-
     def settle(
         self,
         item_id: str,

@@ -302,7 +302,7 @@ class IssueReader:
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
-            failed=failed, claim=claim, extra=extra)
+            failed=failed, claim=claim, extra=extra, in_scope=cfg.selects(labels))
 
     def _ref_state(self, ref: str, listed: dict[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)

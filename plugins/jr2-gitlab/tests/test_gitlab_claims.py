@@ -135,3 +135,12 @@ def test_the_request_log_holds_no_token_in_any_url(fake: FakeGitLab) -> None:
     fake.add_issue("g/p", "x")
     make_adapter(fake.url).snapshot()
     assert "glpat" not in json.dumps(fake.requests)
+
+
+def test_marked_issues_outside_the_filter_are_listed_out_of_scope(fake: FakeGitLab) -> None:
+    ours = fake.add_issue("g/p", "ours", labels=["agent"])
+    other = fake.add_issue("g/p", "another scope's failure", labels=["ops", "jr2:failed"])
+    fake.add_issue("g/p", "not marked, not ours", labels=["ops"])
+    snap = make_adapter(fake.url, label=["agent"]).snapshot()
+    assert {it.id: it.in_scope for it in snap.items} == {f"g/p#{ours}": True,
+                                                        f"g/p#{other}": False}

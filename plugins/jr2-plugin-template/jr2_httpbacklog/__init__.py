@@ -7,7 +7,7 @@ API (`jr2_core`, `jr2_sources`) and passes jr2's conformance kit.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import HttpBacklogAdapter, HttpBacklogConfig
+    from .adapter import HttpBacklogConfig, HttpBacklogTracker
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +22,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["HttpBacklogAdapter", "HttpBacklogConfig"]
+__all__ = ["HttpBacklogConfig", "HttpBacklogTracker"]

@@ -1,6 +1,6 @@
-"""The adapter: jr2's five questions, answered by a small JSON-over-HTTP tracker.
+"""The tracker: jr2's four questions, answered by a small JSON-over-HTTP backlog.
 
-The tracker (see `server.py` for a reference one) serves:
+The backlog (see `server.py` for a reference one) serves:
 
     GET  /items                  -> {"items": [...], "now": <unix time>}
     POST /items/{id}/claim       {"holder", "lease"}            -> {"won": bool}
@@ -9,9 +9,10 @@ The tracker (see `server.py` for a reference one) serves:
     POST /items/{id}/record      {"holder", "status", "reason"} -> {"ok": bool}
 
 Each item: id, title, needs, labels, priority, status ("open"/"done"), parent, claim
-({holder, since, expires} or null) and failed (a reason or null). The tracker makes a claim
+({holder, since, expires} or null) and failed (a reason or null). The backlog makes a claim
 atomic (one lock around check-and-set), which is what makes this protocol safe across pools.
-Claim times come from the tracker's clock (`now`), never this machine's.
+Claim times come from the backlog's clock (`now`), never this machine's. Everything else (scope,
+re-offers, read-only, people win) is jr2's WorkSource layer: this module only asks and tells.
 """
 
 from __future__ import annotations
@@ -23,53 +24,48 @@ import urllib.request
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from jr2_core import Outcome, SourceError
-from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem, SourceEnv
+from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem, SourceEnv, Tracker
 
 
-class HttpBacklogConfig(BaseModel):
-    """Options of `httpbacklog:URL`."""
+class HttpBacklogConfig(Tracker.Options):
+    """Options of `httpbacklog:URL` (`target`, `children_block` and `poll_every` come from
+    `Tracker.Options`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    target: str = Field(min_length=1, description="the tracker's base URL (http://host:port)")
     label: list[str] = Field(default_factory=list, description="only items with all these labels")
-    children_block: bool = Field(default=True, description="a parent waits for its children")
-    timeout: float = Field(default=10.0, gt=0, description="seconds per request")
+    request_timeout: float = Field(default=10.0, gt=0, description="seconds per request")
 
 
-class HttpBacklogAdapter:
-    """A `jr2_sources.TrackerAdapter` over the HTTP backlog."""
+class HttpBacklogTracker(Tracker):
+    """A `jr2_sources.Tracker` over the HTTP backlog."""
 
     def __init__(self, config: HttpBacklogConfig, env: SourceEnv) -> None:
         self.config = config
         self.base = config.target.rstrip("/")
         self.name = f"httpbacklog:{config.target}"
-        self.read_only = env.read_only
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        if method != "GET" and self.read_only:
-            raise SourceError(f"{self.name}: a read-only source does not write")
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=self.config.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.config.request_timeout) as resp:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raise SourceError(f"{self.name}: {method} {path}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise SourceError(f"{self.name}: {method} {path}: {exc}") from None
 
-    def _item_path(self, item_id: str, verb: str) -> str:
-        return f"/items/{urllib.parse.quote(item_id, safe='')}/{verb}"
+    def _post(self, item_id: str, verb: str, **body: Any) -> Any:
+        return self._call("POST", f"/items/{urllib.parse.quote(item_id, safe='')}/{verb}", body)
 
     def snapshot(self) -> Snapshot:
         data = self._call("GET", "/items")
-        now = float(data["now"])
-        raw = data["items"]
+        now, raw = float(data["now"]), data["items"]
         state = {i["id"]: i["status"] for i in raw}
 
         def ref(iid: str) -> BlockerRef:
@@ -83,19 +79,16 @@ class HttpBacklogAdapter:
         wanted = set(self.config.label)
         items: list[SnapshotItem] = []
         for i in raw:
-            if i["status"] == "done":
-                continue
             c = i.get("claim")
             live = c is not None and c["expires"] > now
-            if wanted and not wanted.issubset(i.get("labels", [])) and not live and not i.get(
-                    "failed"):
-                continue
+            in_scope = wanted.issubset(i.get("labels", []))
+            if i["status"] == "done" or not (in_scope or live or i.get("failed")):
+                continue  # outside the filter: listed only to show jr2's marks
             items.append(SnapshotItem(
                 id=i["id"], title=i["title"], labels=list(i.get("labels", [])),
-                priority=i.get("priority"), parent=i.get("parent"),
+                priority=i.get("priority"), parent=i.get("parent"), in_scope=in_scope,
                 blockers=[ref(n) for n in i.get("needs", [])],
-                children=[ref(k) for k in kids.get(i["id"], [])],
-                failed=i.get("failed"),
+                children=[ref(k) for k in kids.get(i["id"], [])], failed=i.get("failed"),
                 claim=Claim(c["holder"], datetime.fromtimestamp(c["since"], UTC),
                             datetime.fromtimestamp(c["expires"], UTC)) if live and c else None,
             ))
@@ -103,22 +96,14 @@ class HttpBacklogAdapter:
         return Snapshot(source=self.name, items=items, done_count=done)
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        res = self._call("POST", self._item_path(item.id, "claim"),
-                         {"holder": holder, "lease": lease})
-        return bool(res["won"])
+        return bool(self._post(item.id, "claim", holder=holder, lease=lease)["won"])
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        res = self._call("POST", self._item_path(item_id, "renew"),
-                         {"holder": holder, "lease": lease})
-        return bool(res["ok"])
+        return bool(self._post(item_id, "renew", holder=holder, lease=lease)["ok"])
 
-    def release(self, item_id: str, holder: str) -> None:
-        self._call("POST", self._item_path(item_id, "release"), {"holder": holder})
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
         if outcome.status == "cancelled":
-            self.release(item_id, holder)
+            self._post(item_id, "release", holder=holder)
             return
         reason = outcome.failure.reason if outcome.failure is not None else None
-        self._call("POST", self._item_path(item_id, "record"),
-                   {"holder": holder, "status": outcome.status, "reason": reason})
+        self._post(item_id, "record", holder=holder, status=outcome.status, reason=reason)

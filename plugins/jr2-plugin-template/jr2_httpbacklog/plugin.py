@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from jr2_core import hookimpl
-from jr2_sources import SourceEnv, SourceKind
-
-
-def _factory(config: Any, env: SourceEnv) -> Any:
-    from .adapter import HttpBacklogAdapter
-
-    return HttpBacklogAdapter(config, env)
+from jr2_sources import SourceKind
 
 
 @hookimpl
 def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
-    from .adapter import HttpBacklogConfig
+    from .adapter import HttpBacklogConfig, HttpBacklogTracker
 
-    register(SourceKind("httpbacklog", HttpBacklogConfig, _factory,
-                        help="a JSON-over-HTTP backlog (the plugin template)"))
+    register(SourceKind("httpbacklog", HttpBacklogConfig, HttpBacklogTracker,
+                        help="a JSON-over-HTTP backlog (the plugin template)",
+                        tracker=HttpBacklogTracker))

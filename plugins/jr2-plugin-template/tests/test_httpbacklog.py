@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jr2_httpbacklog import HttpBacklogAdapter, HttpBacklogConfig
+from jr2_httpbacklog import HttpBacklogConfig, HttpBacklogTracker
 from jr2_httpbacklog.server import Tracker, serve
 from jr2_sources import SourceEnv
 from jr2_sources.testing import RefItem, SourceConformance, Target
@@ -30,7 +30,7 @@ class TestHttpBacklogConformance(SourceConformance):
         else:
             tracker, server = state.tracker, state.server
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        adapter = HttpBacklogAdapter(HttpBacklogConfig(target=url),
+        adapter = HttpBacklogTracker(HttpBacklogConfig(target=url),
                                      SourceEnv(state_dir=None, read_only=read_only))  # type: ignore[arg-type]
         ids = {r.key: r.key for r in items} | {"MISSING": "MISSING"}
         target = Target(adapter, ids, lambda: tracker.writes,

@@ -5,11 +5,16 @@ from __future__ import annotations
 import pytest
 
 from jr2_core.errors import ConfigError
-from jr2_sources.registry import SourceKind, parse_options
+from jr2_sources.registry import SourceKind, options_to_values, validate_config
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.refs import body_refs, id_of_issue_url, repo_of_api_url, split_id
 
 KIND = SourceKind("github", GitHubConfig, lambda c, e: None)
+
+
+def parse_options(kind: SourceKind, target: str, args: list[str]) -> object:
+    """Options as the command line gives them, validated by the kind's model."""
+    return validate_config(kind, {"target": target, **options_to_values(kind, args)})
 
 
 def test_options_parse_with_defaults() -> None:

@@ -93,14 +93,6 @@ def test_release_deletes_only_the_holders_claim(store: ClaimStore, other: ClaimS
     assert other.claim("T-1", "pool-b", lease_s=30, now=101)
 
 
-def test_release_all_drops_one_holders_claims(store: ClaimStore) -> None:
-    for item in ("T-1", "T-2"):
-        assert store.claim(item, "pool-a", lease_s=30, now=100)
-    assert store.claim("T-3", "pool-b", lease_s=30, now=100)
-    assert store.release_all("pool-a") == 2
-    assert list(store.state().claims) == ["T-3"]
-
-
 def test_settle_records_the_outcome_and_drops_the_claim(store: ClaimStore) -> None:
     assert store.claim("T-1", "pool-a", lease_s=30, now=100)
     assert store.settle("T-1", "pool-a", "failed", reason="tests fail", now=105)
@@ -188,7 +180,6 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
             lambda: reader.claim("T-2", "pool-r", lease_s=30),
             lambda: reader.renew("T-1", "pool-a", lease_s=30),
             lambda: reader.release("T-1", "pool-a"),
-            lambda: reader.release_all("pool-a"),
             lambda: reader.settle("T-1", "pool-a", "done"),
             lambda: reader.clear("T-1"),
         ]

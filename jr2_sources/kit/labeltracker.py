@@ -1,0 +1,184 @@
+"""`LabelCommentTracker`: the base of a tracker whose claims are comments and whose marks are
+labels (GitHub, GitLab; next Gitea, Forgejo), so such a tracker writes only its HTTP calls.
+
+Design notes
+------------
+* Claims follow `jr2_sources.claims`, run by `jr2_sources.comment_claims`: this class is its
+  `CommentThread`. Posting, listing, editing and deleting a comment, reading one issue, adding
+  and removing one label and closing an issue are the tracker's own HTTP calls (the abstract
+  methods below); everything else is here, once.
+* Winning re-reads the issue (`still_to_do`): a pool that settled it just before our comments were
+  listed (its claim no longer live) has closed or labelled it first; then we lose too.
+* Settling re-checks that our claim still holds; only then it changes the issue (close, or the
+  done or failed label) and removes the claim label, and last it edits the claim comment into its
+  outcome. jr2 adds and removes only its own labels, never one a person set; the WorkSource has
+  already checked (people win) that no person took the item back.
+* `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
+  offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
+  marker in its comments, until someone closes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import abstractmethod
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from jr2_core import Outcome
+from jr2_core.errors import SourceHTTPError
+
+from ..readyset import Snapshot
+from ..registry import SourceEnv
+from . import claims
+from .comment_claims import ClaimsByComment, CommentClaims
+from .labeloptions import LabelOptions
+from .webhooks import DeliveryDeduper, Verdict
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO-8601 time as GitHub and GitLab write it (`...Z`, or with an offset), in UTC."""
+    text = value.strip()
+    dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+class LabelCommentTracker(ClaimsByComment):
+    """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
+    `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
+
+    kind: ClassVar[str] = "tracker"
+    """The source kind, as in `kind:target`."""
+    open_state: ClassVar[str] = "open"
+    """The `state` of an open issue in the tracker's issue object."""
+    edit_method: ClassVar[str] = "PATCH"
+    """The HTTP method that edits a comment."""
+    comments_segment: ClassVar[str] = "comments"
+    """The path below an issue where its comments live (`notes` on GitLab)."""
+    need_comments: ClassVar[str] = "write issue comments"
+    need_issues: ClassVar[str] = "write issues"
+
+    config: Any  # a LabelOptions model with `target`
+    client: Any  # a jr2_sources.RestClient
+
+    def __init__(self, config: LabelOptions, env: SourceEnv, client: Any) -> None:
+        self.config = config
+        self.name = f"{self.kind}:{getattr(config, 'target', '')}"
+        self.read_only = env.read_only
+        self.client = client
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
+        self._done_here: set[str] = set()
+        self._deliveries = DeliveryDeduper()
+        self._lock = threading.Lock()
+
+    # -- the tracker's own calls -------------------------------------------------------------
+
+    @abstractmethod
+    def read_snapshot(self, skip: set[str]) -> Snapshot:
+        """The open issues in scope (ids in `skip`, done in this process, left out)."""
+
+    @abstractmethod
+    def issue_path(self, key: str) -> str:
+        """The API path of one issue (refusing an id of another project)."""
+
+    @abstractmethod
+    def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
+        """Every comment of the issue, and the server's time of the listing."""
+
+    @abstractmethod
+    def labels_of(self, issue: dict[str, Any]) -> list[str]:
+        """The label names of an issue object."""
+
+    @abstractmethod
+    def add_label(self, key: str, label: str) -> None: ...
+
+    @abstractmethod
+    def remove_label(self, key: str, label: str) -> None:
+        """Remove one label; a label that is not there is fine."""
+
+    @abstractmethod
+    def close_issue(self, key: str) -> None:
+        """Close the issue as completed."""
+
+    @abstractmethod
+    def webhook(self, headers: Mapping[str, str], body: bytes,
+                secret: str | None) -> Verdict: ...
+
+    def comments_path(self, key: str) -> str:
+        return f"{self.issue_path(key)}/{self.comments_segment}"
+
+    def comment_path(self, key: str, comment_id: int) -> str:
+        return f"{self.comments_path(key)}/{comment_id}"
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            done_here = set(self._done_here)
+        return self.read_snapshot(done_here)
+
+    # -- the comment thread (for jr2_sources.comment_claims) ----------------------------------
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        posted = self.client.write("POST", self.comments_path(key), {"body": body},
+                                   need=self.need_comments)
+        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        try:
+            resp = self.client.write(self.edit_method, self.comment_path(key, comment_id),
+                                     {"body": body}, need=self.need_comments)
+        except SourceHTTPError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        return parse_time(str(resp.data["updated_at"]))
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        try:
+            self.client.write("DELETE", self.comment_path(key, comment_id),
+                              need=self.need_comments)
+        except SourceHTTPError as exc:
+            if exc.status not in (404, 410):
+                raise
+
+    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
+        """After winning: is the issue still to be done? A pool that settled it just before our
+        comments were listed (its claim no longer live) closed or labelled it first."""
+        issue = self.client.get(self.issue_path(key)).data
+        if not isinstance(issue, dict) or issue.get("state") != self.open_state:
+            return False
+        settled = self.config.settled_by(self.labels_of(issue), found)
+        if settled == "done":
+            with self._lock:  # done before and left open on purpose: not work, from now on
+                self._done_here.add(key)
+        return settled is None
+
+    def mark_claimed(self, key: str) -> None:
+        self.add_label(key, self.config.claim_label)
+
+    def unmark(self, key: str) -> None:
+        self.remove_label(key, self.config.claim_label)
+
+    # -- settle -------------------------------------------------------------------------------
+
+    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        self._writable()
+        cfg = self.config
+
+        def finish() -> None:
+            if cfg.on_success == "close":
+                self.close_issue(item_id)
+            elif cfg.on_success == "label" and cfg.done_label:
+                self.add_label(item_id, cfg.done_label)
+
+        if self.claims.record(item_id, holder, outcome, on_done=finish,
+                              on_failed=lambda: self.add_label(item_id, cfg.failed_label),
+                              retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
+                                         "again."):
+            with self._lock:
+                self._done_here.add(item_id)
+
+    def close(self) -> None:
+        self.client.close()
