@@ -236,7 +236,7 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         msg = error_words(first)
         if first["type"] == "extra_forbidden":
-            known = [n for n in kind.config.model_fields if n != "target"]
+            known = kind_fields(kind.config)
             names = ", ".join(n if not cli else "--" + n.replace("_", "-") for n in known)
             msg = f"no such {'option' if cli else 'key'} ({'options' if cli else 'keys'}: " \
                   f"{names or 'none'})"
