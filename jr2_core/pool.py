@@ -92,6 +92,7 @@ class Source:
         idle_poll: float = DEFAULT_IDLE_POLL,
         settle: SettleFn | None = None,
         started: StartedFn | None = None,
+        reoffer: bool = False,
     ) -> None:
         if not callable(next):
             raise UsageError("source(next=...) must be a function")
@@ -105,6 +106,7 @@ class Source:
         self.idle_poll = idle_poll
         self.settle = settle
         self.started = started
+        self.reoffer = reoffer
         self._next_async = inspect.iscoroutinefunction(next)
         self._settle_async = settle is not None and inspect.iscoroutinefunction(settle)
 
@@ -117,16 +119,20 @@ def source(
     idle_poll: float = DEFAULT_IDLE_POLL,
     settle: SettleFn | None = None,
     started: StartedFn | None = None,
+    reoffer: bool = False,
 ) -> Source:
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
     while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
     `started(item_id, stop)` gets a function that stops that worker (a failure of the run, but
     the item is settled `cancelled` with the reason, so a Work Source whose lease cannot be
-    renewed releases it); `idle_poll` is the wait while other pools hold items.
+    renewed releases it); `idle_poll` is the wait while other pools hold items; `reoffer`: `next`
+    may give an id again after its worker ended, as a new attempt (the output keeps the last
+    outcome per id).
     """
     return Source(
-        next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started
+        next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started,
+        reoffer=reoffer,
     )
 
 
@@ -324,7 +330,7 @@ class _PoolRun:
         if iid in active:
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r}, which a worker "
                              "has now")
-        if iid in seen and self.pool.on_drained != "wait":
+        if iid in seen and self.pool.on_drained != "wait" and not self.src.reoffer:
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
                              "worker finished")
         seen.add(iid)
@@ -384,7 +390,9 @@ class _PoolRun:
     def _finish(self, iid: str, outcome: Outcome) -> None:
         if outcome.status == "done":
             self.items[iid] = outcome.output
+            self.failures.pop(iid, None)  # a new attempt of a re-offered id: the last counts
         elif outcome.failure is not None:
+            self.items.pop(iid, None)
             self.failures[iid] = FailureInfo(reason=outcome.failure.reason,
                                              detail=outcome.failure.detail)
         self._finished.append(iid)

@@ -47,6 +47,8 @@ class ReadyView:
     n_ready: int
     n_blocked: int
     holders: dict[str, str]
+    waiting: int = 0
+    """Blocked items waiting only for their retry time to come (`retry_after`)."""
 
 
 class ReadyReader:
@@ -86,14 +88,18 @@ class ReadyReader:
         """The Ready-set now (blocking), as a `ReadyView`."""
         if self._changes is None:
             rs = self._last = self.ready_set()
+            now = rs.generated_at
+            waiting = sum(1 for e in rs.blocked if e.item.retry_after is not None
+                          and e.item.retry_after > now)
             return ReadyView((e.item for e in rs.ready), len(rs.ready), len(rs.blocked),
-                             {e.item.id: e.claim.holder for e in rs.claimed})
+                             {e.item.id: e.claim.holder for e in rs.claimed}, waiting)
         with self._lock:
             inc = self._refresh(self._changes)
             self._last = None
             counts = inc.counts
             holders = {iid: c.holder for iid, c in inc.claims().items()}
-        return ReadyView(inc.ready_items(), counts["ready"], counts["blocked"], holders)
+            waiting = inc.waiting_for_retry()
+        return ReadyView(inc.ready_items(), counts["ready"], counts["blocked"], holders, waiting)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
         t = self.clock()

@@ -21,6 +21,12 @@ layer does the rest, the same for every tracker:
   worker is stopped with a Failure before the lease runs out, so two pools never both work.
 * `settle` records the outcome (done, or failed with the reason) and drops the claim; a
   cancelled worker's claim is released with nothing recorded, so the item is offered again.
+* Bounded retries (`jr2_sources.retries`, `jr2 work --max-attempts`): the attempt number is the
+  tracker's record at claim time plus one (the claim is refused if the record changed since the
+  snapshot); a transient failure with attempts left is recorded with its `retry_after`, and the
+  adapter keeps both in the tracker. An adapter that cannot (no `retries = True`) is refused at
+  start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
+  instead of ending `deadlocked`.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
 """
@@ -35,6 +41,7 @@ import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -42,6 +49,7 @@ from pydantic import BaseModel
 from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import UsageError
 from jr2_sources.readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
+from jr2_sources.retries import Attempt, AttemptPolicy
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 
@@ -76,6 +84,10 @@ class TrackerAdapter(Protocol):
         """Record a `done` or `failed` outcome and drop the claim."""
         ...
 
+    # Optional: `retries = True` and `record(item_id, holder, outcome, attempt)` with an
+    # `attempt: jr2_sources.retries.Attempt | None` it keeps in the tracker and reads back as
+    # `SnapshotItem.attempts` / `.retry_after`, refusing a claim whose record changed
+    # (`jr2 work --max-attempts`; see retries.py).
     # Optional: `changes(*, full=False) -> Snapshot | jr2_sources.incremental.Delta`: what changed
     # since the last call, or a full snapshot (the first call, `full`, any sign of a gap); the
     # WorkSource then keeps an incremental Ready-set instead of recomputing it (see deltas.py).
@@ -154,9 +166,14 @@ class WorkSource:
         wake: EventDef | None = None,
         clock: Callable[[], float] = time.time,
         resync_every: float | None = DEFAULT_RESYNC_EVERY,
+        attempts: AttemptPolicy | None = None,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
+        self.policy = attempts or AttemptPolicy()
+        if self.policy.max_attempts > 1 and not getattr(adapter, "retries", False):
+            raise UsageError(f"{adapter.name}: this source keeps no attempt record, so it cannot "
+                             "retry (use --max-attempts 1)")
         self.adapter = adapter
         self.holder = holder
         self.lease = lease
@@ -173,6 +190,7 @@ class WorkSource:
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
+        self._attempt: dict[str, int] = {}  # item -> the number of the attempt running now
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -190,7 +208,8 @@ class WorkSource:
     def as_source(self) -> Source:
         """The jr2 `Source` a Pool runs over."""
         return source(self.next, wake=self.wake, poll_every=self.poll_every,
-                      idle_poll=self.idle_poll, settle=self.settle, started=self.started)
+                      idle_poll=self.idle_poll, settle=self.settle, started=self.started,
+                      reoffer=self.policy.max_attempts > 1)
 
     async def next(self, active: list[str]) -> Next:
         try:
@@ -209,6 +228,7 @@ class WorkSource:
         view = self._reader.read()
         self._seen = view
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
+        held += view.waiting
         lost = 0
         order: Iterable[SnapshotItem] = view.ready
         if getattr(self.adapter, "spread_claims", False):
@@ -220,6 +240,7 @@ class WorkSource:
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
                 if self.adapter.claim(item, self.holder, self.lease):
                     self._claimed_at[item.id] = asked
+                    self._attempt[item.id] = item.attempts + 1
                     rest = view.n_ready - i - 1
                     return Next(item=WorkItem.from_snapshot(item, self.adapter.name),
                                 open=rest + lost + view.n_blocked + held, held=held + lost)
@@ -276,7 +297,15 @@ class WorkSource:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        number = self._attempt.pop(item_id, 1)
         if outcome.status == "cancelled":
             await asyncio.to_thread(self.adapter.release, item_id, self.holder)
+        elif self.policy.max_attempts > 1:
+            retry_after = None
+            if number < self.policy.max_attempts and self.policy.is_transient(outcome):
+                retry_after = datetime.fromtimestamp(self.clock() + self.policy.delay(number), UTC)
+            record: Any = self.adapter.record  # takes an Attempt: `retries` was checked at start
+            await asyncio.to_thread(record, item_id, self.holder, outcome,
+                                    Attempt(number, retry_after))
         else:
             await asyncio.to_thread(self.adapter.record, item_id, self.holder, outcome)

@@ -31,6 +31,7 @@ from jr2_sources.incremental import Delta
 from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.retries import Attempt
 
 from .backlog import Backlog, BacklogError, load_backlog
 from .changes import FileKey, LocalChanges, file_key
@@ -164,7 +165,8 @@ class LocalAdapter:
         store = self._open_store()
         state = store.state() if store is not None else None
         return ItemView(backlog, state.claims if state else {}, state.outcomes if state else {},
-                        set(self.config.label)).snapshot(self.name)
+                        set(self.config.label),
+                        state.retries if state else {}).snapshot(self.name)
 
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last call (see `changes.py`): a `Delta`, or a full snapshot
@@ -178,9 +180,12 @@ class LocalAdapter:
 
     # Each write is noted AFTER it committed, won or lost: the next delta re-reads that row.
 
+    retries = True
+    """`record` takes an `Attempt`, kept in the claim store (`jr2 work --max-attempts`)."""
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         try:
-            return self._writable().claim(item.id, holder, lease)
+            return self._writable().claim(item.id, holder, lease, attempts=item.attempts)
         finally:
             self._changes.note(item.id)
 
@@ -196,13 +201,17 @@ class LocalAdapter:
         finally:
             self._changes.note(item_id)
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         if outcome.status == "cancelled":
             self.release(item_id, holder)
             return
         reason = outcome.failure.reason if outcome.failure is not None else None
+        retry = None
+        if attempt is not None and attempt.retry_after is not None:
+            retry = (attempt.number, attempt.retry_after.timestamp())
         try:
-            self._writable().settle(item_id, holder, outcome.status, reason)
+            self._writable().settle(item_id, holder, outcome.status, reason, retry=retry)
         finally:
             self._changes.note(item_id)
 

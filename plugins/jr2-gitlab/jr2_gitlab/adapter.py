@@ -38,6 +38,7 @@ from jr2_sources import (
 )
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
+from jr2_sources.retries import Attempt
 
 from .client import GitLabClient, GitLabHTTPError, api_url, resolve_token
 from .config import GitLabConfig
@@ -148,7 +149,8 @@ class GitLabAdapter(ClaimsByComment):
 
     # -- claims ---------------------------------------------------------------------------------
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         self._writable()
         iid = self._iid(item_id)
         cfg = self.config
@@ -167,7 +169,7 @@ class GitLabAdapter(ClaimsByComment):
 
         if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
-                                         "again."):
+                                         "again.", attempt=attempt):
             with self._lock:
                 self._done_here.add(item_id)
 
