@@ -123,7 +123,9 @@ def source(
 ) -> Source:
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
-    while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
+    while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends (it may
+    return another `Outcome` that the run records instead: a failure the Source will offer
+    again is returned as `cancelled`, so it does not fail the run);
     `started(item_id, stop)` gets a function that stops that worker (a failure of the run, but
     the item is settled `cancelled` with the reason, so a Work Source whose lease cannot be
     renewed releases it); `idle_poll` is the wait while other pools hold items; `reoffer`: `next`
@@ -373,19 +375,20 @@ class _PoolRun:
             ctx._delete_sandbox()
         if self.src.settle is not None:  # no coroutine per item when there is nothing to call
             try:
-                await self._settle(iid, outcome)
+                told = await self._settle(iid, outcome)
+                if isinstance(told, Outcome):  # the Source re-filed it (a failure to retry)
+                    outcome = told
             except Exception as exc:
                 self.defect = self.defect or exc
         self._finish(iid, outcome)
 
-    async def _settle(self, iid: str, outcome: Outcome) -> None:
+    async def _settle(self, iid: str, outcome: Outcome) -> Any:
         settle = self.src.settle
         if settle is None:
-            return
+            return None
         if self.src._settle_async:
-            await settle(iid, outcome)
-        else:
-            settle(iid, outcome)
+            return await settle(iid, outcome)
+        return settle(iid, outcome)
 
     def _finish(self, iid: str, outcome: Outcome) -> None:
         if outcome.status == "done":

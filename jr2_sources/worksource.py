@@ -291,7 +291,10 @@ class WorkSource:
                 return
             expires = asked + self.lease
 
-    async def settle(self, item_id: str, outcome: Outcome) -> None:
+    async def settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
+        """Record `outcome` in the tracker. A transient failure to retry is logged (reason,
+        attempt, retry time) and returned as a `cancelled` Outcome: it is not the run's
+        failure, the item is offered again (by this pool or another)."""
         task = self._renewers.pop(item_id, None)
         if task is not None:
             task.cancel()
@@ -307,5 +310,11 @@ class WorkSource:
             record: Any = self.adapter.record  # takes an Attempt: `retries` was checked at start
             await asyncio.to_thread(record, item_id, self.holder, outcome,
                                     Attempt(number, retry_after))
+            if retry_after is not None and outcome.failure is not None:
+                log.warning("%s: %s: attempt %d of %d, offered again after %s", item_id,
+                            outcome.failure.reason, number, self.policy.max_attempts,
+                            retry_after.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                return Outcome("cancelled")
         else:
             await asyncio.to_thread(self.adapter.record, item_id, self.holder, outcome)
+        return None
