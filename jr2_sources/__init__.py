@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         compute_ready_set,
     )
     from .registry import SourceEnv, SourceKind
+    from .retries import Attempt
     from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 _WHERE = {
@@ -81,6 +82,7 @@ _WHERE = {
     "Snapshot": ".readyset",
     "SnapshotItem": ".readyset",
     "compute_ready_set": ".readyset",
+    "Attempt": ".retries",
     "SourceEnv": ".registry",
     "SourceKind": ".registry",
     "TrackerAdapter": ".worksource",
@@ -92,6 +94,7 @@ _WHERE = {
 lazy_exports(__name__, _WHERE)
 
 __all__ = [
+    "Attempt",
     "BlockerRef",
     "Claim",
     "ClaimsByComment",

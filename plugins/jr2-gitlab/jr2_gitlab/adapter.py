@@ -29,6 +29,7 @@ from datetime import datetime
 
 from jr2_core import Outcome, UsageError
 from jr2_sources import (
+    Attempt,
     ClaimsByComment,
     CommentClaims,
     DeliveryDeduper,
@@ -38,7 +39,6 @@ from jr2_sources import (
 )
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.retries import Attempt
 
 from .client import GitLabClient, GitLabHTTPError, api_url, resolve_token
 from .config import GitLabConfig
