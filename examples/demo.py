@@ -27,6 +27,8 @@ def jr2(*args: str, state: Path, **kw: object) -> subprocess.CompletedProcess[st
 
 
 def backlog_demo(state: Path) -> list[str]:
+    print("$ cd examples   # the commands below run as printed from here (a fresh --state each "
+          "demo)", flush=True)
     print("$ jr2 ready local:backlog.toml", flush=True)
     jr2("ready", "local:backlog.toml", state=state, check=True)
     print("\n$ jr2 work local:backlog.toml --cap 2 -- python agent.py", flush=True)

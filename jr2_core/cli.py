@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from . import __version__
-from .errors import Jr2Error, UsageError
+from .errors import Jr2Error, UsageError, error_words
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -42,7 +42,7 @@ def one_line(exc: ValidationError, where: str = "") -> str:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or "(value)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}{loc}: {first['msg']}{more}"
+    return f"{where}{loc}: {error_words(first)}{more}"
 
 
 class Jr2Group(click.Group):
@@ -84,14 +84,17 @@ class Jr2Group(click.Group):
 def state_option(f: F) -> F:
     return click.option(
         "--state", "state_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="State directory (default: $JR2_STATE_DIR or ./.jr2).",
+        help="State directory (default: $JR2_STATE_DIR, else .jr2 beside jr2.toml, else ./.jr2).",
     )(f)
 
 
-def resolve_state(state_dir: Path | None) -> Path:
-    from .paths import default_state_dir
+def resolve_state(state_dir: Path | None, *, create: bool = False) -> Path:
+    """`--state`, else the default state directory; created (with its `.gitignore`) when the
+    command writes state."""
+    from .paths import default_state_dir, prepare_state_dir
 
-    return state_dir if state_dir is not None else default_state_dir()
+    path = state_dir if state_dir is not None else default_state_dir()
+    return prepare_state_dir(path) if create else path
 
 
 def parse_json_arg(value: str | None, what: str) -> Any:
@@ -143,7 +146,8 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
             click.echo(f"jr2: failed   {iid}: {one_line(str(ev.detail))}", err=True)
         elif ev.kind == "worker_cancelled":
             click.echo(f"jr2: cancelled {iid}", err=True)
-        elif ev.kind == "gate_opened":
+        elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
+            # a Pool's wake gate is open all run long: news only with --verbose
             click.echo(f"jr2: gate open   {one_line(str(ev.gate_id))}", err=True)
         elif ev.kind == "gate_closed" and verbose:
             click.echo(f"jr2: gate closed {one_line(str(ev.gate_id))}", err=True)
@@ -237,7 +241,7 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
 
     machine = load_machine(target)
     data = parse_json_arg(input_, "--input")
-    state = resolve_state(state_dir)
+    state = resolve_state(state_dir, create=True)
 
     def begin() -> Any:
         return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))

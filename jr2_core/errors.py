@@ -6,6 +6,8 @@ prints `error: <message>` and exits with the error's `exit_code` instead of a tr
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class Jr2Error(Exception):
     """An error with a one-line message meant for the user."""
@@ -74,3 +76,17 @@ class RetriesAborted(SourceError):
 
 class NoLiveRun(UsageError):
     """`jr2 gates` / `jr2 send` found no run to talk to, or several without `--run`."""
+
+
+def error_words(error: Any) -> str:
+    """One pydantic error in jr2's words: a model's own check as it wrote it (without
+    pydantic's `Value error, `), pydantic's `Input should be X` as `expected X, not <input>`."""
+    msg = str(error["msg"])
+    if error["type"] == "value_error":
+        return msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be "):
+        got = f", not {error['input']!r}" if "input" in error else ""
+        return f"expected {msg.removeprefix('Input should be ')}{got}"
+    if error["type"] == "missing":
+        return "required, and not given"
+    return msg

@@ -1,9 +1,14 @@
 """Where jr2 keeps local state, and how an item id becomes a safe file name.
 
-State lives in `.jr2/` of the working directory unless `--state DIR` says otherwise; nothing is
-ever written beside a backlog. Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote)
-never become paths raw: `safe_name` keeps a readable slug and adds a short hash, so distinct ids
-never collide and no id can climb out of its directory.
+State lives in `.jr2/` beside the project's config file (`jr2.toml` or a `pyproject.toml` with
+`[tool.jr2]`, found upward like ruff finds its own), else in `.jr2/` of the working directory,
+unless `$JR2_STATE_DIR` or `--state DIR` says otherwise; nothing is ever written beside a backlog.
+The commands that write state create the directory with `prepare_state_dir`, which puts a
+`.gitignore` holding `*` in a directory it creates, so `.jr2/` never shows in `git status`.
+
+Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote) never become paths raw:
+`safe_name` keeps a readable slug and adds a short hash, so distinct ids never collide and no id
+can climb out of its directory.
 """
 
 from __future__ import annotations
@@ -18,8 +23,25 @@ _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def default_state_dir() -> Path:
-    """`$JR2_STATE_DIR`, else `.jr2/` in the working directory (not created here)."""
-    return Path(os.environ.get(STATE_DIR_ENV) or ".jr2")
+    """`$JR2_STATE_DIR`, else `.jr2/` beside the project's config file, else `.jr2/` in the
+    working directory (not created here)."""
+    if os.environ.get(STATE_DIR_ENV):
+        return Path(os.environ[STATE_DIR_ENV])
+    from .projectfile import find_config
+
+    found = find_config()
+    return found.root / ".jr2" if found is not None else Path(".jr2")
+
+
+def prepare_state_dir(path: Path) -> Path:
+    """Create the state directory if needed; one jr2 creates gets a `.gitignore` of `*`."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        ignore = path / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by jr2: local state, never committed\n*\n",
+                              encoding="utf-8")
+    return path
 
 
 def safe_name(item_id: str, *, max_slug: int = 40) -> str:

@@ -48,7 +48,8 @@ class GateInfo(BaseModel):
 class RunEvent:
     """Something an observer may want to know: `kind` is one of `worker_started`,
     `worker_finished`, `worker_failed`, `worker_cancelled`, `gate_opened`, `gate_closed`,
-    `run_ended`."""
+    `run_ended`. A `gate_opened` event's detail says whether the gate is `persistent` (a
+    Pool's wake gate, open for the whole run) or waits for one answer (a worker's gate)."""
 
     kind: str
     run_id: str
@@ -184,7 +185,8 @@ class Run:
         accepted = {e.name: e for e in accepts}
         self._gates[gate_id] = _Gate(gate_id, accepted, meta, deliver, persistent)
         if self.observers:
-            self._emit(RunEvent("gate_opened", self.id, gate_id=gate_id))
+            self._emit(RunEvent("gate_opened", self.id, gate_id=gate_id,
+                                detail={"persistent": persistent}))
 
     def _close_gate(self, gate_id: str) -> None:
         self._gates.pop(gate_id, None)

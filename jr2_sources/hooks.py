@@ -11,6 +11,7 @@ others. `load_registry()` is how the commands get the kinds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pluggy
@@ -55,8 +56,7 @@ def jr2_plugins_loaded(host: Host) -> None:
         try:
             impl(register=found.append)
             for kind in found:
-                kind = SourceKind(kind.name, kind.config, kind.factory, kind.help,
-                                  info.distribution or info.module)
+                kind = dataclasses.replace(kind, plugin=info.distribution or info.module)
                 registry.register(kind)
                 info.kinds.append(kind.name)
         except ConfigError as exc:

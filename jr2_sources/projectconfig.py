@@ -1,4 +1,7 @@
-"""Named sources from `jr2.toml` (or `[tool.jr2]` in `pyproject.toml`) in the working directory.
+"""Named sources from `jr2.toml` (or `[tool.jr2]` in `pyproject.toml`), found like ruff and uv
+find theirs: in the working directory, else in the nearest parent, up to the repository root (the
+first directory holding `.git`) or the file system's root. In each directory `jr2.toml` comes
+before `pyproject.toml`, and a `pyproject.toml` without `[tool.jr2]` is passed over.
 
     [sources.agent-work]
     kind = "github"
@@ -8,14 +11,19 @@
 
 `jr2 ready agent-work` then means `jr2 ready github:acme/app --label agent`; options given on
 the command line override the file's. Each entry is validated by its kind's model, and errors name
-the file, the source and the field. A key that looks like a secret (`token`, `password`, ...) is
-refused unless it names an environment variable (`*_env`): secrets never live in files.
+the file, the source and the field. A relative `target` of a kind whose target is a file
+(`local`) is relative to the config file, and the state directory `.jr2/` sits beside that file,
+so jr2 means the same thing from any subdirectory.
+
+Secrets never live in files: a key that looks like a secret (`token`, `password`, ...) is refused
+with a pointer to `token_env`, which names the environment variable holding the source's token;
+jr2 reads it in place of the kind's own variable (`SourceKind.token_var`, e.g. `GH_TOKEN`).
 """
 
 from __future__ import annotations
 
+import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from jr2_core.errors import ConfigError, UsageError
+from jr2_core.projectfile import find_config
 
 from .registry import Registry, SourceKind, options_to_values, split_source, validate_config
 
@@ -40,36 +49,39 @@ class NamedSource:
 
 
 def load_named_sources(cwd: Path | None = None) -> dict[str, NamedSource]:
-    """The named sources of `jr2.toml`, else of `pyproject.toml`'s `[tool.jr2]`; {} if none."""
-    cwd = cwd or Path.cwd()
-    for path, section in ((cwd / "jr2.toml", ()), (cwd / "pyproject.toml", ("tool", "jr2"))):
-        if not path.is_file():
-            continue
-        try:
-            data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path.name}: {exc}") from None
-        for key in section:
-            data = data.get(key, {}) if isinstance(data, dict) else {}
-        if section and not data:
-            continue
-        sources = data.get("sources", {}) if isinstance(data, dict) else {}
-        if not isinstance(sources, dict):
-            raise ConfigError(f"{path.name}: [sources] must be a table of named sources")
-        out: dict[str, NamedSource] = {}
-        for name, entry in sources.items():
-            where = f"{path.name}: source {name!r}"
-            if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
-                raise ConfigError(f"{where}: needs kind = \"...\" (e.g. \"local\", \"github\")")
-            for key in entry:
-                if _SECRET_KEY.search(key) and not key.endswith("_env"):
-                    raise ConfigError(
-                        f"{where}: {key!r} looks like a secret; keep it in the environment and "
-                        f"name the variable instead ({key}_env = \"VARIABLE\")")
-            values = {k: v for k, v in entry.items() if k != "kind"}
-            out[name] = NamedSource(name, entry["kind"], values, path)
-        return out
-    return {}
+    """The named sources of the config file `find_config` finds; {} if none."""
+    found = find_config(cwd)
+    if found is None:
+        return {}
+    path, data = found.file, found.data
+    sources = data.get("sources", {})
+    if not isinstance(sources, dict):
+        raise ConfigError(f"{path.name}: [sources] must be a table of named sources")
+    out: dict[str, NamedSource] = {}
+    for name, entry in sources.items():
+        where = f"{path.name}: source {name!r}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise ConfigError(f"{where}: needs kind = \"...\" (e.g. \"local\", \"github\")")
+        for key in entry:
+            if _SECRET_KEY.search(key):
+                raise ConfigError(
+                    f"{where}: {key!r} looks like a secret; keep it in the environment and "
+                    f"name the variable instead (token_env = \"VARIABLE\")")
+        values = {k: v for k, v in entry.items() if k != "kind"}
+        out[name] = NamedSource(name, entry["kind"], values, path)
+    return out
+
+
+def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
+    """Make the variable `token_env` names stand in for the kind's own token variable."""
+    if kind.token_var is None:
+        raise ConfigError(f"{where}: token_env: the {kind.name} kind reads no token")
+    if not isinstance(variable, str) or not variable:
+        raise ConfigError(f"{where}: token_env: expected the name of an environment variable")
+    value = os.environ.get(variable)
+    if not value:
+        raise ConfigError(f"{where}: token_env: the variable {variable} is not set")
+    os.environ[kind.token_var] = value
 
 
 def resolve_source(spec: str, options: list[str], registry: Registry,
@@ -89,5 +101,10 @@ def resolve_source(spec: str, options: list[str], registry: Registry,
     kind = registry.get(entry.kind)
     where = f"{entry.file.name}: source {entry.name!r}"
     base = dict(entry.values)
+    if "token_env" in base:
+        _use_token_env(kind, where, base.pop("token_env"))
+    file_target = base.get("target")
+    if kind.target_is_path and isinstance(file_target, str) and not Path(file_target).is_absolute():
+        base["target"] = str(entry.file.parent / file_target)
     validate_config(kind, base, where=where, cli=False)  # the file alone must be valid
     return kind, validate_config(kind, {**base, **options_to_values(kind, options)}, where=where)

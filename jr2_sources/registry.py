@@ -4,7 +4,9 @@ Plugins fill the registry through the `jr2_register_sources` hook. The options a
 after SOURCE (`--label agent`, `--lease 10m`) are fields of the kind's config model, parsed here
 from the command line and validated by the model, so every kind gets `--help` and one-line errors
 for free. Option names are field names with `-` for `_`; list fields repeat (`--label a --label b`);
-bool fields take `--flag` / `--no-flag`.
+bool fields take `--flag` / `--no-flag`. `--help` names each option's value by its type (`TEXT`,
+`N`, `close|label|nothing`, or an `OptionHint`'s metavar such as `DURATION`) and shows defaults in
+the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
 """
 
 from __future__ import annotations
@@ -16,10 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jr2_core.errors import ConfigError, UsageError
+from jr2_core.errors import ConfigError, UsageError, error_words
+
+
+@dataclass(frozen=True)
+class OptionHint:
+    """Metadata for a config field type (`Annotated[float, ..., OptionHint("DURATION", fmt)]`):
+    how `--help` names its value and shows its default. pydantic ignores it."""
+
+    metavar: str
+    show: Callable[[Any], str] | None = None
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
 
 
 @dataclass(frozen=True)
@@ -34,13 +46,18 @@ class SourceEnv:
 @dataclass(frozen=True)
 class SourceKind:
     """A source kind: `name` (used as `name:target`), its `config` model (with a `target: str`
-    field), `factory(config, env)` returning the tracker adapter, and a one-line `help`."""
+    field), `factory(config, env)` returning the tracker adapter, and a one-line `help`.
+    `target_is_path`: the target is a file, so a relative one in jr2.toml is relative to that
+    file. `token_var`: the environment variable the kind reads its token from first, which a
+    named source's `token_env` stands in for (None: the kind takes no token)."""
 
     name: str
     config: type[BaseModel]
     factory: Callable[[Any, SourceEnv], Any]
     help: str = ""
     plugin: str = ""
+    target_is_path: bool = False
+    token_var: str | None = None
 
 
 class Registry:
@@ -148,15 +165,53 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         name = loc.split(".")[0]
         field = name if not cli or name == "target" else "--" + name.replace("_", "-")
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        msg = str(first["msg"])
-        if first["type"] == "value_error":  # a model's own check: its words, not pydantic's
-            msg = msg.removeprefix("Value error, ")
+        msg = error_words(first)
+        if first["type"] == "extra_forbidden":
+            known = [n for n in kind.config.model_fields if n != "target"]
+            names = ", ".join(n if not cli else "--" + n.replace("_", "-") for n in known)
+            msg = f"no such {'option' if cli else 'key'} ({'options' if cli else 'keys'}: " \
+                  f"{names or 'none'})"
         raise ConfigError(f"{where or kind.name}: {field}: {msg}{more}") from None
 
 
 def parse_options(kind: SourceKind, target: str, args: list[str]) -> BaseModel:
     """Parse `--name value` options into the kind's config model, or raise a one-line error."""
     return validate_config(kind, {"target": target, **options_to_values(kind, args)})
+
+
+def _hint(f: FieldInfo) -> OptionHint | None:
+    return next((m for m in f.metadata if isinstance(m, OptionHint)), None)
+
+
+def _metavar(f: FieldInfo) -> str:
+    hint = _hint(f)
+    if hint is not None:
+        return hint.metavar
+    ann = f.annotation
+    args = [a for a in typing.get_args(ann) if a is not type(None)]
+    if typing.get_origin(ann) in (typing.Union, types.UnionType, list, tuple, set, frozenset):
+        ann = args[0] if len(args) == 1 else ann
+    if typing.get_origin(ann) is typing.Literal:
+        return "|".join(str(a) for a in typing.get_args(ann))
+    names: dict[Any, str] = {int: "N", float: "NUMBER"}
+    return names.get(ann, "TEXT")
+
+
+def _default_words(f: FieldInfo) -> str:
+    """The default as a user would type it; "" when it means "not set" (None, empty)."""
+    value = f.get_default(call_default_factory=True)
+    if value is None or value == [] or value == "":
+        return ""
+    hint = _hint(f)
+    if hint is not None and hint.show is not None:
+        return hint.show(value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    return str(value)
 
 
 def kind_help(kind: SourceKind) -> str:
@@ -173,10 +228,10 @@ def kind_help(kind: SourceKind) -> str:
         if _is_bool(f.annotation):
             opt = f"{opt} / --no-{name.replace('_', '-')}"
         elif _is_list(f.annotation):
-            opt += " VALUE (repeatable)"
+            opt += f" {_metavar(f)} (repeatable)"
         else:
-            opt += " VALUE"
-        shown = f.get_default(call_default_factory=True)
-        default = "" if f.is_required() else f"  [default: {shown!r}]"
+            opt += f" {_metavar(f)}"
+        shown = "" if f.is_required() else _default_words(f)
+        default = f"  [default: {shown}]" if shown else ""
         lines.append(f"  {opt}\n      {f.description or ''}{default}")
     return "\n".join(lines)

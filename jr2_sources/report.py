@@ -151,10 +151,10 @@ def describe_reasons(
 
 
 def _summary(rs: ReadySet) -> str:
-    """`2 ready, 2 blocked, 0 claimed, 0 done` (done `?` when the source cannot say)."""
+    """`2 ready, 2 blocked, 0 claimed, 0 done` (without `done` when the source cannot say)."""
     c = rs.counts
-    done = "?" if c["done"] is None else f"{c['done']:,}"
-    return f"{c['ready']:,} ready, {c['blocked']:,} blocked, {c['claimed']:,} claimed, {done} done"
+    done = "" if c["done"] is None else f", {c['done']:,} done"
+    return f"{c['ready']:,} ready, {c['blocked']:,} blocked, {c['claimed']:,} claimed{done}"
 
 
 def _claim_words(entry: ClaimedEntry) -> tuple[str, str, str]:
@@ -587,13 +587,27 @@ def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
     return words
 
 
+def _ref_state(rs: ReadySet, item_id: str) -> str | None:
+    """The state an open item's blocker or child reference gives `item_id`, or None."""
+    for entry in rs.entries():
+        for ref in (*entry.item.blockers, *entry.item.children):
+            if ref.id == item_id:
+                return ref.state
+    return None
+
+
 def explain(rs: ReadySet, item_id: str) -> str:
     """The chain that blocks one item, down to its roots, as an indented list.
 
     Follows open blockers (and open children) depth-first; each item is expanded once and a
-    repeat says "(see above)". Raises KeyError for an id that is not in the Ready-set.
+    repeat says "(see above)". An id that is not an open item but that an item refers to gets
+    one line with that reference's state (`T-8: done`). Raises KeyError for any other id.
     """
-    rs.entry(item_id)  # KeyError for an unknown id
+    if item_id not in rs:
+        ref = _ref_state(rs, item_id)
+        if ref is None:
+            raise KeyError(item_id)
+        return f"{_one_line(item_id)}: {_OUTSIDE_WORDS.get(ref, ref)}"
     lines: list[str] = []
     expanded: set[str] = set()
     # (id, depth, its ref state, reached as a child)

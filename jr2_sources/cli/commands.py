@@ -37,7 +37,16 @@ FORMATS = ("table", "json", "markdown", "mermaid", "dot")
 
 class SourceCommand(click.Command):
     """A command whose unknown options belong to the source kind, and whose `--help` after
-    SOURCE shows that kind's options. Everything after `--` is kept as the COMMAND."""
+    SOURCE shows that kind's options. Everything after `--` is kept as the COMMAND (and named
+    in the usage line when `takes_command`)."""
+
+    takes_command = False
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar or "[OPTIONS]", "SOURCE", "[KIND OPTIONS]"]
+        if self.takes_command:
+            pieces.append("-- COMMAND [ARGS]...")
+        return pieces
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
@@ -124,7 +133,9 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
         try:
             click.echo(terminal_safe(report.explain(rs, explain_id)))
         except KeyError:
-            raise UsageError(f"no item {explain_id!r} in {source}") from None
+            raise UsageError(f"{explain_id!r} is not an open item of {source} and no open item "
+                             "refers to it (it is done, outside the source's scope, or unknown)"
+                             ) from None
     elif fmt == "json":
         # indented for people; compact (C-encoded, ~5x faster on big backlogs) when piped
         click.echo(report.render_json(rs, indent=2 if sys.stdout.isatty() else None))
@@ -147,12 +158,16 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
 # -- jr2 work -----------------------------------------------------------------------------------
 
 
+class WorkCommand(SourceCommand):
+    takes_command = True
+
+
 @click.command(
-    "work", cls=SourceCommand,
+    "work", cls=WorkCommand,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
 @click.argument("source", required=False)
-@click.option("--cap", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--cap", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="How many commands run at once.")
 @click.option("--timeout", metavar="DURATION", default=None,
               help="Stop a command that runs longer (e.g. 30m); it fails.")
@@ -182,6 +197,17 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
               help="Wait after the first transient failure; doubled after each next one.")
 @click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
               help="The longest wait between attempts.")
+@click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="Run COMMAND in this directory (default: the current one).")
+@click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
+              default=None,
+              help="Run COMMAND in a git worktree of its own per item, on JR2_ITEM_BRANCH "
+                   "from BASE (default HEAD); removed after success, kept after a failure.")
+@click.option("--pass-env", "pass_env", metavar="NAME", multiple=True,
+              help="Pass this secret-named variable (a token, a key) on to COMMAND; by default "
+                   "COMMAND gets none of them (repeatable).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
 @state_option
 @click.pass_context
@@ -189,18 +215,21 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
-             as_json: bool, state_dir: Path | None) -> None:
+             workdir: Path | None, worktree_base: str | None, pass_env: tuple[str, ...],
+             quiet: bool, as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
     \b
-        jr2 work local:backlog.toml --cap 3 -- ./agent.sh --fast
+        jr2 work local:backlog.toml --cap 3 -- python agent.py
 
-    COMMAND runs in the item's sandbox directory with JR2_ITEM_ID, JR2_ITEM_TITLE, JR2_ITEM_URL,
-    JR2_ITEM_JSON, JR2_ITEM_BRANCH and JR2_RUN_ID set; its output goes to a log per item under
-    the state directory. Exit 0 succeeds the item, anything else fails it (with --max-attempts,
-    exit 75 or a --transient-exit code retries it). Exit codes: 0 drained, 1 failed,
-    3 deadlocked, 4 error, 130 interrupted.
+    COMMAND runs in the current directory (or --workdir, or a git worktree per item with
+    --worktree) with JR2_ITEM_ID, JR2_ITEM_TITLE, JR2_ITEM_URL, JR2_ITEM_JSON, JR2_ITEM_BRANCH,
+    JR2_SANDBOX (a scratch directory of its own) and JR2_RUN_ID set, and without jr2's tokens
+    and secrets (--pass-env NAME passes one); its output goes to a log per item under the state
+    directory. Exit 0 succeeds the item, anything else fails it (with --max-attempts, exit 75
+    or a --transient-exit code retries it). Exit codes: 0 drained, 1 failed, 3 deadlocked,
+    4 error, 130 interrupted.
     """
     if "jr2.kind_help" in ctx.meta:
         _show_kind_help(ctx.meta["jr2.kind_help"])
@@ -221,18 +250,29 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     secret = serve.secret
-    state = resolve_state(state_dir)
+    state = resolve_state(state_dir, create=True)
     adapter, config = _source(source, list(ctx.args), state, read_only=False)
     if secret is not None and not callable(getattr(adapter, "webhook", None)):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
+    import secrets as _secrets
+
+    from .workerenv import worker_env
+    from .workspace import Workspace, Worktrees
+
+    run_id = f"r-{_secrets.token_hex(4)}"
+    workspace = (Worktrees.open(workdir or Path.cwd(), worktree_base, state, run_id)
+                 if worktree_base is not None else Workspace((workdir or Path.cwd()).resolve()))
+    held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
+    env = worker_env(pass_env, held)
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     import asyncio
 
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
                                    timeout=timeout_s, wait=wait_forever, serve=serve,
-                                   state=state, policy=policy))
-    _summary(result, ws)
+                                   state=state, run_id=run_id, workspace=workspace, env=env,
+                                   quiet=quiet, policy=policy))
+    _summary(result, ws, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, default=str))
     if result.state == "error":
@@ -315,29 +355,30 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
 
 
 async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
-                timeout: float | None, wait: bool, serve: _Serve,
-                state: Path, policy: Any = None) -> tuple[Any, Any]:
-    import secrets as _secrets
-
+                timeout: float | None, wait: bool, serve: _Serve, state: Path, run_id: str,
+                workspace: Any, env: dict[str, str], quiet: bool,
+                policy: Any = None) -> tuple[Any, Any]:
     from jr2_core import define_event, pool, start
     from jr2_sources.kit.redact import Redactor, secret_values
     from jr2_sources.worksource import WorkSource, default_holder
 
     from .runner import command_worker
 
-    run_id = f"r-{_secrets.token_hex(4)}"
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
     poll = getattr(config, "poll_every", None)
     ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
                     children_block=getattr(config, "children_block", True),
                     poll_every=poll, idle_poll=poll or 5.0, wake=wake, attempts=policy)
     worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
-                            redact=Redactor(secret_values()), timeout=timeout)
+                            redact=Redactor(secret_values()), timeout=timeout,
+                            workspace=workspace, base_env=env)
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id, cap=cap,
                    on_drained="wait" if wait else "final")
     observers: list[Any] = [ws.tally.observe]
     view = None
-    if sys.stderr.isatty():
+    if quiet:
+        pass
+    elif sys.stderr.isatty():
         from .liveview import LiveView
 
         view = LiveView(ws)
@@ -363,7 +404,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
         if view is not None:
             view.start()
         result = await host_and_wait(begin, port=serve.control[1], listen=serve.control[0],
-                                     setup_host=setup_host, quiet=view is not None,
+                                     setup_host=setup_host, quiet=quiet or view is not None,
                                      on_signal=_on_signal, public=serve.public,
                                      ssl_context=serve.ssl_context)
     finally:
@@ -387,9 +428,20 @@ def _on_signal(n: int) -> None:
         kill_all()
 
 
-def _summary(result: Any, ws: Any) -> None:
+def run_ending(state: str, status: str) -> str:
+    """How a run ended, in words: `drained`, `deadlocked`, `failed`, `failed and deadlocked`,
+    `ended with an error`, `interrupted` (the run's state and the Pool's status in one)."""
+    if state == "done":
+        return status
+    if state == "failed":
+        return "failed and deadlocked" if status == "deadlocked" else "failed"
+    return {"error": "ended with an error", "interrupted": "interrupted"}.get(state, state)
+
+
+def _summary(result: Any, ws: Any, *, quiet: bool = False) -> None:
     """A few lines on stderr: how the run ended, what ran, and why the rest is blocked (ids and
-    reasons come from the tracker and the commands: no control character passes)."""
+    reasons come from the tracker and the commands: no control character passes). With
+    `quiet`, only the failed items."""
     from jr2_core.text import one_line
     from jr2_sources.report import describe_reasons
 
@@ -399,12 +451,14 @@ def _summary(result: Any, ws: Any) -> None:
     data = out.model_dump(mode="json") if hasattr(out, "model_dump") else out
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
     tally = ws.tally
-    click.echo(f"jr2: run {result.run_id} ended {status} ({result.state}): {tally.done} done, "
-               f"{len(tally.failed)} failed, {tally.cancelled} cancelled", err=True)
+    if not quiet:
+        click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
+                   f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled",
+                   err=True)
     for iid, reason in tally.failed.items():
         click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
     rs = ws.last
-    if rs is not None and status == "deadlocked" and rs.blocked:
+    if not quiet and rs is not None and status == "deadlocked" and rs.blocked:
         click.echo("jr2: blocked:", err=True)
         for entry in rs.blocked:
             click.echo(f"jr2:   {one_line(entry.item.id)}: "
@@ -425,7 +479,8 @@ def local_group() -> None:
 @state_option
 def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) -> None:
     """Clear the failure of ITEM_IDS in BACKLOG so that they are offered again."""
-    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir), read_only=False)
+    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+                         read_only=False)
     try:
         for iid in item_ids:
             cleared = adapter.retry(iid)

@@ -1,11 +1,14 @@
-"""The worker of `jr2 work`: run one COMMAND per item, in the item's sandbox directory.
+"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (by default the
+directory jr2 was started in; see `workspace.py`).
 
 The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
-`JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` where the
-source names one, `JR2_RUN_ID`). Its stdout and stderr go, with known secret values scrubbed, to
-one log file per item under `<state>/logs/<run id>/`, kept after a failure (the sandbox is not).
-Exit 0 is success and the output is the last stdout line (parsed as JSON when it is JSON); any
-other exit is a `Failure` carrying the exit code and the last lines of stderr.
+`JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` — the branch
+the source names, else `jr2/<slug>` —, `JR2_SANDBOX` — a scratch directory of the item's own —,
+`JR2_RUN_ID`), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`). Its
+stdout and stderr go, with known secret values scrubbed, to one log file per item under
+`<state>/logs/<run id>/`, kept after a failure (the sandbox is not). Exit 0 is success and the
+output is the last stdout line (parsed as JSON when it is JSON); any other exit is a `Failure`
+carrying the exit code and the last lines of stderr.
 
 Design notes (a blast radius of one item):
 
@@ -34,7 +37,7 @@ import os
 import shutil
 import signal
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,6 +46,8 @@ from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.worksource import WorkItem
+
+from .workspace import Workspace
 
 log = logging.getLogger("jr2.command")
 
@@ -61,7 +66,7 @@ _running: set[asyncio.subprocess.Process] = set()
 
 def resolve_command(argv: list[str]) -> list[str]:
     """Check that COMMAND exists before anything is claimed; return argv with an absolute
-    program path (the command runs in the sandbox, so a relative path would break)."""
+    program path (the command may run in another directory, so a relative path would break)."""
     if not argv:
         raise UsageError("no COMMAND given: jr2 work SOURCE [OPTIONS] -- COMMAND [ARGS...]")
     prog = argv[0]
@@ -94,13 +99,17 @@ def env_problem(value: str) -> str | None:
     return None
 
 
-def item_env(item: WorkItem, item_file: Path, run_id: str) -> tuple[dict[str, str], list[str]]:
-    """The item's variables, and one note for each that had to be left out."""
+def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None = None,
+             sandbox: Path | None = None) -> tuple[dict[str, str], list[str]]:
+    """The item's variables, and one note for each that had to be left out. `branch` (the
+    workspace's) stands in for the item's own; `sandbox` is the item's scratch directory."""
     values = {"JR2_ITEM_ID": item.id, "JR2_ITEM_TITLE": item.title,
               "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": str(item_file.resolve()),
               "JR2_RUN_ID": run_id}
-    if item.branch:
-        values["JR2_ITEM_BRANCH"] = item.branch
+    if branch or item.branch:
+        values["JR2_ITEM_BRANCH"] = branch or item.branch or ""
+    if sandbox is not None:
+        values["JR2_SANDBOX"] = str(sandbox.resolve())
     env: dict[str, str] = {}
     notes: list[str] = []
     for name, value in values.items():
@@ -204,8 +213,12 @@ def command_worker(
     run_id: str,
     redact: Redactor,
     timeout: float | None = None,
+    workspace: Workspace | None = None,
+    base_env: Mapping[str, str] | None = None,
 ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
-    """A Pool worker that runs `argv` for each item."""
+    """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
+    directory) with `base_env` (default: jr2's whole environment) plus the item's variables."""
+    place_of = workspace or Workspace(Path.cwd())
 
     async def worker(item: WorkItem, ctx: Context) -> Any:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -213,9 +226,18 @@ def command_worker(
         item_file = log_dir / f"{stem}.json"
         item_file.write_text(item.model_dump_json(indent=2), encoding="utf-8")
         log_path = log_dir / f"{stem}.log"
-        own, notes = item_env(item, item_file, run_id)
+        ok: list[bool] = []
+        async with place_of.place(item.id, item.branch, lambda: bool(ok)) as place:
+            result = await _run(item, ctx, item_file, log_path, place.cwd, place.branch)
+            ok.append(True)
+            return result
+
+    async def _run(item: WorkItem, ctx: Context, item_file: Path, log_path: Path, cwd: Path,
+                   branch: str) -> Any:
+        own, notes = item_env(item, item_file, run_id, branch=branch, sandbox=ctx.sandbox)
         # a jr2 run inside a worker must not pass its own item's values on to this one
-        env = {k: v for k, v in os.environ.items() if not k.startswith("JR2_ITEM_")}
+        env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
+               if not k.startswith("JR2_ITEM_")}
         env.update(own)
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
@@ -224,7 +246,7 @@ def command_worker(
             for note in notes:
                 logf.write(f"jr2 {note}\n")
                 log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
-            proc = await _start(argv, ctx.sandbox, env, logf, log_path)
+            proc = await _start(argv, cwd, env, logf, log_path)
             _running.add(proc)
             try:
                 return await _supervise(proc, logf, log_path, redact, timeout, last_out,

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+from jr2_sources.registry import OptionHint
+
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 MAX_DURATION = 3650 * 86400.0
@@ -36,5 +38,18 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
-Duration = Annotated[float, BeforeValidator(parse_duration)]
+def format_duration(seconds: float) -> str:
+    """`600` -> `10m`, `90` -> `1m30s`, `0.5` -> `0.5s`: the words `parse_duration` reads."""
+    if seconds != int(seconds) or seconds < 1:
+        return f"{seconds:g}s"
+    rest, out = int(seconds), ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if rest >= size:
+            out += f"{rest // size}{unit}"
+            rest %= size
+    return out
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration),
+                     OptionHint("DURATION", lambda v: format_duration(float(v)))]
 """A pydantic field type: seconds, accepting `10m`-style strings."""

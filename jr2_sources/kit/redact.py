@@ -30,6 +30,11 @@ MIN_SECRET = 6
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret."""
+    return _SECRET_NAME.search(name) is not None
+
+
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
     """The secret values to scrub, longest first (so a secret inside another goes too)."""
     env = os.environ if env is None else env

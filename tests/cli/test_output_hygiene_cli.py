@@ -38,7 +38,9 @@ def test_a_pem_key_and_base64_forms_of_a_token_never_reach_output_logs_or_reason
               'if [ "$JR2_ITEM_ID" = B ]; then echo "$APP_PRIVATE_KEY" >&2; '
               'echo "auth: Basic $BASIC" >&2; exit 3; fi; echo "$APP_PRIVATE_KEY" | tail -2')
     env = dict(os.environ, APP_PRIVATE_KEY=PEM, JIRA_API_TOKEN=TOKEN, BASIC=basic, BLOB=urlsafe)
-    res = jr2("work", "local:b.toml", "--json", "--", "sh", "-c", script, cwd=tmp_path, env=env)
+    # the key reaches the command only when passed (--pass-env): pass it, to test the scrubbing
+    res = jr2("work", "local:b.toml", "--json", "--pass-env", "APP_PRIVATE_KEY", "--", "sh", "-c",
+              script, cwd=tmp_path, env=env)
     assert res.returncode == 1, res.stderr
     detail = json.loads(res.stdout)["failure"]["detail"]
     assert detail["items"]["A"] == "***"  # the key's last line, scrubbed

@@ -78,7 +78,7 @@ def test_ready_explain_walks_to_the_root(tmp_path: Path, backlog: Path) -> None:
     res = jr2("ready", f"local:{backlog.name}", "--explain", "T-3", cwd=tmp_path)
     assert res.returncode == 0 and "T-1" in res.stdout and "T-2" in res.stdout
     res = jr2("ready", f"local:{backlog.name}", "--explain", "NOPE", cwd=tmp_path)
-    assert res.returncode == 2 and "no item 'NOPE'" in res.stderr
+    assert res.returncode == 2 and "'NOPE' is not an open item" in res.stderr
 
 
 def test_fail_on_deadlock_exits_3_only_when_nothing_can_run(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def test_work_runs_the_command_once_per_item_with_its_environment(tmp_path: Path
     (tmp_path / "b.toml").write_text(
         '[[items]]\nid = "A"\ntitle = "first"\nbranch = "jr2/a"\n'
         '[[items]]\nid = "B"\ntitle = "second"\nneeds = ["A"]\n')
-    script = ('echo "$JR2_ITEM_ID|$JR2_ITEM_TITLE|$JR2_ITEM_BRANCH|$JR2_RUN_ID|$PWD" >> '
+    script = ('echo "$JR2_ITEM_ID|$JR2_ITEM_TITLE|$JR2_ITEM_BRANCH|$JR2_RUN_ID|$JR2_SANDBOX" >> '
               f'{tmp_path}/seen; test -f "$JR2_ITEM_JSON" && echo \'{{"ok": 1}}\'')
     res = jr2("work", "local:b.toml", "--json", "--", "sh", "-c", script, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
@@ -34,7 +34,7 @@ def test_work_runs_the_command_once_per_item_with_its_environment(tmp_path: Path
     assert [s.split("|")[0] for s in seen] == ["A", "B"]  # B waited for A
     a = seen[0].split("|")
     assert a[1:3] == ["first", "jr2/a"] and a[3].startswith("r-")
-    assert "/sandboxes/" in a[4]
+    assert "/sandboxes/" in a[4]  # the scratch directory (the command runs in the start one)
     out = json.loads(res.stdout)
     assert out["output"]["status"] == "drained" and out["output"]["items"]["A"] == {"ok": 1}
 
@@ -78,7 +78,7 @@ def test_timeout_fails_the_item(tmp_path: Path) -> None:
 def test_secrets_in_command_output_are_redacted_from_logs(tmp_path: Path) -> None:
     write_backlog(tmp_path / "b.toml", 1)
     env = dict(os.environ, GITHUB_TOKEN="ghp_supersecretvalue123")
-    res = jr2("work", "local:b.toml", "--json", "--", "sh", "-c",
+    res = jr2("work", "local:b.toml", "--json", "--pass-env", "GITHUB_TOKEN", "--", "sh", "-c",
               'echo "token is $GITHUB_TOKEN"; echo "$GITHUB_TOKEN" >&2', cwd=tmp_path, env=env)
     assert res.returncode == 0, res.stderr
     text = "".join(p.read_text() for p in (tmp_path / ".jr2" / "logs").rglob("*") if p.is_file())

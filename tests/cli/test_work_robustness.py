@@ -111,7 +111,7 @@ def test_ids_differing_by_a_trailing_dot_or_case_get_their_own_sandboxes(tmp_pat
     (tmp_path / "b.toml").write_text(
         "".join(f'[[items]]\nid = "{i}"\ntitle = "i"\n' for i in ids))
     seen = tmp_path / "seen"
-    script = (f'echo "$JR2_ITEM_ID" > mine; echo "$PWD" >> {seen}; sleep 0.5; '
+    script = (f'cd "$JR2_SANDBOX" && echo "$JR2_ITEM_ID" > mine; echo "$PWD" >> {seen}; sleep 0.5; '
               '[ "$(cat mine)" = "$JR2_ITEM_ID" ]')
     res = jr2("work", "local:b.toml", "--cap", "4", "--", "sh", "-c", script, cwd=tmp_path)
     assert res.returncode == 0, res.stderr

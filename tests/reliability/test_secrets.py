@@ -31,7 +31,9 @@ def test_no_cli_path_leaks_a_secret(tmp_path: Path) -> None:
         ["ready", "local:b.toml", "--explain", "B"],
         ["ready", "local:missing.toml"], ["ready", "nokind:x"],
         ["ready", "local:b.toml", "--label", os.environ.get("X", "$GITHUB_TOKEN")],
-        ["work", "local:b.toml", "--json", "--", "sh", "-c", leaky],
+        # workers get no secrets unless passed: pass them all, so the scrubbing is tested
+        ["work", "local:b.toml", "--json", *(f"--pass-env={n}" for n in SECRETS), "--", "sh",
+         "-c", leaky],
         ["work", "local:b.toml", "--timeout", "0.2s", "--", "sleep", "5"],
         ["work", "local:b.toml", "--webhook-secret-env", "HOOK_SECRET", "--", "true"],
         ["work", "local:b.toml", "--listen", "0.0.0.0:1", "--", "true"],

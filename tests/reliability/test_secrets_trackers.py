@@ -24,6 +24,8 @@ LEAKY = ('echo "$GITHUB_TOKEN $GH_TOKEN $JIRA_API_TOKEN $JIRA_PAT $HOOK_SECRET";
          'echo "token: $GITHUB_TOKEN$JIRA_API_TOKEN$JIRA_PAT" >&2; '
          'case "$JR2_ITEM_ID" in *2) exit 1;; esac')
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
+# workers get no secrets unless passed: pass them all, so that the scrubbing of logs is tested
+PASS_ALL = [f"--pass-env={name}" for name in SECRETS]
 
 
 def scan(texts: list[str], where: Path) -> int:
@@ -58,10 +60,10 @@ def test_github_paths_leak_no_secret(tmp_path: Path) -> None:
         codes["explain"] = run(["ready", "github:o/r", "--explain", "o/r#2"], env, tmp_path,
                                seen)
         codes["work"] = run(["work", *src, "--json", "--webhook-secret-env", "HOOK_SECRET",
-                             "--", "sh", "-c", LEAKY], env, tmp_path, seen)
+                             *PASS_ALL, "--", "sh", "-c", LEAKY], env, tmp_path, seen)
         gh_only = {k: v for k, v in env.items() if k != "GITHUB_TOKEN"}
         codes["GH_TOKEN ready"] = run(["ready", "github:o/r"], gh_only, tmp_path, seen)
-        gh.read_only_tokens = {SECRETS["GITHUB_TOKEN"]}
+        gh.read_only_tokens = {SECRETS["GH_TOKEN"]}  # the one jr2 uses: GH_TOKEN comes first
         gh.add_issue("o/r", "one more")
         tr.items.append("o/r#4")
         codes["403 read-only work"] = run(["work", *src, "--", "true"], env, tmp_path, seen)
@@ -100,7 +102,7 @@ def test_jira_paths_leak_no_secret(tmp_path: Path) -> None:
         codes["explain"] = run(["ready", "jira:", *jql, "--explain", tr.items[1]], env,
                                tmp_path, seen)
         codes["work"] = run(["work", *src, "--json", "--webhook-secret-env", "HOOK_SECRET",
-                             "--", "sh", "-c", LEAKY], env, tmp_path, seen)
+                             *PASS_ALL, "--", "sh", "-c", LEAKY], env, tmp_path, seen)
         codes["bad JQL"] = run(["ready", "jira:", "--jql", "project = AND x"], env, tmp_path,
                                seen)
         jf.fault(403, times=100, path="/search", message="Forbidden")

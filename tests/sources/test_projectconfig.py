@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clihelp import jr2
+import pytest
+
+from clihelp import env, jr2
 
 
 def setup(tmp_path: Path, config: str, name: str = "jr2.toml") -> None:
@@ -53,3 +55,73 @@ def test_an_unknown_name_lists_the_named_sources(tmp_path: Path) -> None:
     setup(tmp_path, '[sources.work]\nkind = "local"\ntarget = "b.toml"\n')
     res = jr2("ready", "wrok", cwd=tmp_path)
     assert res.returncode == 2 and "named source (work)" in res.stderr
+
+
+# -- found upward, like ruff and uv --------------------------------------------------------------
+
+
+def test_config_is_found_upward_with_targets_and_state_beside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JR2_STATE_DIR")
+    setup(tmp_path, '[tool.jr2.sources.work]\nkind = "local"\ntarget = "b.toml"\n',
+          name="pyproject.toml")
+    deep = tmp_path / "src" / "pkg"
+    deep.mkdir(parents=True)
+    res = jr2("ready", "work", "--json", cwd=deep)  # target relative to the config file
+    assert res.returncode == 0, res.stderr
+    assert [e["id"] for e in json.loads(res.stdout)["ready"]] == ["A", "B"]
+    assert not (tmp_path / ".jr2").exists()  # a dry run creates no state
+    assert jr2("work", "work", "--", "true", cwd=deep).returncode == 0
+    assert (tmp_path / ".jr2" / "logs").is_dir() and not (deep / ".jr2").exists()
+    assert (tmp_path / ".jr2" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path: Path) -> None:
+    setup(tmp_path, '[sources.work]\nkind = "local"\ntarget = "b.toml"\n')
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    res = jr2("ready", "work", cwd=repo)
+    assert res.returncode == 2 and "none defined in jr2.toml" in res.stderr
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no [tool.jr2]: passed over
+    (tmp_path / "repo" / "sub").mkdir()
+    assert jr2("ready", "work", cwd=repo / "sub").returncode == 2
+
+
+def test_the_state_directory_gets_a_gitignore_only_when_jr2_creates_it(tmp_path: Path) -> None:
+    backlog = '[[items]]\nid = "A"\ntitle = "a"\n'
+    (tmp_path / "b.toml").write_text(backlog)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    assert jr2("work", "local:b.toml", "--state", "mine", "--", "true",
+               cwd=tmp_path).returncode == 0
+    assert not (mine / ".gitignore").exists()  # a directory the user made is left alone
+    assert jr2("work", "local:b.toml", "--state", "new", "--", "true",
+               cwd=tmp_path).returncode == 0
+    assert (tmp_path / "new" / ".gitignore").is_file()
+
+
+def test_the_secret_hint_names_a_key_that_works(tmp_path: Path) -> None:
+    setup(tmp_path, '[sources.gh]\nkind = "github"\ntarget = "o/r"\ntoken = "ghp_abcdef123"\n')
+    res = jr2("ready", "gh", cwd=tmp_path)
+    assert res.returncode == 2 and 'token_env = "VARIABLE"' in res.stderr
+    setup(tmp_path, '[sources.gh]\nkind = "github"\ntarget = "o/r"\ntoken_env = "NOT_SET_X"\n')
+    res = jr2("ready", "gh", cwd=tmp_path)
+    assert res.returncode == 2 and "NOT_SET_X is not set" in res.stderr
+    setup(tmp_path, '[sources.b]\nkind = "local"\ntarget = "b.toml"\ntoken_env = "X"\n')
+    assert "reads no token" in jr2("ready", "b", cwd=tmp_path).stderr
+
+
+def test_token_env_gives_the_source_its_token(tmp_path: Path) -> None:
+    from fakes.github_server import FakeGitHub
+
+    with FakeGitHub(tokens={"acme-token-123"}) as fake:
+        fake.add_issue("o/r", "one")
+        setup(tmp_path, '[sources.gh]\nkind = "github"\ntarget = "o/r"\n'
+                        'token_env = "ACME_GITHUB_TOKEN"\n')
+        e = env(GITHUB_API_URL=fake.url, ACME_GITHUB_TOKEN="acme-token-123",
+                GITHUB_TOKEN="wrong-token-1")
+        res = jr2("ready", "gh", "--json", cwd=tmp_path, env=e)
+        assert res.returncode == 0, res.stderr
+        assert [x["id"] for x in json.loads(res.stdout)["ready"]] == ["o/r#1"]
+        wrong = jr2("ready", "github:o/r", cwd=tmp_path, env=e)  # without it: GITHUB_TOKEN
+        assert wrong.returncode != 0 and "refused" in wrong.stderr

@@ -146,7 +146,7 @@ def test_text_sections_are_in_order() -> None:
 
 def test_text_summary_says_done_is_unknown() -> None:
     assert (
-        render_text(compute(done=None)).splitlines()[-1] == "0 ready, 0 blocked, 0 claimed, ? done"
+        render_text(compute(done=None)).splitlines()[-1] == "0 ready, 0 blocked, 0 claimed"
     )
 
 
@@ -344,7 +344,8 @@ def test_explain_names_the_cycle_and_stops() -> None:
 
 def test_explain_unknown_id_is_a_key_error() -> None:
     with pytest.raises(KeyError):
-        explain(seed(), "T-9")
+        explain(seed(), "NOPE")
+    assert explain(seed(), "T-9") == "T-9: missing"  # not open, but an item refers to it
 
 
 def test_explain_a_200k_chain_without_recursion() -> None:

@@ -1,7 +1,8 @@
 """Where the GitHub token and API URL come from.
 
-Design note: the token is looked up in `GITHUB_TOKEN`, then `GH_TOKEN` (the names `gh` and
-GitHub Actions use), then `gh auth token` when the GitHub CLI is on PATH (for the API's host, so
+Design note: the token is looked up in `GH_TOKEN`, then `GITHUB_TOKEN` (the order of the gh
+CLI, so a `GH_TOKEN` set on purpose beats the `GITHUB_TOKEN` GitHub Actions provides), then
+`gh auth token` when the GitHub CLI is on PATH (for the API's host, so
 GitHub Enterprise works too). It is wrapped in a pydantic `SecretStr` at once and only ever
 unwrapped to build the `Authorization` header; no message, log line or repr contains it.
 `GITHUB_API_URL` (set by GitHub Actions, GHES: `https://HOST/api/v3`) gives the base URL; a plain
@@ -51,12 +52,12 @@ def _gh_token(base_url: str) -> str | None:
 def resolve_token(base_url: str, env: Mapping[str, str] | None = None) -> SecretStr:
     """The token, as a `SecretStr`; a one-line `ConfigError` when there is none."""
     env = os.environ if env is None else env
-    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
         value = (env.get(name) or "").strip()
         if value:
             return SecretStr(value)
     token = _gh_token(base_url)
     if token:
         return SecretStr(token)
-    raise ConfigError("github: no token: set GITHUB_TOKEN or GH_TOKEN, or log in with "
+    raise ConfigError("github: no token: set GH_TOKEN or GITHUB_TOKEN, or log in with "
                       "`gh auth login` (the token needs Issues: read, and read & write to claim)")

@@ -60,7 +60,7 @@ class GitHubClient(RestClient):
     """Counted, conditional, spaced REST calls against one GitHub API base URL."""
 
     tracker: ClassVar[str] = "GitHub"
-    token_hint: ClassVar[str] = "GITHUB_TOKEN / GH_TOKEN"
+    token_hint: ClassVar[str] = "GH_TOKEN / GITHUB_TOKEN"
     status_hints: ClassVar[Mapping[int, str]] = {401: "bad credentials", 403: "forbidden",
                                                  410: "gone", 422: "unprocessable"}
     session_headers: ClassVar[Mapping[str, str]] = {

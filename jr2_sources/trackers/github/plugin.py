@@ -30,4 +30,5 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
 
     register(SourceKind("github", GitHubConfig, _factory,
                         help="the open issues of a GitHub repository (owner/repo); claims are "
-                             "comments, leases renew, webhooks wake"))
+                             "comments, leases renew, webhooks wake",
+                        token_var="GH_TOKEN"))

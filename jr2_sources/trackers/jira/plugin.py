@@ -31,4 +31,5 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
 
     register(SourceKind("jira", JiraConfig, _factory,
                         help="the open issues a JQL filter selects (Cloud or Data Center); "
-                             "Blocks links, claims are comments, webhooks wake"))
+                             "Blocks links, claims are comments, webhooks wake",
+                        token_var="JIRA_API_TOKEN"))

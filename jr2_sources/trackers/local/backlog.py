@@ -37,7 +37,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from jr2_core.errors import UsageError
+from jr2_core.errors import UsageError, error_words
 
 if TYPE_CHECKING:
     import tomllib as _toml
@@ -191,9 +191,9 @@ def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
 
 def _describe(error: ErrorDetails, data: Any) -> str:
     """One pydantic error as a phrase: where (item number and id, field) and what."""
-    loc, kind, msg = error["loc"], error["type"], error["msg"]
+    loc, kind, msg = error["loc"], error["type"], error_words(error)
     if kind == _RULE:
-        return msg
+        return str(error["msg"])
     if not loc:
         return "the top level must be a table (TOML) or an object (JSON) holding 'items'"
     if loc[0] != "items":

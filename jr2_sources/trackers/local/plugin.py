@@ -20,4 +20,5 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     from .source import LocalConfig
 
     register(SourceKind("local", LocalConfig, _factory,
-                        help="a backlog file (TOML/JSON) with claims in SQLite; no network"))
+                        help="a backlog file (TOML/JSON) with claims in SQLite; no network",
+                        target_is_path=True))

@@ -25,4 +25,5 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
 
     register(SourceKind("gitlab", GitLabConfig, _factory,
                         help="the open issues of a GitLab project (group/project); claims are "
-                             "notes, leases renew, webhooks wake"))
+                             "notes, leases renew, webhooks wake",
+                        token_var="GITLAB_TOKEN"))

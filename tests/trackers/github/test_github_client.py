@@ -32,8 +32,8 @@ def rsps() -> Iterator[responses.RequestsMock]:
 
 @pytest.mark.parametrize(("status", "message", "expected"), [
     (401, "Bad credentials",
-     "github:o/r: the token was refused (HTTP 401: Bad credentials); check GITHUB_TOKEN / "
-     "GH_TOKEN"),
+     "github:o/r: the token was refused (HTTP 401: Bad credentials); check GH_TOKEN / "
+     "GITHUB_TOKEN"),
     (403, "Resource not accessible by personal access token",
      "github:o/r: the token cannot read issues (HTTP 403: Resource not accessible by personal "
      "access token)"),
@@ -146,10 +146,12 @@ def test_writes_are_spaced(rsps: responses.RequestsMock) -> None:
 
 def test_token_from_env_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no `gh`
-    assert resolve_token(API, {"GITHUB_TOKEN": "a1", "GH_TOKEN": "b2"}).get_secret_value() == "a1"
+    # the gh CLI's order: GH_TOKEN first
+    assert resolve_token(API, {"GITHUB_TOKEN": "a1", "GH_TOKEN": "b2"}).get_secret_value() == "b2"
+    assert resolve_token(API, {"GITHUB_TOKEN": "a1"}).get_secret_value() == "a1"
     assert resolve_token(API, {"GH_TOKEN": "b2"}).get_secret_value() == "b2"
     assert "b2" not in repr(resolve_token(API, {"GH_TOKEN": "b2"}))
-    with pytest.raises(ConfigError, match=r"^github: no token: set GITHUB_TOKEN or GH_TOKEN"):
+    with pytest.raises(ConfigError, match=r"^github: no token: set GH_TOKEN or GITHUB_TOKEN"):
         resolve_token(API, {})
 
 

@@ -208,44 +208,44 @@ TABLE_ERRORS = [
     ),
     (
         items('id = "T-3"\ntitle = "x"\npriority = "2"'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'priority': Input should be a valid integer",
+        "backlog.toml: item 1 (id \"T-3\"): field 'priority': expected a valid integer",
     ),
     (
         items('id = "T-3"\ntitle = "x"\npriority = true'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'priority': Input should be a valid integer",
+        "backlog.toml: item 1 (id \"T-3\"): field 'priority': expected a valid integer",
     ),
     (
         items('id = "T-3"\ntitle = "x"\nneeds = "T-1"'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'needs': Input should be a valid list",
+        "backlog.toml: item 1 (id \"T-3\"): field 'needs': expected a valid list",
     ),
     (
         items('id = "T-3"\ntitle = "x"\nlabels = ["docs", 7]'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'labels' entry 2: Input should be a valid string",
+        "backlog.toml: item 1 (id \"T-3\"): field 'labels' entry 2: expected a valid string",
     ),
     (
         items('id = "T-3"\ntitle = "x"\nneeds = "T-1"\npriority = "high"'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'needs': Input should be a valid list "
+        "backlog.toml: item 1 (id \"T-3\"): field 'needs': expected a valid list "
         "(and 1 more)",
     ),
     (
         items('id = "T-3"\ntitle = "x"\nstatus = "closed"'),
-        "backlog.toml: item 1 (id \"T-3\"): field 'status': Input should be 'open' or 'done'",
+        "backlog.toml: item 1 (id \"T-3\"): field 'status': expected 'open' or 'done'",
     ),
     (
         items('id = "T-3"\ntitle = "x"\ncreated = "yesterday"'),
         "backlog.toml: item 1 (id \"T-3\"): field 'created': "
-        "Input should be a valid datetime or date, input is too short",
+        "expected a valid datetime or date, input is too short",
     ),
     (items('id = "T-3"'), "backlog.toml: item 1 (id \"T-3\"): missing key 'title'"),
     (items('title = "x"'), "backlog.toml: item 1: missing key 'id'"),
     (
         items('id = 3\ntitle = "x"'),
-        "backlog.toml: item 1: field 'id': Input should be a valid string",
+        "backlog.toml: item 1: field 'id': expected a valid string",
     ),
     ('foo = 1\n[[items]]\nid = "T-1"\ntitle = "x"\n', "backlog.toml: unknown top-level key 'foo'"),
     (
         'items = "T-1"\n',
-        "backlog.toml: 'items' must be a list of tables ([[items]]): Input should be a valid list",
+        "backlog.toml: 'items' must be a list of tables ([[items]]): expected a valid list",
     ),
     (
         items('id = "T-1"\ntitle = "a"', 'id = "T-2"\ntitle = "b"', 'id = "T-3"\ntitle = "c"')
@@ -286,7 +286,7 @@ def test_json_validation_errors_have_the_same_shape() -> None:
     bad = {"items": [{"id": "T-1", "title": "x"}, {"id": "T-2", "title": "y", "nedds": []}]}
     assert json_error(bad) == "backlog.json: item 2 (id \"T-2\"): unknown key 'nedds'"
     assert json_error({"items": [{"id": "T-1", "title": "x", "priority": 2.0}]}) == (
-        "backlog.json: item 1 (id \"T-1\"): field 'priority': Input should be a valid integer"
+        "backlog.json: item 1 (id \"T-1\"): field 'priority': expected a valid integer"
     )
     assert json_error([1, 2]) == (
         "backlog.json: the top level must be a table (TOML) or an object (JSON) holding 'items'"

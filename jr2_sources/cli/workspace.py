@@ -1,0 +1,165 @@
+"""Where the command of `jr2 work` runs for one item: the start directory, `--workdir`, or a git
+worktree per item (`--worktree [BASE]`).
+
+Design notes
+------------
+* Default: the directory jr2 was started in, like `xargs` and GNU `parallel`, so
+  `jr2 work ... -- python agent.py` finds `agent.py`. The per-item scratch directory (the
+  engine's sandbox, deleted when the item fails) is given in `JR2_SANDBOX` instead.
+* `--workdir DIR`: every command runs in DIR (checked once, before anything is claimed).
+* `--worktree [BASE]`: each item gets its own checkout, `git worktree add` on the item's branch
+  (`JR2_ITEM_BRANCH`: the branch the tracker names, else `jr2/<slug>-<hash>` from the id, unique
+  per id) under `<state>/worktrees/<run id>/`. A branch that already exists is checked out as it
+  is (the work continues on it); otherwise it starts from BASE (default `HEAD`). After success
+  the worktree is removed and the branch stays (with its commits, for a pull request). After a
+  failure the worktree is kept for a person to look at, moved aside to
+  `<state>/worktrees/kept/<slug>-<time>`, and the branch is freed so a retry can take it: a
+  branch jr2 made in this attempt is renamed `<branch>-failed-<time>` (the retry starts again
+  from BASE); a branch that existed before is left as it is and the kept worktree detached
+  (jr2 never renames a branch it did not make).
+* Several pools on one clone: worktree paths carry the run id, and every `git worktree` call
+  on a clone holds an exclusive lock file in the clone's common git directory, so two pools
+  never race on git's worktree bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import re
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from jr2_core import Failure
+from jr2_core.errors import UsageError
+from jr2_core.paths import safe_name
+
+_BRANCH_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def default_branch(item_id: str) -> str:
+    """`jr2/<slug>-<hash>`: a valid git branch name, unique per id (the hash is of the id)."""
+    stem = safe_name(item_id)
+    slug, _, digest = stem.rpartition("-")
+    slug = _BRANCH_UNSAFE.sub("-", slug).strip("-") or "item"
+    return f"jr2/{slug}-{digest}"
+
+
+def _git(repo: Path, *args: str) -> str:
+    """Run git in `repo`; its stdout, or a `RuntimeError` with git's own message."""
+    res = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                         check=False)
+    if res.returncode != 0:
+        msg = (res.stderr.strip().splitlines() or [f"exit code {res.returncode}"])[-1]
+        raise RuntimeError(f"git {args[0]}: {msg}")
+    return res.stdout.strip()
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one item's command runs, and the branch it is told about."""
+
+    cwd: Path
+    branch: str
+
+
+class Workspace:
+    """Directories for items: the same `cwd` for every item (default and `--workdir`)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    @contextlib.asynccontextmanager
+    async def place(self, item_id: str, branch: str | None,
+                    succeeded: Callable[[], bool]) -> AsyncIterator[Place]:
+        yield Place(self.cwd, branch or default_branch(item_id))
+
+
+class Worktrees(Workspace):
+    """A git worktree per item, from `base`, under `root` (`<state>/worktrees`)."""
+
+    def __init__(self, repo: Path, base: str, root: Path, run_id: str) -> None:
+        super().__init__(repo)
+        self.repo = repo
+        self.base = base
+        self.root = root
+        self.run_dir = root / run_id
+        self._lock_path = Path(_git(repo, "rev-parse", "--path-format=absolute",
+                                    "--git-common-dir")) / "jr2-worktree.lock"
+
+    @classmethod
+    def open(cls, start: Path, base: str, state: Path, run_id: str) -> Worktrees:
+        """Check, before anything is claimed, that `start` is in a git clone and BASE exists."""
+        try:
+            top = Path(_git(start, "rev-parse", "--show-toplevel"))
+        except (RuntimeError, OSError):
+            raise UsageError(f"--worktree: {start} is not inside a git repository") from None
+        try:
+            _git(top, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+        except RuntimeError:
+            raise UsageError(f"--worktree {base}: no such commit or branch in {top}") from None
+        return cls(top, base, state.resolve() / "worktrees", run_id)
+
+    def _locked(self, *args: str) -> str:
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return _git(self.repo, *args)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _branch_exists(self, branch: str) -> bool:
+        try:
+            _git(self.repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        except RuntimeError:
+            return False
+        return True
+
+    def _add(self, path: Path, branch: str) -> bool:
+        """Add the worktree; True when this made the branch (from BASE)."""
+        _git(self.repo, "check-ref-format", "--branch", branch)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if self._branch_exists(branch):
+            self._locked("worktree", "add", str(path), branch)
+            return False
+        self._locked("worktree", "add", "-b", branch, str(path), self.base)
+        return True
+
+    def _keep(self, path: Path, branch: str, made: bool) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        kept = self.root / "kept" / f"{path.name}-{stamp}"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        self._locked("worktree", "move", str(path), str(kept))
+        if made:
+            self._locked("branch", "-m", branch, f"{branch}-failed-{stamp}")
+        else:
+            _git(kept, "checkout", "--quiet", "--detach")
+
+    @contextlib.asynccontextmanager
+    async def place(self, item_id: str, branch: str | None,
+                    succeeded: Callable[[], bool]) -> AsyncIterator[Place]:
+        name = branch or default_branch(item_id)
+        path = self.run_dir / safe_name(item_id)
+        try:
+            made = await asyncio.to_thread(self._add, path, name)
+        except RuntimeError as exc:
+            raise Failure(f"--worktree: {exc}") from None
+        try:
+            yield Place(path, name)
+        finally:
+            ok = succeeded()
+            try:
+                if ok:
+                    await asyncio.shield(asyncio.to_thread(
+                        self._locked, "worktree", "remove", "--force", str(path)))
+                    with contextlib.suppress(OSError):
+                        self.run_dir.rmdir()  # once the run's last worktree is gone
+                else:
+                    await asyncio.shield(asyncio.to_thread(self._keep, path, name, made))
+            except RuntimeError:
+                pass  # the worktree stays where it is; `git worktree list` shows it
