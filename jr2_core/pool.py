@@ -17,7 +17,9 @@ Design notes
   the reason, not `failed`: it does not make the run fail. Extension (re-offer): a Source may
   offer an id again as a new attempt once its worker ended `cancelled` or `failed` (a person
   retried it); only an id that completed `done` offered again is a defect. The output keeps
-  the last outcome per id and an `attempts` count.
+  the last outcome per id and an `attempts` count. `settle` may return a replacement Outcome:
+  a bounded retry's failure is re-filed `cancelled`, so it does not fail the run while the
+  Source will offer the id again.
 * Any other exception is a
   defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
   releases the claim), and the defect ends the run `error`.
@@ -132,7 +134,9 @@ def source(
 ) -> Source:
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
-    while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends;
+    while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends (it may
+    return another `Outcome` that the run records instead: a failure the Source will offer
+    again, a retry, is returned as `cancelled`, so it does not fail the run);
     `started(item_id, stop)` gets a function that stops that worker (it ends `cancelled` with
     the reason, not `failed`; the Source releases the item and may offer it again as a new
     attempt); `idle_poll` is the wait while other pools hold items.
@@ -384,19 +388,20 @@ class _PoolRun:
             ctx._delete_sandbox()
         if self.src.settle is not None:  # no coroutine per item when there is nothing to call
             try:
-                await self._settle(iid, outcome)
+                told = await self._settle(iid, outcome)
+                if isinstance(told, Outcome):  # the Source re-filed it (a retry: `cancelled`)
+                    outcome = told
             except Exception as exc:
                 self.defect = self.defect or exc
         self._finish(iid, outcome)
 
-    async def _settle(self, iid: str, outcome: Outcome) -> None:
+    async def _settle(self, iid: str, outcome: Outcome) -> Any:
         settle = self.src.settle
         if settle is None:
-            return
+            return None
         if self.src._settle_async:
-            await settle(iid, outcome)
-        else:
-            settle(iid, outcome)
+            return await settle(iid, outcome)
+        return settle(iid, outcome)
 
     def _finish(self, iid: str, outcome: Outcome) -> None:
         # the last outcome per id: a re-offered id keeps only its latest

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         compute_ready_set,
     )
     from .registry import SourceEnv, SourceKind
+    from .retries import Attempt
     from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
     from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
@@ -87,6 +88,7 @@ _WHERE = {
     "Snapshot": ".readyset",
     "SnapshotItem": ".readyset",
     "compute_ready_set": ".readyset",
+    "Attempt": ".retries",
     "SourceEnv": ".registry",
     "SourceKind": ".registry",
     "ItemError": ".tracker",
@@ -103,6 +105,7 @@ _WHERE = {
 lazy_exports(__name__, _WHERE)
 
 __all__ = [
+    "Attempt",
     "BlockerRef",
     "Claim",
     "ClaimsByComment",

@@ -53,6 +53,8 @@ class ReadyView:
     n_blocked: int
     holders: dict[str, str]
     failed: Callable[[str], bool]
+    waiting: int = 0
+    """Blocked items in scope waiting for their retry time to come (`retry_after`)."""
 
 
 class ReadyReader:
@@ -94,10 +96,13 @@ class ReadyReader:
         if self._changes is None:
             rs = self._last = self.ready_set()
             failed_ids = {e.item.id for e in rs.blocked if e.item.failed is not None}
+            now = rs.generated_at
+            waiting = sum(1 for e in rs.blocked if e.item.in_scope
+                          and e.item.retry_after is not None and e.item.retry_after > now)
             return ReadyView((e.item for e in rs.ready), len(rs.ready),
                              sum(1 for e in rs.blocked if e.item.in_scope),
                              {e.item.id: e.claim.holder for e in rs.claimed if e.item.in_scope},
-                             failed_ids.__contains__)
+                             failed_ids.__contains__, waiting)
         with self._lock:
             inc = self._refresh(self._changes)
             self._last = None
@@ -106,11 +111,12 @@ class ReadyReader:
             n_blocked = counts["blocked"] - sum(1 for i in outside
                                                 if i in inc and inc.status(i) == "blocked")
             holders = {iid: c.holder for iid, c in inc.claims().items() if iid not in outside}
+            waiting = inc.waiting_for_retry(outside)
 
         def failed(item_id: str) -> bool:
             return item_id in inc and inc.item(item_id).failed is not None
 
-        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed)
+        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed, waiting)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
         t = self.clock()

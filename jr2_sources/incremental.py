@@ -33,7 +33,7 @@ references in place.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Generator, Iterable
+from collections.abc import Collection, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -102,6 +102,9 @@ class IncrementalReadySet:
         self._ready_heap: list[tuple[_OrderKey, str]] = []
         self._expiry: list[tuple[float, str]] = []
         self._claimed: dict[str, Claim] = {}
+        # items whose retry time (`SnapshotItem.retry_after`) is ahead: re-evaluated when it comes
+        self._retry_heap: list[tuple[float, str]] = []
+        self._retrying: dict[str, float] = {}
         self._n_ready = 0
         self._n_blocked = 0
         for it in items:
@@ -155,6 +158,18 @@ class IncrementalReadySet:
             _, iid = heapq.heappop(heap)
             if iid in self._claimed:
                 self._evaluate(iid)
+        retry = self._retry_heap
+        while retry and retry[0][0] <= ts:
+            at, iid = heapq.heappop(retry)
+            if self._retrying.get(iid) == at:
+                self._evaluate(iid)
+
+    def waiting_for_retry(self, outside: Collection[str] = ()) -> int:
+        """How many items wait for their retry time now (a pool waits for them), not counting
+        the ids in `outside` (items out of the pool's scope)."""
+        if not outside:
+            return len(self._retrying)
+        return sum(1 for iid in self._retrying if iid not in outside)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -229,7 +244,7 @@ class IncrementalReadySet:
             if targets:
                 graph[iid] = targets
         cycles = find_cycles(graph)
-        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block)
+        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block, self._now)
         keys = self._keys
         ready.sort(key=lambda e: keys[e.item.id])
         blocked.sort(key=lambda it: keys[it.id])
@@ -277,6 +292,7 @@ class IncrementalReadySet:
         self._file(iid, None)
         self._keys.pop(iid, None)
         self._claimed.pop(iid, None)
+        self._retrying.pop(iid, None)
 
     def _file(self, iid: str, status: Status | None) -> None:
         """Move `iid` to `status` (None: out of the set), keeping the counters right."""
@@ -312,7 +328,13 @@ class IncrementalReadySet:
                     heapq.heapify(self._expiry)
             self._file(iid, "claimed")
             return
+        self._retrying.pop(iid, None)
+        retry_at = _utc(it.retry_after).timestamp() if it.retry_after is not None else None
+        if retry_at is not None and retry_at > self._now.timestamp():
+            self._retrying[iid] = retry_at
+            heapq.heappush(self._retry_heap, (retry_at, iid))
         waits = any(b.state != "done" for b in it.blockers) or it.failed is not None or (
+            iid in self._retrying) or (
             self.children_block and any(c.state == "open" for c in it.children))
         if waits:
             self._file(iid, "blocked")

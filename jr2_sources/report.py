@@ -154,6 +154,9 @@ def describe_reasons(
             )
         elif r.kind == "failed":
             parts.append("last attempt failed: " + fmt_text(r.detail or ""))
+        elif r.kind == "retry_after":
+            parts.append(f"retry after {fmt_text(r.detail or '')} "
+                         f"({r.attempts} attempt{'' if r.attempts == 1 else 's'} failed)")
         elif r.kind == "cycle":
             # capped always: every member of a long cycle would otherwise repeat all of it
             parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))

@@ -14,7 +14,12 @@ next to the code that reads them).
   thread.
 * Optional, with defaults here: `webhook(headers, body, secret)` (None: this tracker takes no
   webhooks), `watch(item_ids, holder)` (people win: which held items a person took back, and
-  why; the default reads one snapshot) and `close()`.
+  why; the default reads one snapshot) and `close()`. Bounded retries (`jr2 work
+  --max-attempts`, `jr2_sources.retries`): a tracker that keeps the attempt record sets
+  `retries = True`, takes `settle(item_id, holder, outcome, attempt)` with an
+  `Attempt | None`, reads it back as `SnapshotItem.attempts` / `.retry_after`, and refuses a
+  claim whose record changed since the snapshot; the WorkSource refuses `--max-attempts` > 1
+  on any other tracker.
 * `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
   `children_block`, `poll_every`): a kind's config model subclasses it, so nothing is looked up
   with `getattr`. `layer_options(config)` reads them from any config model.
@@ -128,6 +133,11 @@ class Tracker(ABC):
     """True: among ready items of equal order, each pool starts at its own offset (GitHub, where
     a lost claim attempt still notifies people). False: every pool tries them in id order."""
 
+    retries: ClassVar[bool] = False
+    """True: this tracker keeps the attempt record (`settle` takes a fourth argument, an
+    `jr2_sources.retries.Attempt | None`; see the module's notes). False: `--max-attempts` > 1
+    is refused."""
+
     # -- required -----------------------------------------------------------------------------
 
     @abstractmethod
@@ -233,6 +243,7 @@ class _Legacy(Tracker):
         hook = getattr(adapter, "webhook", None)
         self.webhook = hook if callable(hook) else None
         self.spread_claims = bool(getattr(adapter, "spread_claims", False))  # type: ignore[misc]
+        self.retries = bool(getattr(adapter, "retries", False))  # type: ignore[misc]
 
     def snapshot(self) -> Snapshot:
         snap: Snapshot = self._adapter.snapshot()
@@ -244,11 +255,11 @@ class _Legacy(Tracker):
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         return bool(self._adapter.renew(item_id, holder, lease))
 
-    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
         if outcome.status == "cancelled":
             self._adapter.release(item_id, holder)
         else:
-            self._adapter.record(item_id, holder, outcome)
+            self._adapter.record(item_id, holder, outcome, *attempt)
 
     def close(self) -> None:
         close = getattr(self._adapter, "close", None)
@@ -277,8 +288,8 @@ def as_tracker(obj: Any) -> Tracker:
 class _Duck(_Legacy):
     """An object with the four methods that does not subclass `Tracker`."""
 
-    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        self._adapter.settle(item_id, holder, outcome)
+    def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
+        self._adapter.settle(item_id, holder, outcome, *attempt)
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         watch = getattr(self._adapter, "watch", None)

@@ -36,6 +36,13 @@ the rest, the same for every tracker:
   mark a person removed is not offered again in this run.
 * `settle` ends the claim through `Tracker.settle` (done, failed with the reason, or
   cancelled = release, record nothing).
+* Bounded retries (`jr2_sources.retries`, `jr2 work --max-attempts`): the attempt number is the
+  tracker's record at claim time plus one (the claim is refused if the record changed since the
+  snapshot); a transient failure with attempts left is recorded with its `retry_after`, and the
+  tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is refused
+  at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
+  instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
+  extension; `settle` returns it as `cancelled`, so it does not fail the run.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
 """
@@ -50,6 +57,7 @@ import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -59,6 +67,7 @@ from jr2_core.errors import ItemError, UsageError
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from .readyset import ReadyEntry, ReadySet, SnapshotItem
+from .retries import Attempt, AttemptPolicy
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
@@ -157,10 +166,15 @@ class WorkSource:
         clock: Callable[[], float] = time.time,
         watch_every: float | None = None,
         resync_every: float | None = DEFAULT_RESYNC_EVERY,
+        attempts: AttemptPolicy | None = None,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
         self.tracker: Tracker = as_tracker(tracker)
+        self.policy = attempts or AttemptPolicy()
+        if self.policy.max_attempts > 1 and not self.tracker.retries:
+            raise UsageError(f"{self.tracker.name}: this source keeps no attempt record, so it "
+                             "cannot retry (use --max-attempts 1)")
         self.holder = holder
         self.lease = lease
         self.children_block = children_block
@@ -177,6 +191,7 @@ class WorkSource:
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
+        self._attempt: dict[str, int] = {}  # item -> the number of the attempt running now
         self._held: dict[str, Callable[[str], None]] = {}
         self._no_reoffer: set[str] = set()
         self._failed_here: set[str] = set()
@@ -228,6 +243,7 @@ class WorkSource:
         self._seen = view
         cleared = self._cleared(view)
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
+        held += view.waiting
         blocked = view.n_blocked
         lost = 0
         passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
@@ -248,6 +264,7 @@ class WorkSource:
                     continue
                 if won:
                     self._claimed_at[item.id] = asked
+                    self._attempt[item.id] = item.attempts + 1
                     rest = view.n_ready - i - 1
                     return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
                                 open=rest + lost + passed + blocked + held, held=held + lost,
@@ -368,22 +385,43 @@ class WorkSource:
 
     # -- settle -------------------------------------------------------------------------------
 
-    async def settle(self, item_id: str, outcome: Outcome) -> None:
+    async def settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
+        """End the claim in the tracker. A transient failure to retry (`--max-attempts`) is
+        recorded with its attempt, logged (reason, attempt, retry time) and returned as a
+        `cancelled` Outcome: it is not the run's failure, the item is offered again (by this pool
+        or another, through the Pool's re-offer extension)."""
         self._held.pop(item_id, None)
         task = self._renewers.pop(item_id, None)
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        number = self._attempt.pop(item_id, 1)
         # a person may have taken it back since the last watch: never overwrite them
         if (outcome.status != "cancelled" and item_id not in self.tally.stopped
                 and await self._taken_back([item_id], stop=False)):
             outcome = Outcome("cancelled")
+        retry_after: datetime | None = None
         try:
-            await asyncio.to_thread(self.tracker.settle, item_id, self.holder, outcome)
-            if outcome.status == "failed":
+            if outcome.status != "cancelled" and self.policy.max_attempts > 1:
+                if number < self.policy.max_attempts and self.policy.is_transient(outcome):
+                    retry_after = datetime.fromtimestamp(
+                        self.clock() + self.policy.delay(number), UTC)
+                settle: Any = self.tracker.settle  # takes an Attempt: `retries` checked at start
+                await asyncio.to_thread(settle, item_id, self.holder, outcome,
+                                        Attempt(number, retry_after))
+            else:
+                await asyncio.to_thread(self.tracker.settle, item_id, self.holder, outcome)
+            if outcome.status == "failed" and retry_after is None:
                 self._failed_here.add(item_id)
         except ItemError as exc:
             self.tally.unsettled[item_id] = str(exc)
             log.warning("%s: could not settle %s (%s): %s", self.tracker.name, item_id,
                         outcome.status, exc)
+            return None
+        if retry_after is not None and outcome.failure is not None:
+            log.warning("%s: %s: attempt %d of %d, offered again after %s", item_id,
+                        outcome.failure.reason, number, self.policy.max_attempts,
+                        retry_after.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            return Outcome("cancelled")
+        return None

@@ -193,6 +193,17 @@ class WorkCommand(SourceCommand):
               help="The private key of --tls-cert (PEM), unless the certificate file holds it.")
 @click.option("--webhook-secret-env", metavar="NAME", default=None,
               help="Verify webhook deliveries with the secret in this environment variable.")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per item: a transient failure (see --transient-exit) is offered again "
+                   "after a backoff until they are spent; 1: every failure is final.")
+@click.option("--transient-exit", "transient_exit", type=click.IntRange(1, 255), multiple=True,
+              metavar="CODE",
+              help="An exit code that is a transient failure (repeatable; default 75, "
+                   "EX_TEMPFAIL).")
+@click.option("--retry-backoff", metavar="DURATION", default="30s", show_default=True,
+              help="Wait after the first transient failure; doubled after each next one.")
+@click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
+              help="The longest wait between attempts.")
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
 @click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
@@ -209,9 +220,10 @@ class WorkCommand(SourceCommand):
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
-             tls_key: Path | None, webhook_secret_env: str | None, workdir: Path | None,
-             worktree_base: str | None, pass_env: tuple[str, ...], quiet: bool, as_json: bool,
-             state_dir: Path | None) -> None:
+             tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
+             transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
+             workdir: Path | None, worktree_base: str | None, pass_env: tuple[str, ...],
+             quiet: bool, as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -222,8 +234,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     --worktree) with JR2_ITEM_ID, JR2_ITEM_TITLE, JR2_ITEM_URL, JR2_ITEM_JSON, JR2_ITEM_BRANCH,
     JR2_SANDBOX (a scratch directory of its own) and JR2_RUN_ID set, and without jr2's tokens
     and secrets (--pass-env NAME passes one); its output goes to a log per item under the state
-    directory. Exit 0 succeeds the item, anything else fails it. Exit codes: 0 drained,
-    1 failed, 3 deadlocked, 4 error, 130 interrupted.
+    directory. Exit 0 succeeds the item, anything else fails it (with --max-attempts, exit 75
+    or a --transient-exit code retries it). Exit codes: 0 drained, 1 failed, 3 deadlocked,
+    4 error, 130 interrupted.
     """
     if "jr2.kind_help" in ctx.meta:
         _show_kind_help(ctx.meta["jr2.kind_help"])
@@ -241,6 +254,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
         timeout_s = parse_duration(timeout) if timeout is not None else None
     except ValueError as exc:
         raise UsageError(f"--lease/--timeout: {exc}") from None
+    policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     secret = serve.secret
     state = resolve_state(state_dir, create=True)
@@ -264,7 +278,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
                                    timeout=timeout_s, wait=wait_forever, serve=serve,
                                    state=state, run_id=run_id, workspace=workspace, env=env,
-                                   quiet=quiet))
+                                   quiet=quiet, policy=policy))
     _summary(result, ws, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, default=str))
@@ -274,6 +288,21 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
 
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _attempt_policy(max_attempts: int, transient: tuple[int, ...], backoff: str,
+                    backoff_max: str) -> Any:
+    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
+    from jr2_sources.kit.durations import parse_duration
+    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
+
+    try:
+        base, cap = parse_duration(backoff), parse_duration(backoff_max)
+    except ValueError as exc:
+        raise UsageError(f"--retry-backoff/--retry-backoff-max: {exc}") from None
+    return AttemptPolicy(max_attempts=max_attempts,
+                         transient=frozenset(transient or (EX_TEMPFAIL,)),
+                         backoff=base, backoff_max=max(cap, base))
 
 
 @dataclass(frozen=True)
@@ -334,7 +363,8 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
 
 async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
                 timeout: float | None, wait: bool, serve: _Serve, state: Path, run_id: str,
-                workspace: Any, env: dict[str, str], quiet: bool) -> tuple[Any, Any]:
+                workspace: Any, env: dict[str, str], quiet: bool,
+                policy: Any = None) -> tuple[Any, Any]:
     from jr2_core import define_event, pool, start
     from jr2_sources.kit.redact import Redactor, secret_values
     from jr2_sources.tracker import layer_options
@@ -347,7 +377,7 @@ async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: 
     poll = opts.poll_every
     ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
-                    wake=wake)
+                    wake=wake, attempts=policy)
     worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=timeout,
                             workspace=workspace, base_env=env)

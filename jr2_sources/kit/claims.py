@@ -12,7 +12,10 @@ LIVE claim with the LOWEST id; otherwise delete yours. A claim is live while
 `now < updated_at + lease`, with `now` the server's clock (the `Date` header of the listing
 response), so clock skew between machines cannot matter. Renewing edits the comment (its
 `updated_at` moves); settling or releasing edits it into `jr2:done`, `jr2:failed` or
-`jr2:released`, which are not claims. Two simultaneous claimers both see both comments and agree
+`jr2:released`, which are not claims. A transient failure that will be retried
+(`jr2_sources.retries`) is a `jr2:failed` marker with `attempts` and `retry_after` fields: the
+newest settled (`done` / `failed`) marker carries the item's attempt record (`retry_record`).
+Two simultaneous claimers both see both comments and agree
 on the lower id; a later claimer sees the earlier live one and backs off; an expired claim is
 ignored, so a dead pool's item is taken over after its lease. A renewal that lands after the
 lease ended (`new updated_at > old updated_at + lease`) has lost the item: the renewer stops.
@@ -141,3 +144,22 @@ def last_failure(comments: Iterable[Comment]) -> str | None:
         return None
     reason = failed[-1].fields.get("reason")
     return str(reason) if reason else "failed"
+
+
+def retry_record(found: Iterable[Marker]) -> tuple[int, datetime | None]:
+    """The attempt record among `found` (markers in ascending id): the attempts spent and the
+    earliest next attempt, read from the newest settled marker when it is a transient failure
+    to retry; (0, None) otherwise (no failure yet, done, or a final failure, after which a
+    person's retry starts a fresh count). Claims and releases do not end a record."""
+    for mk in reversed(list(found)):
+        if mk.kind not in ("done", "failed"):
+            continue
+        at, attempts = mk.fields.get("retry_after"), mk.fields.get("attempts")
+        if mk.kind != "failed" or not isinstance(at, str) or not isinstance(attempts, int):
+            return 0, None
+        try:
+            when = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        except ValueError:
+            return 0, None
+        return max(0, attempts), when if when.tzinfo else when.replace(tzinfo=UTC)
+    return 0, None

@@ -16,6 +16,12 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
   comment into its outcome marker (or `released` when the claim was lost meanwhile).
+* retries (`jr2_sources.retries`): the claim is won only if the attempt record the listing shows
+  (`retry_record`) is the one the claimer chose the item by (`attempts`) and its backoff is over
+  (server time), so a stale snapshot can neither reset the count nor start an attempt early. A
+  transient failure to retry settles as `jr2:failed` with `attempts` and `retry_after` and
+  KEEPS the claim mark (no failed label): readers list the comments of marked items only, and
+  that is how they find the record again.
 """
 
 from __future__ import annotations
@@ -34,11 +40,12 @@ from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 
 from ..tracker import Tracker
-from .claims import Comment, Kind, Marker, holder_of, markers, render_marker
+from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, retry_record
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
+    from jr2_sources.retries import Attempt
 
 
 class CommentThread(Protocol):
@@ -129,8 +136,9 @@ class CommentClaims:
         return holder_of(comments, now) is None and self.thread.still_to_do(key,
                                                                             markers(comments))
 
-    def claim(self, key: str, holder: str, lease: float) -> bool:
-        """Claim `key` for `holder`; True when won (see the module's note)."""
+    def claim(self, key: str, holder: str, lease: float, attempts: int = 0) -> bool:
+        """Claim `key` for `holder`; True when won (see the module's note). `attempts`: the
+        attempts spent by the record the item was chosen by (`SnapshotItem.attempts`)."""
         if not self._look(key):
             return False
         nonce = secrets.token_hex(8)
@@ -143,7 +151,9 @@ class CommentClaims:
         found = markers(comments)
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
-        if winner is None or winner.nonce != nonce or not self.thread.still_to_do(key, found):
+        spent, after = retry_record(found)
+        if winner is None or winner.nonce != nonce or spent != attempts or (
+                after is not None and after > now) or not self.thread.still_to_do(key, found):
             with self._lock:
                 self._raced = True
             for cid in sorted(mine):
@@ -214,10 +224,12 @@ class CommentClaims:
             self.settle(held, "released", {}, f"jr2: released by {self.who(holder)}.", None)
 
     def record(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
-               on_failed: Callable[[], None], retry_hint: str) -> bool:
+               on_failed: Callable[[], None], retry_hint: str,
+               attempt: Attempt | None = None) -> bool:
         """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it; `done` runs
         `on_done` (close, label, transition) and `failed` runs `on_failed` (the failed mark),
-        each only while the claim still holds. True when a `done` was settled here."""
+        each only while the claim still holds; a failure with `attempt.retry_after` is recorded
+        to be retried then (no failed mark). True when a `done` was settled here."""
         if outcome.status == "cancelled":
             self.release(key, holder)
             return False
@@ -225,32 +237,41 @@ class CommentClaims:
         if held is None:
             return False
         who = self.who(holder)
+        counted: dict[str, Any] = {} if attempt is None else {"attempts": attempt.number}
         if outcome.status == "done":
-            self.settle(held, "done", {}, f"jr2: done by {who}.", on_done)
+            self.settle(held, "done", counted, f"jr2: done by {who}.", on_done)
             return True
         reason = outcome.failure.reason if outcome.failure is not None else "failed"
         reason = " ".join(str(reason).split())[:500] or "failed"
-        self.settle(held, "failed", {"reason": reason},
+        if attempt is not None and attempt.retry_after is not None:
+            at = attempt.retry_after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self.settle(held, "failed", {"reason": reason, **counted, "retry_after": at},
+                        f"jr2: attempt {attempt.number} failed under {who}: {reason}\n\n"
+                        f"It will be offered again after {at}.", None, keep_mark=True)
+            return False
+        self.settle(held, "failed", {"reason": reason, **counted},
                     f"jr2: failed under {who}: {reason}\n\n{retry_hint}", on_failed)
         return False
 
     def settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
-               action: Callable[[], None] | None) -> None:
-        """Apply `action` and unmark only while our claim still holds; then turn the claim
-        comment into its outcome (or `released`, when the claim was lost meanwhile). A renewal
-        in flight is waited for first; if it is retrying, it gives up at once."""
+               action: Callable[[], None] | None, *, keep_mark: bool = False) -> None:
+        """Apply `action` and unmark (unless `keep_mark`) only while our claim still holds; then
+        turn the claim comment into its outcome (or `released`, when the claim was lost
+        meanwhile). A renewal in flight is waited for first; if it is retrying, it gives up at
+        once."""
         held.settled = True
         with held.lock:
-            self._settle(held, kind, fields, text, action)
+            self._settle(held, kind, fields, text, action, keep_mark)
 
     def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
-                action: Callable[[], None] | None) -> None:
+                action: Callable[[], None] | None, keep_mark: bool = False) -> None:
         comments, now = self.thread.list_comments(held.key)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:
             if action is not None:
                 action()
-            self.thread.unmark(held.key)
+            if not keep_mark:
+                self.thread.unmark(held.key)
         else:
             kind, fields = "released", {}
             text = f"jr2: {self.who(held.holder)} lost this claim before settling it."
@@ -277,9 +298,13 @@ class ClaimsByComment(Tracker):
             raise UsageError(f"{self.name}: read-only here (a report never writes to "
                              f"{self.tracker})")
 
+    retries: ClassVar[bool] = True
+    """`settle` / `record` take an `Attempt` and the snapshot reads it back
+    (`jr2 work --max-attempts`)."""
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()
-        return self.claims.claim(item.id, holder, lease)
+        return self.claims.claim(item.id, holder, lease, item.attempts)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         self._writable()
@@ -289,12 +314,15 @@ class ClaimsByComment(Tracker):
         self._writable()
         self.claims.release(item_id, holder)
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        """Record a `done` or `failed` outcome and drop the claim (the tracker's own)."""
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
+        """Record a `done` or `failed` outcome and drop the claim (the tracker's own), with the
+        attempt record when `jr2 work --max-attempts` counts attempts."""
         raise NotImplementedError
 
-    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         if outcome.status == "cancelled":
             self.release(item_id, holder)
         else:
-            self.record(item_id, holder, outcome)
+            self.record(item_id, holder, outcome, attempt)

@@ -31,6 +31,7 @@ from jr2_core.errors import SourceHTTPError
 
 from ..readyset import Snapshot
 from ..registry import SourceEnv
+from ..retries import Attempt
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .labeloptions import LabelOptions
@@ -163,7 +164,8 @@ class LabelCommentTracker(ClaimsByComment):
 
     # -- settle -------------------------------------------------------------------------------
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         self._writable()
         cfg = self.config
 
@@ -176,7 +178,7 @@ class LabelCommentTracker(ClaimsByComment):
         if self.claims.record(item_id, holder, outcome, on_done=finish,
                               on_failed=lambda: self.add_label(item_id, cfg.failed_label),
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
-                                         "again."):
+                                         "again.", attempt=attempt):
             with self._lock:
                 self._done_here.add(item_id)
 

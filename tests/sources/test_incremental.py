@@ -249,3 +249,22 @@ def test_reading_the_ready_items_changes_nothing() -> None:
     assert next(first).id == "A0"
     first.close()
     assert [it.id for it in inc.ready_items()] == [f"A{i}" for i in range(5)]
+
+
+def test_a_retry_time_ends_with_time_not_with_a_delta() -> None:
+    """An item waiting for its retry time (`retry_after`) is blocked, with that reason, in both
+    the incremental set and the full computation, and becomes ready when the time comes."""
+    later = T0 + timedelta(seconds=30)
+    snap = Snapshot("s", [SnapshotItem("A", attempts=2, retry_after=later), SnapshotItem("B")])
+    inc = IncrementalReadySet(snap, now=T0)
+    assert inc.status("A") == "blocked" and inc.waiting_for_retry() == 1
+    full = compute_ready_set(snap, now=T0)
+    [entry] = full.blocked
+    assert [r.to_json_obj() for r in entry.reasons] == [
+        {"kind": "retry_after", "at": "2026-01-01T12:00:30Z", "attempts": 2}]
+    assert inc.ready_set().to_json_obj() == full.to_json_obj()
+    inc.advance(later - timedelta(seconds=1))
+    assert inc.status("A") == "blocked"
+    inc.advance(later)
+    assert inc.status("A") == "ready" and inc.waiting_for_retry() == 0
+    assert [e.item.id for e in compute_ready_set(snap, now=later).ready] == ["A", "B"]

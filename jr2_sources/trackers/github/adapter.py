@@ -52,6 +52,7 @@ from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
+from jr2_sources.retries import Attempt
 
 from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
@@ -267,7 +268,8 @@ class GitHubAdapter(ClaimsByComment):
 
     # -- claims ---------------------------------------------------------------------------------
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         self._writable()
         self._number(item_id)  # a foreign id is refused before anything is written
         cfg = self.config
@@ -285,7 +287,7 @@ class GitHubAdapter(ClaimsByComment):
 
         if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
-                                         "again."):
+                                         "again.", attempt=attempt):
             with self._lock:
                 self._done_here.add(item_id)
 

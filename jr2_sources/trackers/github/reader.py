@@ -320,8 +320,10 @@ class IssueReader:
         if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
+        attempts, retry_after = 0, None
         if claimed and comments is not None and now is not None:
             claim = claims.claim_of(comments, now)
+            attempts, retry_after = claims.retry_record(claims.markers(comments))
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
             labels=labels,
@@ -329,7 +331,8 @@ class IssueReader:
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),
-            children=children, blockers=blockers, failed=failed, claim=claim, extra=extra,
+            children=children, blockers=blockers, failed=failed, claim=claim,
+            attempts=attempts, retry_after=retry_after, extra=extra,
             branch=item_branch(number) if self.pulls is not None else None)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:

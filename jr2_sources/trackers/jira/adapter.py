@@ -54,12 +54,14 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
-from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure
+from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
+from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.retries import Attempt
 from jr2_sources.tracker import GONE
 
 from . import markers
@@ -190,8 +192,10 @@ class JiraAdapter(ClaimsByComment):
             failed = (last_failure(comments) if comments is not None else None) or \
                 f"marked {cfg.failed_label}"
         claim = None
+        attempts, retry_after = 0, None
         if cfg.claim_label in labels and comments is not None and now is not None:
             claim = claim_of(comments, now)
+            attempts, retry_after = retry_record(markers_of(comments))
         status = f.get("status") or {}
         return SnapshotItem(
             id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
@@ -200,6 +204,7 @@ class JiraAdapter(ClaimsByComment):
             created=parse_jira_time(str(f["created"])) if f.get("created") else None,
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
             children=children, blockers=blockers, failed=failed, claim=claim,
+            attempts=attempts, retry_after=retry_after,
             extra={"key": key, "status": str(status.get("name") or "")})
 
     def _is_type(self, link_type: Any) -> bool:
@@ -335,7 +340,8 @@ class JiraAdapter(ClaimsByComment):
                     raise
         return taken
 
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def record(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
         self._writable()
         name = self.config.on_success_transition
         label = self.config.failed_label
@@ -347,7 +353,7 @@ class JiraAdapter(ClaimsByComment):
         done = self.claims.record(
             item_id, holder, outcome, on_done=finish,
             on_failed=lambda: self._labels(item_id, add=label),
-            retry_hint=f"Remove the label {label} to offer it again.")
+            retry_hint=f"Remove the label {label} to offer it again.", attempt=attempt)
         if done and not name:
             with self._lock:
                 self._done_here.add(item_id)
@@ -361,7 +367,7 @@ class JiraAdapter(ClaimsByComment):
         if not item.in_scope:
             raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
         self._guard(item.id)
-        return self.claims.claim(item.id, holder, lease)
+        return self.claims.claim(item.id, holder, lease, item.attempts)
 
     def _comment_body(self, body: str) -> dict[str, Any]:
         """A comment's JSON: the marker in the body (Data Center) or in a property (Cloud)."""

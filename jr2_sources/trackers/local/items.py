@@ -5,7 +5,7 @@ deltas of a running pool (`changes.py`), which rebuild only the items that chang
 rule per item in one place is what makes the two agree.
 
 `ItemView` holds what the rules read: the parsed backlog (and, computed once per file version,
-its items by id and its children by parent), the claim and outcome rows (a mirror the delta
+its items by id and its children by parent), the claim, outcome and retry rows (a mirror the delta
 reader keeps current), and the label filter.
 """
 
@@ -27,13 +27,15 @@ class ItemView:
     """The rules that make one backlog item a snapshot item (see the module notes)."""
 
     def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
-                 outcomes: dict[str, OutcomeRow], wanted: set[str]) -> None:
+                 outcomes: dict[str, OutcomeRow], wanted: set[str],
+                 retries: dict[str, tuple[int, float]] | None = None) -> None:
         self.backlog = backlog
         self.by_id: dict[str, BacklogItem] = backlog.by_id()
         self.kids = backlog.children()
         self.claims = claims
         self.outcomes = outcomes
         self.wanted = wanted
+        self.retries = {} if retries is None else retries
 
     def done(self, item_id: str) -> bool:
         """Done in the file, or settled done in the store."""
@@ -78,6 +80,8 @@ class ItemView:
             blockers=[BlockerRef(n, self.state(n)) for n in it.needs],
             failed=(out.reason or "failed") if out is not None and out.status == "failed"
             else None,
+            attempts=self.retries[item_id][0] if item_id in self.retries else 0,
+            retry_after=_ts(self.retries[item_id][1]) if item_id in self.retries else None,
             claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
             if claim is not None else None,
             branch=it.branch, extra={"body": it.body} if it.body else {},

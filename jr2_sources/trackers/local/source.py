@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
@@ -38,6 +39,7 @@ from jr2_sources.incremental import Delta
 from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker
 
 from .backlog import Backlog, BacklogError, load_backlog
@@ -173,7 +175,8 @@ class LocalAdapter(Tracker):
         store = self._open_store()
         state = store.state() if store is not None else None
         return ItemView(backlog, state.claims if state else {}, state.outcomes if state else {},
-                        set(self.config.label)).snapshot(self.name)
+                        set(self.config.label),
+                        state.retries if state else {}).snapshot(self.name)
 
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last call (see `changes.py`): a `Delta`, or a full snapshot
@@ -187,9 +190,12 @@ class LocalAdapter(Tracker):
 
     # Each write is noted AFTER it committed, won or lost: the next delta re-reads that row.
 
+    retries: ClassVar[bool] = True
+    """`settle` takes an `Attempt`, kept in the claim store (`jr2 work --max-attempts`)."""
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         try:
-            return self._writable().claim(item.id, holder, lease)
+            return self._writable().claim(item.id, holder, lease, attempts=item.attempts)
         finally:
             self._changes.note(item.id)
 
@@ -199,13 +205,17 @@ class LocalAdapter(Tracker):
         finally:
             self._changes.note(item_id)
 
-    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+    def settle(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
+        retry = None
+        if attempt is not None and attempt.retry_after is not None:
+            retry = (attempt.number, attempt.retry_after.timestamp())
         try:
             if outcome.status == "cancelled":
                 self._writable().release(item_id, holder)
                 return
             reason = outcome.failure.reason if outcome.failure is not None else None
-            self._writable().settle(item_id, holder, outcome.status, reason)
+            self._writable().settle(item_id, holder, outcome.status, reason, retry=retry)
         finally:
             self._changes.note(item_id)
 

@@ -12,7 +12,12 @@ conditional upsert, so two pools can never both win an item:
 
 The lease ends at `lease_expires`: a claim with `lease_expires < now` is expired. `attempt`
 counts the holders of the current claim (1, then +1 on each takeover); releasing or settling
-deletes the claim, so a later claim starts again at 1.
+deletes the claim, so a later claim starts again at 1. That is not the attempt count of
+`jr2 work --max-attempts`: a transient failure to retry (`jr2_sources.retries`) deletes the
+claim and writes the `retries` row (attempts spent, earliest next attempt) instead of an
+outcome; a claim is refused while that time is ahead or when the row's count is not the one the
+claimer chose the item by; a done or final failed outcome, or `clear`, deletes the row.
+Schema 2 added the `retries` table (a schema-1 file gains it when a writer opens it).
 
 `change_token()` is a counter that triggers bump inside the writing transaction whenever a claim
 is taken, taken over, released or settled, or an outcome is written or cleared: a waiting pool
@@ -40,7 +45,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -59,7 +64,7 @@ __all__ = [
 
 OutcomeStatus = Literal["done", "failed"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
@@ -76,6 +81,11 @@ CREATE TABLE IF NOT EXISTS outcomes (
     reason TEXT,
     holder TEXT,
     at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS retries (
+    item_id TEXT PRIMARY KEY,
+    attempts INTEGER NOT NULL,
+    retry_after REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS changes (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -101,6 +111,8 @@ _CLAIM = """
 INSERT INTO claims (item_id, holder, since, lease_expires, attempt)
 SELECT :item, :holder, :now, :expires, 1
 WHERE NOT EXISTS (SELECT 1 FROM outcomes WHERE item_id = :item)
+  AND NOT EXISTS (SELECT 1 FROM retries WHERE item_id = :item AND retry_after > :now)
+  AND COALESCE((SELECT attempts FROM retries WHERE item_id = :item), 0) = :attempts
 ON CONFLICT (item_id) DO UPDATE SET
     holder = excluded.holder,
     since = CASE WHEN claims.holder = excluded.holder THEN claims.since ELSE excluded.since END,
@@ -155,6 +167,8 @@ class StoreState:
     claims: dict[str, ClaimRow]
     outcomes: dict[str, OutcomeRow]
     token: int
+    retries: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """Items waiting to be retried: attempts spent, earliest next attempt (epoch seconds)."""
 
 
 _MAX_VARS = 500  # host parameters per statement: far below every SQLite build's limit
@@ -351,14 +365,18 @@ class ClaimStore:
             finally:
                 conn.execute("COMMIT")
 
-    def claim(self, item_id: str, holder: str, lease_s: float, now: float | None = None) -> bool:
+    def claim(self, item_id: str, holder: str, lease_s: float, now: float | None = None,
+              attempts: int = 0) -> bool:
         """Take `item_id` for `holder` for `lease_s` seconds; True when won.
 
         Won when the item has no outcome and either no claim, an expired one, or one `holder`
-        has already (then this renews it). One statement, so concurrent claims cannot both win.
+        has already (then this renews it); a new claim also needs the item's retry record to
+        say `attempts` spent and no backoff still running. One statement, so concurrent claims
+        cannot both win.
         """
         at = time.time() if now is None else now
-        params = {"item": item_id, "holder": holder, "now": at, "expires": _lease_end(lease_s, at)}
+        params = {"item": item_id, "holder": holder, "now": at, "expires": _lease_end(lease_s, at),
+                  "attempts": attempts}
         with self._write() as conn:
             return conn.execute(_CLAIM, params).rowcount == 1
 
@@ -392,11 +410,13 @@ class ClaimStore:
         status: OutcomeStatus,
         reason: str | None = None,
         now: float | None = None,
+        retry: tuple[int, float] | None = None,
     ) -> bool:
         """Record how `item_id` ended and drop the claim, only if `holder` still holds it.
 
-        False, with nothing recorded, when the claim is gone or was taken over: the new holder's
-        run is the one that counts.
+        With `retry` (attempts spent, earliest next attempt), a failure is recorded to be
+        retried then instead of as an outcome. False, with nothing recorded, when the claim is
+        gone or was taken over: the new holder's run is the one that counts.
         """
         if status not in ("done", "failed"):
             raise ValueError(f"status must be 'done' or 'failed', not {status!r}")
@@ -407,6 +427,12 @@ class ClaimStore:
             ).rowcount
             if deleted != 1:
                 return False
+            if retry is not None and status == "failed":
+                conn.execute("INSERT INTO retries (item_id, attempts, retry_after) VALUES (?, ?, ?)"
+                             " ON CONFLICT (item_id) DO UPDATE SET attempts = excluded.attempts,"
+                             " retry_after = excluded.retry_after", (item_id, *retry))
+                return True
+            conn.execute("DELETE FROM retries WHERE item_id = ?", (item_id,))
             params = {"item": item_id, "status": status, "reason": reason, "holder": holder}
             conn.execute(_SETTLE, {**params, "now": at})
             return True
@@ -414,6 +440,7 @@ class ClaimStore:
     def clear(self, item_id: str, include_done: bool = False) -> bool:
         """Forget a failed outcome (a person retries the item); a done one too if `include_done`."""
         with self._write() as conn:
+            conn.execute("DELETE FROM retries WHERE item_id = ?", (item_id,))
             cursor = conn.execute(
                 "DELETE FROM outcomes WHERE item_id = ? AND (status = 'failed' OR ?)",
                 (item_id, include_done),
@@ -429,6 +456,7 @@ class ClaimStore:
             token = int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
             claims: dict[str, ClaimRow] = {}
             outcomes: dict[str, OutcomeRow] = {}
+            retries: dict[str, tuple[int, float]] = {}
             for where, args in _where_ids(ids):
                 for row in conn.execute(
                     f"SELECT item_id, holder, since, lease_expires, attempt FROM claims{where}",
@@ -439,7 +467,11 @@ class ClaimStore:
                     f"SELECT item_id, status, reason, holder, at FROM outcomes{where}", args
                 ):
                     outcomes[row[0]] = OutcomeRow(row[0], row[1], row[2], row[3], row[4])
-            return StoreState(claims=claims, outcomes=outcomes, token=token)
+                for row in conn.execute(
+                    f"SELECT item_id, attempts, retry_after FROM retries{where}", args
+                ):
+                    retries[row[0]] = (int(row[1]), float(row[2]))
+            return StoreState(claims=claims, outcomes=outcomes, token=token, retries=retries)
 
     def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` of this connection: it changes when ANOTHER connection

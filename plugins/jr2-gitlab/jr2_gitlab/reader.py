@@ -292,8 +292,10 @@ class IssueReader:
         if cfg.failed_label in labels:
             reason = claims.last_failure(comments) if comments is not None else None
             failed = reason or f"marked {cfg.failed_label}"
+        attempts, retry_after = 0, None
         if cfg.claim_label in labels and comments is not None and now is not None:
             claim = claims.claim_of(comments, now)
+            attempts, retry_after = claims.retry_record(claims.markers(comments))
         return SnapshotItem(
             id=item_id(self.project, iid), title=str(issue.get("title") or ""),
             url=issue.get("web_url"), labels=labels,
@@ -302,7 +304,8 @@ class IssueReader:
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
-            failed=failed, claim=claim, extra=extra, in_scope=cfg.selects(labels))
+            failed=failed, claim=claim, attempts=attempts, retry_after=retry_after,
+            extra=extra, in_scope=cfg.selects(labels))
 
     def _ref_state(self, ref: str, listed: dict[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)

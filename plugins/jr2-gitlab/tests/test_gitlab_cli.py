@@ -86,3 +86,42 @@ def test_jr2_work_runs_each_ready_item_through_the_plugin(fake: FakeGitLab, tmp_
     closed = {iid for iid, i in fake.projects["group/project"]["issues"].items()
               if i["state"] == "closed"}
     assert {1, 2, 5, 6} <= closed and 3 not in closed and 4 not in closed
+
+
+RETRY_WORKER = r'''
+import os, sys
+runs = os.path.join(sys.argv[1], os.environ["JR2_ITEM_ID"].replace("/", "_").replace("#", "_"))
+n = len(open(runs).read()) if os.path.exists(runs) else 0
+open(runs, "a").write("x")
+sys.exit(75 if n < 2 else 0)
+'''
+
+
+def test_jr2_work_retries_a_transient_failure_through_the_plugin(tmp_path: Any) -> None:
+    """Exit 75 twice, then 0, with --max-attempts 3: done after three runs; the attempt
+    record is in the settled note's marker (`attempts`)."""
+    from jr2_sources.kit import claims
+
+    f = FakeGitLab().start()
+    try:
+        iid = f.add_issue("group/project", "Flaky", labels=["agent"])
+        (tmp_path / "w.py").write_text(RETRY_WORKER)
+        res = subprocess.run(
+            [sys.executable, "-m", "jr2_core", "work", "gitlab:group/project", "--label",
+             "agent", "--write-spacing", "0.01", "--poll-every", "0.2", "--state",
+             str(tmp_path / "state"), "--max-attempts", "3", "--retry-backoff", "0.3s", "--",
+             sys.executable, str(tmp_path / "w.py"), str(tmp_path)],
+            capture_output=True, text=True, timeout=120, env={**os.environ, **_env(f)})
+        assert res.returncode == 0, res.stderr[-2000:]
+        [runs] = [p for p in tmp_path.iterdir() if p.name.startswith("group")]
+        assert runs.read_text() == "xxx"
+        issue = f.projects["group/project"]["issues"][iid]
+        assert issue["state"] == "closed"
+        bodies = [n["body"] for n in issue["notes"]]
+        found = [claims.parse_marker(claims.Comment(i, b, *(2 * [None])))  # type: ignore[arg-type]
+                 for i, b in enumerate(bodies)]
+        settled = [mk for mk in found if mk is not None and mk.kind in ("done", "failed")]
+        assert [mk.fields.get("attempts") for mk in settled] == [1, 2, 3]
+        assert [mk.kind for mk in settled] == ["failed", "failed", "done"]
+    finally:
+        f.stop()

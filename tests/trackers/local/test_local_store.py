@@ -19,7 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from jr2_sources.trackers.local.store import ClaimRow, ClaimStore, OutcomeRow, StoreError
+from jr2_sources.trackers.local.store import (
+    SCHEMA_VERSION,
+    ClaimRow,
+    ClaimStore,
+    OutcomeRow,
+    StoreError,
+)
 
 
 @pytest.fixture
@@ -258,9 +264,10 @@ def test_errors_are_one_line_store_errors(tmp_path: Path, db: Path) -> None:
     with sqlite3.connect(db) as raw:
         raw.execute("PRAGMA user_version = 99")
     raw.close()
-    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+    newer = rf"schema 99 is newer than this jr2's \({SCHEMA_VERSION}\)"
+    with pytest.raises(StoreError, match=newer):
         ClaimStore(db)
-    with pytest.raises(StoreError, match=r"schema 99 is newer than this jr2's \(1\)"):
+    with pytest.raises(StoreError, match=newer):
         ClaimStore.open_readonly(db)
     closed = ClaimStore(tmp_path / "closed.db")
     closed.close()
@@ -337,3 +344,29 @@ def test_racing_processes_settle_every_id_exactly_once(tmp_path: Path) -> None:
         item: holder for holder, won in outcome.items() for item in won
     }
     print(f"race: {elapsed:.2f} s, wins {sorted(len(w) for w in outcome.values())}")
+
+
+def test_a_schema_1_store_gains_the_retries_table_and_keeps_its_rows(tmp_path: Path) -> None:
+    """Schema 2 added `retries`: a file written by schema 1 is upgraded when a writer opens it,
+    its claims and outcomes kept; a retry record then refuses an early or stale claim."""
+    import sqlite3
+
+    db = tmp_path / "claims.db"
+    with ClaimStore(db) as store:
+        assert store.claim("A", "p1", 60, now=100.0)
+        assert store.settle("A", "p1", "done", now=101.0)
+    raw = sqlite3.connect(db)
+    raw.execute("DROP TABLE retries")
+    raw.execute("PRAGMA user_version = 1")
+    raw.commit()
+    raw.close()
+    with ClaimStore(db) as store:
+        assert store.state().outcomes["A"].status == "done"
+        assert store.claim("B", "p1", 60, now=100.0)
+        assert store.settle("B", "p1", "failed", "exit code 75", now=101.0, retry=(1, 130.0))
+        assert store.state().retries == {"B": (1, 130.0)}
+        assert not store.claim("B", "p2", 60, now=129.0)  # the backoff still runs
+        assert not store.claim("B", "p2", 60, now=131.0)  # chosen by a stale record (0 spent)
+        assert store.claim("B", "p2", 60, now=131.0, attempts=1)
+        assert store.settle("B", "p2", "done", now=132.0)
+        assert store.state().retries == {}  # a done outcome ends the record
