@@ -114,6 +114,9 @@ def rss_mb(pid: int) -> float:
 def test_two_hundred_half_sent_unsigned_bodies_do_not_grow_the_process(tmp_path: Path) -> None:
     port = free_port()
     with github_pool(tmp_path, "--listen", f"127.0.0.1:{port}") as (proc, _):
+        # one whole unsigned delivery first: what the first webhook loads (imported lazily,
+        # since jr2 starts fast) is not growth caused by the half-sent bodies
+        assert request(port, "POST", "/webhook", {}, b"{}") == 401
         time.sleep(1)
         before = rss_mb(proc.pid)
         socks = []
@@ -133,7 +136,8 @@ def test_two_hundred_half_sent_unsigned_bodies_do_not_grow_the_process(tmp_path:
             for s in socks:
                 s.close()
         print(f"RSS grew {grown:.1f} MB with 200 half-sent unsigned bodies")
-        assert grown < 60, f"grew {grown:.0f} MB"
+        # unbounded it grew 210 MB; bounded, 25-40 MB alone and up to 77 MB in a loaded full run
+        assert grown < 110, f"grew {grown:.0f} MB"
         assert proc.poll() is None
 
 
