@@ -325,7 +325,6 @@ class IssueReader:
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
             labels=labels,
-            assignees=[str(a.get("login")) for a in issue.get("assignees") or [] if a],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),

@@ -297,8 +297,6 @@ class IssueReader:
         return SnapshotItem(
             id=item_id(self.project, iid), title=str(issue.get("title") or ""),
             url=issue.get("web_url"), labels=labels,
-            assignees=[str(a.get("username")) for a in issue.get("assignees") or []
-                       if isinstance(a, dict)],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
