@@ -44,6 +44,17 @@ def parse_time(value: str) -> datetime:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
+def labels_of(issue: dict[str, Any]) -> list[str]:
+    """The label names of an issue object: strings (GitLab), or objects with a `name` (GitHub;
+    GitLab with `with_labels_details=true`)."""
+    out = []
+    for lab in issue.get("labels") or []:
+        name = lab.get("name") if isinstance(lab, dict) else lab
+        if name:
+            out.append(str(name))
+    return out
+
+
 class LabelCommentTracker(ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
@@ -90,9 +101,9 @@ class LabelCommentTracker(ClaimsByComment):
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         """Every comment of the issue, and the server's time of the listing."""
 
-    @abstractmethod
     def labels_of(self, issue: dict[str, Any]) -> list[str]:
-        """The label names of an issue object."""
+        """The label names of an issue object (`labels_of` above, unless the tracker differs)."""
+        return labels_of(issue)
 
     @abstractmethod
     def add_label(self, key: str, label: str) -> None: ...

@@ -46,7 +46,7 @@ from pydantic import SecretStr
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.kit import claims
-from jr2_sources.kit.labeltracker import LabelCommentTracker
+from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import Snapshot
@@ -57,7 +57,7 @@ from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .pulls import judge
-from .reader import IssueReader, labels_of
+from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
 
@@ -129,9 +129,6 @@ class GitHubAdapter(LabelCommentTracker):
         if not self.read_only:
             self._settle_reviews()
         return snap
-
-    def labels_of(self, issue: dict[str, Any]) -> list[str]:
-        return labels_of(issue)
 
     def _settle_reviews(self) -> None:
         """Act on issues whose review ended (`reader.review_moves`): the PR merged into the
