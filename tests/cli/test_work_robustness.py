@@ -146,7 +146,7 @@ def test_a_backlog_saved_non_atomically_never_makes_a_pool_end_early(tmp_path: P
     assert proc.returncode == 0, err
     assert saves >= 3  # the pool really read the file while it was being saved
     done = ran.read_text().split()
-    assert sorted(done) == sorted(f"I-{i}" for i in range(30))  # all of them, each once
+    assert sorted(done) == sorted(f"I-{i}" for i in range(30)), err  # all of them, each once
     assert "30 done" in err
 
 

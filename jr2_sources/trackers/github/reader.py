@@ -192,8 +192,12 @@ class IssueReader:
             iid = item_id(self.repo, number)
             if self.config.has_label(labels, self.config.done_label) or iid in skip:
                 continue
-            if self._merge.get(number, ("open",))[0] == "done":
-                continue  # landed: its pull request merged into the base (--done-when merged)
+            if (self._merge.get(number, ("open",))[0] == "done"
+                    and not self.config.has_label(labels, self.config.claim_label)):
+                # landed: its pull request merged into the base (--done-when merged). One jr2
+                # still holds stays listed until its holder settles it: its own worker's merge
+                # is not a person taking the item back (people win, `Tracker.watch`).
+                continue
             item = self._item(issue, labels, open_numbers, detail)
             item.in_scope = number in scoped
             items.append(item)

@@ -49,6 +49,8 @@ log = logging.getLogger("jr2.local")
 
 STABLE_AGE = 0.2
 """A changed backlog is read once it was last modified at least this many seconds ago."""
+WATCH_AGE = 1.0
+"""People win (`watch`) trusts a backlog file only once it was last modified this long ago."""
 STABLE_WAIT = 2.0
 """The longest a read waits for a file that keeps changing (then the last good state holds)."""
 WARN_EVERY = 5.0
@@ -210,15 +212,18 @@ class LocalAdapter(Tracker):
             self._changes.note(item_id)
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
-        """People win, from a backlog file that has been still for `STABLE_AGE` (raises
-        otherwise: the WorkSource looks again later)."""
-        try:
-            age = time.time() - self.path.stat().st_mtime
-        except OSError:
-            age = STABLE_AGE  # gone: a deleted backlog is a decision too, once it stays gone
-        if age < STABLE_AGE:
+        """People win, judged only from a backlog file that has been still for `WATCH_AGE` and
+        did not change while it was read (raises otherwise: the WorkSource looks again later).
+        Stopping a worker is worse than stopping it a second late, so this waits longer than a
+        read does (`STABLE_AGE`): a save stalled half-way must not look like a person's edit."""
+        before = file_key(self.path)
+        age = time.time() - before[0] / 1e9 if before[0] >= 0 else WATCH_AGE
+        if age < WATCH_AGE:  # a deleted backlog is a decision too, once it stays gone
             raise BlockingIOError(f"{self.path} changed {age:.2f}s ago; looking again later")
-        return super().watch(item_ids, holder)
+        taken = super().watch(item_ids, holder)
+        if taken and file_key(self.path) != before:
+            raise BlockingIOError(f"{self.path} changed while it was read; looking again later")
+        return taken
 
     def retry(self, item_id: str) -> bool:
         """Clear a failed outcome so the item is offered again (`jr2 local retry`)."""

@@ -52,7 +52,7 @@ def test_a_claim_is_read_back_as_a_one_item_delta(tmp_path: Path) -> None:
     assert isinstance(delta, Delta)
     assert [it.id for it in delta.items] == ["T0"] and not delta.left
     assert delta.items[0].claim is not None and delta.items[0].claim.holder == "me"
-    ad.record("T0", "me", Outcome("done"))
+    ad.settle("T0", "me", Outcome("done"))
     delta = ad.changes()
     assert isinstance(delta, Delta)
     assert delta.items == [] and delta.left == {"T0": "done"} and delta.done_count == 1
@@ -130,11 +130,11 @@ def test_deltas_agree_with_a_full_snapshot(tmp_path_factory: Any, ops: list[tupl
         if op == "claim":
             ad.claim(it, "me", 60)
         elif op == "done":
-            ad.record(iid, "me", Outcome("done"))
+            ad.settle(iid, "me", Outcome("done"))
         elif op == "fail":
-            ad.record(iid, "me", Outcome("failed", failure=Failure("boom")))
+            ad.settle(iid, "me", Outcome("failed", failure=Failure("boom")))
         elif op == "release":
-            ad.release(iid, "me")
+            ad.settle(iid, "me", Outcome("cancelled"))
         elif op == "other":
             other.claim(iid, "them", 60)
             other.settle(iid, "them", "done")
