@@ -13,6 +13,7 @@
 - `jr2_sources.kit`: what a tracker plugin reuses (REST client, retries, webhooks, comment
   claims, label options); its names are re-exported here too.
 - `jr2_sources.trackers`: the built-in trackers (local, github, jira), plugins like any other.
+- `work`, `work_async`, `WorkResult` (`cli.compose`): `jr2 work` as a Python function.
 - `jr2_sources.cli`: the `ready` / `work` commands and the worker runner.
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
 
@@ -26,6 +27,7 @@ from jr2_core import _moved
 from jr2_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .cli.compose import WorkResult, work, work_async
     from .kit import (
         ClaimsByComment,
         CommentClaims,
@@ -100,6 +102,9 @@ _WHERE = {
     "WorkItem": ".worksource",
     "WorkSource": ".worksource",
     "default_holder": ".worksource",
+    "WorkResult": ".cli.compose",
+    "work": ".cli.compose",
+    "work_async": ".cli.compose",
 }
 
 lazy_exports(__name__, _WHERE)
@@ -133,6 +138,7 @@ __all__ = [
     "TrackerOptions",
     "Verdict",
     "WorkItem",
+    "WorkResult",
     "WorkSource",
     "attach_webhook",
     "compute_ready_set",
@@ -143,6 +149,8 @@ __all__ = [
     "parse_http_date",
     "secret_values",
     "verify_signature",
+    "work",
+    "work_async",
 ]
 
 _moved.install()

@@ -110,7 +110,6 @@ class SnapshotItem:
     title: str = ""
     url: str | None = None
     labels: list[str] = field(default_factory=list)
-    assignees: list[str] = field(default_factory=list)
     priority: int | None = None
     created: datetime | None = None
     parent: str | None = None

@@ -10,27 +10,22 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import click
 
 from jr2_core.cli import (
     EXIT_DEADLOCKED,
     fail,
-    host_and_wait,
-    progress_printer,
     resolve_state,
     state_option,
 )
-from jr2_core.cli import (
-    observers as with_plugins,
-)
 from jr2_core.errors import UsageError
 from jr2_core.hookspecs import hookimpl
-from jr2_sources.registry import SourceEnv, kind_help, split_source
+from jr2_sources.registry import kind_help, split_source
+
+from .compose import WorkResult, open_source
 
 FORMATS = ("table", "json", "markdown", "mermaid", "dot")
 
@@ -59,27 +54,6 @@ class SourceCommand(click.Command):
             ctx.meta["jr2.kind_help"] = positional[0]
             args = [a for a in args if a not in helps]
         return super().parse_args(ctx, args)
-
-
-def _source(spec: str, options: list[str], state: Path, *, read_only: bool) -> tuple[Any, Any]:
-    """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
-    from jr2_core.errors import ConfigError
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.projectconfig import resolve_source
-    from jr2_sources.tracker import as_tracker
-
-    kind, config = resolve_source(spec, options, load_registry())
-    try:
-        adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
-                         f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
-                         ) from None
-    try:
-        return as_tracker(adapter), config
-    except UsageError as exc:
-        raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
-                          ) from None
 
 
 def _show_kind_help(spec: str) -> None:
@@ -128,7 +102,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     # a one-shot command that builds many small objects and then exits: the cyclic GC only
     # costs time here (about a quarter of the run on a 100k-item backlog)
     gc.disable()
-    adapter, config = _source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
+    adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
@@ -244,201 +218,20 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     if source is None:
         click.echo(ctx.get_help())
         ctx.exit(2)
-    from jr2_sources.kit.durations import parse_duration
+    from .compose import work
 
-    from .runner import resolve_command
-
-    argv = resolve_command(ctx.meta.get("jr2.command", []))
-    try:
-        lease_s = parse_duration(lease)
-        timeout_s = parse_duration(timeout) if timeout is not None else None
-    except ValueError as exc:
-        raise UsageError(f"--lease/--timeout: {exc}") from None
-    policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
-    secret = serve.secret
-    state = resolve_state(state_dir, create=True)
-    adapter, config = _source(source, list(ctx.args), state, read_only=False)
-    if secret is not None and adapter.webhook is None:
-        raise UsageError(f"{adapter.name}: this source takes no webhooks "
-                         "(drop --webhook-secret-env)")
-    import secrets as _secrets
-
-    from .workerenv import worker_env
-    from .workspace import Workspace, Worktrees
-
-    run_id = f"r-{_secrets.token_hex(4)}"
-    workspace = (Worktrees.open(workdir or Path.cwd(), worktree_base, state, run_id)
-                 if worktree_base is not None else Workspace((workdir or Path.cwd()).resolve()))
-    held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
-    env = worker_env(pass_env, held)
-    adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
-    import asyncio
-
-    result, ws = asyncio.run(_work(adapter, config, argv, cap=cap, lease=lease_s,
-                                   timeout=timeout_s, wait=wait_forever, serve=serve,
-                                   state=state, run_id=run_id, workspace=workspace, env=env,
-                                   quiet=quiet, policy=policy))
-    _summary(result, ws, quiet=quiet)
+    result = work(source, ctx.meta.get("jr2.command", []), options=list(ctx.args), cap=cap,
+                  lease=lease, timeout=timeout, wait=wait_forever, port=port, listen=listen,
+                  tls_cert=tls_cert, tls_key=tls_key, webhook_secret_env=webhook_secret_env,
+                  workdir=workdir, worktree=worktree_base, pass_env=pass_env, state=state_dir,
+                  quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
+                  retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max)
+    _summary(result, quiet=quiet)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, default=str))
-    if result.state == "error":
-        fail(result.error or "the run ended with an error", result.exit_code)
+        click.echo(json.dumps(result.run.to_json(), indent=2, default=str))
+    if result.run.state == "error":
+        fail(result.run.error or "the run ended with an error", result.exit_code)
     sys.exit(result.exit_code)
-
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def _attempt_policy(max_attempts: int, transient: tuple[int, ...], backoff: str,
-                    backoff_max: str) -> Any:
-    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
-    from jr2_sources.kit.durations import parse_duration
-    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
-
-    try:
-        base, cap = parse_duration(backoff), parse_duration(backoff_max)
-    except ValueError as exc:
-        raise UsageError(f"--retry-backoff/--retry-backoff-max: {exc}") from None
-    return AttemptPolicy(max_attempts=max_attempts,
-                         transient=frozenset(transient or (EX_TEMPFAIL,)),
-                         backoff=base, backoff_max=max(cap, base))
-
-
-@dataclass(frozen=True)
-class _Serve:
-    """Where the run host listens: the control API (always loopback), the webhook's public
-    address when it differs (`--listen` off loopback, or with TLS), and the webhook secret."""
-
-    control: tuple[str, int]
-    public: tuple[str, int] | None
-    ssl_context: Any
-    secret: str | None
-
-
-def _listen_options(listen: str | None, port: int, secret_env: str | None,
-                    tls_cert: Path | None = None, tls_key: Path | None = None) -> _Serve:
-    """Check `--listen`, `--port`, `--tls-*` and `--webhook-secret-env`; without a secret,
-    loopback only."""
-    import os
-
-    host, lport = "127.0.0.1", port
-    if listen is not None:
-        h, sep, p = listen.rpartition(":")
-        if not sep or not p.isdigit() or int(p) > 65535:
-            raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to "
-                             "65535, e.g. 127.0.0.1:8787")
-        host, lport = h.strip("[]") or "127.0.0.1", int(p)
-    secret = None
-    if secret_env is not None:
-        secret = os.environ.get(secret_env)
-        if not secret:
-            raise UsageError(f"--webhook-secret-env {secret_env}: that variable is not set")
-    if secret is None and host not in _LOOPBACK:
-        raise UsageError(f"--listen {listen}: without --webhook-secret-env the host listens on "
-                         "loopback only (127.0.0.1)")
-    if (tls_cert or tls_key) and listen is None:
-        raise UsageError("--tls-cert/--tls-key serve the webhook of --listen: give --listen too")
-    if tls_key and not tls_cert:
-        raise UsageError("--tls-key needs --tls-cert")
-    ctx = _tls_context(tls_cert, tls_key) if tls_cert is not None else None
-    if host in _LOOPBACK and ctx is None:
-        return _Serve((host, lport), None, None, secret)
-    return _Serve(("127.0.0.1", port), (host, lport), ctx, secret)
-
-
-def _tls_context(cert: Path, key: Path | None) -> Any:
-    """A server TLS context from PEM files; a bad file is a usage error."""
-    import ssl
-
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    try:
-        ctx.load_cert_chain(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
-        raise UsageError(f"--tls-cert {cert}: cannot load the certificate and key: {why}"
-                         ) from None
-    return ctx
-
-
-async def _work(adapter: Any, config: Any, argv: list[str], *, cap: int, lease: float,
-                timeout: float | None, wait: bool, serve: _Serve, state: Path, run_id: str,
-                workspace: Any, env: dict[str, str], quiet: bool,
-                policy: Any = None) -> tuple[Any, Any]:
-    from jr2_core import define_event, pool, start
-    from jr2_sources.kit.redact import Redactor, secret_values
-    from jr2_sources.tracker import layer_options
-    from jr2_sources.worksource import WorkSource, default_holder
-
-    from .runner import command_worker
-
-    wake = define_event(name="wake", description="The tracker changed: look for work again.")
-    opts = layer_options(config)
-    poll = opts.poll_every
-    ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
-                    children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
-                    wake=wake, attempts=policy)
-    worker = command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
-                            redact=Redactor(secret_values()), timeout=timeout,
-                            workspace=workspace, base_env=env)
-    machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id, cap=cap,
-                   on_drained="wait" if wait else "final")
-    observers: list[Any] = [ws.tally.observe]
-    view = None
-    if quiet:
-        pass
-    elif sys.stderr.isatty():
-        from .liveview import LiveView
-
-        view = LiveView(ws)
-        observers.append(view.observe)
-    else:
-        observers.append(progress_printer(False))
-
-    handle: list[Any] = []
-
-    def begin() -> Any:
-        handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
-                            run_id=run_id))
-        return handle[0]
-
-    def setup_host(host: Any) -> None:
-        hook = ws.tracker.webhook
-        if hook is not None:
-            from jr2_sources.kit.webhooks import attach_webhook
-
-            def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
-                verdict = hook(headers, body, secret)
-                if verdict.wake and verdict.status < 300:
-                    ws.poke()  # people win: look at the held items at once
-                return verdict
-
-            attach_webhook(host, handle[0], receiver, serve.secret)
-
-    try:
-        if view is not None:
-            view.start()
-        result = await host_and_wait(begin, port=serve.control[1], listen=serve.control[0],
-                                     setup_host=setup_host, quiet=quiet or view is not None,
-                                     on_signal=_on_signal, public=serve.public,
-                                     ssl_context=serve.ssl_context)
-    finally:
-        if view is not None:
-            view.stop()
-        ws.tracker.close()
-    return result, ws
-
-
-def _on_signal(n: int) -> None:
-    """Ctrl-C: the first abandons the tracker retries in flight (the releases that follow still
-    retry); the second also kills every command's process group at once."""
-    from jr2_sources.kit.retry import interrupt_retries
-
-    from .runner import kill_all
-
-    interrupt_retries()
-    if n >= 2:
-        kill_all()
 
 
 def run_ending(state: str, status: str) -> str:
@@ -451,19 +244,20 @@ def run_ending(state: str, status: str) -> str:
     return {"error": "ended with an error", "interrupted": "interrupted"}.get(state, state)
 
 
-def _summary(result: Any, ws: Any, *, quiet: bool = False) -> None:
+def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     """A few lines on stderr: how the run ended, what ran, and why the rest is blocked (ids and
     reasons come from the tracker and the commands: no control character passes). With
     `quiet`, only the failed items."""
     from jr2_core.text import one_line
     from jr2_sources.report import describe_reasons
 
+    result = work.run
     out = result.output
     if result.state == "failed" and result.failure is not None:
         out = result.failure.get("detail")
     data = out.model_dump(mode="json") if hasattr(out, "model_dump") else out
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
-    tally = ws.tally
+    tally = work.tally
     if not quiet:
         click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
                    f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled",
@@ -481,7 +275,7 @@ def _summary(result: Any, ws: Any, *, quiet: bool = False) -> None:
                    err=True)
     for iid, reason in tally.unsettled.items():
         click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
-    rs = ws.last
+    rs = work.ready_set
     if not quiet and rs is not None and status == "deadlocked" and rs.blocked:
         click.echo("jr2: blocked:", err=True)
         for entry in rs.blocked:
@@ -503,7 +297,7 @@ def local_group() -> None:
 @state_option
 def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) -> None:
     """Clear the failure of ITEM_IDS in BACKLOG so that they are offered again."""
-    adapter, _ = _source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+    adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
                          read_only=False)
     try:
         for iid in item_ids:

@@ -19,7 +19,7 @@
 from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
-from .labeltracker import LabelCommentTracker
+from .labeltracker import LabelCommentTracker, labels_of
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 from .webhooks import (
@@ -47,6 +47,7 @@ __all__ = [
     "attach_webhook",
     "header",
     "hmac_sha256",
+    "labels_of",
     "parse_duration",
     "parse_http_date",
     "secret_values",

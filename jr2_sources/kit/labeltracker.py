@@ -45,6 +45,17 @@ def parse_time(value: str) -> datetime:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
+def labels_of(issue: dict[str, Any]) -> list[str]:
+    """The label names of an issue object: strings (GitLab), or objects with a `name` (GitHub;
+    GitLab with `with_labels_details=true`)."""
+    out = []
+    for lab in issue.get("labels") or []:
+        name = lab.get("name") if isinstance(lab, dict) else lab
+        if name:
+            out.append(str(name))
+    return out
+
+
 class LabelCommentTracker(ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
@@ -63,12 +74,16 @@ class LabelCommentTracker(ClaimsByComment):
     config: Any  # a LabelOptions model with `target`
     client: Any  # a jr2_sources.RestClient
 
-    def __init__(self, config: LabelOptions, env: SourceEnv, client: Any) -> None:
+    def __init__(self, config: LabelOptions, env: SourceEnv, client: Any, *,
+                 look_first: bool = False, spread: float = 0.0) -> None:
+        """`look_first` and `spread`: as `CommentClaims` takes them (GitHub, whose every claim
+        comment notifies people, reads the thread before posting and spreads pools)."""
         self.config = config
         self.name = f"{self.kind}:{getattr(config, 'target', '')}"
         self.read_only = env.read_only
         self.client = client
-        self.claims = CommentClaims(self, who=lambda h: f"`{h}`")
+        self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
+                                    spread=spread)
         self._done_here: set[str] = set()
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
@@ -87,9 +102,9 @@ class LabelCommentTracker(ClaimsByComment):
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         """Every comment of the issue, and the server's time of the listing."""
 
-    @abstractmethod
     def labels_of(self, issue: dict[str, Any]) -> list[str]:
-        """The label names of an issue object."""
+        """The label names of an issue object (`labels_of` above, unless the tracker differs)."""
+        return labels_of(issue)
 
     @abstractmethod
     def add_label(self, key: str, label: str) -> None: ...
@@ -110,20 +125,40 @@ class LabelCommentTracker(ClaimsByComment):
         return f"{self.issue_path(key)}/{self.comments_segment}"
 
     def comment_path(self, key: str, comment_id: int) -> str:
+        """The API path of one comment (GitHub's live outside the issue's path)."""
         return f"{self.comments_path(key)}/{comment_id}"
+
+    def refused(self, key: str, exc: SourceHTTPError) -> Exception:
+        """The error to raise when the tracker refuses a write about the issue `key`: a
+        subclass turns the refusals that concern that one issue (locked, deleted) into an
+        `ItemError`; by default `exc` itself."""
+        return exc
+
+    def write(self, key: str, method: str, path: str, body: Any = None, *,
+              need: str | None = None) -> Any:
+        """A write about one issue (`need`: default `need_issues`); a refusal raises
+        `refused(key, exc)`."""
+        try:
+            return self.client.write(method, path, body, need=need or self.need_issues)
+        except SourceHTTPError as exc:
+            raise self.refused(key, exc) from None
 
     # -- reading ------------------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
+    def done_here(self) -> set[str]:
+        """The items this process settled as done (left open, or not yet closed in the
+        tracker's index): never offered again in this run."""
         with self._lock:
-            done_here = set(self._done_here)
-        return self.read_snapshot(done_here)
+            return set(self._done_here)
+
+    def snapshot(self) -> Snapshot:
+        return self.read_snapshot(self.done_here())
 
     # -- the comment thread (for jr2_sources.comment_claims) ----------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.client.write("POST", self.comments_path(key), {"body": body},
-                                   need=self.need_comments)
+        posted = self.write(key, "POST", self.comments_path(key), {"body": body},
+                            need=self.need_comments)
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
@@ -133,7 +168,7 @@ class LabelCommentTracker(ClaimsByComment):
         except SourceHTTPError as exc:
             if exc.status in (404, 410):
                 return None
-            raise
+            raise self.refused(key, exc) from None
         return parse_time(str(resp.data["updated_at"]))
 
     def delete_comment(self, key: str, comment_id: int) -> None:
@@ -164,19 +199,24 @@ class LabelCommentTracker(ClaimsByComment):
 
     # -- settle -------------------------------------------------------------------------------
 
+    def mark_done(self, key: str) -> None:
+        """Apply a success as `on_success` says (close, or the done label); our claim holds."""
+        cfg = self.config
+        if cfg.on_success == "close":
+            self.close_issue(key)
+        elif cfg.on_success == "label" and cfg.done_label:
+            self.add_label(key, cfg.done_label)
+
+    def mark_failed(self, key: str) -> None:
+        """Apply a failure: the failed label; our claim holds."""
+        self.add_label(key, self.config.failed_label)
+
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         cfg = self.config
-
-        def finish() -> None:
-            if cfg.on_success == "close":
-                self.close_issue(item_id)
-            elif cfg.on_success == "label" and cfg.done_label:
-                self.add_label(item_id, cfg.done_label)
-
-        if self.claims.record(item_id, holder, outcome, on_done=finish,
-                              on_failed=lambda: self.add_label(item_id, cfg.failed_label),
+        if self.claims.record(item_id, holder, outcome, on_done=lambda: self.mark_done(item_id),
+                              on_failed=lambda: self.mark_failed(item_id),
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
                                          "again.", attempt=attempt):
             with self._lock:

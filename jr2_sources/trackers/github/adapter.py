@@ -1,4 +1,5 @@
-"""`GitHubAdapter`: the `TrackerAdapter` of `github:owner/repo` (snapshot, claim, renew, settle).
+"""`GitHubAdapter`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
+calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labeltracker.py`).
 
 Design notes
 ------------
@@ -36,7 +37,6 @@ Design notes
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -44,12 +44,11 @@ from typing import Any
 from pydantic import SecretStr
 
 from jr2_core import Outcome
-from jr2_core.errors import ConfigError, ItemError, UsageError
+from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.kit import claims
-from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
-from jr2_sources.kit.rest import RestResponse
+from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict
+from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
@@ -59,12 +58,9 @@ from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .pulls import judge
-from .reader import IssueReader, labels_of
-from .refs import item_id, parse_time, same_repo, split_id
+from .reader import IssueReader
+from .refs import item_id, same_repo, split_id
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
-
-_WRITE_COMMENTS = "write issue comments (claims need Issues: read & write)"
-_WRITE_ISSUES = "write issues (Issues: read & write)"
 
 
 def _client(config: GitHubConfig, name: str) -> GitHubClient:
@@ -81,45 +77,34 @@ def _client(config: GitHubConfig, name: str) -> GitHubClient:
                         policy=RetryPolicy(budget=config.retry_budget), token_source=source)
 
 
-class GitHubAdapter(ClaimsByComment):
-    """A `TrackerAdapter` over one GitHub repository's issues."""
+class GitHubAdapter(LabelCommentTracker):
+    """A `Tracker` over one GitHub repository's issues."""
 
+    kind = "github"
     tracker = "GitHub"
+    need_comments = "write issue comments (claims need Issues: read & write)"
+    need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
+
+    config: GitHubConfig
+    client: GitHubClient
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
-        self.config = config
-        self.repo = config.target
-        self.name = f"github:{config.target}"
-        self.read_only = env.read_only
-        self.detail = config.detail if config.detail is not None else env.read_only
         if client is None:
-            client = _client(config, self.name)
-        self.client = client
+            client = _client(config, f"{self.kind}:{config.target}")
+        super().__init__(config, env, client, look_first=True, spread=config.claim_spread)
+        self.repo = config.target
+        self.detail = config.detail if config.detail is not None else env.read_only
         if config.assign and not env.read_only and client.app_token():
             raise ConfigError(f"{self.name}: --assign needs a user's token: a GitHub App or "
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=True,
-                                    spread=config.claim_spread)
-        self._done_here: set[str] = set()
         self._unmarked: set[str] = set()
         self._login: str | None = None
-        self._deliveries = DeliveryDeduper()
-        self._lock = threading.Lock()
 
     # -- paths ----------------------------------------------------------------------------------
-
-    def _issues(self) -> str:
-        return f"/repos/{self.repo}/issues"
-
-    def _comments(self, number: int) -> str:
-        return f"/repos/{self.repo}/issues/{number}/comments"
-
-    def _comment(self, comment_id: int) -> str:
-        return f"/repos/{self.repo}/issues/comments/{comment_id}"
 
     def _number(self, iid: str) -> int:
         repo, number = split_id(iid)
@@ -127,14 +112,21 @@ class GitHubAdapter(ClaimsByComment):
             raise UsageError(f"{self.name}: {iid} is not an issue of {self.repo}")
         return number
 
+    def issue_path(self, key: str) -> str:
+        return f"/repos/{self.repo}/issues/{self._number(key)}"
+
+    def comment_path(self, key: str, comment_id: int) -> str:
+        return f"/repos/{self.repo}/issues/comments/{comment_id}"
+
     # -- reading --------------------------------------------------------------------------------
 
     def snapshot(self, detail: bool | None = None) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks
         (`detail`: name every blocker; default: on for a read-only report)."""
-        with self._lock:
-            done_here = set(self._done_here)
-        snap = self.reader.snapshot(self.detail if detail is None else detail, done_here)
+        return self.read_snapshot(self.done_here(), detail)
+
+    def read_snapshot(self, skip: set[str], detail: bool | None = None) -> Snapshot:
+        snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         if not self.read_only:
             self._settle_reviews()
         return snap
@@ -155,7 +147,7 @@ class GitHubAdapter(ClaimsByComment):
         the settle's one PATCH, which also takes the claim label off)."""
         cfg = self.config
         number = self._number(key)
-        issue = self.client.get(f"{self._issues()}/{number}").data
+        issue = self.client.get(self.issue_path(key)).data
         pulls = self.reader.pulls
         state = "open"
         if pulls is not None and isinstance(issue, dict) and issue.get("node_id"):
@@ -165,11 +157,11 @@ class GitHubAdapter(ClaimsByComment):
         if state in ("unmerged", "not_green"):
             self._settle_issue(key, {}, add=cfg.review_label)
         else:
-            self._settle_issue(key, {"state": "closed", "state_reason": "completed"})
+            self.close_issue(key)
 
     # -- the comment thread (for jr2_sources.kit.comment_claims) -----------------------------------
 
-    def _refused(self, key: str, exc: GitHubHTTPError) -> Exception:
+    def refused(self, key: str, exc: SourceHTTPError) -> Exception:
         """An error status about one issue as an `ItemError` (the rest unchanged)."""
         what = str(exc).lower()
         if exc.status == 410:
@@ -182,68 +174,54 @@ class GitHubAdapter(ClaimsByComment):
                              "(HTTP 403); skipped: unlock the issue to offer it again")
         return exc
 
-    def _write(self, key: str, method: str, path: str, body: Any = None, *,
-               need: str = _WRITE_ISSUES) -> RestResponse:
-        """A write about one issue; its one-issue refusals are `ItemError`s."""
-        try:
-            return self.client.write(method, path, body, need=need)
-        except GitHubHTTPError as exc:
-            raise self._refused(key, exc) from None
-
-    def post_comment(self, key: str, body: str) -> int | None:
-        posted = self._write(key, "POST", self._comments(self._number(key)), {"body": body},
-                             need=_WRITE_COMMENTS)
-        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
-
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         try:
             return self.reader.read_comments(self._number(key))
         except GitHubHTTPError as exc:
-            raise self._refused(key, exc) from None
+            raise self.refused(key, exc) from None
 
-    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
-        try:
-            resp = self.client.write("PATCH", self._comment(comment_id), {"body": body},
-                                     need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status in (404, 410):
-                return None
-            raise self._refused(key, exc) from None
-        return parse_time(resp.data["updated_at"])
-
-    def delete_comment(self, key: str, comment_id: int) -> None:
-        try:
-            self.client.write("DELETE", self._comment(comment_id), need=_WRITE_COMMENTS)
-        except GitHubHTTPError as exc:
-            if exc.status not in (404, 410):
-                raise
-
-    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
-        """After winning: is the issue still to be done? A pool that settled it just before our
-        comments were listed (its claim no longer live) closed or labelled it first."""
-        issue = self.client.get(f"{self._issues()}/{self._number(key)}").data
-        if not isinstance(issue, dict) or issue.get("state") != "open":
-            return False
-        settled = self.config.settled_by(labels_of(issue), found)
-        if settled == "done":
-            with self._lock:  # done before and left open on purpose: not work, from now on
-                self._done_here.add(key)
-        return settled is None
+    def add_label(self, key: str, label: str) -> None:
+        self.write(key, "POST", f"{self.issue_path(key)}/labels", {"labels": [label]})
 
     def mark_claimed(self, key: str) -> None:
-        number = self._number(key)
-        self._write(key, "POST", f"{self._issues()}/{number}/labels",
-                    {"labels": [self.config.claim_label]})
+        super().mark_claimed(key)
         if self.config.assign:
-            self._write(key, "POST", f"{self._issues()}/{number}/assignees",
-                        {"assignees": [self._user()]})
+            self.write(key, "POST", f"{self.issue_path(key)}/assignees",
+                       {"assignees": [self._user()]})
 
     def unmark(self, key: str) -> None:
         with self._lock:
             if key in self._unmarked:  # the settle's one PATCH took the claim label off
                 self._unmarked.discard(key)
                 return
-        self._unlabel(self._number(key), self.config.claim_label)
+        super().unmark(key)
+
+    def remove_label(self, key: str, label: str) -> None:
+        from urllib.parse import quote
+
+        try:
+            self.client.write("DELETE", f"{self.issue_path(key)}/labels/{quote(label, '')}",
+                              need=self.need_issues)
+        except GitHubHTTPError as exc:
+            if exc.status != 404:  # 404: the label is not on the issue (someone removed it)
+                raise
+
+    # -- settle ---------------------------------------------------------------------------------
+
+    def close_issue(self, key: str) -> None:
+        """Close as completed, taking the claim label off in the same PATCH."""
+        self._settle_issue(key, {"state": "closed", "state_reason": "completed"})
+
+    def mark_done(self, key: str) -> None:
+        if self.config.on_success == "review":
+            self._to_review(key)
+        elif self.config.on_success == "label" and self.config.done_label:
+            self._settle_issue(key, {}, add=self.config.done_label)
+        else:
+            super().mark_done(key)
+
+    def mark_failed(self, key: str) -> None:
+        self._settle_issue(key, {}, add=self.config.failed_label)
 
     def _settle_issue(self, key: str, change: dict[str, Any], *, add: str | None = None) -> None:
         """One `PATCH` that applies an outcome (close, or add the done / failed label) and
@@ -257,49 +235,20 @@ class GitHubAdapter(ClaimsByComment):
                  add: str | None = None) -> None:
         """One `PATCH` of `change` with the issue's labels (read just before, conditionally)
         less jr2's own label `drop`, plus `add`."""
-        number = self._number(key)
         cfg = self.config
-        issue = self.client.get(f"{self._issues()}/{number}").data
+        path = self.issue_path(key)
+        issue = self.client.get(path).data
         labels = labels_of(issue) if isinstance(issue, dict) else []
         keep = [lab for lab in labels if cfg.label_key(lab) != cfg.label_key(drop)]
         if add is not None and not cfg.has_label(keep, add):
             keep.append(add)
-        self._write(key, "PATCH", f"{self._issues()}/{number}", {**change, "labels": keep})
-
-    # -- claims ---------------------------------------------------------------------------------
+        self.write(key, "PATCH", path, {**change, "labels": keep})
 
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         self._number(item_id)  # a foreign id is refused before anything is written
-        cfg = self.config
-
-        def finish() -> None:
-            if cfg.on_success == "close":
-                self._settle_issue(item_id, {"state": "closed", "state_reason": "completed"})
-            elif cfg.on_success == "review":
-                self._to_review(item_id)
-            elif cfg.on_success == "label" and cfg.done_label:
-                self._settle_issue(item_id, {}, add=cfg.done_label)
-
-        def mark_failed() -> None:
-            self._settle_issue(item_id, {}, add=cfg.failed_label)
-
-        if self.claims.record(item_id, holder, outcome, on_done=finish, on_failed=mark_failed,
-                              retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
-                                         "again.", attempt=attempt):
-            with self._lock:
-                self._done_here.add(item_id)
-
-    def _unlabel(self, number: int, label: str) -> None:
-        from urllib.parse import quote
-
-        try:
-            self.client.write("DELETE", f"{self._issues()}/{number}/labels/{quote(label, '')}",
-                              need=_WRITE_ISSUES)
-        except GitHubHTTPError as exc:
-            if exc.status != 404:  # 404: the label is not on the issue (someone removed it)
-                raise
+        super().record(item_id, holder, outcome, attempt)
 
     def _user(self) -> str:
         if self._login is None:
@@ -314,6 +263,3 @@ class GitHubAdapter(ClaimsByComment):
         events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
         return receive(headers, body, secret, repo=self.client.repo_name(self.repo),
                        deduper=self._deliveries, events=events)
-
-    def close(self) -> None:
-        self.client.close()

@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
-from jr2_sources.kit import claims
+from jr2_sources.kit import claims, labels_of
 from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
 
 from .client import GitHubClient, GitHubHTTPError
@@ -90,15 +90,6 @@ _BLOCKED_BY = _Link("dependencies/blocked_by", "issue_dependencies_summary",
 _SUB_ISSUES = _Link("sub_issues", "sub_issues_summary", "read sub-issues", "open sub-issue",
                     "open sub-issues", "parents wait on the count in their summary, unnamed")
 
-
-def labels_of(issue: dict[str, Any]) -> list[str]:
-    """The label names of an issue object (labels may be objects or strings)."""
-    out = []
-    for lab in issue.get("labels") or []:
-        name = lab.get("name") if isinstance(lab, dict) else lab
-        if name:
-            out.append(str(name))
-    return out
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -331,7 +322,6 @@ class IssueReader:
         return SnapshotItem(
             id=iid, title=str(issue.get("title") or ""), url=issue.get("html_url"),
             labels=labels,
-            assignees=[str(a.get("login")) for a in issue.get("assignees") or [] if a],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),

@@ -199,7 +199,7 @@ class JiraAdapter(ClaimsByComment):
         status = f.get("status") or {}
         return SnapshotItem(
             id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
-            labels=labels, assignees=[_person(assignee)] if assignee else [],
+            labels=labels,
             priority=self._priority(f.get("priority")),
             created=parse_jira_time(str(f["created"])) if f.get("created") else None,
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
@@ -480,9 +480,3 @@ class JiraAdapter(ClaimsByComment):
 
     def close(self) -> None:
         self.client.close()
-
-
-def _person(user: Any) -> str:
-    if not isinstance(user, dict):
-        return str(user)
-    return str(user.get("displayName") or user.get("name") or user.get("accountId") or "?")

@@ -237,10 +237,6 @@ class JiraClient:
             raise Retryable("unparsable (truncated?) body") from None
         raise AssertionError("unreachable")
 
-    def raise_for_status(self, status: int, resp: Any, need: str) -> None:
-        """Raise the one-line error (or a Retryable) for an error answer."""
-        self._raise_for(status, resp, None, need)
-
     def _raise_for(self, status: int | None, resp: Any, text: str | None, need: str) -> None:
         if status is None:
             raise Retryable(f"no answer ({(text or 'empty response')[:80]})")

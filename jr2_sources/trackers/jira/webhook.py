@@ -29,7 +29,6 @@ from typing import Any
 
 WAKE_EVENTS = frozenset({"jira:issue_created", "jira:issue_updated", "jira:issue_deleted",
                          "issuelink_created", "issuelink_deleted"})
-COMMENT_TYPES = frozenset({"issue_commented", "issue_comment_edited", "issue_comment_deleted"})
 # fields whose change travels with a transition (the resolution is set by the workflow)
 _WITH_STATUS = frozenset({"resolution", "resolutiondate"})
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from jr2_core import UsageError
 from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv, Verdict
@@ -33,7 +32,7 @@ from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, api_url, resolve_token
 from .config import GitLabConfig
-from .reader import IssueReader, labels_of
+from .reader import IssueReader
 from .refs import encode_project, same_project, split_id
 from .webhook import receive
 
@@ -76,9 +75,6 @@ class GitLabAdapter(LabelCommentTracker):
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         return self.reader.read_notes(self._iid(key))
-
-    def labels_of(self, issue: dict[str, Any]) -> list[str]:
-        return labels_of(issue)
 
     def add_label(self, key: str, label: str) -> None:
         self.client.write("PUT", self.issue_path(key), {"add_labels": label},

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Snapshot, SnapshotItem
-from jr2_sources.kit import claims
+from jr2_sources.kit import claims, labels_of
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
@@ -79,15 +79,6 @@ query($fullPath: ID!, $iids: [String!], $first: Int, $after: String) {
   }
 }"""
 
-
-def labels_of(issue: dict[str, Any]) -> list[str]:
-    """Label names (GitLab lists strings; objects with `with_labels_details=true`)."""
-    out = []
-    for lab in issue.get("labels") or []:
-        name = lab.get("name") if isinstance(lab, dict) else lab
-        if name:
-            out.append(str(name))
-    return out
 
 
 class IssueReader:
@@ -299,8 +290,6 @@ class IssueReader:
         return SnapshotItem(
             id=item_id(self.project, iid), title=str(issue.get("title") or ""),
             url=issue.get("web_url"), labels=labels,
-            assignees=[str(a.get("username")) for a in issue.get("assignees") or []
-                       if isinstance(a, dict)],
             priority=min(prios) if prios else None,
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],

@@ -1,0 +1,342 @@
+"""`jr2 work`'s composition as a Python function: `work()` / `work_async()`.
+
+Design: `jr2 work` is this function plus a command line. The click command parses its options
+and prints; everything between (the source and its Tracker, the WorkSource over it, the worker
+runner, the workspace, the Pool, the run host with its webhook and signal handling) is built
+here, once, so a Python user who calls `jr2_sources.work(...)` gets exactly what `jr2 work`
+does, and the two cannot drift apart. The checks that need no claim (the COMMAND exists, the
+durations parse, `--listen`/`--tls-*`/the webhook secret, one snapshot of the source) all run
+before the run starts, so bad input claims nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jr2_core.cli import host_and_wait, progress_printer, resolve_state
+from jr2_core.cli import observers as with_plugins
+from jr2_core.errors import UsageError
+from jr2_sources.registry import SourceEnv
+
+if TYPE_CHECKING:
+    from jr2_core.runs import RunResult
+    from jr2_sources.readyset import ReadySet
+    from jr2_sources.worksource import Tally
+
+
+@dataclass(frozen=True)
+class WorkResult:
+    """How a `work()` run ended: the run's `RunResult` (`state`, `output`, `exit_code`), what
+    happened per item (`tally`: done ids, failed/stopped/skipped/unsettled items with why,
+    retried ids) and the Ready-set last read (`ready_set`, None if none was read), from which
+    `jr2 work` prints why the rest is blocked."""
+
+    run: RunResult
+    tally: Tally
+    ready_set: ReadySet | None
+
+    @property
+    def exit_code(self) -> int:
+        """`jr2 work`'s exit code: 0 drained, 1 failed, 3 deadlocked, 4 error, 130
+        interrupted."""
+        return self.run.exit_code
+
+
+def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), cap: int = 1,
+         lease: float | str = "10m", timeout: float | str | None = None, wait: bool = False,
+         port: int = 0, listen: str | None = None, tls_cert: Path | None = None,
+         tls_key: Path | None = None, webhook_secret_env: str | None = None,
+         workdir: Path | None = None, worktree: str | None = None,
+         pass_env: Sequence[str] = (), state: Path | None = None,
+         quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
+         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h"
+         ) -> WorkResult:
+    """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
+    run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
+
+    `source` is `kind:target` or a `jr2.toml` source name, and `options` the kind's options as
+    command-line words (`["--label", "agent"]`). The keywords are `jr2 work`'s options of the
+    same names (`worktree` is `--worktree BASE`, `"HEAD"` for a bare `--worktree`); `lease`
+    and `timeout` take seconds or a duration (`"10m"`). `quiet=False` prints progress on stderr
+    like `jr2 work`; the summary lines stay the command line's. Bad input raises `UsageError`
+    or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
+    """
+    import asyncio
+
+    plan = _prepare(source, command, options=options, cap=cap, lease=lease, timeout=timeout,
+                    wait=wait, port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
+                    webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
+                    pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
+                    transient_exit=transient_exit, retry_backoff=retry_backoff,
+                    retry_backoff_max=retry_backoff_max)
+    # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
+    # tracker's retries interrupts them at once (asyncio.run would defer it)
+    return asyncio.run(_run(plan))
+
+
+async def work_async(source: str, command: Sequence[str], *, options: Sequence[str] = (),
+                     cap: int = 1, lease: float | str = "10m",
+                     timeout: float | str | None = None, wait: bool = False, port: int = 0,
+                     listen: str | None = None, tls_cert: Path | None = None,
+                     tls_key: Path | None = None, webhook_secret_env: str | None = None,
+                     workdir: Path | None = None, worktree: str | None = None,
+                     pass_env: Sequence[str] = (), state: Path | None = None,
+                     quiet: bool = True, max_attempts: int = 1,
+                     transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
+                     retry_backoff_max: float | str = "1h") -> WorkResult:
+    """`work()` for a caller already in an event loop (same arguments, same result; the checks
+    and the first snapshot block the loop briefly, as they run before anything starts)."""
+    return await _run(_prepare(
+        source, command, options=options, cap=cap, lease=lease, timeout=timeout, wait=wait,
+        port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
+        webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
+        pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
+        transient_exit=transient_exit, retry_backoff=retry_backoff,
+        retry_backoff_max=retry_backoff_max))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything a checked `work()` call runs with: the source's Tracker and config, COMMAND
+    with its absolute path, the durations in seconds, where the host listens, the state
+    directory, the run id, the workspace and the worker's environment."""
+
+    adapter: Any
+    config: Any
+    argv: list[str]
+    cap: int
+    lease: float
+    timeout: float | None
+    wait: bool
+    serve: _Serve
+    state: Path
+    run_id: str
+    workspace: Any
+    env: dict[str, str]
+    quiet: bool
+    policy: Any = None
+
+
+def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
+             lease: float | str, timeout: float | str | None, wait: bool, port: int,
+             listen: str | None, tls_cert: Path | None, tls_key: Path | None,
+             webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
+             pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
+             transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
+             retry_backoff_max: float | str = "1h") -> _Plan:
+    """Check the arguments and open the source (synchronously; bad input raises here, before
+    anything is claimed)."""
+    import secrets as _secrets
+
+    from .runner import resolve_command
+    from .workerenv import worker_env
+    from .workspace import Workspace, Worktrees
+
+    argv = resolve_command(list(command))
+    lease_s = _seconds("--lease", lease)
+    timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
+    policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
+    serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
+    state_dir = resolve_state(state, create=True)
+    adapter, config = open_source(source, list(options), state_dir, read_only=False)
+    if serve.secret is not None and adapter.webhook is None:
+        raise UsageError(f"{adapter.name}: this source takes no webhooks "
+                         "(drop --webhook-secret-env)")
+    run_id = f"r-{_secrets.token_hex(4)}"
+    workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
+                 if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
+    held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
+    env = worker_env(tuple(pass_env), held)
+    adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
+    return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
+                 workspace, env, quiet, policy)
+
+
+def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
+                    backoff_max: float | str) -> Any:
+    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
+    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
+
+    base = _seconds("--retry-backoff", backoff)
+    cap = _seconds("--retry-backoff-max", backoff_max)
+    return AttemptPolicy(max_attempts=max_attempts,
+                         transient=frozenset(transient or (EX_TEMPFAIL,)),
+                         backoff=base, backoff_max=max(cap, base))
+
+
+def open_source(spec: str, options: list[str], state: Path, *, read_only: bool
+                ) -> tuple[Any, Any]:
+    """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
+    from jr2_core.errors import ConfigError
+    from jr2_sources.hooks import load_registry
+    from jr2_sources.projectconfig import resolve_source
+    from jr2_sources.tracker import as_tracker
+
+    kind, config = resolve_source(spec, options, load_registry())
+    try:
+        adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
+                         f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
+                         ) from None
+    try:
+        return as_tracker(adapter), config
+    except UsageError as exc:
+        raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
+                          ) from None
+
+
+def _seconds(option: str, value: float | str) -> float:
+    """A duration option in seconds (a number, or text like `"10m"`); bad input is a usage
+    error naming the option."""
+    from jr2_sources.kit.durations import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class _Serve:
+    """Where the run host listens: the control API (always loopback), the webhook's public
+    address when it differs (`--listen` off loopback, or with TLS), and the webhook secret."""
+
+    control: tuple[str, int]
+    public: tuple[str, int] | None
+    ssl_context: Any
+    secret: str | None
+
+
+def _listen_options(listen: str | None, port: int, secret_env: str | None,
+                    tls_cert: Path | None = None, tls_key: Path | None = None) -> _Serve:
+    """Check `--listen`, `--port`, `--tls-*` and `--webhook-secret-env`; without a secret,
+    loopback only."""
+    import os
+
+    host, lport = "127.0.0.1", port
+    if listen is not None:
+        h, sep, p = listen.rpartition(":")
+        if not sep or not p.isdigit() or int(p) > 65535:
+            raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to "
+                             "65535, e.g. 127.0.0.1:8787")
+        host, lport = h.strip("[]") or "127.0.0.1", int(p)
+    secret = None
+    if secret_env is not None:
+        secret = os.environ.get(secret_env)
+        if not secret:
+            raise UsageError(f"--webhook-secret-env {secret_env}: that variable is not set")
+    if secret is None and host not in _LOOPBACK:
+        raise UsageError(f"--listen {listen}: without --webhook-secret-env the host listens on "
+                         "loopback only (127.0.0.1)")
+    if (tls_cert or tls_key) and listen is None:
+        raise UsageError("--tls-cert/--tls-key serve the webhook of --listen: give --listen too")
+    if tls_key and not tls_cert:
+        raise UsageError("--tls-key needs --tls-cert")
+    ctx = _tls_context(tls_cert, tls_key) if tls_cert is not None else None
+    if host in _LOOPBACK and ctx is None:
+        return _Serve((host, lport), None, None, secret)
+    return _Serve(("127.0.0.1", port), (host, lport), ctx, secret)
+
+
+def _tls_context(cert: Path, key: Path | None) -> Any:
+    """A server TLS context from PEM files; a bad file is a usage error."""
+    import ssl
+
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise UsageError(f"--tls-cert {cert}: cannot load the certificate and key: {why}"
+                         ) from None
+    return ctx
+
+
+async def _run(plan: _Plan) -> WorkResult:
+    """Compose and run: the WorkSource over the Tracker, the command worker, the Pool, the run
+    host (with the tracker's webhook, if any) and the progress observers."""
+    from jr2_core import define_event, pool, start
+    from jr2_sources.kit.redact import Redactor, secret_values
+    from jr2_sources.tracker import layer_options
+    from jr2_sources.worksource import WorkSource, default_holder
+
+    from .runner import command_worker
+
+    state, run_id, quiet, serve = plan.state, plan.run_id, plan.quiet, plan.serve
+    wake = define_event(name="wake", description="The tracker changed: look for work again.")
+    opts = layer_options(plan.config)
+    poll = opts.poll_every
+    ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
+                    children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
+                    wake=wake, attempts=plan.policy)
+    worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
+                            redact=Redactor(secret_values()), timeout=plan.timeout,
+                            workspace=plan.workspace, base_env=plan.env)
+    machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
+                   cap=plan.cap, on_drained="wait" if plan.wait else "final")
+    observers: list[Any] = [ws.tally.observe]
+    view = None
+    if quiet:
+        pass
+    elif sys.stderr.isatty():
+        from .liveview import LiveView
+
+        view = LiveView(ws)
+        observers.append(view.observe)
+    else:
+        observers.append(progress_printer(False))
+
+    handle: list[Any] = []
+
+    def begin() -> Any:
+        handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
+                            run_id=run_id))
+        return handle[0]
+
+    def setup_host(host: Any) -> None:
+        hook = ws.tracker.webhook
+        if hook is not None:
+            from jr2_sources.kit.webhooks import attach_webhook
+
+            def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
+                verdict = hook(headers, body, secret)
+                if verdict.wake and verdict.status < 300:
+                    ws.poke()  # people win: look at the held items at once
+                return verdict
+
+            attach_webhook(host, handle[0], receiver, serve.secret)
+
+    try:
+        if view is not None:
+            view.start()
+        result = await host_and_wait(begin, port=serve.control[1], listen=serve.control[0],
+                                     setup_host=setup_host, quiet=quiet or view is not None,
+                                     on_signal=_on_signal, public=serve.public,
+                                     ssl_context=serve.ssl_context)
+    finally:
+        if view is not None:
+            view.stop()
+        ws.tracker.close()
+    return WorkResult(run=result, tally=ws.tally, ready_set=ws.last)
+
+
+def _on_signal(n: int) -> None:
+    """Ctrl-C: the first abandons the tracker retries in flight (the releases that follow still
+    retry); the second also kills every command's process group at once."""
+    from jr2_sources.kit.retry import interrupt_retries
+
+    from .runner import kill_all
+
+    interrupt_retries()
+    if n >= 2:
+        kill_all()
+
+
