@@ -28,15 +28,15 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from jr2_core.text import one_line
 
 from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
+
+if TYPE_CHECKING:  # rich is imported by `render_rich` only: `jr2 work` summaries need none of it
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = [
     "GITHUB_COMMENT_BUDGET",
@@ -225,11 +225,15 @@ def render_text(rs: ReadySet) -> str:
 
 def _cell(text: str) -> Text:
     """A table cell: tracker text as plain text (not markup), control characters blanked."""
+    from rich.text import Text
+
     return Text(_one_line(text))
 
 
 def render_rich(rs: ReadySet, console: Console) -> None:
     """The text report as rich tables, for a terminal (cells are Text: titles are not markup)."""
+    from rich.table import Table
+
     ready = Table(title=f"Ready ({len(rs.ready):,})", title_justify="left")
     for name in ("Item", "Priority", "Title", "Labels"):
         ready.add_column(name)

@@ -14,22 +14,53 @@
   priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
   claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
   HTTP calls.
+
+The names are re-exported lazily (`jr2_core.lazy`): a run that needs only `redact` does not
+import the claim protocol, tenacity and the webhook code with it.
 """
 
-from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
-from .durations import Duration, parse_duration
-from .labeloptions import LabelOptions
-from .labeltracker import LabelCommentTracker, labels_of
-from .redact import Redactor, secret_values
-from .rest import RequestStats, RestClient, RestResponse, parse_http_date
-from .webhooks import (
-    DeliveryDeduper,
-    Verdict,
-    attach_webhook,
-    header,
-    hmac_sha256,
-    verify_signature,
-)
+from typing import TYPE_CHECKING
+
+from jr2_core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
+    from .durations import Duration, parse_duration
+    from .labeloptions import LabelOptions
+    from .labeltracker import LabelCommentTracker, labels_of
+    from .redact import Redactor, secret_values
+    from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+    from .webhooks import (
+        DeliveryDeduper,
+        Verdict,
+        attach_webhook,
+        header,
+        hmac_sha256,
+        verify_signature,
+    )
+
+_WHERE = {
+    "ClaimsByComment": ".comment_claims",
+    "CommentClaims": ".comment_claims",
+    "CommentThread": ".comment_claims",
+    "Duration": ".durations",
+    "parse_duration": ".durations",
+    "LabelOptions": ".labeloptions",
+    "LabelCommentTracker": ".labeltracker",
+    "labels_of": ".labeltracker",
+    "Redactor": ".redact",
+    "secret_values": ".redact",
+    "RequestStats": ".rest",
+    "RestClient": ".rest",
+    "RestResponse": ".rest",
+    "parse_http_date": ".rest",
+    "DeliveryDeduper": ".webhooks",
+    "Verdict": ".webhooks",
+    "attach_webhook": ".webhooks",
+    "header": ".webhooks",
+    "hmac_sha256": ".webhooks",
+    "verify_signature": ".webhooks",
+}
 
 __all__ = [
     "ClaimsByComment",
@@ -53,3 +84,5 @@ __all__ = [
     "secret_values",
     "verify_signature",
 ]
+
+lazy_exports(__name__, _WHERE)
