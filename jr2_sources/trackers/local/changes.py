@@ -75,7 +75,7 @@ class LocalChanges:
         version = store.data_version() if store is not None else None
         view = self._view
         if full or view is None or key != self._key or view.backlog is not backlog:
-            state = store.state() if store is not None else StoreState({}, {}, 0)
+            state = store.state() if store is not None else StoreState({}, {})
             self._view = ItemView(backlog, dict(state.claims), dict(state.outcomes), self.wanted,
                                   dict(state.retries))
             self._key, self._version = key, version
