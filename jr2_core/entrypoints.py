@@ -9,8 +9,9 @@ of that on its own: importing it pulls in `email`, `zipfile` and `importlib.reso
 we need is one section of one small file per distribution, so this module reads just that:
 
 - every directory on `sys.path`, in order, is listed once; each `*.dist-info` / `*.egg-info`
-  directory in it is a distribution, named by the part of its directory name before the first
-  `-`, normalised as `importlib.metadata` does (PEP 503, with `_`); the first distribution of a
+  directory in it (any case) is a distribution, named by the part of its directory name before
+  the first `-`, normalised as `importlib.metadata` does (PEP 503, with `_`), and an old-style
+  `*.egg` directory's `EGG-INFO` is one too (named by its PKG-INFO); the first distribution of a
   name wins, as in `importlib.metadata.entry_points()`;
 - only a distribution whose `entry_points.txt` has a `[jr2]` section is read further: its
   METADATA's header, up to the first blank line, gives the distribution's name and version.
@@ -67,18 +68,21 @@ def entry_points(group: str) -> list[EntryPoint]:
             names = os.listdir(directory)
         except OSError:
             continue
-        for dirname in names:
-            if not dirname.endswith((".dist-info", ".egg-info")):
-                continue
-            key = normalize(dirname.rpartition(".")[0].partition("-")[0])
+        infos: list[tuple[str | None, str]] = [
+            (normalize(low.rpartition(".")[0].partition("-")[0]), name)
+            for name in names if (low := name.lower()).endswith((".dist-info", ".egg-info"))]
+        egg = os.path.basename(directory).lower()
+        if egg.endswith(".egg"):  # an old-style egg directory: its EGG-INFO, after the rest
+            infos += [(None, name) for name in names if name.lower() == "egg-info"]
+        for key, dirname in infos:
+            info = os.path.join(directory, dirname)
+            section = _section(os.path.join(info, "entry_points.txt"), group)
+            dist, version = _name_and_version(info) if section or key is None else (None, None)
+            key = key if key is not None else normalize(dist or "")
             if key in seen:
                 continue
             seen.add(key)
-            info = os.path.join(directory, dirname)
-            section = _section(os.path.join(info, "entry_points.txt"), group)
-            if section:
-                dist, version = _name_and_version(info)
-                found += [EntryPoint(n, v, dist, version) for n, v in section]
+            found += [EntryPoint(n, v, dist, version) for n, v in section]
     return found
 
 

@@ -45,21 +45,27 @@ def sites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     # the same distribution again, later on the path: importlib.metadata keeps the first
     _dist(second, "alpha_plug-9.9.dist-info", "alpha-plug", "9.9", "[jr2]\nshadowed = nope\n")
     _dist(second, "epsilon-5.dist-info", "epsilon", "5", "[jr2]\neps = eps_mod:thing\n")
+    _dist(first, "Zeta-1.0.DIST-INFO", "zeta", "1.0", "[jr2]\nzeta = zeta_mod\n")
+    egg = tmp_path / "old_plug-0.5-py3.11.egg"
+    _dist(egg, "EGG-INFO", "old-plug", "0.5", "[jr2]\nold = old_plug.plugin\n",
+          meta_file="PKG-INFO")
     monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second),
-                                      *sys.path])
+                                      str(egg), *sys.path])
     return first, second
 
 
 def test_reads_the_group_as_importlib_metadata_does(sites: tuple[Path, Path]) -> None:
     ours = entrypoints.entry_points("jr2")
     assert ours == _theirs("jr2")
-    mine = [e for e in ours if e.dist in {"Alpha.Plug", "gamma", "epsilon"}]
+    mine = [e for e in ours if e.dist in {"Alpha.Plug", "gamma", "epsilon", "zeta", "old-plug"}]
     # (the order within one directory is the directory's listing order, as in importlib)
     assert sorted((e.name, e.value, e.dist, e.version) for e in mine) == [
         ("alpha", "alpha_plug.plugin", "Alpha.Plug", "1.0"),
         ("eps", "eps_mod:thing", "epsilon", "5"),
         ("extra", "alpha_plug.more:obj.attr [x]", "Alpha.Plug", "1.0"),
         ("gamma", "gamma_mod", "gamma", "0.1"),
+        ("old", "old_plug.plugin", "old-plug", "0.5"),
+        ("zeta", "zeta_mod", "zeta", "1.0"),
     ]
     assert entrypoints.entry_points("console_scripts") == _theirs("console_scripts")
 
