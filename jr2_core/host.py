@@ -23,6 +23,7 @@ asked anything, and the server is a fifth of a short run's start-up.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import os
@@ -176,16 +177,8 @@ class RunHost:
             self._listeners.append(public)
             self.public_address = self._url(self.public[0], public.port,
                                             self.ssl_context is not None)
-
-            async def serve_public(sock: socket.socket) -> None:
-                await self._serve(sock, public=True)
-
-            public.serve_on_first_connection(serve_public)
-
-        async def serve_control(sock: socket.socket) -> None:
-            await self._serve(sock, public=False)
-
-        control.serve_on_first_connection(serve_control)
+            public.serve_on_first_connection(functools.partial(self._serve, public=True))
+        control.serve_on_first_connection(functools.partial(self._serve, public=False))
         self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
         write_private(
             self.run_file,
