@@ -35,6 +35,9 @@ class Verdict:
     status: int
     wake: bool = False
     reason: str = ""
+    touched: tuple[str, ...] = ()
+    """The issues (tracker keys, e.g. GitHub numbers) the delivery names, when it wakes: a
+    tracker read by deltas reads them directly next (`kit.sincewindow.SinceWindow.mark`)."""
 
 
 Receiver = Callable[[Mapping[str, str], bytes, str | None], Verdict]
