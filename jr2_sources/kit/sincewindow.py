@@ -32,11 +32,21 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["DEFAULT_OVERLAP", "SinceWindow", "iso_z"]
+__all__ = ["DEFAULT_OVERLAP", "Page", "SinceWindow", "WindowGap", "iso_z"]
+
+PER_PAGE = 100
+
+
+class WindowGap(Exception):
+    """A sign of a gap (the message says which): answer with a full snapshot."""
+
+
+Page = tuple[list[Any], "datetime | None"]
+"""One page of a "changed since" list: the issue objects and the server's `Date`."""
 
 DEFAULT_OVERLAP = 10.0
 """Seconds a delta reaches back before the newest update it saw."""
@@ -87,6 +97,35 @@ class SinceWindow:
         watermark less the overlap."""
         assert self.watermark is not None
         return after if after is not None else self.watermark - timedelta(seconds=self.overlap)
+
+    def collect(self, fetch: Callable[[datetime], Page], key_of: Callable[[Any], Hashable],
+                updated_of: Callable[[Any], datetime | None]) -> dict[Hashable, Any]:
+        """Walk the pages of issues updated since the watermark (less the overlap), by time
+        (module notes): `fetch(since)` asks one page of up to `PER_PAGE`, oldest update
+        first. Returns the issues that are news, by key; raises `WindowGap`."""
+        fresh: dict[Hashable, Any] = {}
+        after: datetime | None = None
+        for page_no in range(self.max_pages):
+            page, server_now = fetch(self.since(after))
+            if page_no == 0 and self.skewed(server_now):
+                raise WindowGap("the tracker's clock is behind the last update seen by more "
+                                "than the overlap")
+            for obj in page:
+                self.take(fresh, key_of(obj), obj, updated_of(obj))
+            if len(page) < PER_PAGE:
+                return fresh
+            first, last = updated_of(page[0]), updated_of(page[-1])
+            if last is None or first == last:
+                raise WindowGap("a full page of issues updated in the same second")
+            after = last
+        raise WindowGap(f"more than {self.max_pages} pages of changes")
+
+    def take(self, fresh: dict[Hashable, Any], key: Hashable, obj: Any,
+             updated: datetime | None) -> None:
+        """One issue object read (listed or read directly): into `fresh` when it is news."""
+        self.advance(updated)
+        if self.news(key, obj):
+            fresh[key] = obj
 
     def news(self, key: Hashable, obj: Any) -> bool:
         """True when `obj` differs from what was last seen of `key` (and remember it)."""

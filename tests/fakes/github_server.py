@@ -285,6 +285,9 @@ class FakeGitHub:
             n = self.next_number.get(repo.lower(), 1)
             self.next_number[repo.lower()] = n + 1
             t = created if created is not None else self.now() - 86400 + n
+            # without `created` the issue is dated back (a stable order by number) but was
+            # written now: its `updated_at` is now, as a new issue's is on GitHub, so a pool
+            # asking what changed `since` its last reading sees it
             self._uid += 1
             issue = Issue(
                 repo,
@@ -292,7 +295,7 @@ class FakeGitHub:
                 title or f"Issue {n}",
                 body,
                 t,
-                t,
+                t if created is not None else self.now(),
                 state,
                 state_reason,
                 t if state == "closed" else None,
@@ -1178,10 +1181,11 @@ def seed(
     """`issues` open issues (and `prs` pull requests) in `repo`, with `deps` random
     dependency edges from later to earlier issues (so no cycles)."""
     rng = random.Random(rng_seed)
-    for _ in range(issues):
-        fake.add_issue(repo, labels=list(labels))
-    for _ in range(prs):
-        fake.add_issue(repo, pr=True)
+    start = fake.now() - 86400  # a backlog that was there before: written a day ago
+    for i in range(issues):
+        fake.add_issue(repo, labels=list(labels), created=start + i)
+    for i in range(prs):
+        fake.add_issue(repo, pr=True, created=start + issues + i)
     added: set[tuple[int, int]] = set()
     while len(added) < min(deps, issues * (issues - 1) // 2):
         a, b = sorted(rng.sample(range(1, issues + 1), 2))

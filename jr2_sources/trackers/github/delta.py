@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from jr2_sources.incremental import Delta
 from jr2_sources.kit import labels_of
-from jr2_sources.kit.sincewindow import SinceWindow, iso_z
+from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, iso_z
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError
@@ -58,8 +58,12 @@ OUTSIDE_EVERY = 60.0
 """Seconds between two direct readings of open blockers in other repositories."""
 
 
-class Gap(Exception):
-    """A sign of a gap: answer with a full snapshot."""
+Gap = WindowGap
+
+
+def _updated(issue: dict[str, Any]) -> datetime | None:
+    stamp = issue.get("updated_at")
+    return parse_time(str(stamp)) if stamp else None
 
 
 class GitHubChanges:
@@ -155,12 +159,10 @@ class GitHubChanges:
 
     def _since(self) -> dict[int, dict[str, Any]]:
         """The issues updated since the watermark (less the overlap) that are news."""
-        w = self.window
-        fresh: dict[int, dict[str, Any]] = {}
-        after: datetime | None = None
-        for page_no in range(w.max_pages):
+
+        def fetch(since: datetime) -> Page:
             params = {"state": "all", "sort": "updated", "direction": "asc",
-                      "since": iso_z(w.since(after)), "per_page": 100}
+                      "since": iso_z(since), "per_page": PER_PAGE}
             try:
                 resp = self.reader.client.get(self.reader.issues_path(), params)
             except GitHubHTTPError as exc:
@@ -169,28 +171,15 @@ class GitHubChanges:
                 raise
             if resp.status not in (200, 304) or not isinstance(resp.data, list):
                 raise Gap(f"the issues list answered HTTP {resp.status}")
-            if page_no == 0 and w.skewed(resp.date):
-                raise Gap("GitHub's clock is behind the last update seen by more than the "
-                          "overlap")
-            page: list[dict[str, Any]] = resp.data
-            for issue in page:
-                self._take(fresh, issue)
-            if len(page) < 100:
-                return fresh
-            first, last = page[0].get("updated_at"), page[-1].get("updated_at")
-            if not last or first == last:
-                raise Gap("a full page of issues updated in the same second")
-            after = parse_time(str(last))
-        raise Gap(f"more than {w.max_pages} pages of changes")
+            return [i for i in resp.data if isinstance(i, dict) and "number" in i], resp.date
+
+        found = self.window.collect(fetch, lambda i: int(i["number"]), _updated)
+        return {int(str(k)): v for k, v in found.items()}
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
-        if not isinstance(issue, dict) or "number" not in issue:
-            return
-        number = int(issue["number"])
-        if issue.get("updated_at"):
-            self.window.advance(parse_time(str(issue["updated_at"])))
-        if self.window.news(number, issue):
-            fresh[number] = issue
+        if isinstance(issue, dict) and "number" in issue:
+            self.window.take(fresh, int(issue["number"]), issue,  # type: ignore[arg-type]
+                             _updated(issue))
 
     def _get_issue(self, number: int) -> dict[str, Any]:
         """One issue read directly (conditional); gone -> a gap."""
