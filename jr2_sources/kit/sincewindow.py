@@ -120,7 +120,7 @@ class SinceWindow:
             after = last
         raise WindowGap(f"more than {self.max_pages} pages of changes")
 
-    def take(self, fresh: dict[Hashable, Any], key: Hashable, obj: Any,
+    def take(self, fresh: dict[Any, Any], key: Hashable, obj: Any,
              updated: datetime | None) -> None:
         """One issue object read (listed or read directly): into `fresh` when it is news."""
         self.advance(updated)

@@ -178,8 +178,7 @@ class GitHubChanges:
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
         if isinstance(issue, dict) and "number" in issue:
-            self.window.take(fresh, int(issue["number"]), issue,  # type: ignore[arg-type]
-                             _updated(issue))
+            self.window.take(fresh, int(issue["number"]), issue, _updated(issue))
 
     def _get_issue(self, number: int) -> dict[str, Any]:
         """One issue read directly (conditional); gone -> a gap."""
