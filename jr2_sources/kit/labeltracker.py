@@ -34,14 +34,14 @@ from __future__ import annotations
 import threading
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 
 from ..incremental import Delta
-from ..readyset import Snapshot
+from ..readyset import Claim, Snapshot
 from ..registry import SourceEnv
 from ..retries import Attempt
 from ..tracker import CLAIM_REMOVED, GONE
@@ -180,6 +180,17 @@ class LabelCommentTracker(ClaimsByComment):
         """What changed since the last reading (ids in `skip`, done in this process, leave), or
         None when only a full snapshot will do. Default: always None (full readings)."""
         return None
+
+    def own_claim(self, key: str) -> Claim | None:
+        """The claim this process holds on `key`, as the Ready-set shows one (None: not held
+        here). A delta uses it instead of reading the comments of an issue whose change is our
+        own claim: while we renew the lease no other claim can win (the people-win watch reads
+        the comments when the issue changes)."""
+        held = self.claims.held(key)
+        if held is None:
+            return None
+        return Claim(holder=held.holder, since=held.updated_at,
+                     lease_expires=held.updated_at + timedelta(seconds=held.lease))
 
     def issue_in_scope(self, issue: dict[str, Any]) -> bool:
         """Whether the user's filter selects an issue object (ignoring jr2's own labels)."""

@@ -112,6 +112,7 @@ class GitHubAdapter(LabelCommentTracker):
         self.reader = IssueReader(config, client)
         if not env.read_only and config.done_when == "closed" and not self.detail:
             self.reader.changes = GitHubChanges(self.reader)  # deltas (delta.py)
+            self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
         self._login: str | None = None
 

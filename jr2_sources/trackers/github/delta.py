@@ -16,9 +16,13 @@ Design notes
 * A blocker closing need not move the blocked issue's `updated_at` (ISSUE-NOTES 6), and an issue
   counts its native blockers only as a number (`issue_dependencies_summary.blocked_by`). So when
   an issue's state as a blocker changes (open <-> closed or done-labelled), the issues it blocks
-  are read directly with `GET .../issues/{n}/dependencies/blocking` (one request; GitHub's
-  description, api.github.com and GHES 3.19), whose objects carry their new summaries, and a
-  sub-issue's parent with one conditional GET of `parent_issue_url`. Body references ("depends on
+  are read directly with `GET .../issues/{n}/dependencies/blocking` (one request, only when
+  its summary's `blocking` counts open dependents; GitHub's description, api.github.com and
+  GHES 3.19), whose objects carry their new summaries, and a sub-issue's parent with one
+  conditional GET of `parent_issue_url`.
+* An issue whose change is this process's own claim is not re-read: its claim is the one this
+  process holds (`LabelCommentTracker.own_claim`); any other claimed issue has its comments
+  read (conditionally), as in a full reading. Body references ("depends on
   #12") name their blocker, so the incremental Ready-set updates those dependents itself.
   References to other repositories cannot be in this repository's list: the open ones are read
   again directly (conditional GETs) at most every `OUTSIDE_EVERY` seconds.
@@ -216,7 +220,7 @@ class GitHubChanges:
             if not isinstance(summary, dict):
                 raise Gap("issue objects carry no issue_dependencies_summary")
             before = set(fresh)
-            if int(summary.get("total_blocking") or 0) > 0:
+            if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
                 for dep in self._blocking(number):
                     if same_repo(repo_of_api_url(dep.get("repository_url")) or self.reader.repo,
                                  self.reader.repo):

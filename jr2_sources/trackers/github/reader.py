@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
 from jr2_sources.kit import claims, labels_of
-from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
@@ -118,6 +119,7 @@ class IssueReader:
         self._blockers_of: dict[int, list[int]] = {}
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
+        self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -224,7 +226,7 @@ class IssueReader:
                    open_numbers: set[int]) -> SnapshotItem:
         """One listed issue as an item, its body references judged against `open_numbers`
         (for deltas: `delta.GitHubChanges`)."""
-        return self._item(issue, labels, open_numbers, False)
+        return self._item(issue, labels, open_numbers, False, self.own_claim)
 
     def ref_state(self, ref: str) -> BlockerState:
         """The state of a body reference outside the listed set, read directly (deltas)."""
@@ -305,7 +307,8 @@ class IssueReader:
         return BlockerRef(item_id(self.repo, number), state, pr)
 
     def _item(self, issue: dict[str, Any], labels: list[str], open_numbers: set[int],
-              detail: bool) -> SnapshotItem:
+              detail: bool,
+              own_claim: Callable[[str], Claim | None] | None = None) -> SnapshotItem:
         cfg = self.config
         number = int(issue["number"])
         iid = item_id(self.repo, number)
@@ -337,7 +340,10 @@ class IssueReader:
         now: datetime | None = None
         claimed = cfg.has_label(labels, cfg.claim_label)
         failed_mark = cfg.has_label(labels, cfg.failed_label)
-        if claimed or (detail and failed_mark):
+        own = own_claim(iid) if own_claim is not None and claimed and not failed_mark else None
+        if own is not None:  # a delta: our own claim, held and renewed by this process
+            claim = own
+        elif claimed or (detail and failed_mark):
             comments, now = self.read_comments(number)
         if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None
