@@ -313,5 +313,21 @@ class LabelCommentTracker(ClaimsByComment):
             with self._lock:
                 self._done_here.add(item_id)
 
+    def settle(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
+        settled = False
+        try:
+            super().settle(item_id, holder, outcome, attempt)
+            settled = True
+        finally:
+            # a retry record is only a comment edit (the claim label stays), which need not
+            # move the issue's `updated_at`; a settle that failed half-way left it unknown
+            if not settled or (attempt is not None and attempt.retry_after is not None):
+                self.wrote(item_id)
+
+    def wrote(self, key: str) -> None:
+        """A write of this process about `key` that the issue's `updated_at` may not show: a
+        tracker read by deltas reads the issue directly next. Default: nothing."""
+
     def close(self) -> None:
         self.client.close()

@@ -154,6 +154,10 @@ class GitHubAdapter(LabelCommentTracker):
             changes.window.last_gap = None
         return delta
 
+    def wrote(self, key: str) -> None:
+        if self.reader.changes is not None:
+            self.reader.changes.window.mark([self._number(key)])
+
     def issue_in_scope(self, issue: dict[str, Any]) -> bool:
         """The user's filter as the issues list applies it (labels, milestone, assignee)."""
         changes = self.reader.changes or GitHubChanges(self.reader)

@@ -32,7 +32,10 @@ Design notes
   (`issue_dependencies`, `sub_issues`, `issues.deleted`/`transferred` name the issues, read
   directly in the next delta); without webhooks the resynchronisation (`jr2 work
   --resync-every`, default 5m) bounds how long such a change goes unseen. A marked issue that is
-  gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot.
+  gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot. An issue this process
+  settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
+  edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
+  is unchanged.
 * Servers without `issue_dependencies_summary` (read per issue instead) or without the
   `dependencies/blocking` endpoint (GHES 3.17-3.18) fall back to full snapshots when a state
   change needs chasing: correct, not cheaper.
@@ -202,6 +205,7 @@ class GitHubChanges:
         """Read the issues webhooks marked, directly."""
         for number in sorted(self.window.take_marks(), key=str):
             if isinstance(number, int) and number not in fresh:
+                self.window.forget(number)  # rebuilt even when the issue object is unchanged
                 self._take(fresh, self._get_issue(number))
 
     def _chase(self, fresh: dict[int, dict[str, Any]]) -> None:

@@ -81,6 +81,10 @@ class GitLabAdapter(LabelCommentTracker):
         changes = self.reader.changes
         return None if changes is None else changes.read(skip)
 
+    def wrote(self, key: str) -> None:
+        if self.reader.changes is not None:
+            self.reader.changes.window.mark([self._iid(key)])
+
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         return self.reader.read_notes(self._iid(key))
 

@@ -22,6 +22,8 @@ Design notes
   it directly. A marked issue that is gone (404) is a sign of a gap: a full snapshot. Without
   webhooks a deleted issue is seen at the next resynchronisation (`--resync-every`), and a
   claim or watch on it before then meets the 404.
+* An issue this process settled as a failure to retry is read directly next too (`wrote`),
+  rebuilt even when unchanged (a retry record is a note edit).
 * A delta that fails half-way forgets nothing: the next reading is full.
 """
 
@@ -100,6 +102,7 @@ class GitLabChanges:
             fresh = self._since()
             for iid in sorted(self.window.take_marks(), key=str):
                 if isinstance(iid, int) and iid not in fresh:
+                    self.window.forget(iid)  # rebuilt even when the issue is unchanged
                     self._take(fresh, self._get(iid))
             delta = self._build(fresh, skip)
         except WindowGap as gap:
