@@ -20,6 +20,9 @@ Design notes
   its summary's `blocking` counts open dependents; GitHub's description, api.github.com and
   GHES 3.19), whose objects carry their new summaries, and a sub-issue's parent with one
   conditional GET of `parent_issue_url`.
+* Another pool's renewal edits its claim comment, which need not move `updated_at`: an issue
+  another pool holds is read again directly when its lease seems to end (`leases`), so it is
+  not offered as free (and lost to the live claim) on every poll.
 * An issue whose change is this process's own claim is not re-read: its claim is the one this
   process holds (`LabelCommentTracker.own_claim`); any other claimed issue has its comments
   read (conditionally), as in a full reading. Body references ("depends on
@@ -47,7 +50,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources.incremental import Delta
@@ -86,6 +89,7 @@ class GitHubChanges:
         self.open_numbers: set[int] = set()  # open, listed, not done-labelled
         self.in_set: set[str] = set()  # ids delivered as items
         self.outside: set[str] = set()  # open references to other repositories
+        self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
 
@@ -135,7 +139,22 @@ class GitHubChanges:
         self.outside = {b.id for it in items for b in it.blockers
                         if b.state == "open" and self._foreign(b.id)}
         self._outside_at = self.clock()
+        self.leases = {}
+        for it in items:
+            self._lease(it)
         self._broken = began is None
+
+    def _lease(self, item: SnapshotItem) -> None:
+        """Remember when another pool's claim of `item` ends: a renewal edits its comment,
+        which need not move `updated_at`, so the issue is read again when the lease seems to
+        end (rather than offered as free and lost to a live claim on every poll)."""
+        number = split_id(item.id)[1]
+        claim = item.claim
+        if claim is None or claim.lease_expires is None or (
+                self.reader.own_claim is not None and self.reader.own_claim(item.id)):
+            self.leases.pop(number, None)
+        else:
+            self.leases[number] = claim.lease_expires
 
     def _foreign(self, ref: str) -> bool:
         try:
@@ -153,6 +172,8 @@ class GitHubChanges:
             return None
         self._broken = True  # until this delta is built whole
         try:
+            now = datetime.now(UTC)
+            self.window.mark(n for n, end in self.leases.items() if end <= now)
             fresh = self._since()
             self._marked(fresh)
             self._chase(fresh)
@@ -264,9 +285,11 @@ class GitHubChanges:
                     or not self._listed(issue)):
                 delta.left[iid] = self.state[number]
                 self.in_set.discard(iid)
+                self.leases.pop(number, None)
                 continue
             item = self.reader.build_item(issue, labels, self.open_numbers)
             item.in_scope = self.selects(issue)
+            self._lease(item)
             delta.items.append(item)
             self.in_set.add(iid)
             self.outside.update(b.id for b in item.blockers

@@ -288,3 +288,25 @@ def test_a_sign_of_a_gap_answers_a_full_snapshot(fake: FakeGitHub, gap: str) -> 
     assert a.reader.changes is not None and a.reader.changes.window.last_gap is None  # logged
     if gap == "deleted":
         assert "o/r#2" not in [it.id for it in got.items]
+
+
+def test_another_pools_renewal_keeps_its_item_claimed_past_the_first_lease(
+        fake: FakeGitHub) -> None:
+    """A renewal edits the claim comment, which moves no `updated_at`: the issue is read again
+    when the lease seems to end, and stays claimed (not offered as free)."""
+    fake.add_issue("o/r", "held by b")
+    fake.add_issue("o/r", "free")
+    fake.advance(60)
+    a = make_adapter(fake.url, detail=False)
+    b = make_adapter(fake.url, detail=False)
+    assert b.claim(b.reader.build_item(_json(fake, 1), [], set()), "pool-b", 4.0)
+    reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
+                         resync_every=None)
+    reader.read().ready.close()
+    assert reader.last is not None and [e.item.id for e in reader.last.claimed] == ["o/r#1"]
+    time.sleep(2.0)
+    assert b.renew("o/r#1", "pool-b", 4.0)
+    time.sleep(2.5)  # past the lease a read before the renewal saw
+    reader.read().ready.close()
+    assert [e.item.id for e in reader.last.claimed] == ["o/r#1"]
+    assert [e.item.id for e in reader.last.ready] == ["o/r#2"]
