@@ -4,7 +4,9 @@ Design notes
 ------------
 * Readiness costs ceil(N/100) list pages plus, when a filter narrows the list, one list call each
   for the claim and the failure label (DESIGN.md §4: marked issues are always in the snapshot).
-  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit).
+  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit). That is a
+  full reading: `jr2 work` reads one at start and every `--resync-every`, and in between only
+  what changed (`delta.py`, which rebuilds changed issues through `build_item`).
 * Native blockers come with each listed issue (`issue_dependencies_summary.blocked_by` counts the
   OPEN ones) and sub-issues as `sub_issues_summary` {total, completed}: `jr2 work` needs no
   per-issue call. Without `detail` such blockers are one reference reading e.g. `2 open GitHub
