@@ -310,3 +310,19 @@ def test_another_pools_renewal_keeps_its_item_claimed_past_the_first_lease(
     reader.read().ready.close()
     assert [e.item.id for e in reader.last.claimed] == ["o/r#1"]
     assert [e.item.id for e in reader.last.ready] == ["o/r#2"]
+
+
+def test_watching_a_held_item_is_one_conditional_get_not_a_second_listing(
+        fake: FakeGitHub) -> None:
+    seed(fake, "o/r", 1000, deps=0, prs=0)
+    a = make_adapter(fake.url, detail=False)
+    item = a.snapshot().items[0]
+    assert a.claim(item, "pool-a", 600)
+    assert a.watch([item.id], "pool-a") == {}  # first look: the issue and its comments
+    fake.clear_log()
+    assert a.watch([item.id], "pool-a") == {}
+    assert [(r["path"], r["status"]) for r in fake.requests()] == [("/repos/o/r/issues/1", 304)]
+    fake.close_issue("o/r", 1, "not_planned")  # a person takes it back
+    fake.clear_log()
+    assert a.watch([item.id], "pool-a") == {item.id: "a person closed, removed or moved it"}
+    assert len(fake.requests()) == 1
