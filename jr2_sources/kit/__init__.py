@@ -14,6 +14,8 @@
   priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
   claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
   HTTP calls.
+- `SinceWindow`, `WindowGap`, `iso_z` (`sincewindow`): the bookkeeping of a tracker read by
+  "what changed since" (watermark, overlap, digests, pages walked by time, webhook marks).
 
 The names are re-exported lazily (`jr2_core.lazy`): a run that needs only `redact` does not
 import the claim protocol, tenacity and the webhook code with it.
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .labeltracker import LabelCommentTracker, labels_of
     from .redact import Redactor, secret_values
     from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+    from .sincewindow import SinceWindow, WindowGap, iso_z
     from .webhooks import (
         DeliveryDeduper,
         Verdict,
@@ -54,6 +57,9 @@ _WHERE = {
     "RestClient": ".rest",
     "RestResponse": ".rest",
     "parse_http_date": ".rest",
+    "SinceWindow": ".sincewindow",
+    "WindowGap": ".sincewindow",
+    "iso_z": ".sincewindow",
     "DeliveryDeduper": ".webhooks",
     "Verdict": ".webhooks",
     "attach_webhook": ".webhooks",
@@ -74,10 +80,13 @@ __all__ = [
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "SinceWindow",
     "Verdict",
+    "WindowGap",
     "attach_webhook",
     "header",
     "hmac_sha256",
+    "iso_z",
     "labels_of",
     "parse_duration",
     "parse_http_date",
