@@ -48,13 +48,14 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from jr2_core.errors import UsageError
 
 if TYPE_CHECKING:
+    from .deltas import ChangesFn
     from .incremental import Delta
     from .readyset import Snapshot, SnapshotItem
 
@@ -95,9 +96,6 @@ def parse_exclusive_by(spec: str) -> GroupRule:
                      "touches (a 'Touches: a, b' line in the item's body)")
 
 
-_Got = TypeVar("_Got", "Snapshot", "Delta")
-
-
 @dataclass(frozen=True, slots=True)
 class Limits:
     """`--global-cap` and `--exclusive-by` of one pool (see the module notes)."""
@@ -131,9 +129,27 @@ class Limits:
         item.groups = self.groups_of(item.labels, body if isinstance(body, str) else None)
         return item
 
-    def tag(self, got: _Got) -> _Got:
-        """A snapshot or a delta with every item's groups set (in place; returned)."""
+    def tag(self, got: Snapshot | Delta) -> None:
+        """Set the groups of every item of a snapshot or a delta (in place)."""
         if self.rules:
             for item in got.items:
                 self.tag_item(item)
-        return got
+
+    def tagging(self, snapshot: Callable[[], Snapshot], changes: ChangesFn | None
+                ) -> tuple[Callable[[], Snapshot], ChangesFn | None]:
+        """A tracker's `snapshot` and `changes` (if any), each tagging what it reads."""
+        def read() -> Snapshot:
+            got = snapshot()
+            self.tag(got)
+            return got
+
+        if changes is None:
+            return read, None
+        fn = changes
+
+        def delta(*, full: bool = False) -> Snapshot | Delta:
+            got = fn(full=full)
+            self.tag(got)
+            return got
+
+        return read, delta

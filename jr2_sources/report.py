@@ -157,6 +157,11 @@ def describe_reasons(
         elif r.kind == "retry_after":
             parts.append(f"retry after {fmt_text(r.detail or '')} "
                          f"({r.attempts} attempt{'' if r.attempts == 1 else 's'} failed)")
+        elif r.kind == "group_busy":
+            parts.append(f"waits for group {fmt_text(r.ref or '')} "
+                         f"(held by {fmt_id(r.held_by or '')})")
+        elif r.kind == "global_cap":
+            parts.append(f"waits for the global cap ({r.count} of {r.cap} held)")
         elif r.kind == "cycle":
             # capped always: every member of a long cycle would otherwise repeat all of it
             parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))
