@@ -124,3 +124,36 @@ def test_a_schema_2_store_gains_claim_groups_and_keeps_its_rows(tmp_path: Path) 
         assert store.state().claims["A"].holder == "p1"
         assert store.claim("B", "p1", 60, now=101.0, groups=["db"])
         assert not store.claim("C", "p2", 60, now=102.0, groups=["db"])
+
+
+def test_claims_chosen_from_one_stale_snapshot_still_keep_the_groups_and_the_cap(
+        tmp_path: Path) -> None:
+    """Two pools (two adapters, two connections) read the backlog before either claims: both
+    see db1, db2 and free ready. The store, not the reading, decides: the second item of the
+    group and the claim past the cap lose, whatever the snapshot said."""
+    from jr2_sources.limits import Limits
+    from jr2_sources.registry import SourceEnv
+    from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+
+    (tmp_path / "b.toml").write_text(
+        '[[items]]\nid = "db1"\ntitle = "t"\nlabels = ["area/db"]\n\n'
+        '[[items]]\nid = "db2"\ntitle = "t"\nbody = "Touches: area/DB"\n\n'
+        '[[items]]\nid = "free"\ntitle = "t"\n\n[[items]]\nid = "free2"\ntitle = "t"\n')
+    limits = Limits.parse(2, ["label:area/*", "touches"])
+    env = SourceEnv(state_dir=tmp_path / "state", read_only=False)
+    pools = [LocalAdapter(LocalConfig(target=str(tmp_path / "b.toml")), env) for _ in range(2)]
+    try:
+        snaps = []
+        for adapter in pools:
+            adapter.global_cap = limits.global_cap
+            snap = adapter.snapshot()
+            limits.tag(snap)
+            snaps.append({it.id: it for it in snap.items})
+        assert snaps[1]["db2"].groups == ("area/db",)
+        assert pools[0].claim(snaps[0]["db1"], "p1", 60)
+        assert not pools[1].claim(snaps[1]["db2"], "p2", 60)  # the group is held
+        assert pools[1].claim(snaps[1]["free"], "p2", 60)
+        assert not pools[1].claim(snaps[1]["free2"], "p2", 60)  # 2 held: the cap
+    finally:
+        for adapter in pools:
+            adapter.close()

@@ -1,0 +1,39 @@
+"""`jr2 work --global-cap / --exclusive-by` at the command line: a tracker that cannot keep the
+limits refuses them at start in one line (exit 2, nothing read or claimed); bad specs too."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+JR2 = [sys.executable, "-m", "jr2_core"]
+OFFLINE = {"GITHUB_TOKEN": "x", "GITHUB_API_URL": "http://127.0.0.1:1", "GITLAB_TOKEN": "x",
+           "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "x"}
+
+
+@pytest.mark.parametrize("source", [["github:o/r"], ["gitlab:g/p"],
+                                    ["jira:https://x.atlassian.net", "--jql", "project = X"]])
+@pytest.mark.parametrize("limit", [["--global-cap", "2"], ["--exclusive-by", "label:area/*"]])
+def test_a_tracker_without_limits_refuses_them_at_start_in_one_line(
+        tmp_path: Path, source: list[str], limit: list[str]) -> None:
+    out = subprocess.run([*JR2, "work", *source, *limit, "--", "true"], cwd=tmp_path,
+                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert "cannot share a global cap or conflict groups between pools yet" in out.stderr
+
+
+@pytest.mark.parametrize("command", ["ready", "work"])
+def test_a_bad_exclusive_by_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    rest = ["--", "true"] if command == "work" else []
+    out = subprocess.run([*JR2, command, "local:b.toml", "--exclusive-by", "area/*", *rest],
+                         cwd=tmp_path, env={**os.environ, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
+    assert "--exclusive-by 'area/*': expected label:GLOB" in out.stderr
