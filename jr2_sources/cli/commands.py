@@ -193,6 +193,9 @@ class WorkCommand(SourceCommand):
               help="Conflict groups: label:GLOB (each matching label is a group) or touches "
                    "(a 'Touches: a, b' line in the body); two items of one group never run "
                    "at once anywhere (repeatable).")
+@click.option("--control-issue", metavar="ID", default=None,
+              help="GitHub: the issue whose comments hold the claims of --global-cap and "
+                   "--exclusive-by (every pool names the same one, e.g. o/r#1).")
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
 @click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
@@ -211,7 +214,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
-             global_cap: int | None, exclusive_by: tuple[str, ...],
+             global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              workdir: Path | None, worktree_base: str | None, pass_env: tuple[str, ...],
              quiet: bool, as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
@@ -242,7 +245,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   workdir=workdir, worktree=worktree_base, pass_env=pass_env, state=state_dir,
                   quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
-                  global_cap=global_cap, exclusive_by=exclusive_by)
+                  global_cap=global_cap, exclusive_by=exclusive_by,
+                  control_issue=control_issue)
     _summary(result, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.run.to_json(), indent=2, default=str))

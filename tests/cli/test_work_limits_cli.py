@@ -15,7 +15,7 @@ OFFLINE = {"GITHUB_TOKEN": "x", "GITHUB_API_URL": "http://127.0.0.1:1", "GITLAB_
            "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "x"}
 
 
-@pytest.mark.parametrize("source", [["github:o/r"], ["gitlab:g/p"],
+@pytest.mark.parametrize("source", [["gitlab:g/p"],
                                     ["jira:https://x.atlassian.net", "--jql", "project = X"]])
 @pytest.mark.parametrize("limit", [["--global-cap", "2"], ["--exclusive-by", "label:area/*"]])
 def test_a_tracker_without_limits_refuses_them_at_start_in_one_line(
