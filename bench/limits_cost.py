@@ -44,3 +44,35 @@ for held in HELD:
         store.close()
     print(f"{held:>6} | {base * 1e3:8.3f} | {lim * 1e3:9.3f} | {lim / base:5.2f}x | "
           f"{w0} -> {w1}     | {s0} -> {s1}")
+
+
+def github() -> None:
+    """One issue worked by one pool against the fake GitHub, without limits and with
+    `--global-cap 2 --exclusive-by label:area/* --control-issue`: requests, writes and comment
+    creations from the fake's request log (one renewal: a 3 s lease, a 1.2 s command)."""
+    import collections
+
+    sys.path[:0] = ["tests", "tests/reliability"]
+    from rel_trackers import pools, tracker
+
+    print("\nGitHub, one issue (fake GitHub's request log):")
+    print(f"{'limits':>7} | requests | writes | comment POSTs | by method")
+    for limited in (False, True):
+        with tempfile.TemporaryDirectory() as d, tracker("github") as tr, \
+                pools(Path(d), tr) as p:
+            control = tr.fake.add_issue("o/r", "coordination")
+            tr.fake.add_issue("o/r", "work", labels=["agent", "area/db"])
+            opts = ["--global-cap", "2", "--exclusive-by", "label:area/*", "--control-issue",
+                    f"o/r#{control}"] if limited else []
+            rc, _, err = p.wait(p.start("--label", "agent", "--lease", "3s", *opts,
+                                        durations="1.2:1.2"))
+            assert rc == 0, err
+            log = tr.log()
+            writes = [e for e in log if e.get("method") not in ("GET", None)]
+            posts = [e for e in writes if e["method"] == "POST"
+                     and str(e["path"]).endswith("/comments")]
+            print(f"{'on' if limited else 'off':>7} | {len(log):>8} | {len(writes):>6} | "
+                  f"{len(posts):>13} | {dict(collections.Counter(e['method'] for e in log))}")
+
+
+github()

@@ -8,12 +8,12 @@ of one group never running at once anywhere. Like the attempt record of bounded 
 (`jr2_sources.retries`), neither lives in a pool's memory: both are decided by the claim itself,
 in the tracker, so pools on other machines and restarted pools honour them.
 
-* **The same tracker.** What the claims of one tracker's pools have in common: for `local:` the
-  claim store of one backlog file (every pool of that file, whatever its `--label`); a comment
-  tracker (GitHub, GitLab, Jira) would count the repository or project. Every claim jr2 holds
-  there counts, in this pool's scope or not, so two pools with different labels still share the
-  cap; a pool started without the options is not limited itself, but its claims count for the
-  others (and, on `local:`, it records no groups: give every pool the same options).
+* **The same tracker.** What the claims of one tracker's pools have in common. For `local:`,
+  the claim store of one backlog file: every claim in it counts (every pool of that file,
+  whatever its `--label`, with the options or without); a pool started without the options is
+  not limited itself and records no groups, so give every pool the same options. On GitHub, the
+  coordination issue every pool names (`--control-issue`), normally one per repository: the
+  locks posted there count, so only pools given the options take part.
 * **Groups.** `--exclusive-by label:GLOB` (repeatable): every label of the item matching the
   glob (`fnmatch`, case-insensitive) is a group, named by the label (`area/db`).
   `--exclusive-by touches`: every name on a `Touches: a, b` line of the item's body is a group.
@@ -34,14 +34,14 @@ in the tracker, so pools on other machines and restarted pools honour them.
   (`trackers/local/store.py`): count the live claims, look for a live claim sharing a group,
   insert; writers queue on one lock, so a race between any number of pools can never exceed a
   limit.
-* **Comment trackers (not built).** The per-item comment protocol cannot see a conflicting
-  claim on another issue posted in the same instant: "post, then read" is safe only when every
-  claimer posts to and reads the same thread. The design for GitHub/GitLab/Jira is therefore
-  one coordination issue per tracker whose comments are the group and slot claims (a claimer
-  posts one after winning its item, reads the thread back, and yields if an earlier live claim
-  there shares a group or `global_cap` earlier live claims exist; the comment shares the item's
-  lease). It costs one more comment creation per item and one more edit per renewal; until it
-  is built, those trackers refuse the options.
+* **Comment trackers.** The per-item comment protocol cannot see a conflicting claim on another
+  issue posted in the same instant: "post, then read" is safe only when every claimer posts to
+  and reads the same thread. So on GitHub the limits live on one coordination issue every pool
+  names (`--control-issue`): `kit/comment_locks.py` posts a lock comment there before the
+  item's claim, reads the thread back, and yields if an earlier live lock shares a group or
+  `global_cap` earlier live locks exist (comment ids are the order every pool agrees on); the
+  lock shares the item's lease. It costs one more comment creation per item, one edit per
+  renewal and one deletion. GitLab and Jira refuse the options until it is tested there.
 """
 
 from __future__ import annotations
