@@ -41,7 +41,8 @@ in the tracker, so pools on other machines and restarted pools honour them.
   item's claim, reads the thread back, and yields if an earlier live lock shares a group or
   `global_cap` earlier live locks exist (comment ids are the order every pool agrees on); the
   lock shares the item's lease. It costs one more comment creation per item, one edit per
-  renewal and one deletion. GitLab and Jira refuse the options until it is tested there.
+  renewal and one deletion. GitLab (the plugin) uses it too; Jira refuses the options until it is
+  tested there.
 """
 
 from __future__ import annotations

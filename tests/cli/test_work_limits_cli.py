@@ -15,8 +15,7 @@ OFFLINE = {"GITHUB_TOKEN": "x", "GITHUB_API_URL": "http://127.0.0.1:1", "GITLAB_
            "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "x"}
 
 
-@pytest.mark.parametrize("source", [["gitlab:g/p"],
-                                    ["jira:https://x.atlassian.net", "--jql", "project = X"]])
+@pytest.mark.parametrize("source", [["jira:https://x.atlassian.net", "--jql", "project = X"]])
 @pytest.mark.parametrize("limit", [["--global-cap", "2"], ["--exclusive-by", "label:area/*"]])
 def test_a_tracker_without_limits_refuses_them_at_start_in_one_line(
         tmp_path: Path, source: list[str], limit: list[str]) -> None:
@@ -26,6 +25,17 @@ def test_a_tracker_without_limits_refuses_them_at_start_in_one_line(
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0
     assert "cannot share a global cap or conflict groups between pools yet" in out.stderr
+
+
+@pytest.mark.parametrize("source", ["github:o/r", "gitlab:g/p"])
+def test_a_comment_tracker_asks_for_its_coordination_issue_in_one_line(
+        tmp_path: Path, source: str) -> None:
+    out = subprocess.run([*JR2, "work", source, "--exclusive-by", "touches", "--", "true"],
+                         cwd=tmp_path,
+                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
+    assert "need --control-issue ID here" in out.stderr
 
 
 @pytest.mark.parametrize("command", ["ready", "work"])
