@@ -11,9 +11,10 @@ in the tracker, so pools on other machines and restarted pools honour them.
 * **The same tracker.** What the claims of one tracker's pools have in common. For `local:`,
   the claim store of one backlog file: every claim in it counts (every pool of that file,
   whatever its `--label`, with the options or without); a pool started without the options is
-  not limited itself and records no groups, so give every pool the same options. On GitHub, the
-  coordination issue every pool names (`--control-issue`), normally one per repository: the
-  locks posted there count, so only pools given the options take part.
+  not limited itself and records no groups, so give every pool the same options. On GitHub,
+  Jira and GitLab, the coordination issue every pool names (`--control-issue`), normally one
+  per repository or project: the locks posted there count, so only pools given the options
+  take part.
 * **Groups.** `--exclusive-by label:GLOB` (repeatable): every label of the item matching the
   glob (`fnmatch`, case-insensitive) is a group, named by the label (`area/db`).
   `--exclusive-by touches`: every name on a `Touches: a, b` line of the item's body is a group.
@@ -41,8 +42,8 @@ in the tracker, so pools on other machines and restarted pools honour them.
   item's claim, reads the thread back, and yields if an earlier live lock shares a group or
   `global_cap` earlier live locks exist (comment ids are the order every pool agrees on); the
   lock shares the item's lease. It costs one more comment creation per item, one edit per
-  renewal and one deletion. GitLab (the plugin) uses it too; Jira refuses the options until it is
-  tested there.
+  renewal and one deletion. GitLab (the plugin) and Jira use it too (Jira Cloud keeps the lock
+  marker in a comment property, `trackers/jira/markers.py`).
 """
 
 from __future__ import annotations

@@ -194,8 +194,8 @@ class WorkCommand(SourceCommand):
                    "(a 'Touches: a, b' line in the body); two items of one group never run "
                    "at once anywhere (repeatable).")
 @click.option("--control-issue", metavar="ID", default=None,
-              help="GitHub, GitLab: the issue whose comments hold the claims of --global-cap and "
-                   "--exclusive-by (every pool names the same one, e.g. o/r#1).")
+              help="GitHub, Jira, GitLab: the issue whose comments hold the claims of "
+                   "--global-cap and --exclusive-by (every pool names the same one, e.g. o/r#1).")
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
 @click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",

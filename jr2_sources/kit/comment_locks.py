@@ -57,7 +57,7 @@ from ..readyset import Snapshot, SnapshotItem
 from ..tracker import Tracker
 from .claims import MAX_LEASE, Comment
 
-__all__ = ["CommentLocks", "Lock", "LockThread", "LockedTracker"]
+__all__ = ["CommentLocks", "Lock", "LockThread", "LockedTracker", "lock_fields", "render_lock"]
 
 _LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
 
@@ -88,12 +88,29 @@ class _Found:
         return now < self.updated_at + timedelta(seconds=self.lease)
 
 
-def _parse(comment: Comment) -> _Found | None:
-    m = _LOCK.match(comment.body or "")
+def render_lock(fields: dict[str, Any], text: str) -> str:
+    """A lock comment's body: the hidden marker, then one line for people."""
+    return f"<!-- jr2:lock {json.dumps(fields, sort_keys=True)} -->\n{text}"
+
+
+def lock_fields(body: str) -> dict[str, Any] | None:
+    """The JSON fields of a lock comment's marker, or None when `body` is not one (a tracker
+    that keeps markers outside the body, Jira Cloud, moves them with these)."""
+    m = _LOCK.match(body or "")
     if m is None:
         return None
     try:
         fields = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return fields if isinstance(fields, dict) else None
+
+
+def _parse(comment: Comment) -> _Found | None:
+    fields = lock_fields(comment.body)
+    if fields is None:
+        return None
+    try:
         groups = frozenset(str(g) for g in fields.get("groups") or ())
         lease = min(max(float(fields.get("lease", 0)), 0.0), MAX_LEASE)
         nonce = str(fields["nonce"])
@@ -128,8 +145,8 @@ class CommentLocks:
         fields = {"item": item_id, "groups": list(groups), "holder": holder, "lease": lease,
                   "nonce": nonce}
         named = f" (groups {', '.join(groups)})" if groups else ""
-        return (f"<!-- jr2:lock {json.dumps(fields, sort_keys=True)} -->\n"
-                f"jr2: {item_id} is held{named} by `{holder}` (lease {lease:.0f}s).")
+        return render_lock(fields, f"jr2: {item_id} is held{named} by `{holder}` "
+                                   f"(lease {lease:.0f}s).")
 
     def acquire(self, item_id: str, groups: Sequence[str], holder: str,
                 lease: float) -> Lock | None:
@@ -206,7 +223,11 @@ class LockedTracker(Tracker):
         return self._engine
 
     def check(self) -> None:
-        """Read the coordination issue's thread once (at start: it exists, we may read it)."""
+        """Read the coordination issue's thread once (at start: it exists, we may read it); a
+        tracker that guards its writes by scope (Jira) is told the user chose this issue."""
+        allow = getattr(self.inner, "allow_control", None)
+        if callable(allow):
+            allow(self.control)
         self._call(lambda: self.inner.list_comments(self.control))
 
     def _call(self, fn: Any) -> Any:

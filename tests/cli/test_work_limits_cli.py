@@ -1,5 +1,6 @@
-"""`jr2 work --global-cap / --exclusive-by` at the command line: a tracker that cannot keep the
-limits refuses them at start in one line (exit 2, nothing read or claimed); bad specs too."""
+"""`jr2 work --global-cap / --exclusive-by` at the command line: a comment tracker asks for its
+coordination issue at start in one line (exit 2, nothing read or claimed); bad specs too. (A
+tracker that cannot keep the limits at all: tests/sources/test_limits.py.)"""
 
 from __future__ import annotations
 
@@ -15,22 +16,12 @@ OFFLINE = {"GITHUB_TOKEN": "x", "GITHUB_API_URL": "http://127.0.0.1:1", "GITLAB_
            "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "x"}
 
 
-@pytest.mark.parametrize("source", [["jira:https://x.atlassian.net", "--jql", "project = X"]])
+@pytest.mark.parametrize("source", [["github:o/r"], ["gitlab:g/p"],
+                                    ["jira:https://x.atlassian.net", "--jql", "project = X"]])
 @pytest.mark.parametrize("limit", [["--global-cap", "2"], ["--exclusive-by", "label:area/*"]])
-def test_a_tracker_without_limits_refuses_them_at_start_in_one_line(
-        tmp_path: Path, source: list[str], limit: list[str]) -> None:
-    out = subprocess.run([*JR2, "work", *source, *limit, "--", "true"], cwd=tmp_path,
-                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2
-    assert out.stderr.strip().count("\n") == 0
-    assert "cannot share a global cap or conflict groups between pools yet" in out.stderr
-
-
-@pytest.mark.parametrize("source", ["github:o/r", "gitlab:g/p"])
 def test_a_comment_tracker_asks_for_its_coordination_issue_in_one_line(
-        tmp_path: Path, source: str) -> None:
-    out = subprocess.run([*JR2, "work", source, "--exclusive-by", "touches", "--", "true"],
+        tmp_path: Path, source: list[str], limit: list[str]) -> None:
+    out = subprocess.run([*JR2, "work", *source, *limit, "--", "true"],
                          cwd=tmp_path,
                          env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
                          capture_output=True, text=True, timeout=60)

@@ -1,5 +1,6 @@
-"""Global caps and conflict groups on GitHub (`--global-cap`, `--exclusive-by`, `--control-issue`,
-`jr2_sources.kit.comment_locks`), through real `jr2 work` processes against the fake GitHub.
+"""Global caps and conflict groups on comment trackers (`--global-cap`, `--exclusive-by`,
+`--control-issue`, `jr2_sources.kit.comment_locks`), through real `jr2 work` processes against
+the fake GitHub and the fake Jira (GitLab: the plugin's own tests).
 
 The witness is the worker journal (`start|end|stop|orphan <item> <run> <t>`, see rel_trackers):
 every run's interval is rebuilt from it, and at every instant the runs are counted in all and
@@ -143,3 +144,32 @@ def test_control_issue_and_limits_come_together(tmp_path: Path, missing: str) ->
         assert rc == 2 and err.strip().count("\n") == 0
         assert ("need --control-issue ID" if missing == "--control-issue"
                 else "--control-issue holds the claims") in err
+
+
+def test_four_pools_on_jira_keep_a_group_and_the_cap_with_an_issue_outside_the_jql(
+        tmp_path: Path) -> None:
+    """The same mechanism on Jira (Cloud: the lock markers ride in comment properties): the
+    coordination issue is outside the pools' JQL (no `agent` label), which jr2 writes to only
+    because the user named it; 4 pools of --cap 2 under --global-cap 3 run the area/db issues
+    one at a time, and leave no lock comment."""
+    with tracker("jira") as tr, pools(tmp_path, tr) as p:
+        jira = tr.fake
+        control = jira.add_issue("jr2 coordination")
+        db = [jira.add_issue(f"db {i}", labels=["agent", "area/db"]) for i in range(3)]
+        free = [jira.add_issue(f"free {i}", labels=["agent"]) for i in range(3)]
+        tr.items = db + free
+        procs = [p.start("--control-issue", control, "--exclusive-by", "label:area/*", "--cap",
+                         "2", "--global-cap", "3", seed=i, durations="0.3:0.5")
+                 for i in range(4)]
+        for proc in procs:
+            rc, _, err = p.wait(proc, timeout=180)
+            assert rc == 0, err
+        done = runs(p.journal)
+        assert sorted(done) == sorted(db + free) and all(len(r) == 1 for r in done.values())
+        assert most_at_once([iv for r in done.values() for iv in r]) <= 3
+        assert most_at_once([iv for i in db for iv in done[i]]) == 1
+        posted = jira.requests("POST", f"/issue/{control}/comment$")
+        assert len(posted) >= len(db + free)  # a lock per issue (losers' too), as properties
+        assert all(e["body"]["properties"][0]["value"]["kind"] == "lock" for e in posted)
+        assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]
+        assert jira.issue(control).labels == []  # only lock comments went there, now deleted
