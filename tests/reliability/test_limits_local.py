@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from limits_journal import most_at_once
+from limits_journal import runs as read_runs
 
 from jr2_sources.trackers.local.store import ClaimStore
+
+
+def runs(tmp: Path) -> dict[str, list[tuple[float, float]]]:
+    return read_runs(tmp / "journal")
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 
@@ -59,32 +65,6 @@ def pool(tmp: Path, *opts: str, sleep: float = 0.4,
     return subprocess.Popen(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "JR2_STATE_DIR": str(tmp / "state"),
                                             **(env or {})})
-
-
-def runs(tmp: Path) -> dict[str, list[tuple[float, float]]]:
-    """Each item's runs as (start, end) intervals (an unfinished run ends at +inf)."""
-    out: dict[str, list[tuple[float, float]]] = {}
-    open_: dict[tuple[str, str], float] = {}
-    path = tmp / "journal"
-    for ln in (path.read_text() if path.exists() else "").splitlines():
-        kind, item, pid, t = ln.split()
-        if kind == "start":
-            open_[(item, pid)] = float(t)
-        else:
-            out.setdefault(item, []).append((open_.pop((item, pid)), float(t)))
-    for (item, _), start in open_.items():
-        out.setdefault(item, []).append((start, float("inf")))
-    return out
-
-
-def most_at_once(intervals: list[tuple[float, float]]) -> int:
-    """The most intervals open at one instant (an end at t comes before a start at t)."""
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
-    most = now = 0
-    for _, step in events:
-        now += step
-        most = max(most, now)
-    return most
 
 
 def finish(procs: list[subprocess.Popen[str]], timeout: float = 90) -> list[str]:

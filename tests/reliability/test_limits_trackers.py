@@ -16,33 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+from limits_journal import most_at_once, runs
 from rel_trackers import Pools, Tracker, pools, tracker
 
 GROUPS = ["--exclusive-by", "label:area/*", "--exclusive-by", "touches"]
-
-
-def runs(journal: Path) -> dict[str, list[tuple[float, float]]]:
-    """Each item's runs as (start, end) intervals (a run that never ended: to +inf)."""
-    out: dict[str, list[tuple[float, float]]] = {}
-    open_: dict[tuple[str, str], float] = {}
-    for ln in (journal.read_text() if journal.exists() else "").splitlines():
-        kind, item, run, t = ln.split()
-        if kind == "start":
-            open_[(item, run)] = float(t)
-        else:
-            out.setdefault(item, []).append((open_.pop((item, run)), float(t)))
-    for (item, _), start in open_.items():
-        out.setdefault(item, []).append((start, float("inf")))
-    return out
-
-
-def most_at_once(intervals: list[tuple[float, float]]) -> int:
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
-    most = now = 0
-    for _, step in events:
-        now += step
-        most = max(most, now)
-    return most
 
 
 def _seed(tr: Tracker, kinds: list[str]) -> tuple[str, list[str]]:
