@@ -92,6 +92,7 @@ class JiraAdapter(ClaimsByComment):
 
     tracker = "Jira"
     comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
+    reads_bodies = False  # the search asks for no description: --exclusive-by touches is refused
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
                  client: JiraClient | None = None) -> None:
