@@ -196,8 +196,9 @@ class IncrementalReadySet:
         busy = sum(1 for iid in self._busy if iid not in outside)
         if self._capped() is None:
             return busy
-        return busy + sum(1 for iid, st in self._status.items()
-                          if st == "ready" and iid not in outside)
+        # at the cap every ready item waits: O(outside), not O(N), on every poll at the cap
+        return busy + self._n_ready - sum(1 for iid in outside
+                                          if self._status.get(iid) == "ready")
 
     def _capped(self) -> tuple[int, int] | None:
         return capped(len(self._claimed), self.global_cap)
