@@ -602,7 +602,13 @@ def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
         words += f", in cycle {cycle} ({cycle_path(rs.cycles[cycle], max_shown=_MAX_CYCLE_SHOWN)})"
     if entry.item.failed is not None:
         words += f", last attempt failed: {_one_line(entry.item.failed)}"
+    waits = [r for r in entry.reasons if r.kind in _WAIT_KINDS]
+    if waits:  # what it waits for that is no blocker: a retry time, a group, the global cap
+        words += ", " + describe_reasons(waits)
     return words
+
+
+_WAIT_KINDS = ("retry_after", "group_busy", "global_cap")
 
 _PR_WORDS = {"unmerged": "not merged yet:", "not_green": "merged, checks not green:"}
 

@@ -11,7 +11,7 @@ import pytest
 from jr2_core.errors import UsageError
 from jr2_sources.limits import Limits
 from jr2_sources.readyset import Claim, Snapshot, SnapshotItem, compute_ready_set
-from jr2_sources.report import describe_reasons, render_text
+from jr2_sources.report import describe_reasons, explain, render_text
 from jr2_sources.testing import MemoryTracker
 from jr2_sources.worksource import WorkSource
 
@@ -51,6 +51,7 @@ def test_an_item_of_a_held_group_waits_for_it_and_says_who_holds_it() -> None:
         {"kind": "group_busy", "group": "db", "held_by": "o/r#12"}]
     assert describe_reasons(blocked.reasons) == "waits for group db (held by o/r#12)"
     assert "o/r#13  waits for group db (held by o/r#12)" in render_text(rs)
+    assert explain(rs, "o/r#13") == "o/r#13: blocked, waits for group db (held by o/r#12)"
 
 
 def test_an_expired_claim_holds_no_group() -> None:
@@ -67,6 +68,7 @@ def test_at_the_global_cap_every_otherwise_ready_item_waits_with_the_count() -> 
     assert reasons == {"C": [{"kind": "global_cap", "count": 2, "cap": 2}],
                        "D": [{"kind": "failed", "reason": "boom"}]}
     assert describe_reasons(rs.blocked[0].reasons) == "waits for the global cap (2 of 2 held)"
+    assert explain(rs, "C") == "C: blocked, waits for the global cap (2 of 2 held)"
     assert [e.item.id for e in compute_ready_set(snap, now=NOW, global_cap=3).ready] == ["C"]
 
 
