@@ -45,28 +45,39 @@ def _live_locks(tr: Tracker, control: str) -> int:
                if c.body.startswith("<!-- jr2:lock"))
 
 
-def test_four_pools_on_github_never_exceed_the_cap_nor_run_two_items_of_a_group(
-        tmp_path: Path) -> None:
-    """4 pools of --cap 2 (8 slots), --global-cap 3: at most 3 issues run at once, the db
-    issues and the ui issues each one at a time, free issues side by side; every pool drains,
-    every issue is closed once, and no lock comment is left on the coordination issue."""
+def _github_race(tmp_path: Path, k: int, kinds: list[str], global_cap: int) -> None:
     with tracker("github") as tr, pools(tmp_path, tr) as p:
-        control, ids = _seed(tr, ["db"] * 3 + ["ui"] * 3 + ["free"] * 5)
-        procs = [_start(p, control, "--cap", "2", "--global-cap", "3", seed=i,
-                        durations="0.3:0.5") for i in range(4)]
+        control, ids = _seed(tr, kinds)
+        procs = [_start(p, control, "--cap", "2", "--global-cap", str(global_cap), seed=i,
+                        durations="0.3:0.5") for i in range(k)]
         for proc in procs:
-            rc, _, err = p.wait(proc, timeout=180)  # type: ignore[arg-type]
+            rc, _, err = p.wait(proc, timeout=120 + 5 * len(kinds))  # type: ignore[arg-type]
             assert rc == 0, err
         done = runs(p.journal)
         assert sorted(done) == sorted(ids) and all(len(r) == 1 for r in done.values())
         assert all(tr.is_done(i) for i in ids)
         titles = {i: tr.fake.issue("o/r", int(i.split("#")[1])).title for i in ids}
         every = [iv for r in done.values() for iv in r]
-        assert most_at_once(every) <= 3
+        assert most_at_once(every) <= global_cap
         for group in ("db", "ui"):
             assert most_at_once([iv for i, r in done.items() for iv in r
                                  if titles[i] == group]) == 1, group
         assert _live_locks(tr, control) == 0
+
+
+def test_four_pools_on_github_never_exceed_the_cap_nor_run_two_items_of_a_group(
+        tmp_path: Path) -> None:
+    """4 pools of --cap 2 (8 slots), --global-cap 3: at most 3 issues run at once, the db
+    issues and the ui issues each one at a time, free issues side by side; every pool drains,
+    every issue is closed once, and no lock comment is left on the coordination issue."""
+    _github_race(tmp_path, 4, ["db"] * 3 + ["ui"] * 3 + ["free"] * 5, 3)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("cap", [2, 5])
+def test_eight_github_pools_race_over_many_issues_within_every_limit(
+        tmp_path: Path, cap: int) -> None:
+    _github_race(tmp_path, 8, ["db"] * 8 + ["ui"] * 8 + ["free"] * 20, cap)
 
 
 def test_a_group_held_by_a_killed_github_pool_is_taken_after_its_lease_not_before(
