@@ -53,7 +53,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          workdir: Path | None = None, worktree: str | None = None,
          pass_env: Sequence[str] = (), state: Path | None = None,
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
-         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h"
+         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
+         dashboard: str | int | None = None, dashboard_interval: float | str = "1m"
          ) -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
@@ -64,6 +65,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
     and `timeout` take seconds or a duration (`"10m"`). `quiet=False` prints progress on stderr
     like `jr2 work`; the summary lines stay the command line's. Bad input raises `UsageError`
     or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
+    `dashboard` is `--dashboard N` (an issue kept up to date with the Ready-set, written at most
+    once per `dashboard_interval`).
     """
     import asyncio
 
@@ -72,7 +75,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
                     pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
-                    retry_backoff_max=retry_backoff_max)
+                    retry_backoff_max=retry_backoff_max, dashboard=dashboard,
+                    dashboard_interval=dashboard_interval)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -87,7 +91,9 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      pass_env: Sequence[str] = (), state: Path | None = None,
                      quiet: bool = True, max_attempts: int = 1,
                      transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-                     retry_backoff_max: float | str = "1h") -> WorkResult:
+                     retry_backoff_max: float | str = "1h",
+                     dashboard: str | int | None = None,
+                     dashboard_interval: float | str = "1m") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -96,7 +102,8 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
         pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
         transient_exit=transient_exit, retry_backoff=retry_backoff,
-        retry_backoff_max=retry_backoff_max))
+        retry_backoff_max=retry_backoff_max, dashboard=dashboard,
+        dashboard_interval=dashboard_interval))
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,7 @@ class _Plan:
     env: dict[str, str]
     quiet: bool
     policy: Any = None
+    dashboard: Any = None
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -127,7 +135,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
              pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
              transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-             retry_backoff_max: float | str = "1h") -> _Plan:
+             retry_backoff_max: float | str = "1h", dashboard: str | int | None = None,
+             dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     import secrets as _secrets
@@ -151,9 +160,16 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
-    adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
+    first = adapter.snapshot()  # bad input (a broken backlog, no access) fails here
+    dash = None
+    if dashboard is not None:
+        from .dashboard import interval_seconds, open_dashboard
+
+        dash = open_dashboard(adapter, dashboard, first,
+                              interval=interval_seconds("--dashboard-interval",
+                                                        dashboard_interval))
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy)
+                 workspace, env, quiet, policy, dash)
 
 
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
@@ -301,8 +317,17 @@ async def _run(plan: _Plan) -> WorkResult:
                             run_id=run_id))
         return handle[0]
 
+    board = None
+    if plan.dashboard is not None:
+        from .dashboard import DashboardLoop
+
+        board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
+                              check_every=min(poll or 5.0, 5.0), quiet=quiet)
+
     def setup_host(host: Any) -> None:
         hook = ws.tracker.webhook
+        if hook is not None and board is not None:
+            hook = board.receiver(hook)
         if hook is not None:
             from jr2_sources.kit.webhooks import attach_webhook
 
@@ -314,6 +339,9 @@ async def _run(plan: _Plan) -> WorkResult:
 
             attach_webhook(host, handle[0], receiver, serve.secret)
 
+    import asyncio
+
+    keeper = None if board is None else asyncio.create_task(board.run(), name="dashboard")
     try:
         if view is not None:
             view.start()
@@ -321,7 +349,12 @@ async def _run(plan: _Plan) -> WorkResult:
                                      setup_host=setup_host, quiet=quiet or view is not None,
                                      on_signal=_on_signal, public=serve.public,
                                      ssl_context=serve.ssl_context)
+        if keeper is not None and board is not None:
+            keeper.cancel()
+            await board.final()
     finally:
+        if keeper is not None:
+            keeper.cancel()
         if view is not None:
             view.stop()
         ws.tracker.close()
