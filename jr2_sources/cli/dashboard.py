@@ -188,7 +188,7 @@ class DashboardLoop:
         except Jr2Error as exc:  # a failed update never ends the run: tried again later
             log.warning("dashboard %s: %s; trying again later", self.dash.board.name, exc)
             return
-        said = step.wrote or step.acted or step.why.startswith(("broken", "busy"))
+        said = step.wrote or step.acted or step.why.startswith(("broken", "busy", "full"))
         if said and not self.quiet:
             click.echo(_said(self.dash.board.name, step), err=True)
 

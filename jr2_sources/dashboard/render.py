@@ -200,7 +200,7 @@ def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = 
                    keep_ticked: set[str] | frozenset[str] = frozenset(),
                    max_nodes: int = 100) -> str:
     """The dashboard section of `rs` in at most `budget` characters (without the "last
-    changed" line: see `stamp`). `gates`: the gates waiting for an answer; `keep_ticked`: keys
+    changed" line: see `stamp`), or "" when not even a line saying so fits. `gates`: the gates waiting for an answer; `keep_ticked`: keys
     of boxes a person ticked that could not be acted on yet, drawn ticked again."""
     gated = {g.item_id for g in gates}
     parts = _parts(rs, gated)
@@ -223,4 +223,4 @@ def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = 
     if len(text) > budget:
         text = ("_jr2: the dashboard does not fit in the room the issue body leaves "
                 f"({max(budget, 0):,} characters); shorten the text outside jr2's section_")
-    return text
+    return text if len(text) <= budget else ""

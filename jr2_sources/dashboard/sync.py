@@ -182,11 +182,14 @@ class Dashboard:
             wait = self.wait_left()
             if wait > 0:
                 return Step(False, "waiting", acted, wait)
+            new = merge(parts, f"{stamp(self.now())}\n\n{section}")
+            if not section or len(new) > self.limit:
+                return Step(False, "full: the text outside jr2's section leaves no room for "
+                            f"the dashboard (GitHub's limit: {self.limit:,} characters)", acted)
             again = self.board.read()
             if again != body:  # a person edited in between: start over from their body
                 body = again
                 continue
-            new = merge(parts, f"{stamp(self.now())}\n\n{section}")
             self.board.write(new)
             self._written = new
             self._last_write = self.clock()
