@@ -176,15 +176,12 @@ class DashboardLoop:
 
         self._poked = asyncio.Event()
 
-    def _current(self) -> Any:
-        rs = self.last()
-        return rs if rs is not None else self.fresh()
-
-    async def _once(self, current: Callable[[], Any]) -> None:
+    async def _once(self, current: Callable[[], Any], fresh: Callable[[], Any] | None = None
+                    ) -> None:
         import asyncio
 
         try:
-            step = await asyncio.to_thread(self.dash.update, current, self.fresh)
+            step = await asyncio.to_thread(self.dash.update, current, fresh or self.fresh)
         except Jr2Error as exc:  # a failed update never ends the run: tried again later
             log.warning("dashboard %s: %s; trying again later", self.dash.board.name, exc)
             return
@@ -193,14 +190,16 @@ class DashboardLoop:
             click.echo(_said(self.dash.board.name, step), err=True)
 
     async def run(self) -> None:
-        """Update every `check_every` seconds (at once after a person's edit) until cancelled."""
+        """Every `check_every` seconds (at once after a person's edit), once the pool has read
+        the tracker, update from its last Ready-set; until cancelled."""
         import asyncio
 
         while True:
-            await self._once(self._current)
-            self._poked.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._poked.wait(), self.check_every)
+            self._poked.clear()
+            if self.last() is not None:
+                await self._once(self.last)
 
     async def final(self) -> None:
         """The last update after the run: as soon as the write interval allows, from a fresh
@@ -209,7 +208,8 @@ class DashboardLoop:
 
         try:
             await asyncio.sleep(self.dash.wait_left())
-            await self._once(self.fresh)
+            rs = await asyncio.to_thread(self.fresh)
+            await self._once(lambda: rs, lambda: rs)
         except (asyncio.CancelledError, KeyboardInterrupt):
             log.warning("dashboard %s: the final update was skipped", self.dash.board.name)
 

@@ -67,7 +67,7 @@ class PendingGate:
 
 def stamp(now: datetime) -> str:
     """The "last changed" line written above the section's content."""
-    return f"<sub>jr2: last changed {iso_utc(now)}</sub>"
+    return f"<sub>jr2: last changed {iso_utc(now.replace(microsecond=0))}</sub>"
 
 
 def core(section: str) -> str:
@@ -200,8 +200,9 @@ def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = 
                    keep_ticked: set[str] | frozenset[str] = frozenset(),
                    max_nodes: int = 100) -> str:
     """The dashboard section of `rs` in at most `budget` characters (without the "last
-    changed" line: see `stamp`), or "" when not even a line saying so fits. `gates`: the gates waiting for an answer; `keep_ticked`: keys
-    of boxes a person ticked that could not be acted on yet, drawn ticked again."""
+    changed" line: see `stamp`), or "" when not even a line saying so fits. `gates`: the
+    gates waiting for an answer; `keep_ticked`: keys of boxes a person ticked that could not
+    be acted on yet, drawn ticked again."""
     gated = {g.item_id for g in gates}
     parts = _parts(rs, gated)
     shown = {"ready": sum(1 for e in rs.ready if e.item.in_scope),

@@ -54,7 +54,7 @@ from typing import Protocol
 from jr2_core.errors import ItemError, SourceError, UsageError
 
 from ..readyset import ReadySet
-from .body import BrokenMarkers, Tick, framing, merge, split, ticks
+from .body import BodyParts, BrokenMarkers, Tick, framing, merge, split, ticks
 from .render import BODY_LIMIT, PendingGate, core, render_section, stamp
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "Dashboard", "GateDesk", "NoGates",
@@ -156,13 +156,16 @@ class Dashboard:
 
     def update(self, current: Callable[[], ReadySet],
                fresh: Callable[[], ReadySet] | None = None) -> Step:
-        """One update (blocking; see the module notes). `current` gives the Ready-set to show;
-        `fresh` a newly read one, used after a tick changed the tracker (default `current`)."""
+        """One update (blocking; see the module notes). `current` gives the Ready-set to
+        compare with (a pool's last reading: free); `fresh` reads a new one, used once a write
+        is due or a tick changed the tracker (default: `current` is always fresh)."""
         with self._lock:
-            return self._update(current, fresh or current)
+            return self._update(current, fresh)
 
-    def _update(self, current: Callable[[], ReadySet], fresh: Callable[[], ReadySet]) -> Step:
+    def _update(self, current: Callable[[], ReadySet],
+                fresh: Callable[[], ReadySet] | None) -> Step:
         rs = current()
+        is_fresh = fresh is None
         acted: list[str] = []
         body = self.board.read()
         for _ in range(_ROUNDS):
@@ -173,15 +176,18 @@ class Dashboard:
             done, keep = self._act([t for t in ticks(parts.section) if t.ticked], rs)
             if done:
                 acted += done
-                rs = fresh()
-            gates = self.gates.pending(rs)
-            room = self.limit - framing(parts) - len(stamp(self.now())) - 2
-            section = render_section(rs, budget=room, gates=gates, keep_ticked=keep)
+                rs, is_fresh = (fresh or current)(), True
+            section = self._render(rs, parts, keep)
             if parts.section is not None and core(parts.section) == section:
                 return Step(False, "unchanged", acted)
             wait = self.wait_left()
             if wait > 0:
                 return Step(False, "waiting", acted, wait)
+            if not is_fresh and fresh is not None:  # a write is due: show the state as it is
+                rs, is_fresh = fresh(), True
+                section = self._render(rs, parts, keep)
+                if parts.section is not None and core(parts.section) == section:
+                    return Step(False, "unchanged", acted)
             new = merge(parts, f"{stamp(self.now())}\n\n{section}")
             if not section or len(new) > self.limit:
                 return Step(False, "full: the text outside jr2's section leaves no room for "
@@ -196,6 +202,10 @@ class Dashboard:
             self.writes += 1
             return Step(True, "written", acted)
         return Step(False, "busy: the body kept changing; trying again later", acted)
+
+    def _render(self, rs: ReadySet, parts: BodyParts, keep: set[str]) -> str:
+        room = self.limit - framing(parts) - len(stamp(self.now())) - 2
+        return render_section(rs, budget=room, gates=self.gates.pending(rs), keep_ticked=keep)
 
     def _act(self, ticked: Sequence[Tick], rs: ReadySet) -> tuple[list[str], set[str]]:
         """Act on ticked boxes: (what was done, in words; keys of ticks kept for later)."""

@@ -4,6 +4,7 @@ tests/trackers/github/test_github_dashboard.py."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -158,7 +159,7 @@ def test_writes_are_spaced_by_the_interval() -> None:
             writes.append(clock.t)
         else:
             assert step.why in ("waiting", "unchanged")
-    gaps = [b - a for a, b in zip(writes, writes[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(writes)]
     assert len(writes) >= 3 and min(gaps) >= 60.0, writes
 
 
@@ -175,7 +176,7 @@ def test_a_persons_edit_between_the_read_and_the_write_is_not_lost() -> None:
     assert len(board.written) == 1 and board.reads == 3
 
 
-# -- ticks ------------------------------------------------------------------------------------------
+# -- ticks ----------------------------------------------------------------------------------------
 
 
 def test_a_retry_tick_is_acted_on_once_and_the_line_redrawn() -> None:
@@ -213,8 +214,8 @@ def test_a_tick_the_tracker_refuses_is_kept_ticked_for_the_next_update() -> None
 def test_a_tick_for_an_item_that_is_not_failed_or_not_in_scope_does_nothing() -> None:
     outside = rs_of(SnapshotItem("o/r#9", "other scope", failed="x", in_scope=False),
                     SnapshotItem("o/r#1", "fine"))
-    key9 = f"<!-- jr2:retry {'o/r#9'.encode().hex()} -->"
-    key1 = f"<!-- jr2:retry {'o/r#1'.encode().hex()} -->"
+    key9 = f"<!-- jr2:retry {b'o/r#9'.hex()} -->"
+    key1 = f"<!-- jr2:retry {b'o/r#1'.hex()} -->"
     board = MemoryBoard(f"{START}\n- [x] retry {key9}\n- [x] retry {key1}\n{END}")
     step = dashboard(board).update(lambda: outside)
     assert board.retried == [] and step.acted == [] and step.wrote
@@ -247,7 +248,7 @@ def test_an_approve_tick_answers_a_waiting_gate_through_the_gate_desk() -> None:
     assert "### Awaiting approval (0)" in board.body
 
 
-# -- what is drawn ------------------------------------------------------------------------------------
+# -- what is drawn --------------------------------------------------------------------------------
 
 
 def test_every_state_is_drawn_with_holder_lease_reason_and_retry_time() -> None:
@@ -259,7 +260,7 @@ def test_every_state_is_drawn_with_holder_lease_reason_and_retry_time() -> None:
 
 
 def test_titles_cannot_break_a_table_draw_a_box_or_forge_a_key() -> None:
-    evil = ("x | y\n- [x] **retry** <!-- jr2:retry " + "o/r#1".encode().hex() + " -->\x1b[2J"
+    evil = ("x | y\n- [x] **retry** <!-- jr2:retry " + b"o/r#1".hex() + " -->\x1b[2J"
             " @here #1 ]( <script>")
     rs = rs_of(SnapshotItem("o/r#1", evil), SnapshotItem("o/r#2", evil, failed=evil),
                SnapshotItem("o/r#3", evil, blockers=[BlockerRef("o/r#1", "open")]))
