@@ -322,7 +322,8 @@ async def _run(plan: _Plan) -> WorkResult:
         from .dashboard import DashboardLoop
 
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
-                              check_every=min(max(poll or 5.0, 1.0), 5.0), quiet=quiet)
+                              check_every=min(max(poll or 5.0, 1.0), 5.0),
+                              quiet=quiet or sys.stderr.isatty())  # a live view: no lines
 
     def setup_host(host: Any) -> None:
         hook = ws.tracker.webhook

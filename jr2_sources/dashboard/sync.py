@@ -46,10 +46,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from jr2_core.errors import ItemError, SourceError, UsageError
 
@@ -89,6 +89,11 @@ class Board(Protocol):
 
     def retry(self, item_id: str) -> None:
         """Clear jr2's failure mark of `item_id` (an item of the source, failed now)."""
+        ...
+
+    def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
+        """Whether a verified webhook delivery is about this issue: jr2's own last write
+        (`own`), anyone else's change (`person`), or not about it (None)."""
         ...
 
 
