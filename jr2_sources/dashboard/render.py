@@ -33,6 +33,7 @@ from ..readyset import BlockedEntry, ClaimedEntry, ReadySet, iso_utc
 from ..report import (
     _claim_words,
     _clip,
+    _md_code,
     _md_code_plain,
     _md_graph,
     _md_item,
@@ -159,8 +160,7 @@ def _sections(rs: ReadySet, parts: _Parts, gates: Sequence[PendingGate],
 
     def why(e: BlockedEntry | ClaimedEntry) -> str:
         assert isinstance(e, BlockedEntry)
-        return describe_reasons(e.reasons, _md_code_plain, _md_text, _MAX_REFS).replace(
-            "|", "\\|")
+        return describe_reasons(e.reasons, _md_code, _md_text, _MAX_REFS)
 
     ready = [e for e in rs.ready if e.item.in_scope]
 
