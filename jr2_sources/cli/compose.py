@@ -352,7 +352,7 @@ async def _run(plan: _Plan) -> WorkResult:
                                      ssl_context=serve.ssl_context)
         if keeper is not None and board is not None:
             keeper.cancel()
-            await board.final()
+            await board.final(wait=result.state != "interrupted")
     finally:
         if keeper is not None:
             keeper.cancel()

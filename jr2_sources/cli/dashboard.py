@@ -201,11 +201,16 @@ class DashboardLoop:
             if self.last() is not None:
                 await self._once(self.last)
 
-    async def final(self) -> None:
+    async def final(self, *, wait: bool = True) -> None:
         """The last update after the run: as soon as the write interval allows, from a fresh
-        read (Ctrl-C skips it)."""
+        read. Without `wait` (the run was interrupted), only if the interval allows it now;
+        Ctrl-C during the wait skips it."""
         import asyncio
 
+        if not wait and self.dash.wait_left() > 0:
+            log.warning("dashboard %s: the final update was skipped (interrupted)",
+                        self.dash.board.name)
+            return
         try:
             await asyncio.sleep(self.dash.wait_left())
             rs = await asyncio.to_thread(self.fresh)

@@ -275,3 +275,30 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def test_ctrl_c_ends_jr2_work_dashboard_at_once_without_waiting_for_the_interval(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    gh.add_issue("o/r", "Work", labels=["agent"])
+    gh.add_issue("o/r", "Dashboard")
+    proc = subprocess.Popen([*JR2, "work", "github:o/r", "--label", "agent", *FAST, "--wait",
+                             "--dashboard", "2", "--dashboard-interval", "1m", "--", "true"],
+                            cwd=tmp_path, env=env_for(gh, tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 30
+        while not (gh.issue("o/r", 1).state == "closed" and patches(gh, "/repos/o/r/issues/2")):
+            assert time.monotonic() < end and proc.poll() is None
+            time.sleep(0.1)
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130, err
+        assert time.monotonic() - asked < 10 and "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
