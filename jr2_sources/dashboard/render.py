@@ -72,9 +72,9 @@ def stamp(now: datetime) -> str:
 
 
 def core(section: str) -> str:
-    """A section without its "last changed" line and surrounding blank lines (what is compared
-    to decide whether to write)."""
-    return _STAMP.sub("", section).strip("\n")
+    """A section without its "last changed" line and surrounding blank lines, with `\r\n` read
+    as `\n` (GitHub's web editor saves CRLF): what is compared to decide whether to write."""
+    return _STAMP.sub("", section.replace("\r\n", "\n")).strip("\n")
 
 
 def _title(rs: ReadySet, item_id: str) -> str:

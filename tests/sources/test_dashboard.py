@@ -311,3 +311,13 @@ def test_the_dashboard_issue_is_reported_outside_the_scope_once_hidden() -> None
     hide_items(t, ["o/r#7"])
     assert [(i.id, i.in_scope) for i in t.snapshot().items] == [("o/r#7", False),
                                                                 ("o/r#1", True)]
+
+
+def test_a_body_saved_with_crlf_by_githubs_editor_is_not_rewritten_for_that_alone() -> None:
+    board = MemoryBoard("Notes\n")
+    clock = Clock()
+    dash = dashboard(board, clock)
+    assert dash.update(backlog).wrote
+    board.body = board.body.replace("\n", "\r\n")  # a person saved it in the web editor
+    clock.t += 3600
+    assert dash.update(backlog).why == "unchanged" and len(board.written) == 1
