@@ -209,6 +209,12 @@ class CommentClaims:
         held.lease = lease
         return True
 
+    def holding(self, key: str) -> Held | None:
+        """The claim this process holds on `key`, if any (a tracker's reader may trust it
+        instead of listing the comments again)."""
+        with self._lock:
+            return self._held.get(key)
+
     def take(self, key: str, holder: str) -> Held | None:
         """Forget `holder`'s claim on `key` and return it (None if this process has none)."""
         with self._lock:
