@@ -32,7 +32,7 @@ cannot be sure:
   renewals are comment edits, which Atlassian does not document as changing the issue's
   `updated`. On Cloud their ids go in `reconcileIssues` (read-after-write consistency, up to 50).
   An issue a delivery says was deleted is confirmed by a direct read (404) and leaves as
-  `missing`.
+  `missing`; the issues that named it are read again (Jira removes a deleted issue's links).
 * What Atlassian does not document: whether adding or removing an issue link, or a comment,
   changes `updated`. jr2 does not rely on it: `issuelink_created` / `issuelink_deleted`
   deliveries mark both issues, and the full resynchronisation (`jr2 work --resync-every`,
@@ -101,6 +101,7 @@ class JiraDeltas:
         self._leases: dict[str, datetime] = {}  # key -> end of a live claim (this machine)
         self._refs: dict[str, set[str]] = {}  # key -> the keys it names as blockers/children
         self._named: Counter[str] = Counter()  # key -> how many issues of the set name it
+        self._seen_outside: dict[str, str] = {}  # key -> `updated` of a named issue outside
         self._projects: frozenset[str] = frozenset()
         self._forced: set[str] = set()  # keys to read again whatever their time
         self._forced_ids: set[int] = set()  # issue ids a delivery named (mapped when known)
@@ -148,7 +149,7 @@ class JiraDeltas:
         snap, found, at = self.adapter.read_scope()
         stamps = {str(i["key"]): self._stamp(i) for i in found}
         self._stamps, self._leases, self._refs = {}, {}, {}
-        self._named = Counter()
+        self._named, self._seen_outside = Counter(), {}
         self._projects = frozenset(project_of(k) for k in stamps)
         for issue in found:
             self._remember_id(issue)
@@ -164,6 +165,12 @@ class JiraDeltas:
         by_id = {v: k for k, v in self._ids.items()} if ids else {}
         forced |= {by_id[i] for i in ids if i in by_id}
         forced -= deleted
+        # Jira drops a deleted issue's links: the issues naming it are read again (a direct read
+        # confirms the deletion first: a delivery is not proof, and deletions are rare)
+        gone_keys = {k for k in sorted(deleted)
+                     if (k in self._stamps or k in self._named) and ad.is_missing(k)}
+        if gone_keys:
+            forced |= {k for k, refs in self._refs.items() if refs & gone_keys} - gone_keys
         now = datetime.now(UTC)
         forced |= {k for k, end in self._leases.items() if end <= now + LEASE_MARGIN}
         outside = {k for k in self._named if k not in self._stamps
@@ -193,9 +200,11 @@ class JiraDeltas:
             key = str(issue["key"])
             if key in newer and newer[key] >= self._stamp(issue):
                 continue  # both searches saw it: the newer answer wins (a tie: in scope)
-            if key in self._stamps or key in self._named:
+            if key in self._stamps or (key in self._named and (
+                    key in forced or self._seen_outside.get(key) != self._stamp(issue))):
                 delta.left[key] = self._left_state(key, issue)
                 self._drop(key)
+                self._seen_outside[key] = self._stamp(issue)
         for issue in inside:
             self._remember_id(issue)
             key = str(issue["key"])
@@ -212,10 +221,9 @@ class JiraDeltas:
             self._drop(key)
             self._hold(item, stamp)
             delta.items.append(item)
-        for key in sorted(deleted):
-            if key not in delta.left and key not in newer and ad.is_missing(key):
-                delta.left[key] = "missing"
-                self._drop(key)
+        for key in sorted(gone_keys - delta.left.keys() - newer.keys()):
+            delta.left[key] = "missing"
+            self._drop(key)
         self._since = at
         return delta
 

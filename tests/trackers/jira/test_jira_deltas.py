@@ -1,0 +1,289 @@
+"""Jira deltas (`JiraAdapter.changes`): the same Ready-set as a full reading through a sequence of
+people's edits, at most two searches per unchanged poll and per claim whatever the backlog's
+size, the account's time zone, webhook marks, a missed delta repaired by the resynchronisation,
+and held items watched in one search."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from fakes.jira_server import FakeJira
+from jira_helpers import make_adapter
+
+from jr2_core import Outcome
+from jr2_sources.deltas import ReadyReader
+from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
+from jr2_sources.tracker import CLAIM_REMOVED, GONE
+from jr2_sources.trackers.jira.adapter import JiraAdapter
+from jr2_sources.trackers.jira.jql import jql_time
+
+JQL = "project = ENG AND labels = agent"
+HOLDER = "run-1@host"
+
+
+def _shape(rs: ReadySet) -> tuple[list[str], list[str], list[str]]:
+    return ([e.item.id for e in rs.ready], sorted(e.item.id for e in rs.blocked),
+            sorted(e.item.id for e in rs.claimed))
+
+
+def _reference(fake: FakeJira, **options: Any) -> tuple[list[str], list[str], list[str]]:
+    """The Ready-set of a fresh full reading (another process, nothing cached)."""
+    ref = make_adapter(fake.url, jql=JQL, **options)
+    try:
+        return _shape(compute_ready_set(ref.snapshot(), now=datetime.now(UTC)))
+    finally:
+        ref.close()
+
+
+class Follower:
+    """An adapter read by deltas into an incremental Ready-set, deliveries passed by hand."""
+
+    def __init__(self, fake: FakeJira, *, webhooks: bool = True, **options: Any) -> None:
+        self.fake = fake
+        self.webhooks = webhooks
+        self.ad = make_adapter(fake.url, jql=JQL, **options)
+        first = self.ad.changes()
+        assert isinstance(first, Snapshot)
+        self.inc = IncrementalReadySet(first, now=datetime.now(UTC))
+        self.kinds: list[str] = []
+
+    def step(self, *, full: bool = False) -> tuple[list[str], list[str], list[str]]:
+        if self.webhooks:
+            for payload in self.fake.pending():
+                self.ad.webhook({}, json.dumps(payload).encode(), None)
+        else:
+            self.fake.pending()
+        got = self.ad.changes(full=full)
+        self.kinds.append(type(got).__name__)
+        if isinstance(got, Snapshot):
+            self.inc.reset(got, now=datetime.now(UTC))
+        else:
+            self.inc.apply(got, now=datetime.now(UTC))
+        return _shape(self.inc.ready_set())
+
+
+def _backlog(fake: FakeJira) -> dict[str, str]:
+    """Ten issues in scope, one outside the filter, one in another project; some links."""
+    k = {f"e{i}": fake.add_issue(f"E{i}", labels=["agent"]) for i in range(1, 11)}
+    k["other"] = fake.add_issue("not ours", labels=["people"])
+    k["ops"] = fake.add_issue("ops blocker", project="OPS")
+    fake.add_link(k["e1"], k["e2"])  # e1 blocks e2
+    fake.add_link(k["e2"], k["e3"])
+    fake.add_link(k["other"], k["e4"])  # a blocker outside the filter, same project
+    fake.add_link(k["ops"], k["e5"])  # a blocker in another project
+    fake.advance(600)  # the backlog is ten minutes old when the pool starts
+    return k
+
+
+@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+def test_deltas_give_the_ready_set_of_a_full_reading_through_peoples_edits(cloud: bool) -> None:
+    fake = FakeJira(cloud=cloud, time_zone="America/Los_Angeles").start()
+    try:
+        k = _backlog(fake)
+        fake.capture()
+        f = Follower(fake)
+        assert f.step() == _reference(fake)
+        edits = [
+            ("a blocker is done", lambda: fake.set_status(k["e1"], "Done")),
+            ("it is reopened", lambda: fake.set_status(k["e1"], "To Do")),
+            ("an outside blocker is done", lambda: fake.set_status(k["other"], "Done")),
+            ("another project's blocker is done", lambda: fake.set_status(k["ops"], "Done")),
+            ("a link is added", lambda: fake.add_link(k["e6"], k["e7"])),
+            ("a link is removed", lambda: fake.remove_link(k["e2"], k["e3"])),
+            ("a person resolves a ready issue", lambda: fake.set_status(k["e8"], "Done")),
+            ("a person edits one out of the JQL", lambda: fake.edit(k["e9"], remove="agent")),
+            ("and back in", lambda: fake.edit(k["e9"], add="agent")),
+            ("a person takes one", lambda: fake.edit(k["e10"], assignee={"accountId": "x"})),
+            ("a blocker is deleted", lambda: fake.delete_issue(k["e6"])),
+            ("a new issue", lambda: fake.add_issue("new", labels=["agent"])),
+            ("another project's blocker reopens", lambda: fake.set_status(k["ops"], "To Do")),
+        ]
+        for what, edit in edits:
+            edit()
+            assert f.step() == _reference(fake), what
+        assert f.kinds == ["Delta"] * (len(edits) + 1), "no edit needed a full reading"
+    finally:
+        fake.stop()
+
+
+def test_edits_that_bump_updated_need_no_webhook() -> None:
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        fake.capture()
+        f = Follower(fake, webhooks=False)
+        for edit in (lambda: fake.set_status(k["e1"], "Done"),
+                     lambda: fake.set_status(k["ops"], "Done"),
+                     lambda: fake.edit(k["e9"], remove="agent"),
+                     lambda: fake.set_status(k["e1"], "To Do"),
+                     lambda: fake.add_issue("new", labels=["agent"])):
+            edit()
+            assert f.step() == _reference(fake)
+        assert set(f.kinds) == {"Delta"}
+    finally:
+        fake.stop()
+
+
+def test_a_missed_delta_is_repaired_by_the_resynchronisation() -> None:
+    """A link removed with no delivery (links do not bump `updated`): the deltas keep the old
+    blocker until the reader's next full reading, `resync_every` after the last one."""
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL)
+        t = [1000.0]
+        reader = ReadyReader(ad.snapshot, ad.changes, children_block=True, clock=lambda: t[0],
+                             resync_every=300.0)
+        reader.read()
+        fake.remove_link(k["e1"], k["e2"])
+        t[0] += 10
+        assert k["e2"] not in [it.id for it in reader.read().ready], "missed: no delivery"
+        t[0] += 300
+        assert k["e2"] in [it.id for it in reader.read().ready], "the resync repairs it"
+        assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
+    finally:
+        fake.stop()
+
+
+def _big(fake: FakeJira, n: int) -> list[str]:
+    keys = [fake.add_issue(f"Issue {i}", labels=["agent"]) for i in range(n)]
+    for i in range(0, n - 1, 3):
+        fake.add_link(keys[i], keys[i + 1])
+    fake.advance(600)
+    return keys
+
+
+@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+def test_an_unchanged_poll_is_at_most_two_requests_at_n_1000(cloud: bool) -> None:
+    fake = FakeJira(cloud=cloud).start()
+    try:
+        _big(fake, 1000)
+        ad = make_adapter(fake.url, jql=JQL)
+        assert isinstance(ad.changes(), Snapshot)
+        full = ad.client.stats.requests
+        assert full >= 10, "a full reading is ceil(N/100) pages"
+        ad.changes()  # the first delta also looks the account's time zone up, once
+        for _ in range(3):
+            before = ad.client.stats.requests
+            delta = ad.changes()
+            assert isinstance(delta, Delta) and not delta
+            assert ad.client.stats.requests - before <= 2
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+def test_a_claims_snapshot_part_is_at_most_two_requests_at_n_1000(cloud: bool) -> None:
+    fake = FakeJira(cloud=cloud).start()
+    try:
+        _big(fake, 1000)
+        ad = make_adapter(fake.url, jql=JQL, on_success_transition="Done")
+        reader = ReadyReader(ad.snapshot, ad.changes, children_block=True, clock=time.time)
+        reader.read()
+        reader.read()  # the account's time zone, once
+        costs: list[int] = []
+        for _ in range(12):
+            before = ad.client.stats.requests
+            view = reader.read()
+            costs.append(ad.client.stats.requests - before)
+            item = next(view.ready)
+            view.ready.close()
+            assert ad.claim(item, HOLDER, 600.0)
+            ad.settle(item.id, HOLDER, Outcome("done"))
+        assert max(costs) <= 2, costs
+        reader.read()
+        assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Pacific/Auckland", None])
+def test_the_delta_search_reads_dates_in_the_accounts_time_zone(zone: str | None) -> None:
+    """Jira reads a JQL date in the account's zone: written in UTC for an account in Los Angeles
+    it would mean 8 hours later, and the edit below would be missed. With no known zone the
+    search reaches 12 hours back instead."""
+    fake = FakeJira(time_zone=zone or "UTC").start()
+    if zone is None:
+        fake.me.pop("timeZone")
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL)
+        ad.changes()
+        ad.changes()  # the first delta also reads the outside blockers' states once
+        fake.set_status(k["e1"], "Done")
+        delta = ad.changes()
+        assert isinstance(delta, Delta) and delta.left == {k["e1"]: "done"}
+        sent = [e["body"]["jql"] for e in fake.requests("POST", "/search")][-2:]
+        assert all("updated >= " in jql for jql in sent)
+    finally:
+        fake.stop()
+
+
+def test_jql_time_is_never_later_than_the_moment() -> None:
+    at = datetime(2026, 3, 1, 12, 34, 56, tzinfo=UTC)
+    assert jql_time(at, ZoneInfo("America/Los_Angeles")) == "2026/03/01 04:34"
+    assert jql_time(at, UTC) == "2026/03/01 12:34"
+    assert jql_time(at, None) == "2026/03/01 00:34"  # unknown zone: 12 hours back
+    # 2026-11-01 01:30 happens twice in New York; on its first pass Jira may read the second
+    first_pass = datetime(2026, 11, 1, 5, 30, tzinfo=UTC)  # 01:30 EDT
+    assert jql_time(first_pass, ZoneInfo("America/New_York")) == "2026/11/01 00:30"
+    second_pass = datetime(2026, 11, 1, 6, 30, tzinfo=UTC)  # 01:30 EST
+    assert jql_time(second_pass, ZoneInfo("America/New_York")) == "2026/11/01 01:30"
+    for minutes in range(0, 60 * 48, 7):  # whatever Jira picks, it is not later
+        t = datetime(2026, 10, 31, tzinfo=UTC) + timedelta(minutes=minutes, seconds=13)
+        text = jql_time(t, ZoneInfo("America/New_York"))
+        wall = datetime.strptime(text, "%Y/%m/%d %H:%M")
+        for fold in (0, 1):
+            assert wall.replace(tzinfo=ZoneInfo("America/New_York"), fold=fold) <= t
+
+
+def test_held_items_are_watched_in_one_search_and_people_still_win() -> None:
+    fake = FakeJira().start()
+    try:
+        keys = _big(fake, 1000)
+        ad = make_adapter(fake.url, jql=JQL)
+        snap = ad.snapshot()
+        by = {it.id: it for it in snap.items}
+        held = keys[1000 - 4:]
+        for key in held:
+            assert ad.claim(by[key], HOLDER, 600.0)
+        before = ad.client.stats.requests
+        assert ad.watch(held, HOLDER) == {}
+        assert ad.client.stats.requests - before == 1, "one search, no comment listing"
+        fake.edit(held[0], remove="jr2:claimed")
+        fake.edit(held[1], add="jr2:failed")
+        fake.set_status(held[2], "Done")
+        taken = ad.watch(held, HOLDER)
+        assert taken == {held[0]: CLAIM_REMOVED, held[1]: "it was marked failed",
+                         held[2]: GONE}
+    finally:
+        fake.stop()
+
+
+def test_a_failed_delta_search_keeps_what_it_was_to_read_again() -> None:
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        ad: JiraAdapter = make_adapter(fake.url, jql=JQL)
+        ad.changes()
+        ad.changes()
+        fake.remove_link(k["e1"], k["e2"])
+        ad.webhook({}, json.dumps({"webhookEvent": "issuelink_deleted", "issueLink": {
+            "id": 1, "sourceIssueId": fake.issue(k["e1"]).id,
+            "destinationIssueId": fake.issue(k["e2"]).id}}).encode(), None)
+        fake.fault(503, path="/search", times=99)
+        with pytest.raises(Exception, match="503"):
+            ad.changes()
+        fake.faults.clear()
+        delta = ad.changes()
+        assert isinstance(delta, Delta)
+        assert [it.id for it in delta.items if it.id == k["e2"]] == [k["e2"]]
+        assert [b.id for it in delta.items if it.id == k["e2"] for b in it.blockers] == []
+    finally:
+        fake.stop()
