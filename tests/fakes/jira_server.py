@@ -553,7 +553,7 @@ class FakeJira:
             self._emit("jira:issue_deleted", it, "issue_deleted")
 
     def edit(self, key: str, *, add: str | None = None, remove: str | None = None,
-             assignee: dict[str, Any] | None | bool = False) -> None:
+             assignee: dict[str, Any] | bool | None = False) -> None:
         """A person edits labels (or the assignee: a dict, or None to unassign)."""
         with self.lock:
             it = self.issues[key]
