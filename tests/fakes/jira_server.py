@@ -648,11 +648,30 @@ class FakeJira:
     def _user(self, user: dict[str, Any]) -> dict[str, Any]:
         return {"self": f"{self.url}{API}/user", **user}
 
+    def _index(self) -> tuple[dict[str, list[Link]], dict[str, list[str]]]:
+        """Links by issue key and sub-tasks by parent, rebuilt when issues or links were added
+        or removed (an issue's parent never changes here): rendering a page of a 10,000-issue
+        backlog stays linear."""
+        stamp = (self.next_id, len(self.links), len(self.issues))
+        if getattr(self, "_indexed", None) != stamp:
+            links: dict[str, list[Link]] = {}
+            for ln in self.links:
+                links.setdefault(ln.blocker, []).append(ln)
+                if ln.blocked != ln.blocker:
+                    links.setdefault(ln.blocked, []).append(ln)
+            children: dict[str, list[str]] = {}
+            for k, c in self.issues.items():
+                if c.parent is not None:
+                    children.setdefault(c.parent, []).append(k)
+            self._by_key, self._children, self._indexed = links, children, stamp
+        return self._by_key, self._children
+
     def render(self, it: Issue, fields: list[str] | None) -> dict[str, Any]:
         want = None if not fields or "*all" in fields or "*navigable" in fields else set(fields)
         links = []
-        for ln in self.links:
-            if ln.type not in LINK_TYPES or it.key not in (ln.blocker, ln.blocked):
+        by_key, children = self._index()
+        for ln in by_key.get(it.key, []):
+            if ln.type not in LINK_TYPES:
                 continue
             tid, inward, outward = LINK_TYPES[ln.type]
             entry: dict[str, Any] = {
@@ -673,7 +692,7 @@ class FakeJira:
             "created": jira_time(it.created),
             "updated": jira_time(it.updated),
             "issuelinks": links,
-            "subtasks": [self._ref(k) for k, c in self.issues.items() if c.parent == it.key],
+            "subtasks": [self._ref(k) for k in children.get(it.key, [])],
             "issuetype": self._issuetype(it.parent is not None),
         }
         if it.parent is not None:

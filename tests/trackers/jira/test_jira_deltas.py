@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -285,5 +286,43 @@ def test_a_failed_delta_search_keeps_what_it_was_to_read_again() -> None:
         assert isinstance(delta, Delta)
         assert [it.id for it in delta.items if it.id == k["e2"]] == [k["e2"]]
         assert [b.id for it in delta.items if it.id == k["e2"] for b in it.blockers] == []
+    finally:
+        fake.stop()
+
+
+def test_jr2_work_resync_every_repairs_a_change_no_delta_shows(tmp_path: Path) -> None:
+    """`jr2 work --resync-every 1s`: a link removed while the pool runs (no delivery, and a link
+    moves no `updated`) frees its issue at the next full reading, while another item still runs;
+    at the default 5 minutes the pool would end deadlocked with it blocked."""
+    import os
+    import subprocess
+    import sys
+
+    fake = FakeJira().start()
+    try:
+        a = fake.add_issue("A", labels=["agent"])
+        b = fake.add_issue("B", labels=["agent"])
+        x = fake.add_issue("X, outside the filter")
+        fake.add_link(x, a)
+        env = dict(os.environ, JIRA_EMAIL="bot@example.com", JIRA_API_TOKEN="test-token-1234",
+                   JR2_STATE_DIR=str(tmp_path / ".jr2"))
+        env.pop("JIRA_PAT", None)
+        script = f'if [ "$JR2_ITEM_ID" = {b} ]; then sleep 5; fi'
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jr2_core.cli", "work", f"jira:{fake.url}", "--jql", JQL,
+             "--write-spacing", "0.001", "--poll-every", "0.2", "--resync-every", "1s",
+             "--cap", "2", "--on-success-transition", "Done", "--", "sh", "-c", script],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while "jr2:claimed" not in fake.issue(b).labels and time.monotonic() < deadline:
+                time.sleep(0.05)
+            fake.remove_link(x, a)
+            _out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0, err[-2000:]
+        assert fake.issue(a).status == "Done" and fake.issue(b).status == "Done"
     finally:
         fake.stop()
