@@ -52,6 +52,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from jr2_core.errors import SourceHTTPError
 from jr2_sources.incremental import Delta
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
@@ -233,7 +234,12 @@ class JiraDeltas:
         """The time zone Jira reads this account's JQL dates in (looked up once)."""
         if not self._zone_known:
             ad = self.adapter
-            zone = _zone(ad.myself().get("timeZone")) or _zone(
+            try:
+                me = ad.myself()
+            except SourceHTTPError as exc:  # the account may not read itself: a wider search
+                log.info("%s: cannot read the account's time zone: %s", ad.name, exc)
+                me = {}
+            zone = _zone(me.get("timeZone")) or _zone(
                 ad.client.server_info().get("serverTimeZone"))
             if zone is None:
                 log.info("%s: the account's time zone is unknown: delta searches reach 12 "

@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from fakes.jira_server import FakeJira
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jira_helpers import make_adapter
 
 from jr2_core import Outcome
@@ -324,5 +326,57 @@ def test_jr2_work_resync_every_repairs_a_change_no_delta_shows(tmp_path: Path) -
                 proc.kill()
         assert proc.returncode == 0, err[-2000:]
         assert fake.issue(a).status == "Done" and fake.issue(b).status == "Done"
+    finally:
+        fake.stop()
+
+
+_EDITS = st.lists(st.tuples(
+    st.sampled_from(["done", "reopen", "progress", "unlabel", "label", "assign", "unassign",
+                     "fail", "link", "unlink", "delete", "new"]),
+    st.integers(0, 7), st.integers(0, 7)), min_size=1, max_size=12)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_EDITS, min_size=1, max_size=4))
+def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
+        steps: list[list[tuple[str, int, int]]]) -> None:
+    """Property: whatever people do between two polls (with the webhook delivering links and
+    deletions), the Ready-set read by deltas equals a fresh full reading's."""
+    fake = FakeJira().start()
+    try:
+        keys = [fake.add_issue(f"E{i}", labels=["agent"]) for i in range(6)]
+        keys += [fake.add_issue("outside", labels=["people"]), fake.add_issue("ops", "OPS")]
+        fake.add_link(keys[0], keys[1])
+        fake.add_link(keys[6], keys[2])
+        fake.add_link(keys[7], keys[3])
+        fake.advance(600)
+        fake.capture()
+        f = Follower(fake)
+        for edits in steps:
+            for what, i, j in edits:
+                a, b = keys[i], keys[j]
+                if a not in fake.issues or b not in fake.issues:
+                    continue
+                linked = any((ln.blocker, ln.blocked) == (a, b) for ln in fake.links)
+                if what == "done":
+                    fake.set_status(a, "Done")
+                elif what == "reopen":
+                    fake.set_status(a, "To Do")
+                elif what == "progress":
+                    fake.set_status(a, "In Progress")
+                elif what in ("unlabel", "label", "fail"):
+                    label = "jr2:failed" if what == "fail" else "agent"
+                    fake.edit(a, **({"remove": label} if what == "unlabel" else {"add": label}))
+                elif what in ("assign", "unassign"):
+                    fake.edit(a, assignee={"accountId": "person"} if what == "assign" else None)
+                elif what == "link" and a != b and not linked:
+                    fake.add_link(a, b)
+                elif what == "unlink" and linked:
+                    fake.remove_link(a, b)
+                elif what == "delete" and i not in (6, 7):
+                    fake.delete_issue(a)
+                elif what == "new":
+                    keys.append(fake.add_issue("new", labels=["agent"]))
+            assert f.step() == _reference(fake)
     finally:
         fake.stop()
