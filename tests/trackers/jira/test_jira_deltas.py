@@ -380,3 +380,29 @@ def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
             assert f.step() == _reference(fake)
     finally:
         fake.stop()
+
+
+def test_only_a_verified_delivery_marks_issues_to_read_again() -> None:
+    import hashlib
+    import hmac
+
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        fake.capture()
+        ad = make_adapter(fake.url, jql=JQL)
+        ad.changes()
+        ad.changes()
+        fake.remove_link(k["e1"], k["e2"])
+        (payload,) = fake.pending()
+        body = json.dumps(payload).encode()
+        forged = ad.webhook({"X-Hub-Signature": "sha256=" + "0" * 64}, body, "s3cret")
+        assert forged.status == 401
+        assert not ad.changes(), "a forged delivery names nothing"
+        sig = "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+        assert ad.webhook({"X-Hub-Signature": sig}, body, "s3cret").wake
+        delta = ad.changes()
+        assert isinstance(delta, Delta)
+        assert [(it.id, it.blockers) for it in delta.items if it.id == k["e2"]] == [(k["e2"], [])]
+    finally:
+        fake.stop()
