@@ -17,7 +17,12 @@ Design notes
   updated and created; ORDER BY created/key/priority/updated); anything else is a 400 with
   Jira's "Error in the JQL Query" text. `key` matches an issue's key or its id (Atlassian's
   JQL reference, "Issue key": "Search for issues with a particular issue key or issue ID").
-  Search ignores `reconcileIssues` (the fake is consistent at once).
+  Search is consistent at once unless `search_lag` is set: then, as Cloud's enhanced search
+  ("Recent updates might not be immediately visible in the returned search results"), an issue
+  is not found until `search_lag` seconds after its last update (its earlier state is not kept:
+  it is simply missing meanwhile), except the issues whose ids the search names in
+  `reconcileIssues` ("Strong consistency issue ids to be reconciled with search results",
+  Atlassian's "Search and reconcile").
 * Dates in JQL: Atlassian's JQL date-time formats "yyyy/MM/dd HH:mm", "yyyy-MM-dd HH:mm",
   "yyyy/MM/dd", "yyyy-MM-dd", read in the searching account's time zone (the `timeZone` of
   `GET /myself`: `time_zone=`, default UTC; Atlassian's User schema: "The time zone specified in
@@ -361,7 +366,7 @@ class FakeJira:
 
     def __init__(self, *, cloud: bool = True, old_server: bool = False,
                  page_cap: int = 100, transition_delay: float = 0.02,
-                 time_zone: str = "UTC") -> None:
+                 time_zone: str = "UTC", search_lag: float = 0.0) -> None:
         self.cloud = cloud
         self.old_server = old_server
         self.page_cap = page_cap
@@ -377,6 +382,7 @@ class FakeJira:
         self.lock = threading.RLock()
         self.deny_auth = False
         self.me = dict(ME_CLOUD if cloud else ME_DC, timeZone=time_zone)
+        self.search_lag = search_lag
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
         self.notifications: list[tuple[str, str]] = []  # (issue key, why) per watcher e-mail
@@ -740,12 +746,14 @@ class FakeJira:
             return {it.priority, PRIORITIES.get(it.priority, "").lower()}
         return set()
 
-    def _search(self, jql: str) -> list[Issue]:
+    def _search(self, jql: str, reconcile: frozenset[int] = frozenset()) -> list[Issue]:
         try:
             pred, order = _Parser(jql, self).parse()
         except JqlError as exc:
             raise _error(400, str(exc)) from None
-        found = [it for it in self.issues.values() if pred(it)]
+        lag, now = self.search_lag, self.now()
+        found = [it for it in self.issues.values() if pred(it) and (
+            lag <= 0 or now - it.updated >= lag or it.id in reconcile)]
         found.sort(key=lambda i: i.id)
         for name, desc in reversed(order):
             keyf: Any = {"created": lambda i: i.created, "updated": lambda i: i.updated,
@@ -807,7 +815,8 @@ class FakeJira:
             fields = fields.split(",")
         size = min(int(args.get("maxResults") or 50), self.page_cap)
         with self.lock:
-            found = self._search(jql)
+            ids = args.get("reconcileIssues") if enhanced else None
+            found = self._search(jql, frozenset(int(i) for i in ids or [] if str(i).isdigit()))
             if enhanced:
                 token = args.get("nextPageToken")
                 start = int(str(token).split("-")[1]) if token else 0

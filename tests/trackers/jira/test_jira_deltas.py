@@ -406,3 +406,47 @@ def test_only_a_verified_delivery_marks_issues_to_read_again() -> None:
         assert [(it.id, it.blockers) for it in delta.items if it.id == k["e2"]] == [(k["e2"], [])]
     finally:
         fake.stop()
+
+
+@pytest.mark.parametrize(("overlap", "seen"), [("2m", True), ("1s", False)])
+def test_the_overlap_covers_the_searchs_staleness(overlap: str, seen: bool) -> None:
+    """Cloud's search shows an edit late (here 90 s, on the fake's clock). An edit the first
+    delta cannot see yet is seen by the next one, because each delta reaches back
+    `--delta-overlap` (default 2 minutes) before the previous one began; with 1 s it would be
+    lost until the next full reading."""
+    fake = FakeJira(search_lag=90.0).start()
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL, delta_overlap=overlap)
+        ad.changes()
+        ad.changes()
+        fake.set_status(k["e1"], "Done")
+        fake.advance(65)
+        assert not ad.changes(), "not visible to search yet"
+        fake.advance(30)
+        delta = ad.changes()
+        assert isinstance(delta, Delta)
+        assert (delta.left == {k["e1"]: "done"}) is seen
+    finally:
+        fake.stop()
+
+
+def test_own_writes_are_read_consistently_on_cloud() -> None:
+    """The issues this process claimed or settled go in `reconcileIssues`: the next delta sees
+    them at once although the search is stale."""
+    fake = FakeJira(search_lag=90.0).start()
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL, on_success_transition="Done")
+        snap = ad.changes()
+        assert isinstance(snap, Snapshot)
+        ad.changes()
+        item = next(it for it in snap.items if it.id == k["e1"])
+        assert ad.claim(item, HOLDER, 600.0)
+        ad.settle(item.id, HOLDER, Outcome("done"))
+        delta = ad.changes()
+        assert isinstance(delta, Delta) and delta.left == {k["e1"]: "done"}
+        sent = fake.requests("POST", "/search/jql")[-2:]
+        assert all(fake.issue(k["e1"]).id in e["body"]["reconcileIssues"] for e in sent)
+    finally:
+        fake.stop()
