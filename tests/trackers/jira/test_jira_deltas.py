@@ -450,3 +450,28 @@ def test_own_writes_are_read_consistently_on_cloud() -> None:
         assert all(fake.issue(k["e1"]).id in e["body"]["reconcileIssues"] for e in sent)
     finally:
         fake.stop()
+
+
+def test_another_pools_claim_is_read_again_when_its_lease_ends_here() -> None:
+    """Renewals are comment edits, which need not move the issue's `updated`: a claim another
+    pool keeps renewing stays claimed in the deltas, and one it stopped renewing ends."""
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        other = make_adapter(fake.url, jql=JQL)
+        snap = other.snapshot()
+        x, y = (next(it for it in snap.items if it.id == k[n]) for n in ("e9", "e10"))
+        assert other.claim(x, "other@host", 2.0) and other.claim(y, "other@host", 2.0)
+        ad = make_adapter(fake.url, jql=JQL)
+        reader = ReadyReader(ad.snapshot, ad.changes, children_block=True, clock=time.time)
+        assert {k["e9"], k["e10"]} <= set(reader.read().holders)
+        for _ in range(4):  # x is renewed, y is not
+            time.sleep(0.7)
+            assert other.renew(k["e9"], "other@host", 2.0)
+        view = reader.read()
+        ready = [it.id for it in view.ready]
+        assert k["e9"] in view.holders and k["e9"] not in ready
+        assert k["e10"] not in view.holders and k["e10"] in ready
+        assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
+    finally:
+        fake.stop()
