@@ -397,10 +397,17 @@ class JiraAdapter(ClaimsByComment):
         keys = set(item_ids)
         if not keys:
             return {}
-        if len(keys) > MAX_KEYS:
+        found: list[dict[str, Any]] | None = None
+        if len(keys) <= MAX_KEYS:
+            try:
+                found = self.client.search(f"{scope_where(self.config.jql)} AND "
+                                           f"{keys_clause(keys)}")
+            except JiraHTTPError as exc:  # refused (a held issue deleted?): read in full
+                if exc.status != 400:
+                    raise
+        if found is None:
             taken = super().watch(item_ids, holder)
         else:
-            found = self.client.search(f"{scope_where(self.config.jql)} AND {keys_clause(keys)}")
             by_id = {it.id: it for issue in found if (it := self._item(issue, own=True))}
             taken = {k: why for k in item_ids if (why := taken_back(by_id.get(k), holder))}
         for key in [k for k, why in taken.items() if why == GONE]:

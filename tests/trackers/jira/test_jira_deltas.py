@@ -475,3 +475,26 @@ def test_another_pools_claim_is_read_again_when_its_lease_ends_here() -> None:
         assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
     finally:
         fake.stop()
+
+
+def test_a_refused_delta_or_watch_search_falls_back_to_a_full_reading() -> None:
+    """Jira refusing a delta search (400: e.g. an issue it names was deleted meanwhile) is a
+    sign of a gap: a full reading answers instead; so for the one search that watches."""
+    fake = FakeJira().start()
+    try:
+        keys = _big(fake, 150)
+        ad = make_adapter(fake.url, jql=JQL)
+        snap = ad.changes()
+        assert isinstance(snap, Snapshot)
+        ad.changes()
+        fake.fault(400, path="/search", times=1, message="Error in the JQL Query")
+        assert isinstance(ad.changes(), Snapshot)
+        item = next(it for it in snap.items if it.id == keys[-1])
+        assert ad.claim(item, HOLDER, 600.0)
+        fake.fault(400, path="/search", times=1, message="Error in the JQL Query")
+        before = ad.client.stats.requests
+        assert ad.watch([keys[-1]], HOLDER) == {}
+        # refused, then a full reading: 2 pages and the held issue's comments (2 on Cloud)
+        assert ad.client.stats.requests - before == 1 + 2 + 2
+    finally:
+        fake.stop()
