@@ -166,6 +166,7 @@ class Issue:
     parent: str | None = None
     comments: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    old_keys: list[str] = field(default_factory=list)  # keys it had before a move
 
 
 @dataclass
@@ -551,6 +552,33 @@ class FakeJira:
                                   "issueLinkType": {"id": int(tid), "name": link_type},
                                   "systemLink": False}})
 
+    def move_issue(self, key: str, project: str) -> str:
+        """A person moves an issue to another project: it gets a key there, keeps its id, and
+        its old key still finds it (Atlassian's "Move an issue": the old key redirects);
+        `updated` moves and the delivery is a `jira:issue_updated` with `project` and `Key`
+        changelog items. Returns the new key."""
+        with self.lock:
+            it = self.issues.pop(key)
+            n = self.next_number.get(project, 1)
+            self.next_number[project] = n + 1
+            new = f"{project}-{n}"
+            it.old_keys.append(key)
+            it.key = new
+            it.updated = self.now()
+            self.issues[new] = it
+            for ln in self.links:
+                ln.blocker = new if ln.blocker == key else ln.blocker
+                ln.blocked = new if ln.blocked == key else ln.blocked
+            for other in self.issues.values():
+                if other.parent == key:
+                    other.parent = new
+            self._emit("jira:issue_updated", it, "issue_moved", items=[
+                {"field": "project", "fieldtype": "jira", "fieldId": "project", "from": None,
+                 "fromString": key.split("-")[0], "to": None, "toString": project},
+                {"field": "Key", "fieldtype": "jira", "from": None, "fromString": key,
+                 "to": None, "toString": new}])
+            return new
+
     def delete_issue(self, key: str) -> None:
         """A person deletes an issue: it and its links are gone (`jira:issue_deleted`)."""
         with self.lock:
@@ -731,7 +759,7 @@ class FakeJira:
         if name == "project":
             return {it.key.split("-")[0].lower()}
         if name in ("key", "issuekey"):
-            return {it.key.lower(), str(it.id)}
+            return {it.key.lower(), str(it.id), *(k.lower() for k in it.old_keys)}
         if name == "labels":
             return {x.lower() for x in it.labels}
         if name == "status":
@@ -793,7 +821,8 @@ class FakeJira:
         m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
         if m:
             with self.lock:
-                it = self.issues.get(m.group(1))
+                it = self.issues.get(m.group(1)) or next(
+                    (i for i in self.issues.values() if m.group(1) in i.old_keys), None)
                 if it is None:
                     raise _error(404, "Issue does not exist or you do not have permission to "
                                       "see it.")

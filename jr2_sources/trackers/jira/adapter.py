@@ -565,8 +565,9 @@ class JiraAdapter(ClaimsByComment):
         with self._lock:
             projects = self._projects
         wake, why = wakes(data, projects=projects, echoes=self._echoes)
-        if wake:
-            self._deltas.mark(**marked_by(data))
+        marks = marked_by(data)
+        if wake or any(self._deltas.knows(i) for i in marks["ids"]):
+            self._deltas.mark(**marks)  # (an issue moved to another project: read it again)
         return Verdict(200, wake, why)
 
     def close(self) -> None:

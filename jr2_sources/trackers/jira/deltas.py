@@ -33,6 +33,11 @@ cannot be sure:
   `updated`. On Cloud their ids go in `reconcileIssues` (read-after-write consistency, up to 50).
   An issue a delivery says was deleted is confirmed by a direct read (404) and leaves as
   `missing`; the issues that named it are read again (Jira removes a deleted issue's links).
+* A moved issue keeps its id and gets a key of its new project. A delivery about an issue whose
+  id a reading saw marks it even from another project (its new key is read again), and an
+  issue found under a new key leaves the set under its old one (and is added under the new one
+  while still in scope). Without a delivery, a move out of the projects read is found by the
+  next full reading.
 * What Atlassian does not document: whether adding or removing an issue link, or a comment,
   changes `updated`. jr2 does not rely on it: `issuelink_created` / `issuelink_deleted`
   deliveries mark both issues, and the full resynchronisation (`jr2 work --resync-every`,
@@ -99,6 +104,7 @@ class JiraDeltas:
         self._since: datetime | None = None  # server time the last reading began
         self._stamps: dict[str, str] = {}  # key -> `updated` of each issue of the set
         self._ids: dict[str, int] = {}  # key -> the issue's id, for every issue read
+        self._keys: dict[int, str] = {}  # the other way round (a moved issue keeps its id)
         self._leases: dict[str, datetime] = {}  # key -> end of a live claim (this machine)
         self._refs: dict[str, set[str]] = {}  # key -> the keys it names as blockers/children
         self._named: Counter[str] = Counter()  # key -> how many issues of the set name it
@@ -163,7 +169,7 @@ class JiraDeltas:
         ad = self.adapter
         since = self._since
         assert since is not None
-        by_id = {v: k for k, v in self._ids.items()} if ids else {}
+        by_id = self._keys
         forced |= {by_id[i] for i in ids if i in by_id}
         forced -= deleted
         # Jira drops a deleted issue's links: the issues naming it are read again (a direct read
@@ -197,7 +203,11 @@ class JiraDeltas:
         delta = Delta()
         newer = {str(i["key"]): self._stamp(i) for i in inside}
         for issue in gone:
-            self._remember_id(issue)
+            moved = self._remember_id(issue)
+            if moved is not None and (moved in self._stamps or moved in self._named):
+                # moved out (or a blocker moved), under a new key
+                delta.left[moved] = self._left_state(moved, issue)
+                self._drop(moved)
             key = str(issue["key"])
             if key in newer and newer[key] >= self._stamp(issue):
                 continue  # both searches saw it: the newer answer wins (a tie: in scope)
@@ -207,7 +217,11 @@ class JiraDeltas:
                 self._drop(key)
                 self._seen_outside[key] = self._stamp(issue)
         for issue in inside:
-            self._remember_id(issue)
+            moved = self._remember_id(issue)
+            if moved is not None and (moved in self._stamps or moved in self._named):
+                # moved within the scope: it is read under its new key below
+                delta.left[moved] = "open"
+                self._drop(moved)
             key = str(issue["key"])
             stamp = self._stamp(issue)
             if key in delta.left or (self._stamps.get(key) == stamp and key not in forced):
@@ -256,10 +270,20 @@ class JiraDeltas:
         except ValueError:
             return ""
 
-    def _remember_id(self, issue: Mapping[str, Any]) -> None:
+    def _remember_id(self, issue: Mapping[str, Any]) -> str | None:
+        """Remember the issue's id; the key the set knows it by, when it was moved (a key of
+        another project, the same id), else None."""
         raw = issue.get("id")
-        if raw is not None and str(raw).isdigit():
-            self._ids[str(issue["key"])] = int(str(raw))
+        if raw is None or not str(raw).isdigit():
+            return None
+        key, iid = str(issue["key"]), int(str(raw))
+        old = self._keys.get(iid)
+        self._ids[key], self._keys[iid] = iid, key
+        return old if old is not None and old != key else None
+
+    def knows(self, issue_id: int) -> bool:
+        """Has a reading of this process seen the issue with this id?"""
+        return issue_id in self._keys
 
     def _left_state(self, key: str, issue: Mapping[str, Any]) -> BlockerState:
         ad = self.adapter

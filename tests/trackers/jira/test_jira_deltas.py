@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from fakes.jira_server import FakeJira
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jira_helpers import make_adapter
 
@@ -104,6 +104,7 @@ def test_deltas_give_the_ready_set_of_a_full_reading_through_peoples_edits(cloud
             ("and back in", lambda: fake.edit(k["e9"], add="agent")),
             ("a person takes one", lambda: fake.edit(k["e10"], assignee={"accountId": "x"})),
             ("a blocker is deleted", lambda: fake.delete_issue(k["e6"])),
+            ("a person moves one to another project", lambda: fake.move_issue(k["e4"], "OPS")),
             ("a new issue", lambda: fake.add_issue("new", labels=["agent"])),
             ("another project's blocker reopens", lambda: fake.set_status(k["ops"], "To Do")),
         ]
@@ -332,12 +333,13 @@ def test_jr2_work_resync_every_repairs_a_change_no_delta_shows(tmp_path: Path) -
 
 _EDITS = st.lists(st.tuples(
     st.sampled_from(["done", "reopen", "progress", "unlabel", "label", "assign", "unassign",
-                     "fail", "link", "unlink", "delete", "new"]),
+                     "fail", "link", "unlink", "delete", "new", "move"]),
     st.integers(0, 7), st.integers(0, 7)), min_size=1, max_size=12)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_EDITS, min_size=1, max_size=4))
+@example(steps=[[("unlabel", 0, 0)], [("done", 0, 0), ("move", 0, 0)]])  # a blocker moved away
 def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
         steps: list[list[tuple[str, int, int]]]) -> None:
     """Property: whatever people do between two polls (with the webhook delivering links and
@@ -377,6 +379,8 @@ def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
                     fake.delete_issue(a)
                 elif what == "new":
                     keys.append(fake.add_issue("new", labels=["agent"]))
+                elif what == "move" and i not in (6, 7):
+                    keys[i] = fake.move_issue(a, "OPS")
             assert f.step() == _reference(fake)
     finally:
         fake.stop()
