@@ -178,9 +178,6 @@ class WorkCommand(SourceCommand):
               help="Wait after the first transient failure; doubled after each next one.")
 @click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
               help="The longest wait between attempts.")
-@click.option("--resync-every", metavar="DURATION", default="5m", show_default=True,
-              help="Read the whole source again this often; in between, a source that can "
-                   "reads only what changed.")
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
 @click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
@@ -199,7 +196,6 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
-             resync_every: str,
              workdir: Path | None, worktree_base: str | None, pass_env: tuple[str, ...],
              quiet: bool, as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
@@ -229,8 +225,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   tls_cert=tls_cert, tls_key=tls_key, webhook_secret_env=webhook_secret_env,
                   workdir=workdir, worktree=worktree_base, pass_env=pass_env, state=state_dir,
                   quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
-                  retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
-                  resync_every=resync_every)
+                  retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max)
     _summary(result, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.run.to_json(), indent=2, default=str))

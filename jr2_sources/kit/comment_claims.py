@@ -118,6 +118,12 @@ class CommentClaims:
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
 
+    def held(self, key: str) -> Held | None:
+        """This process's live claim of `key` (None once settled or released)."""
+        with self._lock:
+            held = self._held.get(key)
+        return None if held is None or held.settled else held
+
     def _look(self, key: str) -> bool:
         """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
         where the tracker has them: free when unchanged) and give up at once when another live
@@ -208,12 +214,6 @@ class CommentClaims:
         held.updated_at = updated
         held.lease = lease
         return True
-
-    def holding(self, key: str) -> Held | None:
-        """The claim this process holds on `key`, if any (a tracker's reader may trust it
-        instead of listing the comments again)."""
-        with self._lock:
-            return self._held.get(key)
 
     def take(self, key: str, holder: str) -> Held | None:
         """Forget `holder`'s claim on `key` and return it (None if this process has none)."""

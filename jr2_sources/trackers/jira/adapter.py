@@ -239,7 +239,7 @@ class JiraAdapter(ClaimsByComment):
         parent = f.get("parent")
         comments: list[Comment] | None = None
         now: datetime | None = None
-        held = self.claims.holding(key) if own and cfg.claim_label in labels else None
+        held = self.claims.held(key) if own and cfg.claim_label in labels else None
         if held is None and (cfg.claim_label in labels
                              or (self.read_only and cfg.failed_label in labels)):
             comments, now = self.comments(key)
@@ -566,7 +566,7 @@ class JiraAdapter(ClaimsByComment):
             projects = self._projects
         wake, why = wakes(data, projects=projects, echoes=self._echoes)
         marks = marked_by(data)
-        if wake or any(self._deltas.knows(i) for i in marks["ids"]):
+        if wake or any(self._deltas.knows(i) for i in (*marks["ids"], *marks["deleted_ids"])):
             self._deltas.mark(**marks)  # (an issue moved to another project: read it again)
         return Verdict(200, wake, why)
 

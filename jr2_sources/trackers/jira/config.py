@@ -54,6 +54,10 @@ class JiraConfig(BaseModel):
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool searches again (by "
                                              "deltas: about 2 searches a poll)")
+    resync_every: Duration = Field(default=300.0, gt=0,
+                                   description="`jr2 work` reads only the issues updated since "
+                                               "its last reading, and everything again this "
+                                               "often")
     delta_overlap: Duration = Field(default=120.0,
                                     description="how far before the last reading a delta "
                                                 "search reaches back (clock steps, minute "

@@ -40,7 +40,7 @@ cannot be sure:
   next full reading.
 * What Atlassian does not document: whether adding or removing an issue link, or a comment,
   changes `updated`. jr2 does not rely on it: `issuelink_created` / `issuelink_deleted`
-  deliveries mark both issues, and the full resynchronisation (`jr2 work --resync-every`,
+  deliveries mark both issues, and the full resynchronisation (`--resync-every`,
   default 5 minutes) bounds what a missed delivery can hide. A deletion without a delivery is
   also found by that resynchronisation (or by the claim, which the tracker then refuses).
 * A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
@@ -113,6 +113,7 @@ class JiraDeltas:
         self._forced: set[str] = set()  # keys to read again whatever their time
         self._forced_ids: set[int] = set()  # issue ids a delivery named (mapped when known)
         self._deleted: set[str] = set()  # keys a delivery says were deleted
+        self._deleted_ids: set[int] = set()  # and their ids (mapped to the keys known here)
         self._zone: tzinfo | None = None
         self._zone_known = False
         self._lock = threading.Lock()
@@ -125,12 +126,14 @@ class JiraDeltas:
             self._forced.add(key)
 
     def mark(self, *, keys: Iterable[str] = (), ids: Iterable[int] = (),
-             deleted: Iterable[str] = ()) -> None:
-        """A verified webhook delivery named these issues (keys, or ids for link events)."""
+             deleted: Iterable[str] = (), deleted_ids: Iterable[int] = ()) -> None:
+        """A verified webhook delivery named these issues (keys, or ids for link events), or
+        says these were deleted."""
         with self._lock:
             self._forced.update(keys)
             self._forced_ids.update(ids)
             self._deleted.update(deleted)
+            self._deleted_ids.update(deleted_ids)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -140,6 +143,8 @@ class JiraDeltas:
             forced, self._forced = self._forced, set()
             ids, self._forced_ids = self._forced_ids, set()
             deleted, self._deleted = self._deleted, set()
+            deleted_ids, self._deleted_ids = self._deleted_ids, set()
+        deleted = deleted | {self._keys[i] for i in deleted_ids if i in self._keys}
         try:
             if full or self._since is None:
                 return self._full()
@@ -207,7 +212,7 @@ class JiraDeltas:
             if moved is not None and (moved in self._stamps or moved in self._named):
                 # moved out (or a blocker moved), under a new key
                 delta.left[moved] = self._left_state(moved, issue)
-                self._drop(moved)
+                self._moved(moved)
             key = str(issue["key"])
             if key in newer and newer[key] >= self._stamp(issue):
                 continue  # both searches saw it: the newer answer wins (a tie: in scope)
@@ -221,7 +226,7 @@ class JiraDeltas:
             if moved is not None and (moved in self._stamps or moved in self._named):
                 # moved within the scope: it is read under its new key below
                 delta.left[moved] = "open"
-                self._drop(moved)
+                self._moved(moved)
             key = str(issue["key"])
             stamp = self._stamp(issue)
             if key in delta.left or (self._stamps.get(key) == stamp and key not in forced):
@@ -300,6 +305,13 @@ class JiraDeltas:
         refs = _refs(item)
         self._refs[key] = refs
         self._named.update(refs)
+
+    def _moved(self, old: str) -> None:
+        """The issue known as `old` has a new key: the issues naming it by the old one are read
+        again in the next delta (their links name the new key by then)."""
+        self._drop(old)
+        with self._lock:
+            self._forced.update(k for k, refs in self._refs.items() if old in refs)
 
     def _drop(self, key: str) -> None:
         self._stamps.pop(key, None)

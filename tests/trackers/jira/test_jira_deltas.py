@@ -294,9 +294,9 @@ def test_a_failed_delta_search_keeps_what_it_was_to_read_again() -> None:
 
 
 def test_jr2_work_resync_every_repairs_a_change_no_delta_shows(tmp_path: Path) -> None:
-    """`jr2 work --resync-every 1s`: a link removed while the pool runs (no delivery, and a link
-    moves no `updated`) frees its issue at the next full reading, while another item still runs;
-    at the default 5 minutes the pool would end deadlocked with it blocked."""
+    """`jr2 work jira:... --resync-every 1s`: a link removed while the pool runs (no delivery,
+    and a link moves no `updated`) frees its issue at the next full reading, while another item
+    still runs; at the default 5 minutes the pool would end deadlocked with it blocked."""
     import os
     import subprocess
     import sys
@@ -340,6 +340,8 @@ _EDITS = st.lists(st.tuples(
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_EDITS, min_size=1, max_size=4))
 @example(steps=[[("unlabel", 0, 0)], [("done", 0, 0), ("move", 0, 0)]])  # a blocker moved away
+@example(steps=[[("move", 0, 0)], [("done", 0, 0)]])  # then done under its new key
+@example(steps=[[("move", 0, 0), ("delete", 0, 0)]])  # then deleted under its new key
 def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
         steps: list[list[tuple[str, int, int]]]) -> None:
     """Property: whatever people do between two polls (with the webhook delivering links and
