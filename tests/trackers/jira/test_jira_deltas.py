@@ -504,3 +504,12 @@ def test_a_refused_delta_or_watch_search_falls_back_to_a_full_reading() -> None:
         assert ad.client.stats.requests - before == 1 + 2 + 2
     finally:
         fake.stop()
+
+
+def test_resync_every_and_delta_overlap_are_checked_durations() -> None:
+    from jr2_sources.trackers.jira.config import JiraConfig
+
+    cfg = JiraConfig(jql="project = ENG", resync_every="2m", delta_overlap="30s")
+    assert (cfg.resync_every, cfg.delta_overlap) == (120.0, 30.0)
+    with pytest.raises(ValueError, match="resync_every"):
+        JiraConfig(jql="project = ENG", resync_every="0s")
