@@ -19,7 +19,12 @@ next to the code that reads them).
   `retries = True`, takes `settle(item_id, holder, outcome, attempt)` with an
   `Attempt | None`, reads it back as `SnapshotItem.attempts` / `.retry_after`, and refuses a
   claim whose record changed since the snapshot; the WorkSource refuses `--max-attempts` > 1
-  on any other tracker.
+  on any other tracker. Global caps and conflict groups (`jr2 work --global-cap`,
+  `--exclusive-by`, `jr2_sources.limits`): a tracker that decides them in the claim itself,
+  safely against every pool, sets `limits = True`; its `claim` then refuses an item one of
+  whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
+  WorkSource) live claims exist, and the item's claim holds its groups and its cap slot for
+  the claim's lease. The WorkSource refuses those options on any other tracker.
 * `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
   `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it, so
   nothing is looked up with `getattr`. `layer_options(config)` reads them from any config model.
@@ -149,6 +154,15 @@ class Tracker(ABC):
     """True: this tracker keeps the attempt record (`settle` takes a fourth argument, an
     `jr2_sources.retries.Attempt | None`; see the module's notes). False: `--max-attempts` > 1
     is refused."""
+
+    limits: ClassVar[bool] = False
+    """True: `claim` keeps the global cap (`global_cap`) and the item's conflict groups
+    (`SnapshotItem.groups`) against every pool (see the module's notes). False: `--global-cap`
+    and `--exclusive-by` are refused."""
+
+    global_cap: int | None = None
+    """The most items every pool on this tracker may hold at once (`--global-cap`), set by the
+    WorkSource on a tracker with `limits`; None: no global cap."""
 
     # -- required -----------------------------------------------------------------------------
 
