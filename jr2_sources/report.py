@@ -480,13 +480,15 @@ def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
     return head, len(rs.claimed), claimed
 
 
-def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
-    """One section: heading and table, cut with an "… and N more" row to stay within `budget`."""
-    head, total, rows = _md_rows(rs, kind)
-    title = f"### {kind.capitalize()} ({total:,})"
+def md_block(title: str, head: Sequence[str], total: int, rows: Iterator[str], budget: int,
+             more: Callable[[int], str]) -> str:
+    """A markdown section (`### title (total)`, the `head` lines, then rows) cut to stay within
+    `budget` characters: rows are formatted only until the budget is overrun, and the cut is
+    said by `more(n)` (n: the rows left out). Also used by the dashboard issue."""
+    heading = f"### {title} ({total:,})"
     if total == 0:
-        return f"{title}\n\n_none_\n"
-    out = [title, "", *head]
+        return f"{heading}\n\n_none_\n"
+    out = [heading, "", *head]
     used = sum(len(line) + 1 for line in out)  # each line with its newline
     kept: list[str] = []
     for row in rows:  # format rows only until the budget is overrun
@@ -496,14 +498,21 @@ def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
             break
     if len(kept) == total and used <= budget:
         return "\n".join([*out, *kept]) + "\n"
-    blanks = " |" * (head[1].count("|") - 2)
-
-    def more() -> str:
-        return f"| … and {total - len(kept):,} more |{blanks}"
-
-    while kept and used + len(more()) + 1 > budget:
+    while kept and used + len(more(total - len(kept))) + 1 > budget:
         used -= len(kept.pop()) + 1
-    return "\n".join([*out, *kept, more()]) + "\n"
+    return "\n".join([*out, *kept, more(total - len(kept))]) + "\n"
+
+
+def md_more_row(head: Sequence[str]) -> Callable[[int], str]:
+    """The "… and N more" row of a table with the header `head`."""
+    blanks = " |" * (head[1].count("|") - 2)
+    return lambda n: f"| … and {n:,} more |{blanks}"
+
+
+def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
+    """One section: heading and table, cut with an "… and N more" row to stay within `budget`."""
+    head, total, rows = _md_rows(rs, kind)
+    return md_block(kind.capitalize(), head, total, rows, budget, md_more_row(head))
 
 
 def _md_tables(rs: ReadySet, budget: int) -> list[str]:
