@@ -14,6 +14,11 @@ reading the next one is full again (`changes(full=True)`), and an adapter answer
 claimed is re-checked by the claim protocol itself (a stale "ready" costs one lost claim, and the
 adapter re-reads that item in the next delta).
 
+Start-up reads the backlog once: `jr2 work` checks the source with one full reading before the
+pool starts (`first_reading`: `changes(full=True)` where the adapter has deltas, so its next
+delta counts from that reading, else `snapshot()`), and hands it to the reader (`prime`) as its
+first full reading instead of reading everything again a moment later.
+
 `ReadyView` is the part of a Ready-set a claim needs: the ready items in run order (lazily), the
 counts, the live holders and which items carry a failure mark; `ReadySet` (for reports) is built
 only when someone asks. Items outside the pool's scope (`in_scope=False`, listed only to show
@@ -27,12 +32,12 @@ import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
-__all__ = ["DEFAULT_RESYNC_EVERY", "ChangesFn", "ReadyReader", "ReadyView"]
+__all__ = ["DEFAULT_RESYNC_EVERY", "ChangesFn", "ReadyReader", "ReadyView", "first_reading"]
 
 DEFAULT_RESYNC_EVERY = 300.0
 
@@ -78,11 +83,22 @@ class ReadyReader:
         self._synced = 0.0
         self._last: ReadySet | None = None
         self._outside: set[str] = set()  # ids of the items with in_scope=False (deltas only)
+        self._primed: tuple[Snapshot, float] | None = None  # a full reading taken before `read`
         # `read` runs in a worker thread while the live view or the summary may ask for `last`
         self._lock = threading.Lock()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
+
+    def prime(self, snapshot: Snapshot) -> None:
+        """Take `snapshot`, a full reading made just now (`first_reading` of the same adapter),
+        as the first reading of the next `read()` instead of reading the source again."""
+        with self._lock:
+            self._primed = (snapshot, self.clock())
+
+    def _take_primed(self) -> tuple[Snapshot, float] | None:
+        got, self._primed = self._primed, None
+        return got
 
     def ready_set(self) -> ReadySet:
         """A fresh, complete Ready-set (blocking): always a full reading."""
@@ -100,7 +116,11 @@ class ReadyReader:
     def read(self) -> ReadyView:
         """The Ready-set now (blocking), as a `ReadyView`."""
         if self._changes is None:
-            rs = self._last = self.ready_set()
+            with self._lock:
+                primed = self._take_primed()
+            rs = self._last = (self.ready_set() if primed is None else compute_ready_set(
+                primed[0], now=self._now(), children_block=self.children_block,
+                global_cap=self.global_cap))
             failed_ids = {e.item.id for e in rs.blocked if e.item.failed is not None}
             now = rs.generated_at
             waiting = sum(1 for e in rs.blocked if e.item.in_scope
@@ -128,9 +148,14 @@ class ReadyReader:
                          limited)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
-        t = self.clock()
-        due = self.resync_every is not None and t - self._synced >= self.resync_every
-        got = changes(full=self._inc is None or due)
+        primed = self._take_primed()
+        got: Snapshot | Delta
+        if primed is not None:
+            got, t = primed
+        else:
+            t = self.clock()
+            due = self.resync_every is not None and t - self._synced >= self.resync_every
+            got = changes(full=self._inc is None or due)
         now = self._now()
         if isinstance(got, Snapshot):
             if self._inc is None:
@@ -151,6 +176,20 @@ class ReadyReader:
                     self._outside.add(it.id)
             self._outside.difference_update(got.left)
         return self._inc
+
+
+def first_reading(tracker: Any) -> Snapshot:
+    """One full reading of `tracker`, fit to `ReadyReader.prime`: `changes(full=True)` where it
+    reads by deltas (a full reading must answer a `Snapshot`), else `snapshot()`."""
+    changes = getattr(tracker, "changes", None)
+    if not callable(changes):
+        snap: Snapshot = tracker.snapshot()
+        return snap
+    got = changes(full=True)
+    if not isinstance(got, Snapshot):
+        raise RuntimeError(f"{getattr(tracker, 'name', 'tracker')}: changes(full=True) must "
+                           "answer a full Snapshot")
+    return got
 
 
 _LIMIT_KINDS = frozenset({"group_busy", "global_cap"})

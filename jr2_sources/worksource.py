@@ -234,6 +234,13 @@ class WorkSource:
         """The Ready-set `next` last read (complete, built on first use), None before."""
         return self._reader.last
 
+    def prime(self, snapshot: Snapshot) -> None:
+        """Start from `snapshot`, a full reading of this tracker made just before the run
+        (`deltas.first_reading`, `jr2 work`'s check of the source), instead of reading the
+        whole backlog again at the first `next`."""
+        self.limits.tag(snapshot)
+        self._reader.prime(snapshot)
+
     # -- the Source ---------------------------------------------------------------------------
 
     def as_source(self) -> Source:

@@ -133,6 +133,7 @@ class _Plan:
     policy: Any = None
     limits: Any = None
     dashboard: Any = None
+    first: Any = None  # the full reading that checked the source: the pool's first
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -172,7 +173,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
-    first = adapter.snapshot()  # bad input (a broken backlog, no access) fails here
+    from jr2_sources.deltas import first_reading
+
+    # bad input (a broken backlog, no access) fails here; the pool starts from this reading
+    first = first_reading(adapter)
     dash = None
     if dashboard is not None:
         from .dashboard import interval_seconds, open_dashboard
@@ -181,7 +185,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                               interval=interval_seconds("--dashboard-interval",
                                                         dashboard_interval))
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, dash)
+                 workspace, env, quiet, policy, limits, dash, first)
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
@@ -338,6 +342,8 @@ async def _run(plan: _Plan) -> WorkResult:
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
                     wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
                     limits=plan.limits)
+    if plan.first is not None:
+        ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
     worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=plan.timeout,
                             workspace=plan.workspace, base_env=plan.env)
