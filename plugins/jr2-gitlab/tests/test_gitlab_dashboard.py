@@ -17,6 +17,7 @@ import pytest
 from fake_gitlab import TOKEN, FakeGitLab
 from gitlab_helpers import make_adapter
 
+from jr2_sources.cli.dashboard import DashboardLoop
 from jr2_sources.dashboard import END, START, Dashboard, split, ticks
 from jr2_sources.readyset import compute_ready_set
 
@@ -203,6 +204,15 @@ def test_own_edits_and_a_persons_edits_are_told_apart(fake: FakeGitLab) -> None:
     assert board.about(headers, delivery(1, description(fake))) is None
     assert board.about(headers, delivery(4, description(fake), "other/p")) is None
     assert board.about(headers, b"not json") is None
+    # through `jr2 work --dashboard`'s receiver: its own edit neither wakes the pool nor the
+    # dashboard; a person's edit makes the dashboard look at once, without waking the pool
+    loop = DashboardLoop(dash, lambda: None, lambda: None)
+    receive = loop.receiver(adapter.webhook)
+    own = receive(headers, delivery(4, description(fake)), None)
+    assert (own.wake, loop._poked.is_set()) == (False, False)
+    person = receive({**headers, "Idempotency-Key": "2"}, delivery(4, "a person's tick"), None)
+    assert (person.wake, loop._poked.is_set()) == (False, True)
+    assert receive({**headers, "Idempotency-Key": "3"}, delivery(1, "an item"), None).wake
 
 
 def test_the_fakes_member_answer_holds_only_documented_fields(fake: FakeGitLab) -> None:
