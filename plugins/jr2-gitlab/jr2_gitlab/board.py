@@ -22,7 +22,10 @@ Design notes
   right to clear a failed label by hand ticked, so the issue is refused in one line. Then every
   tick comes from someone who could remove the failed label by hand anyway. A project or group
   access token's bot user is a member with a role, so it is judged the same way. The member
-  endpoint's answer is vendored in fixtures/gitlab/api/member_all.json.
+  endpoint's answer is vendored in fixtures/gitlab/api/member_all.json. Sources: GitLab's
+  "Roles and permissions" page (https://docs.gitlab.com/user/permissions/, doc/user/
+  permissions.md: Planner role added in GitLab 17.7; Guest authors and assignees may update
+  their issue since gitlab-org/gitlab#424961) and its members API page (doc/api/members.md).
 * A retry tick removes the item's failed label (`PUT ... remove_labels`), exactly what a person
   does by hand; a label already gone is fine (GitLab ignores an absent one).
 * `about(headers, body)` tells a webhook delivery about the dashboard issue apart: an issue
