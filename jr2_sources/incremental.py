@@ -37,6 +37,7 @@ from collections.abc import Collection, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .gates import awaiting
 from .readyset import (
     BlockedEntry,
     BlockerState,
@@ -334,7 +335,7 @@ class IncrementalReadySet:
             self._retrying[iid] = retry_at
             heapq.heappush(self._retry_heap, (retry_at, iid))
         waits = any(b.state != "done" for b in it.blockers) or it.failed is not None or (
-            iid in self._retrying) or (
+            iid in self._retrying) or (bool(it.gates) and awaiting(it) is not None) or (
             self.children_block and any(c.state == "open" for c in it.children))
         if waits:
             self._file(iid, "blocked")

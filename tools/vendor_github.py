@@ -54,6 +54,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/assignees"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"),
+    ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
 )
 
 WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping")

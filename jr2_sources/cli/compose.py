@@ -53,8 +53,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          workdir: Path | None = None, worktree: str | None = None,
          pass_env: Sequence[str] = (), state: Path | None = None,
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
-         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h"
-         ) -> WorkResult:
+         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
+         gates: Sequence[str] = ()) -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -72,7 +72,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
                     pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
-                    retry_backoff_max=retry_backoff_max)
+                    retry_backoff_max=retry_backoff_max, gates=gates)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -87,7 +87,8 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      pass_env: Sequence[str] = (), state: Path | None = None,
                      quiet: bool = True, max_attempts: int = 1,
                      transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-                     retry_backoff_max: float | str = "1h") -> WorkResult:
+                     retry_backoff_max: float | str = "1h",
+                     gates: Sequence[str] = ()) -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -96,7 +97,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
         pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
         transient_exit=transient_exit, retry_backoff=retry_backoff,
-        retry_backoff_max=retry_backoff_max))
+        retry_backoff_max=retry_backoff_max, gates=gates))
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class _Plan:
     env: dict[str, str]
     quiet: bool
     policy: Any = None
+    gates: frozenset[str] = frozenset()
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -127,7 +129,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
              pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
              transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-             retry_backoff_max: float | str = "1h") -> _Plan:
+             retry_backoff_max: float | str = "1h", gates: Sequence[str] = ()) -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     import secrets as _secrets
@@ -142,7 +144,11 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     state_dir = resolve_state(state, create=True)
+    names = _gate_names(gates)
     adapter, config = open_source(source, list(options), state_dir, read_only=False)
+    if names and not getattr(adapter, "gates", False):
+        raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
+                         "so it cannot use --gate")
     if serve.secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
@@ -153,7 +159,17 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     env = worker_env(tuple(pass_env), held)
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy)
+                 workspace, env, quiet, policy, names)
+
+
+def _gate_names(gates: Sequence[str]) -> frozenset[str]:
+    """`--gate NAME` (repeatable), checked (`jr2_sources.gates.check_name`)."""
+    from jr2_sources.gates import check_name
+
+    try:
+        return frozenset(check_name(g) for g in gates)
+    except ValueError as exc:
+        raise UsageError(f"--gate: {exc}") from None
 
 
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
@@ -276,7 +292,7 @@ async def _run(plan: _Plan) -> WorkResult:
     poll = opts.poll_every
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
-                    wake=wake, attempts=plan.policy)
+                    wake=wake, attempts=plan.policy, gates=plan.gates)
     worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=plan.timeout,
                             workspace=plan.workspace, base_env=plan.env)

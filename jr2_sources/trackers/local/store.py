@@ -19,6 +19,13 @@ outcome; a claim is refused while that time is ahead or when the row's count is 
 claimer chose the item by; a done or final failed outcome, or `clear`, deletes the row.
 Schema 2 added the `retries` table (a schema-1 file gains it when a writer opens it).
 
+Approval gates (`jr2 work --gate`, `jr2_sources.gates`) live in the `gates` table, one row per
+item and gate: `awaiting` (with the worker's reason) until a person answers (`approved` or
+`rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
+transaction; a claim is refused while the item has an awaiting row, so a parked item never
+runs before its answer, whichever pool sees it. Schema 3 added the table (an older file gains
+it when a writer opens it).
+
 `change_token()` is a counter that triggers bump inside the writing transaction whenever a claim
 is taken, taken over, released or settled, or an outcome is written or cleared: a waiting pool
 compares tokens to know that another process changed something. Lease renewals do not bump it:
@@ -56,6 +63,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ClaimRow",
     "ClaimStore",
+    "GateRow",
     "OutcomeRow",
     "OutcomeStatus",
     "StoreError",
@@ -64,7 +72,7 @@ __all__ = [
 
 OutcomeStatus = Literal["done", "failed"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
@@ -86,6 +94,15 @@ CREATE TABLE IF NOT EXISTS retries (
     item_id TEXT PRIMARY KEY,
     attempts INTEGER NOT NULL,
     retry_after REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gates (
+    item_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('awaiting', 'approved', 'rejected')),
+    reason TEXT,
+    by TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (item_id, name)
 );
 CREATE TABLE IF NOT EXISTS changes (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -113,6 +130,7 @@ SELECT :item, :holder, :now, :expires, 1
 WHERE NOT EXISTS (SELECT 1 FROM outcomes WHERE item_id = :item)
   AND NOT EXISTS (SELECT 1 FROM retries WHERE item_id = :item AND retry_after > :now)
   AND COALESCE((SELECT attempts FROM retries WHERE item_id = :item), 0) = :attempts
+  AND NOT EXISTS (SELECT 1 FROM gates WHERE item_id = :item AND status = 'awaiting')
 ON CONFLICT (item_id) DO UPDATE SET
     holder = excluded.holder,
     since = CASE WHEN claims.holder = excluded.holder THEN claims.since ELSE excluded.since END,
@@ -161,6 +179,17 @@ class OutcomeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class GateRow:
+    """One approval gate of an item: awaiting, approved or rejected, why, by whom, when."""
+
+    name: str
+    status: str
+    reason: str | None
+    by: str | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class StoreState:
     """Everything in the store, read in one transaction, with the change token of that moment."""
 
@@ -169,6 +198,8 @@ class StoreState:
     token: int
     retries: dict[str, tuple[int, float]] = field(default_factory=dict)
     """Items waiting to be retried: attempts spent, earliest next attempt (epoch seconds)."""
+    gates: dict[str, tuple[GateRow, ...]] = field(default_factory=dict)
+    """Items with approval gates: their rows, by gate name."""
 
 
 _MAX_VARS = 500  # host parameters per statement: far below every SQLite build's limit
@@ -447,6 +478,37 @@ class ClaimStore:
             )
             return cursor.rowcount == 1
 
+    def park(self, item_id: str, holder: str, gate: str, reason: str | None = None,
+             now: float | None = None) -> bool:
+        """Park `item_id` awaiting approval of `gate` and drop `holder`'s claim, in one
+        transaction; False, with nothing written, when `holder` no longer holds it."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            deleted = conn.execute(
+                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
+            ).rowcount
+            if deleted != 1:
+                return False
+            conn.execute(
+                "INSERT INTO gates (item_id, name, status, reason, by, at)"
+                " VALUES (?, ?, 'awaiting', ?, NULL, ?) ON CONFLICT (item_id, name) DO UPDATE"
+                " SET status = 'awaiting', reason = excluded.reason, by = NULL, at = excluded.at",
+                (item_id, gate, reason, at))
+            return True
+
+    def answer(self, item_id: str, gate: str, status: str, reason: str | None = None,
+               by: str | None = None, now: float | None = None) -> bool:
+        """A person's answer (`approved` or `rejected`) to the gate `gate` of `item_id`; False
+        when that gate is not awaiting an answer (never asked, or answered already)."""
+        if status not in ("approved", "rejected"):
+            raise ValueError(f"status must be 'approved' or 'rejected', not {status!r}")
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE gates SET status = ?, reason = ?, by = ?, at = ?"
+                " WHERE item_id = ? AND name = ? AND status = 'awaiting'",
+                (status, reason, by, at, item_id, gate)).rowcount == 1
+
     def state(self, ids: Collection[str] | None = None) -> StoreState:
         """Every claim and outcome (or only those of `ids`), and the change token, from one
         consistent read."""
@@ -457,6 +519,7 @@ class ClaimStore:
             claims: dict[str, ClaimRow] = {}
             outcomes: dict[str, OutcomeRow] = {}
             retries: dict[str, tuple[int, float]] = {}
+            gates: dict[str, tuple[GateRow, ...]] = {}
             for where, args in _where_ids(ids):
                 for row in conn.execute(
                     f"SELECT item_id, holder, since, lease_expires, attempt FROM claims{where}",
@@ -471,7 +534,14 @@ class ClaimStore:
                     f"SELECT item_id, attempts, retry_after FROM retries{where}", args
                 ):
                     retries[row[0]] = (int(row[1]), float(row[2]))
-            return StoreState(claims=claims, outcomes=outcomes, token=token, retries=retries)
+                for row in conn.execute(
+                    f"SELECT item_id, name, status, reason, by, at FROM gates{where}"
+                    " ORDER BY item_id, name", args
+                ):
+                    gates[row[0]] = (*gates.get(row[0], ()),
+                                     GateRow(row[1], row[2], row[3], row[4], float(row[5])))
+            return StoreState(claims=claims, outcomes=outcomes, token=token, retries=retries,
+                              gates=gates)
 
     def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` of this connection: it changes when ANOTHER connection
