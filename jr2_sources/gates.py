@@ -81,11 +81,13 @@ class Gate:
     at: datetime
     reason: str | None = None
     by: str | None = None
+    ignored: tuple[str, ...] = ()
+    """Who answered without the right to (no write access): their answers were ignored."""
 
     def to_json_obj(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status,
                 "at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "reason": self.reason,
-                "by": self.by}
+                "by": self.by, "ignored": list(self.ignored)}
 
 
 @dataclass(frozen=True, slots=True)

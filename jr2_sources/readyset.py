@@ -154,8 +154,8 @@ class Reason:
     open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
     merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
     `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent).
-    awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601 UTC) and `text` (the
-    worker's reason, if it gave one).
+    awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601 UTC), `text` (the
+    worker's reason, if it gave one) and `refs` (who answered without write access: ignored).
     """
 
     kind: ReasonKind
@@ -185,7 +185,7 @@ class Reason:
             return {"kind": self.kind, "at": self.detail, "attempts": self.attempts}
         if self.kind == "awaiting_approval":
             return {"kind": self.kind, "gate": self.ref, "since": self.detail,
-                    "reason": self.text}
+                    "reason": self.text, "ignored_answers_by": list(self.refs or ())}
         return {"kind": self.kind, "reason": self.detail}
 
 
@@ -255,7 +255,7 @@ class _Why:
                                   iso_utc(it.retry_after), it.attempts))  # type: ignore[arg-type]
         gate = awaiting(it) if it.gates else None
         if gate is not None:
-            reasons.append(Reason("awaiting_approval", gate.name, None, None, None,
+            reasons.append(Reason("awaiting_approval", gate.name, list(gate.ignored), None, None,
                                   iso_utc(gate.at), None, gate.reason))
         i = self.cycle_of.get(it.id)
         if i is not None:

@@ -159,8 +159,10 @@ def describe_reasons(
                          f"({r.attempts} attempt{'' if r.attempts == 1 else 's'} failed)")
         elif r.kind == "awaiting_approval":
             why = f": {fmt_text(r.text)}" if r.text else ""
+            who = ", ".join(fmt_text(w) for w in r.refs or ())
+            ignored = f" (ignored answers by {who}: no write access)" if who else ""
             parts.append(f"awaits approval of gate {fmt_text(r.ref or '')} since "
-                         f"{fmt_text(r.detail or '')}{why}")
+                         f"{fmt_text(r.detail or '')}{why}{ignored}")
         elif r.kind == "cycle":
             # capped always: every member of a long cycle would otherwise repeat all of it
             parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))

@@ -235,6 +235,9 @@ class FakeGitHub:
         self._thread: threading.Thread | None = None
         self._uid = 100
         self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
+        # collaborators' roles (login -> admin | maintain | write | triage | read); a login not
+        # listed is no collaborator (404), except the token's own user (admin)
+        self.roles: dict[str, str] = {}
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -377,6 +380,33 @@ class FakeGitHub:
             issue = self.issues[self._key(repo, number)]
             issue.labels = [self._spell(repo, n) for n in labels]
             self._touch(issue)
+
+    def add_comment(self, repo: str, number: int, body: str, user: str) -> int:
+        """A comment a person posts (as `user`) on an issue; its id."""
+        with self.lock:
+            issue = self._find(repo, number)
+            t = self.now()
+            c = Comment(self.next_comment, issue.repo, number, body, user, t, t)
+            self.next_comment += 1
+            self.comments[c.id] = c
+            issue.comments += 1
+            self._touch(issue)
+            return c.id
+
+    def _permission(self, base: str, username: str) -> dict[str, Any]:
+        """`GET /repos/{owner}/{repo}/collaborators/{username}/permission` ("Get repository
+        permissions for a user", fixtures/github/openapi: `repository-collaborator-permission`):
+        `permission` is the legacy base role, `maintain` mapped to `write` and `triage` to
+        `read`; `role_name` the role itself; 404 for a user who is no collaborator."""
+        role = self.roles.get(username, "admin" if username == self.login else None)
+        if role is None:
+            raise Reply(404, {"message": "Not Found"})
+        base_role = {"maintain": "write", "triage": "read"}.get(role, role)
+        perms = {"pull": True, "triage": role != "read", "push": base_role in ("write", "admin"),
+                 "maintain": role in ("maintain", "admin"), "admin": role == "admin"}
+        user = {**_user(username, 500 + len(username)), "permissions": perms,
+                "role_name": role}
+        return {"permission": base_role, "role_name": role, "user": user}
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
         f = Fault(status=status, **kw)
@@ -813,6 +843,9 @@ class FakeGitHub:
             ms = sorted(self.milestones.get(repo.lower(), {}))
             chunk, headers = self._page(ms, q, base, path)
             return 200, [self._milestone(base, repo, n) for n in chunk], headers
+        m = re.fullmatch(r"collaborators/([^/]+)/permission", rest)
+        if m is not None and method == "GET":
+            return 200, self._permission(base, unquote(m.group(1))), {}
         m = re.fullmatch(r"issues/comments/(\d+)", rest)
         if m is not None:
             return self._comment_route(method, repo, int(m.group(1)), body, base)
