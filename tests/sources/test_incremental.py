@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jr2_sources.gates import Gate
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import (
     BlockerRef,
@@ -42,6 +43,7 @@ class Thing:
     claim: tuple[str, float | None] | None = None  # holder, lease end (seconds after T0)
     labels: frozenset[str] = frozenset()
     priority: int | None = None
+    gate: str | None = None  # the status of its approval gate `deploy` (awaiting, approved, ...)
 
 
 class World:
@@ -81,7 +83,8 @@ class World:
             parent=th.parent,
             blockers=[BlockerRef(n, self.state(n)) for n in th.needs],
             children=[BlockerRef(k, self.state(k)) for k in kids],
-            failed=th.failed, claim=claim)
+            failed=th.failed, claim=claim,
+            gates=() if th.gate is None else (Gate("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
 
     def done_count(self) -> int:
         return sum(1 for th in self.things.values()
@@ -116,6 +119,7 @@ def _thing() -> st.SearchStrategy[Thing]:
                                      st.none() | st.floats(0, 30)),
         labels=st.frozensets(st.sampled_from(["a", "b"])),
         priority=st.none() | st.integers(0, 3),
+        gate=st.none() | st.sampled_from(["awaiting", "approved", "rejected"]),
     )
 
 
@@ -135,6 +139,8 @@ _step = st.one_of(
     st.tuples(st.just("label"), st.sampled_from(IDS), st.frozensets(st.sampled_from(["a", "b"]))),
     st.tuples(st.just("priority"), st.sampled_from(IDS), st.none() | st.integers(0, 3)),
     st.tuples(st.just("tick"), st.floats(0, 15)),
+    st.tuples(st.just("gate"), st.sampled_from(IDS),
+              st.none() | st.sampled_from(["awaiting", "approved", "rejected"])),
 )
 
 
@@ -172,6 +178,8 @@ def _do(world: World, step: tuple[Any, ...]) -> set[str]:
         th.labels = step[2]
     elif kind == "priority":
         th.priority = step[2]
+    elif kind == "gate":  # parked awaiting approval, or answered
+        th.gate = step[2]
     return touched
 
 
