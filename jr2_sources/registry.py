@@ -74,7 +74,7 @@ RESERVED_OPTIONS = frozenset({
     # jr2 ready / jr2 work today
     "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
     "format", "explain", "fail_on", "help", "max_attempts", "transient_exit", "retry_backoff",
-    "retry_backoff_max",
+    "retry_backoff_max", "gate",
     # reserved for jr2's own options (planned or likely)
     "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
     "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
