@@ -1,13 +1,13 @@
 """Approval gates (`jr2 work --gate NAME`) end to end, through real `jr2 work` processes, on the
-local source and the fake GitHub.
+local source, the fake GitHub and the fake Jira.
 
 The worker asks for approval of `deploy` (prints `jr2: await-approval deploy ...`, exits 79)
 for the items listed in `$ASK` while `JR2_GATE_DEPLOY` is unset; otherwise it exits 0. Its
 journal (`start|end <item> <pid> <t> <JR2_GATE_DEPLOY> <JR2_GATE_DEPLOY_REASON>`, one O_APPEND
 write per line) is the independent witness: how often each item ran, with which answer, and
 that no two runs of one item overlapped. A person answers as they would: `jr2 local approve`
-/ `reject` on `local:`, a `/jr2 approve deploy` comment on GitHub (by a collaborator with write
-access, or not).
+/ `reject` on `local:`, a `/jr2 approve deploy` comment on GitHub and Jira (by someone with write
+access, or not: GitHub's collaborator permission, Jira's Edit Issues).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ if item in os.environ.get("ASK", "").split(",") and gate == "-":
 sys.exit(0)
 '''
 
-KINDS = ["local", "github"]
+KINDS = ["local", "github", "jira"]
 
 
 @dataclass
@@ -115,8 +115,11 @@ class Setup:
                            cwd=self.tmp, env=self.env(0), check=True, capture_output=True,
                            timeout=60)
             return
-        number = int(item.split("#")[1])
-        self.tr.fake.add_comment("o/r", number, f"/jr2 {verb} deploy {reason}".strip(), who)
+        text = f"/jr2 {verb} deploy {reason}".strip()
+        if self.kind == "jira":
+            self.tr.fake.add_comment(item, text, who)
+            return
+        self.tr.fake.add_comment("o/r", int(item.split("#")[1]), text, who)
 
     def state(self, item: str) -> str:
         if self.tr is None:
@@ -148,7 +151,10 @@ def setup(kind: str, tmp: Path, n: int = 1) -> Iterator[Setup]:
             _kill(s)
         return
     with tracker(kind) as tr:
-        tr.fake.roles.update(alice="write", bob="maintain", mallory="read")
+        if kind == "github":
+            tr.fake.roles.update(alice="write", bob="maintain", mallory="read")
+        else:  # Edit Issues, by account id (the fake is Jira Cloud)
+            tr.fake.editors.update({"acc-alice", "acc-bob"})
         s = Setup(kind, tmp, tr, tr.seed(n, 1))
         try:
             yield s
@@ -192,7 +198,7 @@ def test_a_parked_item_frees_its_slot_and_an_answer_between_runs_is_honoured(
         reason = awaiting(s, first)
         assert reason["gate"] == "deploy" and reason["reason"] == "ship to production?"
         assert reason["since"].endswith("Z")
-        if s.tr is not None:
+        if s.kind == "github":
             assert "jr2:awaiting-approval" in s.tr.labels(first)
             assert "jr2:claimed" not in s.tr.labels(first)
         s.answer(first, "approve")
@@ -201,7 +207,7 @@ def test_a_parked_item_frees_its_slot_and_an_answer_between_runs_is_honoured(
         assert rc == 0, err[-3000:]
         assert s.runs(first) == [("-", "-"), ("approved", "-")]
         assert s.state(first) == "done"
-        if s.tr is not None:
+        if s.kind == "github":
             assert "jr2:awaiting-approval" not in s.tr.labels(first)
 
 
@@ -218,21 +224,24 @@ def test_a_rejection_runs_the_next_attempt_with_the_reason(tmp_path: Path, kind:
         assert s.runs(item) == [("-", "-"), ("rejected", "not_on_a_Friday")]
 
 
+@pytest.mark.parametrize("kind", ["github", "jira"])
 def test_an_answer_without_write_access_is_ignored_and_the_report_says_so(
-        tmp_path: Path) -> None:
-    """GitHub: `/jr2 approve deploy` by a read-only collaborator and by a stranger count for
-    nothing (the report names them), nor does jr2's own comment; a writer's answer does."""
-    with setup("github", tmp_path) as s:
+        tmp_path: Path, kind: str) -> None:
+    """`/jr2 approve deploy` by someone without write access (a read-only collaborator, a
+    stranger; on Jira people without Edit Issues) counts for nothing and the report names
+    them; a writer's answer does."""
+    with setup(kind, tmp_path) as s:
         [item] = s.items
         assert finish(s.start(ask=item))[0] == 3
         s.answer(item, "approve", who="mallory")  # read access only
         s.answer(item, "approve", who="stranger")  # no collaborator: 404
         reason = awaiting(s, item)
-        assert reason["ignored_answers_by"] == ["mallory", "stranger"]
+        who = ["mallory", "stranger"] if kind == "github" else ["acc-mallory", "acc-stranger"]
+        assert reason["ignored_answers_by"] == who
         rc, err = finish(s.start(ask=item))
         assert rc == 3, err[-3000:]  # still waits: nothing ran
         assert s.runs(item) == [("-", "-")]
-        assert "ignored answers by mallory, stranger" in err
+        assert f"ignored answers by {', '.join(who)}" in err
         s.answer(item, "approve", who="alice")
         rc, err = finish(s.start(ask=item))
         assert rc == 0, err[-3000:]
@@ -259,18 +268,41 @@ def test_two_waiting_pools_run_an_approved_item_once(tmp_path: Path, kind: str) 
         assert all(len(s.runs(i)) == 1 for i in others)
 
 
-def test_gate_is_refused_at_start_where_the_source_cannot_park(tmp_path: Path) -> None:
-    """Jira (not built yet for gates) refuses --gate in one line, exit 2, nothing claimed."""
-    (tmp_path / "worker.py").write_text(WORKER)
-    with tracker("jira") as tr:
-        tr.seed(1, 1)
-        proc = subprocess.run([*JR2, "work", *tr.source_args(), "--gate", "deploy", "--",
-                               sys.executable, str(tmp_path / "worker.py"),
-                               str(tmp_path / "journal")], cwd=tmp_path,
-                              env=tr.env(tmp_path / "st"), capture_output=True, text=True,
-                              timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        [line] = proc.stderr.strip().splitlines()
-        assert "cannot use --gate" in line
-        assert not (tmp_path / "journal").exists()
-        assert not [r for r in tr.log() if r.get("method") == "POST"]
+def test_gate_is_refused_at_start_where_the_source_cannot_park() -> None:
+    """A tracker without `gates` cannot park an item: `--gate` is refused at start, in one
+    line (`jr2 work` prints it and exits 2), before anything is claimed."""
+    from jr2_core import Outcome
+    from jr2_core.errors import UsageError
+    from jr2_sources.readyset import Snapshot, SnapshotItem
+    from jr2_sources.tracker import Tracker as Seam
+    from jr2_sources.worksource import WorkSource
+
+    class NoGates(Seam):
+        name = "nogates:x"
+
+        def snapshot(self) -> Snapshot:
+            return Snapshot(self.name, [SnapshotItem("A")])
+
+        def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+            raise AssertionError("claimed")
+
+        def renew(self, item_id: str, holder: str, lease: float) -> bool:
+            return True
+
+        def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+            raise AssertionError("settled")
+
+    with pytest.raises(UsageError, match="cannot park an item awaiting approval, so it cannot "
+                                         "use --gate"):
+        WorkSource(NoGates(), holder="h", gates=["deploy"])
+    WorkSource(NoGates(), holder="h")  # without --gate it runs as it always did
+
+
+def test_a_bad_gate_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "T-0"\ntitle = "x"\n')
+    proc = subprocess.run([*JR2, "work", "local:b.toml", "--gate", "de ploy", "--", "true"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "JR2_STATE_DIR": str(tmp_path / "st")})
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "--gate" in line and "de ploy" in line

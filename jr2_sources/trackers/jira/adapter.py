@@ -54,6 +54,7 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
+from jr2_sources.gates import GateRequest
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
@@ -67,6 +68,7 @@ from jr2_sources.tracker import GONE
 from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
+from .gates import GateReader
 from .jql import marked_outside_jql, quote, scope_jql, split_order_by
 from .webhook import Echoes, project_of, wakes
 
@@ -82,7 +84,9 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         created = parse_jira_time(str(raw["created"]))
         updated = parse_jira_time(str(raw.get("updated") or raw["created"]))
         body = markers.join(str(raw.get("body") or ""), raw.get("properties"))
-        return Comment(int(raw["id"]), body, created, updated)
+        author = raw.get("author")
+        who = (author.get("accountId") or author.get("name")) if isinstance(author, dict) else None
+        return Comment(int(raw["id"]), body, created, updated, str(who) if who else None)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -91,6 +95,7 @@ class JiraAdapter(ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
+    gates = True  # --gate: a `jr2:gate` marker in the claim comment (`park`)
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
                  client: JiraClient | None = None) -> None:
@@ -115,6 +120,7 @@ class JiraAdapter(ClaimsByComment):
         self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
         self._projects: frozenset[str] = frozenset()  # the projects the last results named
         self._echoes = Echoes()
+        self._gates = GateReader(client)  # --gate: who may answer (gates.py)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -205,6 +211,7 @@ class JiraAdapter(ClaimsByComment):
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after,
+            gates=self._gates.of(key, comments) if comments is not None else (),
             extra={"key": key, "status": str(status.get("name") or "")})
 
     def _is_type(self, link_type: Any) -> bool:
@@ -357,6 +364,21 @@ class JiraAdapter(ClaimsByComment):
         if done and not name:
             with self._lock:
                 self._done_here.add(item_id)
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Park the issue awaiting approval (`jr2_sources.gates`): the claim comment becomes a
+        `jr2:gate` marker saying how to answer, and the claim label stays (as while a retry
+        waits): that is how every pool finds the gate again. One write."""
+        self._writable()
+        self._guard(item_id)
+        held = self.claims.take(item_id, holder)
+        if held is None:
+            return
+        name, why = request.name, f": {request.reason}" if request.reason else ""
+        text = (f"jr2: awaiting approval of {name}{why}\n\nSomeone who may edit this issue "
+                f"answers with a comment /jr2 approve {name} or /jr2 reject {name} REASON.")
+        self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text, None,
+                           keep_mark=True)
 
     # -- writes ---------------------------------------------------------------------------------
 
