@@ -16,6 +16,11 @@ Design notes
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
   marker in its comments, until someone closes it.
+* Approval gates (`jr2 work --gate`, `jr2_sources.gates`): `park` swaps the claim label for
+  `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
+  a `jr2:gate` marker saying how to answer; readers read the comments of issues with that
+  label (`jr2_sources.kit.gatecomments`). Once an answered issue is settled done or failed, the
+  awaiting label is taken off (`take_off_awaiting`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from typing import Any, ClassVar
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 
-from ..readyset import Snapshot
+from ..gates import AWAITING_LABEL, GateRequest
+from ..readyset import Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
 from . import claims
@@ -85,6 +91,7 @@ class LabelCommentTracker(ClaimsByComment):
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
                                     spread=spread)
         self._done_here: set[str] = set()
+        self._gated: set[str] = set()  # claimed here with gates recorded: awaiting label on
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
 
@@ -211,12 +218,59 @@ class LabelCommentTracker(ClaimsByComment):
         """Apply a failure: the failed label; our claim holds."""
         self.add_label(key, self.config.failed_label)
 
+    # -- approval gates ------------------------------------------------------------------------
+
+    gates: ClassVar[bool] = True
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        won = super().claim(item, holder, lease)
+        if won and item.gates:
+            with self._lock:
+                self._gated.add(item.id)
+        return won
+
+    def mark_parked(self, key: str) -> None:
+        """Park: the awaiting label (the claim label is removed after this, as on settle)."""
+        self.add_label(key, AWAITING_LABEL)
+
+    def take_off_awaiting(self, key: str) -> None:
+        """After a done or failed settle of an issue that carried gates: its awaiting label
+        goes (a tracker that removed it in the settle's own write overrides this)."""
+        with self._lock:
+            gated = key in self._gated
+            self._gated.discard(key)
+        if gated:
+            self.remove_label(key, AWAITING_LABEL)
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Park the issue awaiting approval (see the module notes)."""
+        self._writable()
+        self.issue_path(item_id)  # a foreign id is refused before anything is written
+        held = self.claims.take(item_id, holder)
+        if held is None:
+            return
+        with self._lock:
+            self._gated.discard(item_id)
+        name, why = request.name, f": {request.reason}" if request.reason else ""
+        text = (f"jr2: awaiting approval of `{name}`{why}\n\nSomeone with write access "
+                f"answers with a comment `/jr2 approve {name}` or `/jr2 reject {name} REASON`.")
+        self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
+                           lambda: self.mark_parked(item_id))
+
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         cfg = self.config
-        if self.claims.record(item_id, holder, outcome, on_done=lambda: self.mark_done(item_id),
-                              on_failed=lambda: self.mark_failed(item_id),
+
+        def done() -> None:
+            self.mark_done(item_id)
+            self.take_off_awaiting(item_id)
+
+        def failed() -> None:
+            self.mark_failed(item_id)
+            self.take_off_awaiting(item_id)
+
+        if self.claims.record(item_id, holder, outcome, on_done=done, on_failed=failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
                                          "again.", attempt=attempt):
             with self._lock:

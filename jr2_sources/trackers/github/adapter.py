@@ -45,7 +45,7 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
-from jr2_sources.gates import AWAITING_LABEL, GateRequest
+from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
@@ -86,7 +86,6 @@ class GitHubAdapter(LabelCommentTracker):
     need_comments = "write issue comments (claims need Issues: read & write)"
     need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
-    gates = True  # --gate: the awaiting label and a `jr2:gate` marker (`park`)
 
     config: GitHubConfig
     client: GitHubClient
@@ -249,20 +248,18 @@ class GitHubAdapter(LabelCommentTracker):
             keep.append(add)
         self.write(key, "PATCH", path, {**change, "labels": keep})
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
-        """Park the issue awaiting approval (`jr2_sources.gates`): while our claim holds, ONE
-        PATCH swaps the claim label for `jr2:awaiting-approval`; then the claim comment becomes
-        a `jr2:gate` marker saying how to answer."""
-        self._writable()
-        self._number(item_id)
-        held = self.claims.take(item_id, holder)
-        if held is None:
+    def mark_parked(self, key: str) -> None:
+        """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
+        self._settle_issue(key, {}, add=AWAITING_LABEL)
+
+    def take_off_awaiting(self, key: str) -> None:
+        with self._lock:
+            relabelled = key in self._unmarked  # the settle's one PATCH took it off already
+        if relabelled:
+            with self._lock:
+                self._gated.discard(key)
             return
-        name, why = request.name, f": {request.reason}" if request.reason else ""
-        text = (f"jr2: awaiting approval of `{name}`{why}\n\nSomeone with write access answers "
-                f"with a comment `/jr2 approve {name}` or `/jr2 reject {name} REASON`.")
-        self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
-                           lambda: self._settle_issue(item_id, {}, add=AWAITING_LABEL))
+        super().take_off_awaiting(key)
 
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:

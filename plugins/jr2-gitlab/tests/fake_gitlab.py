@@ -64,6 +64,10 @@ class FakeGitLab:
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.faults: list[Fault] = []
         self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0}
+        # members' roles by username (access_level: 10 Guest ... 30 Developer, 40 Maintainer);
+        # jr2's own account is a Maintainer; a user not listed is no member (404)
+        self.members: dict[str, int] = {str(_USER["username"]): 40}
+        self.user_ids: dict[str, int] = {str(_USER["username"]): int(str(_USER["id"]))}
         self.server: ThreadingHTTPServer | None = None
 
     # -- setup ----------------------------------------------------------------------------------
@@ -100,6 +104,31 @@ class FakeGitLab:
     def issue(self, path: str, iid: int) -> dict[str, Any]:
         issue: dict[str, Any] = self.projects[path]["issues"][iid]
         return issue
+
+    def _user(self, username: str) -> dict[str, Any]:
+        uid = self.user_ids.setdefault(username, 100 + len(self.user_ids))
+        return {"id": uid, "username": username, "name": username.title(), "state": "active",
+                "avatar_url": None, "web_url": f"http://gitlab.example/{username}"}
+
+    def add_note(self, path: str, iid: int, body: str, username: str) -> int:
+        """A note a person (`username`) posts on an issue; its id."""
+        with self.lock:
+            issue = self.issue(path, iid)
+            t = self.now()
+            n = {"id": self._next("note"), "body": body, "created": t, "updated": t,
+                 "system": False, "noteable_id": issue["id"], "author": self._user(username)}
+            issue["notes"].append(n)
+            return int(n["id"])
+
+    def _member(self, uid: int) -> tuple[int, Any, dict[str, str]]:
+        """"Get a member of a group or project, including inherited and invited members",
+        `GET /projects/:id/members/all/:user_id` (GitLab's doc/api/members.md): the member with
+        its `access_level`; 404 for a user who is no member."""
+        names = [u for u, i in self.user_ids.items() if i == uid]
+        if not names or names[0] not in self.members:
+            return 404, {"message": "404 Not found"}, {}
+        return 200, {**self._user(names[0]), "access_level": self.members[names[0]],
+                     "created_at": iso(0), "expires_at": None}, {}
 
     def block(self, blocker: tuple[str, int], blocked: tuple[str, int]) -> None:
         with self.lock:
@@ -158,7 +187,8 @@ class FakeGitLab:
 
     def _note_json(self, n: dict[str, Any], iid: int) -> dict[str, Any]:
         return {"id": n["id"], "type": None, "body": n["body"], "attachment": None,
-                "author": _USER, "created_at": iso(n["created"]), "updated_at": iso(n["updated"]),
+                "author": n.get("author", _USER), "created_at": iso(n["created"]),
+                "updated_at": iso(n["updated"]),
                 "system": n["system"], "noteable_id": n["noteable_id"], "noteable_type": "Issue",
                 "noteable_iid": iid, "resolvable": False, "confidential": False,
                 "internal": False}
@@ -195,6 +225,8 @@ class FakeGitLab:
             q = {k: v[-1] for k, v in query.items()}
             if rest == ["issues"] and method == "GET":
                 return self._list(path, proj, q)
+            if len(rest) == 3 and rest[:2] == ["members", "all"] and rest[2].isdigit():
+                return self._member(int(rest[2]))
             if len(rest) < 2 or rest[0] != "issues" or not rest[1].isdigit():
                 return 404, {"error": "404 Not Found"}, {}
             issue = proj["issues"].get(int(rest[1]))
