@@ -318,6 +318,10 @@ async def _run(plan: _Plan) -> WorkResult:
         return handle[0]
 
     def setup_host(host: Any) -> None:
+        if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
+            from .approvals import attach_approvals
+
+            attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
         if hook is not None:
             from jr2_sources.kit.webhooks import attach_webhook

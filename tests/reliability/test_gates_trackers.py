@@ -306,3 +306,29 @@ def test_a_bad_gate_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert "--gate" in line and "de ploy" in line
+
+
+def test_jr2_send_answers_a_local_gate_of_a_live_run(tmp_path: Path) -> None:
+    """`jr2 send approvals approve --input {"item", "gate"}` answers through the live run (the
+    store records it) and wakes the pool: the item runs with JR2_GATE_DEPLOY=approved. A gate
+    that awaits nothing is refused in one line, exit 2."""
+    with setup("local", tmp_path) as s:
+        [item] = s.items
+        proc = s.start("--wait", ask=item)
+        wait_for(lambda: s.runs(item) and awaiting(s, item), timeout=60, every=0.2)
+
+        def send(event: str, **data: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*JR2, "send", "approvals", event, "--input", json.dumps(data)],
+                                  cwd=tmp_path, env=s.env(0), capture_output=True, text=True,
+                                  timeout=60)
+
+        res = send("approve", item=item, gate="deploy")
+        assert res.returncode == 0, res.stderr
+        wait_for(lambda: s.state(item) == "done", timeout=60, every=0.1)
+        assert s.runs(item) == [("-", "-"), ("approved", "-")]
+        res = send("reject", item=item, gate="deploy", reason="late")
+        assert res.returncode == 2
+        [line] = res.stderr.strip().splitlines()
+        assert "not awaiting an answer" in line
+        proc.send_signal(signal.SIGINT)
+        finish(proc)
