@@ -16,9 +16,12 @@ Design notes
 * Answering. A person answers where they already are: on GitHub a comment whose first line is
   `/jr2 approve NAME` or `/jr2 reject NAME [reason]` by someone with write access (checked with
   `GET /repos/{owner}/{repo}/collaborators/{username}/permission`: `admin`, `maintain` or
-  `write`), posted after the request; on `local:` `jr2 local approve ITEM NAME` / `jr2 local
-  reject ITEM NAME --reason ...`; from Python (the dashboard) `answer()` below. jr2's own
-  comments never count (they start with jr2's hidden marker, never with `/jr2`).
+  `write`), posted after the request, or the label `jr2:approve:NAME` / `jr2:reject:NAME` added
+  after the request by such a person (who added it: the issue's events); on GitLab and Jira
+  the same comment by a Developer / someone with Edit Issues; on `local:` `jr2 local approve
+  BACKLOG ITEM NAME` / `jr2 local reject ... --reason ...` or `jr2 send approvals ...`; from
+  Python (the dashboard) `answer()` below. jr2's own comments never count (they start with
+  jr2's hidden marker, never with `/jr2`).
 * The next attempt. An answered gate makes the item ready again; its next attempt runs with
   `JR2_GATE_<NAME>=approved` or `=rejected` (and `JR2_GATE_<NAME>_REASON`): a rejection is
   handed to the worker, which cleans up and ends the item as it sees fit (exit 0: done; any
@@ -48,6 +51,7 @@ __all__ = [
     "GateStatus",
     "answer",
     "answer_command",
+    "answer_label",
     "awaiting",
     "check_name",
     "env_for",
@@ -68,6 +72,7 @@ GateStatus = Literal["awaiting", "approved", "rejected"]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
 _ASK = re.compile(r"\s*jr2:\s+await-approval\s+(\S+)(?:\s+(.*\S))?\s*\Z")
 _ANSWER = re.compile(r"\s*/jr2\s+(approve|reject)\s+(\S+)(?:[ \t]+([^\r\n]*\S))?", re.IGNORECASE)
+_LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +127,15 @@ def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
         return None
     status: GateStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
     return status, m.group(2).lower(), m.group(3)
+
+
+def answer_label(label: str) -> tuple[GateStatus, str] | None:
+    """A person's answer as a label `jr2:approve:NAME` or `jr2:reject:NAME` (GitHub; who added
+    it is read from the issue's events): (approved | rejected, the gate), else None."""
+    m = _LABEL.match(label.strip())
+    if m is None:
+        return None
+    return ("approved" if m.group(1).lower() == "approve" else "rejected"), m.group(2).lower()
 
 
 def awaiting(item: SnapshotItem) -> Gate | None:

@@ -238,6 +238,8 @@ class FakeGitHub:
         # collaborators' roles (login -> admin | maintain | write | triage | read); a login not
         # listed is no collaborator (404), except the token's own user (admin)
         self.roles: dict[str, str] = {}
+        self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}  # `labeled` issue events
+        self.next_event = 5000
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -392,6 +394,31 @@ class FakeGitHub:
             issue.comments += 1
             self._touch(issue)
             return c.id
+
+    def _labeled(self, issue: Issue, name: str, user: str) -> None:
+        """Record a `labeled` issue event ("List issue events": `labeled-issue-event`)."""
+        self.next_event += 1
+        self.events.setdefault(self._key(issue.repo, issue.number), []).append(
+            {"id": self.next_event, "actor": user, "label": name, "created": self.now()})
+
+    def add_label_by(self, repo: str, number: int, label: str, user: str) -> None:
+        """A person (`user`) adds a label to an issue."""
+        with self.lock:
+            issue = self._find(repo, number)
+            name = self._spell(repo, label)
+            if name not in issue.labels:
+                issue.labels.append(name)
+                self._labeled(issue, name, user)
+            self._touch(issue)
+
+    def _event_json(self, base: str, repo: str, ev: dict[str, Any]) -> dict[str, Any]:
+        """One `labeled-issue-event` with every field the description requires."""
+        return {"id": ev["id"], "node_id": f"LE_{ev['id']}",
+                "url": f"{self._api(base, repo)}/issues/events/{ev['id']}",
+                "actor": _user(ev["actor"], 500 + len(ev["actor"])), "event": "labeled",
+                "commit_id": None, "commit_url": None, "created_at": iso(ev["created"]),
+                "performed_via_github_app": None,
+                "label": {"name": ev["label"], "color": "ededed"}}
 
     def _permission(self, base: str, username: str) -> dict[str, Any]:
         """`GET /repos/{owner}/{repo}/collaborators/{username}/permission` ("Get repository
@@ -870,11 +897,17 @@ class FakeGitHub:
                 issue.labels = [self._spell(repo, n) for n in body["labels"]]
             self._touch(issue)
             return 200, self.issue_json(base, issue), {}
+        if sub == "events" and method == "GET":  # "List issue events" (labeled events only)
+            evs = [self._event_json(base, repo, ev)
+                   for ev in self.events.get(self._key(repo, number), [])]
+            chunk, headers = self._page(evs, q, base, path)
+            return 200, chunk, headers
         if sub == "labels" and method == "POST":
             for name in body.get("labels", []):
                 name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
+                    self._labeled(issue, name, self.login)
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":

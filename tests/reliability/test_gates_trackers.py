@@ -332,3 +332,21 @@ def test_jr2_send_answers_a_local_gate_of_a_live_run(tmp_path: Path) -> None:
         assert "not awaiting an answer" in line
         proc.send_signal(signal.SIGINT)
         finish(proc)
+
+
+def test_a_label_answers_a_github_gate_by_whoever_added_it(tmp_path: Path) -> None:
+    """GitHub: the label `jr2:approve:deploy` added by a read-only collaborator is ignored (who
+    added it comes from the issue's events); `jr2:reject:deploy` added by a writer rejects it,
+    and the next attempt runs with JR2_GATE_DEPLOY=rejected."""
+    with setup("github", tmp_path) as s:
+        [item] = s.items
+        assert finish(s.start(ask=item))[0] == 3
+        assert s.tr is not None
+        number = int(item.split("#")[1])
+        s.tr.fake.add_label_by("o/r", number, "jr2:approve:deploy", "mallory")
+        assert awaiting(s, item)["ignored_answers_by"] == ["mallory"]
+        s.tr.fake.add_label_by("o/r", number, "jr2:reject:deploy", "alice")
+        assert s.reasons(item) == []
+        rc, err = finish(s.start(ask=item))
+        assert rc == 0, err[-3000:]
+        assert s.runs(item) == [("-", "-"), ("rejected", "-")]

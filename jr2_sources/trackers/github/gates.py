@@ -8,6 +8,11 @@ with "Get repository permissions for a user", `GET /repos/{owner}/{repo}/collabo
 is reported as `write`) may answer; `read`, `none` or a 404 (no collaborator) may not. Only
 comments that look like an answer (`/jr2 approve|reject NAME`, after the request) are checked,
 once per login per `TTL` seconds, so a gated item costs one request per answerer, not per poll.
+
+A label answers too: `jr2:approve:NAME` or `jr2:reject:NAME` on the issue. Who added it, and
+when, comes from "List issue events", `GET /repos/{owner}/{repo}/issues/{issue_number}/events`
+(its `labeled` events: `actor`, `label.name`, `created_at`; ISSUE-NOTES 14), read only while the
+issue carries such a label; the actor is checked for write access the same way.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ import time
 from collections.abc import Iterable
 from urllib.parse import quote
 
-from jr2_sources.gates import Gate
+from jr2_sources.gates import Gate, answer_label
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.gatecomments import gates_of
+from jr2_sources.kit.gatecomments import Answer, gates_of
+from jr2_sources.kit.labeltracker import parse_time
 
 from .client import GitHubClient, GitHubHTTPError
 
@@ -55,6 +61,26 @@ class GateReader:
             self._known[key] = (ok, time.monotonic())
         return ok
 
-    def of(self, comments: Iterable[Comment]) -> tuple[Gate, ...]:
-        """The gates recorded in one issue's comments."""
-        return gates_of(comments, self.can_answer)
+    def labelled(self, number: int) -> list[Answer]:
+        """The label answers of issue `number`, from its `labeled` events."""
+        found, _ = self.client.get_all(f"/repos/{self.repo}/issues/{number}/events",
+                                       need="read issue events")
+        out: list[Answer] = []
+        for ev in found:
+            label = ev.get("label") if isinstance(ev, dict) else None
+            if ev.get("event") != "labeled" or not isinstance(label, dict):
+                continue
+            said = answer_label(str(label.get("name") or ""))
+            actor = ev.get("actor")
+            if said is None or not isinstance(actor, dict) or not ev.get("created_at"):
+                continue
+            out.append((parse_time(str(ev["created_at"])), said[0], said[1],
+                        str(actor.get("login")) if actor.get("login") else None, None))
+        return out
+
+    def of(self, comments: Iterable[Comment], number: int,
+           labels: Iterable[str] = ()) -> tuple[Gate, ...]:
+        """The gates recorded in issue `number`'s comments (and, while it carries an answer
+        label, its label events)."""
+        others = self.labelled(number) if any(answer_label(x) for x in labels) else []
+        return gates_of(comments, self.can_answer, others)

@@ -331,7 +331,8 @@ class IssueReader:
             parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after, extra=extra,
-            gates=self.gates.of(comments) if gated and comments is not None else (),
+            gates=self.gates.of(comments, number, labels) if gated and comments is not None
+            else (),
             branch=item_branch(number) if self.pulls is not None else None)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:

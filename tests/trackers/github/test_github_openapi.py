@@ -65,6 +65,19 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)  # done: no post
     labeller.claims.look_first = False  # a claim that posts, then loses and deletes its comment
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)
+    # an approval gate (`--gate`): parked, answered by comments (a writer, a stranger: the
+    # permission endpoint) and by a label (the issue's events), read back by a report
+    from jr2_sources.gates import GateRequest
+
+    f = fake.add_issue("o/r", "f", labels=["agent"], milestone=ms)
+    fake.roles.update(alice="write", bob="maintain")
+    assert pool.claim(SnapshotItem(id=f"o/r#{f}"), "pool-1", 60)
+    pool.park(f"o/r#{f}", "pool-1", GateRequest("deploy", "why"))
+    fake.add_comment("o/r", f, "/jr2 approve deploy", "stranger")
+    fake.add_comment("o/r", f, "/jr2 approve deploy", "alice")
+    fake.add_label_by("o/r", f, "jr2:reject:deploy", "bob")
+    [gated] = [it for it in reader.snapshot().items if it.id == f"o/r#{f}"]
+    assert [(g.status, g.by) for g in gated.gates] == [("approved", "alice")]
 
 
 @pytest.fixture
