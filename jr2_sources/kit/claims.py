@@ -37,8 +37,9 @@ from typing import Any, Literal
 from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
-Kind = Literal["claim", "done", "failed", "released", "gate"]
-_MARKER = re.compile(r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate)\s+(\{.*?\})\s*-->",
+Kind = Literal["claim", "done", "failed", "released", "gate", "answer"]
+_MARKER = re.compile(
+    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer)\s+(\{.*?\})\s*-->",
                      re.DOTALL)
 
 

@@ -34,12 +34,13 @@ from typing import Any, ClassVar
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 
-from ..gates import AWAITING_LABEL, GateRequest
+from ..gates import AWAITING_LABEL, GateRequest, GateStatus
 from ..readyset import Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
+from .gatecomments import record_answer
 from .labeloptions import LabelOptions
 from .webhooks import DeliveryDeduper, Verdict
 
@@ -241,6 +242,19 @@ class LabelCommentTracker(ClaimsByComment):
             self._gated.discard(key)
         if gated:
             self.remove_label(key, AWAITING_LABEL)
+
+    def can_answer(self, who: str) -> bool | None:
+        """Whether `who` may answer a gate (write access); a tracker overrides it (by default
+        nobody may, so an unchecked answer never counts)."""
+        return False
+
+    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
+        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        self._writable()
+        self.issue_path(item_id)
+        return record_answer(self, item_id, name, status, reason, by, self.can_answer)
 
     def park(self, item_id: str, holder: str, request: GateRequest) -> None:
         """Park the issue awaiting approval (see the module notes)."""

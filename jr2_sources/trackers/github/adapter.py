@@ -248,6 +248,9 @@ class GitHubAdapter(LabelCommentTracker):
             keep.append(add)
         self.write(key, "PATCH", path, {**change, "labels": keep})
 
+    def can_answer(self, who: str) -> bool | None:
+        return self.reader.gates.can_answer(who)
+
     def mark_parked(self, key: str) -> None:
         """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
         self._settle_issue(key, {}, add=AWAITING_LABEL)

@@ -54,10 +54,11 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
-from jr2_sources.gates import GateRequest
+from jr2_sources.gates import GateRequest, GateStatus
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.gatecomments import record_answer
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
@@ -120,7 +121,8 @@ class JiraAdapter(ClaimsByComment):
         self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
         self._projects: frozenset[str] = frozenset()  # the projects the last results named
         self._echoes = Echoes()
-        self._gates = GateReader(client)  # --gate: who may answer (gates.py)
+        self._gates = GateReader(  # --gate: who may answer (gates.py)
+            client, lambda who: self._is_me({"accountId": who, "name": who}))
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -379,6 +381,15 @@ class JiraAdapter(ClaimsByComment):
                 f"answers with a comment /jr2 approve {name} or /jr2 reject {name} REASON.")
         self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text, None,
                            keep_mark=True)
+
+    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
+        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        self._writable()
+        self._guard(item_id)
+        return record_answer(self, item_id, name, status, reason, by,
+                             lambda who: self._gates.can_edit(who, item_id))
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.gates import Gate
@@ -35,14 +35,19 @@ TTL = 300.0
 class GateReader:
     """The gates of one Jira site's issues, with each answerer's Edit Issues checked."""
 
-    def __init__(self, client: JiraClient) -> None:
+    def __init__(self, client: JiraClient, is_me: Callable[[str], bool] = lambda _: False
+                 ) -> None:
         self.client = client
+        self.is_me = is_me  # jr2's own account never answers
         self._known: dict[tuple[str, str], tuple[bool, float]] = {}
         self._warned = False
         self._lock = threading.Lock()
 
-    def can_edit(self, who: str, key: str) -> bool:
-        """True when the account `who` may edit the issue `key` (cached per project)."""
+    def can_edit(self, who: str, key: str) -> bool | None:
+        """True when the account `who` may edit the issue `key` (cached per project); None for
+        jr2's own account (no person's answer)."""
+        if self.is_me(who):
+            return None
         cache = (who, key.rsplit("-", 1)[0])
         with self._lock:
             known = self._known.get(cache)

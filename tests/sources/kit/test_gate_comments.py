@@ -52,3 +52,20 @@ def test_asking_again_starts_over() -> None:
 def test_no_request_no_gate() -> None:
     assert gates_of([Comment(1, "/jr2 approve deploy", at(1), at(1), "alice")],
                     WRITERS.__contains__) == ()
+
+
+def test_an_answer_recorded_by_jr2_counts_and_jr2s_own_commands_do_not() -> None:
+    """The dashboard's answer (`answer_marker`, posted by jr2) counts, by whom it names; a plain
+    `/jr2` comment by jr2's own account (`can_answer` None) is skipped without being named."""
+    from jr2_sources.kit.gatecomments import answer_marker
+
+    def who_may(login: str) -> bool | None:
+        return None if login == "jr2-bot" else login in WRITERS
+
+    thread = [parked(), Comment(2, "/jr2 approve deploy", at(11), at(11), "jr2-bot"),
+              Comment(3, answer_marker("deploy", "approved", None, "carol"), at(12), at(12),
+                      "jr2-bot")]
+    [g] = gates_of(thread, who_may)
+    assert (g.status, g.by, g.ignored) == ("approved", "carol", ())
+    [g] = gates_of(thread[:2], who_may)
+    assert (g.status, g.ignored) == ("awaiting", ())
