@@ -15,10 +15,10 @@ import threading
 import time
 from collections.abc import Iterable
 
-from jr2_core.errors import SourceHTTPError
+from jr2_core import SourceHTTPError
 from jr2_sources.gates import Gate
+from jr2_sources.kit import gates_of
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.gatecomments import gates_of
 
 from .client import GitLabClient
 from .refs import encode_project
