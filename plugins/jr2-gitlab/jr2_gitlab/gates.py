@@ -6,7 +6,8 @@ push: GitLab's "Get a member of a group or project, including inherited and invi
 `GET /projects/:id/members/all/:user_id` (doc/api/members.md), with `access_level` 30
 (Developer) or more; a lower role or a 404 (no member) may not answer. A note names its author
 by `username` and `id`; the reader keeps the ids it saw (`ids`). Each answerer is checked once
-per `TTL` seconds.
+per `TTL` seconds. jr2's own account (`GET /user`) never answers: a note posted with its token
+is no person's answer.
 """
 
 from __future__ import annotations
@@ -35,10 +36,24 @@ class GateReader:
         self.project = project
         self.ids: dict[str, int] = {}  # username -> user id, from the notes read
         self._known: dict[str, tuple[bool, float]] = {}
+        self._me: list[str | None] = []  # the token's own username, once asked
         self._lock = threading.Lock()
 
-    def can_answer(self, username: str) -> bool:
-        """True when `username` is a member with Developer access or more (cached)."""
+    def _own(self) -> str | None:
+        if not self._me:
+            try:
+                data = self.client.get("/user", need="read its own user").data
+                name = data.get("username") if isinstance(data, dict) else None
+            except SourceHTTPError:
+                name = None
+            self._me.append(str(name) if name else None)
+        return self._me[0]
+
+    def can_answer(self, username: str) -> bool | None:
+        """True when `username` is a member with Developer access or more (cached); None for
+        jr2's own account."""
+        if username == self._own():
+            return None
         with self._lock:
             known = self._known.get(username)
             uid = self.ids.get(username)

@@ -213,6 +213,8 @@ class FakeGitLab:
                     return 404, {"error": "404 Not Found"}, {}
                 return self._graphql(body)
             parts = [unquote(p) for p in raw_path.split("/") if p]
+            if parts == ["api", "v4", "user"] and method == "GET":  # "Get the current user"
+                return 200, _USER, {}
             if parts[:2] != ["api", "v4"] or len(parts) < 5 or parts[2] != "projects":
                 return 404, {"error": "404 Not Found"}, {}
             path = parts[3]

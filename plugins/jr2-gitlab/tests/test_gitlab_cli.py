@@ -162,6 +162,7 @@ def test_jr2_work_parks_a_gated_item_until_a_developer_approves(tmp_path: Any) -
         assert "jr2:awaiting-approval" in issue["labels"]
         assert "jr2:claimed" not in issue["labels"]
         f.add_note("group/project", iid, "/jr2 approve deploy", "rep")
+        f.add_note("group/project", iid, "/jr2 approve deploy", "jr2-bot")  # jr2's own token
         report = jr2("ready", "gitlab:group/project", "--label", "agent", "--json", env=_env(f))
         [entry] = json.loads(report.stdout)["blocked"]
         [reason] = entry["reasons"]
