@@ -11,7 +11,12 @@ N >= 1000, 300 dependency edges:
 * `report`: the full report (`jr2 ready`, naming every blocker); target <= ceil(N/100) + 2 +
   one per blocked issue (+ one per outside body reference: none here);
 * `naive`: the loop people write with PyGithub (list, skip PRs, `get_blocked_by()` each);
-* `claim+settle`: one claim won and settled done (close), and one claim lost.
+* `claim+settle`: one claim won and settled done (close), and one claim lost;
+* `per claim` (a pool claiming and settling `CLAIMS` items one after another, as `jr2 work`
+  reads before each claim): the requests of the reading before each claim (the snapshot part:
+  target <= 2 by deltas, whatever N), of the claim protocol (claim + settle, extra by
+  ISSUE-NOTES 6) and of an unchanged poll, by deltas against full readings (the baseline,
+  `changes` off) in the same run.
 
 Points are primary rate-limit points (a 304 costs none, per GitHub's docs).
 """
@@ -83,6 +88,51 @@ def claim_cost(fake: FakeGitHub) -> dict[str, int]:
             "writes": s2["writes"] - s0["writes"], "lost_claim": lost["requests"]}
 
 
+CLAIMS = 5
+
+
+def per_claim(fake: FakeGitHub, *, deltas: bool) -> dict[str, float]:
+    """Requests per claim of a pool that keeps one item running while it claims the next (so
+    each reading sees one claim and one settle since the last), `CLAIMS` times (module notes);
+    `deltas=False` reads everything before each claim (the baseline)."""
+    from jr2_sources.deltas import ReadyReader
+
+    a = adapter(fake)
+    if not deltas:
+        a.reader.changes = None
+    reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
+                         resync_every=None)
+
+    def sent() -> int:
+        return int(a.client.stats.requests)
+
+    def first_ready(view: Any, but: str | None) -> SnapshotItem:
+        try:
+            return next(it for it in view.ready if it.id != but)
+        finally:
+            view.ready.close()
+
+    held = first_ready(reader.read(), None)
+    assert a.claim(held, "bench-pool", 600)
+    snap = claim = poll = 0
+    for _ in range(CLAIMS):
+        view = reader.read()
+        t1 = sent()
+        item = first_ready(view, held.id)
+        assert a.claim(item, "bench-pool", 600)
+        a.record(held.id, "bench-pool", Outcome("done"))  # the running one ends
+        held = item
+        t2 = sent()
+        reader.read().ready.close()  # what `next` reads before the next claim: one claim and
+        t3 = sent()  # one settle happened since the last reading
+        reader.read().ready.close()  # nothing changed since the last reading
+        poll += sent() - t3
+        snap += t3 - t2
+        claim += t2 - t1
+    a.close()
+    return {"snapshot": snap / CLAIMS, "claim": claim / CLAIMS, "poll": poll / CLAIMS}
+
+
 def run(n: int, edges: int) -> dict[str, Any]:
     fake = FakeGitHub().start()
     try:
@@ -96,13 +146,17 @@ def run(n: int, edges: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - t0
         nv = naive(fake)
         pages = math.ceil(n / 100)
+        pool = {"deltas": per_claim(fake, deltas=True), "full": per_claim(fake, deltas=False)}
         return {
             "n": n, "edges": edges, "blocked": blocked, "ready": ready, "poll": poll,
             "report": report, "naive": nv, "claim+settle": claim_cost(fake),
+            "per_claim": pool,
             "targets": {"ready": pages + 2, "report": pages + 2 + blocked},
             "ok": {"ready": ready["requests"] <= pages + 2,
                    "poll": poll["not_modified"] == poll["requests"] and poll["points"] == 0,
-                   "report": report["requests"] <= pages + 2 + blocked},
+                   "report": report["requests"] <= pages + 2 + blocked,
+                   "per_claim_snapshot": pool["deltas"]["snapshot"] <= 2,
+                   "unchanged_poll": pool["deltas"]["poll"] <= 2},
             "ratio_naive_to_ready": round(nv["requests"] / max(1, ready["requests"]), 1),
             "seconds": round(elapsed, 2),
         }
@@ -132,6 +186,14 @@ def main() -> None:
               f"{r['report']['requests']:>10} {r['targets']['report']:>6} | "
               f"{r['naive']['requests']:>9} {r['ratio_naive_to_ready']:>5}x | "
               f"{c['claim']:>5} {c['settle']:>6} {c['lost_claim']:>4}")
+    print(f"\nper claim ({CLAIMS} claims and settles in turn; requests): deltas vs full "
+          "readings before each claim")
+    print(f"{'N':>6} | {'snapshot part':>21} | {'claim+settle':>12} | {'unchanged poll':>21}")
+    for r in results:
+        d, f = r["per_claim"]["deltas"], r["per_claim"]["full"]
+        print(f"{r['n']:>6} | {d['snapshot']:>5.1f} vs {f['snapshot']:>5.1f} "
+              f"({f['snapshot'] / max(d['snapshot'], 0.1):>4.0f}x) | {d['claim']:>12.1f} | "
+              f"{d['poll']:>5.1f} vs {f['poll']:>5.1f} ({f['poll'] / max(d['poll'], 0.1):>4.0f}x)")
     bad = [(r["n"], k) for r in results for k, ok in r["ok"].items() if not ok]
     print("targets met" if not bad else f"targets MISSED: {bad}")
 

@@ -8,6 +8,7 @@
   people-win once. `TrackerAdapter` is a deprecated alias of `Tracker`.
 - `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
   (`readyset`): what an adapter reads and the Ready-set computed from it; `report`: its views.
+  `Delta` (`incremental`): what an adapter's optional `changes()` answers between snapshots.
 - `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
   added by `hooks`); `projectconfig`: `jr2.toml`.
 - `jr2_sources.kit`: what a tracker plugin reuses (REST client, retries, webhooks, comment
@@ -28,6 +29,7 @@ from jr2_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .cli.compose import WorkResult, work, work_async
+    from .incremental import Delta
     from .kit import (
         ClaimsByComment,
         CommentClaims,
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
         RequestStats,
         RestClient,
         RestResponse,
+        SinceWindow,
         Verdict,
         attach_webhook,
         header,
@@ -72,6 +75,7 @@ _WHERE = {
     "LabelCommentTracker": ".kit",
     "LabelOptions": ".kit",
     "Redactor": ".kit",
+    "SinceWindow": ".kit",
     "RequestStats": ".kit",
     "RestClient": ".kit",
     "RestResponse": ".kit",
@@ -83,6 +87,7 @@ _WHERE = {
     "parse_http_date": ".kit",
     "secret_values": ".kit",
     "verify_signature": ".kit",
+    "Delta": ".incremental",
     "BlockerRef": ".readyset",
     "Claim": ".readyset",
     "ReadySet": ".readyset",
@@ -117,6 +122,7 @@ __all__ = [
     "CommentClaims",
     "CommentThread",
     "DeliveryDeduper",
+    "Delta",
     "Duration",
     "ItemError",
     "LabelCommentTracker",
@@ -129,6 +135,7 @@ __all__ = [
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "SinceWindow",
     "Snapshot",
     "SnapshotItem",
     "SourceEnv",

@@ -26,8 +26,8 @@ next to the code that reads them).
   `answer_gate(item_id, name, status, reason, by)` (the dashboard, `jr2 local approve`). The
   WorkSource refuses `--gate` on any other tracker.
 * `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
-  `children_block`, `poll_every`): a kind's config model subclasses it, so nothing is looked up
-  with `getattr`. `layer_options(config)` reads them from any config model.
+  `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it, so
+  nothing is looked up with `getattr`. `layer_options(config)` reads them from any config model.
 * The rules every tracker shares are enforced once, in `jr2_sources.worksource`, not here: a
   tracker reports; it does not decide scope, re-offers or read-only. It marks items outside the
   user's filter that carry jr2's marks with `in_scope=False` (scope judged ignoring jr2's own
@@ -49,7 +49,7 @@ from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
 
 from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from .registry import REQUIRED_METHODS, missing_methods
+from .registry import REQUIRED_METHODS, OptionHint, missing_methods
 
 if TYPE_CHECKING:
     from .gates import GateRequest
@@ -87,6 +87,13 @@ class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
 
 
+def _duration_text(seconds: float) -> str:
+    """`300` -> `5m` (the kit's `format_duration`, imported late like `_seconds`)."""
+    from .kit.durations import format_duration
+
+    return format_duration(seconds)
+
+
 def _seconds(value: Any) -> Any:
     """`10m`-style durations (the kit's `Duration`, imported late: the kit builds on this
     module)."""
@@ -110,6 +117,11 @@ class TrackerOptions(BaseModel):
     poll_every: Annotated[float | None, BeforeValidator(_seconds)] = Field(
         default=None, description="how often a waiting pool looks for changes (default 5s), "
                                   "and how often held items are watched")
+    resync_every: Annotated[float, BeforeValidator(_seconds),
+                            OptionHint("DURATION", lambda v: _duration_text(float(v)))] = Field(
+        default=300.0, gt=0,
+        description="a pool read by deltas reads everything again this often, so a change the "
+                    "tracker's 'changed since' question cannot see is missed at most this long")
 
 
 def layer_options(config: BaseModel | None) -> TrackerOptions:

@@ -53,6 +53,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("delete", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/assignees"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"),
+    ("get", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),

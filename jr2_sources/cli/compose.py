@@ -292,7 +292,8 @@ async def _run(plan: _Plan) -> WorkResult:
     poll = opts.poll_every
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
-                    wake=wake, attempts=plan.policy, gates=plan.gates)
+                    wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
+                    gates=plan.gates)
     worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=plan.timeout,
                             workspace=plan.workspace, base_env=plan.env)

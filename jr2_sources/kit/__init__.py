@@ -15,6 +15,8 @@
   priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
   claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
   HTTP calls.
+- `SinceWindow`, `WindowGap`, `iso_z` (`sincewindow`): the bookkeeping of a tracker read by
+  "what changed since" (watermark, overlap, digests, pages walked by time, webhook marks).
 """
 
 from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
@@ -24,6 +26,7 @@ from .labeloptions import LabelOptions
 from .labeltracker import LabelCommentTracker, labels_of
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+from .sincewindow import SinceWindow, WindowGap, iso_z
 from .webhooks import (
     DeliveryDeduper,
     Verdict,
@@ -45,11 +48,14 @@ __all__ = [
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "SinceWindow",
     "Verdict",
+    "WindowGap",
     "attach_webhook",
     "gates_of",
     "header",
     "hmac_sha256",
+    "iso_z",
     "labels_of",
     "parse_duration",
     "parse_http_date",

@@ -118,6 +118,12 @@ class CommentClaims:
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
 
+    def held(self, key: str) -> Held | None:
+        """This process's live claim of `key` (None once settled or released)."""
+        with self._lock:
+            held = self._held.get(key)
+        return None if held is None or held.settled else held
+
     def _look(self, key: str) -> bool:
         """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
         where the tracker has them: free when unchanged) and give up at once when another live

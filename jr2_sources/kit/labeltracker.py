@@ -16,6 +16,17 @@ Design notes
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
   marker in its comments, until someone closes it.
+* Deltas (`changes`, read by `jr2_sources.deltas.ReadyReader`): one full snapshot, then
+  `read_changes(skip)`, the tracker's own "updated since" question (GitHub `since`, GitLab
+  `updated_after`) over the shared `kit.sincewindow.SinceWindow`; it answers None for a full
+  snapshot (no reading yet, a sign of a gap). A tracker that does not override it is read in
+  full each time.
+* People win, cheaply (`watch`): each held issue is read directly (one conditional GET: a 304
+  when nothing changed) and judged as `Tracker.watch` judges a snapshot: gone (404, 410, a
+  redirect: deleted or moved), closed or done-labelled, out of scope (`issue_in_scope`), marked
+  failed, claim label removed; its comments are read only when the issue changed since they were
+  last read (a new claim comment moves `updated_at`), to see whether our claim is still the live
+  one. So watching costs one request per held item, not a second full listing.
 * Approval gates (`jr2 work --gate`, `jr2_sources.gates`): `park` swaps the claim label for
   `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
   a `jr2:gate` marker saying how to answer; readers read the comments of issues with that
@@ -27,17 +38,19 @@ from __future__ import annotations
 
 import threading
 from abc import abstractmethod
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 
 from ..gates import AWAITING_LABEL, GateRequest, GateStatus
-from ..readyset import Snapshot, SnapshotItem
+from ..incremental import Delta
+from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
+from ..tracker import CLAIM_REMOVED, GONE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .gatecomments import record_answer
@@ -95,6 +108,7 @@ class LabelCommentTracker(ClaimsByComment):
         self._gated: set[str] = set()  # claimed here with gates recorded: awaiting label on
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
+        self._watched: dict[str, str] = {}  # held key -> `updated_at` when its comments were read
 
     # -- the tracker's own calls -------------------------------------------------------------
 
@@ -161,6 +175,83 @@ class LabelCommentTracker(ClaimsByComment):
 
     def snapshot(self) -> Snapshot:
         return self.read_snapshot(self.done_here())
+
+    def changes(self, *, full: bool = False) -> Snapshot | Delta:
+        """One full snapshot, then deltas (see the module notes); `full`: a resync."""
+        if not full:
+            delta = self.read_changes(self.done_here())
+            if delta is not None:
+                return delta
+        return self.snapshot()
+
+    def read_changes(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading (ids in `skip`, done in this process, leave), or
+        None when only a full snapshot will do. Default: always None (full readings)."""
+        return None
+
+    def own_claim(self, key: str) -> Claim | None:
+        """The claim this process holds on `key`, as the Ready-set shows one (None: not held
+        here). A delta uses it instead of reading the comments of an issue whose change is our
+        own claim: while we renew the lease no other claim can win (the people-win watch reads
+        the comments when the issue changes)."""
+        held = self.claims.held(key)
+        if held is None:
+            return None
+        return Claim(holder=held.holder, since=held.updated_at,
+                     lease_expires=held.updated_at + timedelta(seconds=held.lease))
+
+    def issue_in_scope(self, issue: dict[str, Any]) -> bool:
+        """Whether the user's filter selects an issue object (ignoring jr2's own labels)."""
+        return bool(self.config.selects(self.labels_of(issue)))
+
+    # -- people win ---------------------------------------------------------------------------
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        """Which held items a person took back: one conditional GET of each (module notes)."""
+        out: dict[str, str] = {}
+        for key in item_ids:
+            why = self._taken_back(key, holder)
+            if why is not None:
+                out[key] = why
+        with self._lock:
+            for key in [k for k in self._watched if k not in item_ids]:
+                del self._watched[key]
+        return out
+
+    def _taken_back(self, key: str, holder: str) -> str | None:
+        cfg = self.config
+        try:
+            resp = self.client.get(self.issue_path(key))
+        except SourceHTTPError as exc:
+            if exc.status in (404, 410):
+                return GONE
+            raise
+        issue = resp.data
+        if resp.status not in (200, 304) or not isinstance(issue, dict) or (
+                issue.get("state") != self.open_state):
+            return GONE
+        labels = self.labels_of(issue)
+        if cfg.has_label(labels, cfg.done_label):
+            return GONE
+        if not self.issue_in_scope(issue):
+            return "it was moved out of this pool's scope"
+        if cfg.has_label(labels, cfg.failed_label):
+            return "it was marked failed"
+        if not cfg.has_label(labels, cfg.claim_label):
+            return CLAIM_REMOVED
+        stamp = str(issue.get("updated_at") or "")
+        with self._lock:
+            if stamp and self._watched.get(key) == stamp:
+                return None  # unchanged since its comments were read: our claim stands
+        comments, now = self.list_comments(key)
+        claim = claims.claim_of(comments, now)
+        if claim is None:
+            return CLAIM_REMOVED
+        if claim.holder != holder:
+            return "another pool holds it now"
+        with self._lock:
+            self._watched[key] = stamp
+        return None
 
     # -- the comment thread (for jr2_sources.comment_claims) ----------------------------------
 
@@ -289,6 +380,22 @@ class LabelCommentTracker(ClaimsByComment):
                                          "again.", attempt=attempt):
             with self._lock:
                 self._done_here.add(item_id)
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
+        settled = False
+        try:
+            super().settle(item_id, holder, outcome, attempt)
+            settled = True
+        finally:
+            # a retry record is only a comment edit (the claim label stays), which need not
+            # move the issue's `updated_at`; a settle that failed half-way left it unknown
+            if not settled or (attempt is not None and attempt.retry_after is not None):
+                self.wrote(item_id)
+
+    def wrote(self, key: str) -> None:
+        """A write of this process about `key` that the issue's `updated_at` may not show: a
+        tracker read by deltas reads the issue directly next. Default: nothing."""
 
     def close(self) -> None:
         self.client.close()

@@ -22,7 +22,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("jr2.webhooks")
@@ -35,6 +35,9 @@ class Verdict:
     status: int
     wake: bool = False
     reason: str = ""
+    touched: tuple[str, ...] = field(default=(), compare=False)
+    """The issues (tracker keys, e.g. GitHub numbers) the delivery names, when it wakes: a
+    tracker read by deltas reads them directly next (`kit.sincewindow.SinceWindow.mark`)."""
 
 
 Receiver = Callable[[Mapping[str, str], bytes, str | None], Verdict]

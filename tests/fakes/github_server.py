@@ -7,8 +7,9 @@ Design notes
   blocking, total_blocked_by, total_blocking} and `sub_issues_summary` {total, completed,
   percent_completed} are computed from the dependency and sub-issue edges the test sets up.
 * Behaviour follows the docs where jr2 depends on it: the issues list (filters `state`,
-  `labels` (all of), `milestone` (number, `*`, `none`), `assignee` (login, `none`, `*`), `sort`,
-  `direction`, `per_page` <= 100, `page`) returns pull requests too (with `pull_request`) and a
+  `labels` (all of), `milestone` (number, `*`, `none`), `assignee` (login, `none`, `*`), `since`
+  (updated at or after; 422 when unparsable), `sort` (`created`, `updated`), `direction`,
+  `per_page` <= 100, `page`) returns pull requests too (with `pull_request`) and a
   `Link` header; every GET has an `ETag`, and a matching `If-None-Match` gets an empty 304 that
   does not count against `x-ratelimit-remaining`; comments list in ascending id; ids only grow;
   adding a label twice is fine; removing an absent label is 404; assignees accumulate; deleted
@@ -35,6 +36,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,16 @@ _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
 
 def iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _parse_iso(text: str) -> float:
+    """`since` as GitHub takes it (ISO 8601, `YYYY-MM-DDTHH:MM:SSZ`); a bad one is a 422."""
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise Reply(422, {"message": "Validation Failed",
+                          "errors": [{"field": "since", "code": "invalid"}]}) from None
+    return dt.replace(tzinfo=dt.tzinfo or UTC).timestamp()
 
 
 def _user(login: str, uid: int = 1) -> dict[str, Any]:
@@ -278,6 +290,9 @@ class FakeGitHub:
             n = self.next_number.get(repo.lower(), 1)
             self.next_number[repo.lower()] = n + 1
             t = created if created is not None else self.now() - 86400 + n
+            # without `created` the issue is dated back (a stable order by number) but was
+            # written now: its `updated_at` is now, as a new issue's is on GitHub, so a pool
+            # asking what changed `since` its last reading sees it
             self._uid += 1
             issue = Issue(
                 repo,
@@ -285,7 +300,7 @@ class FakeGitHub:
                 title or f"Issue {n}",
                 body,
                 t,
-                t,
+                t if created is not None else self.now(),
                 state,
                 state_reason,
                 t if state == "closed" else None,
@@ -327,6 +342,25 @@ class FakeGitHub:
         with self.lock:
             issue = self.issues[self._key(repo, number)]
             issue.state, issue.state_reason, issue.closed = "closed", reason, self.now()
+            self._touch(issue)
+
+    def reopen_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.state, issue.state_reason, issue.closed = "open", "reopened", None
+            self._touch(issue)
+
+    def remove_dependency(self, repo: str, number: int, blocker: int) -> None:
+        """Undo `add_dependency`. Like adding one, it moves neither issue's `updated_at`:
+        GitHub's description does not say that it does, so the fake takes the worst case."""
+        with self.lock:
+            self.deps[self._key(repo, number)].remove(self._key(repo, blocker))
+            self._touch()
+
+    def edit_body(self, repo: str, number: int, body: str) -> None:
+        with self.lock:
+            issue = self.issues[self._key(repo, number)]
+            issue.body = body
             self._touch(issue)
 
     def delete_issue(self, repo: str, number: int) -> None:
@@ -714,9 +748,16 @@ class FakeGitHub:
         want = {x.casefold() for x in q.get("labels", "").split(",") if x}
         ms = q.get("milestone")
         who = q.get("assignee")
+        # `since`: "Only show results that were last updated after the given time ... ISO 8601
+        # format: YYYY-MM-DDTHH:MM:SSZ" ("List repository issues", fixtures/github/openapi);
+        # updated_at is kept to the second, and an issue updated in that very second is listed
+        # (the timestamp it shows is not before `since`)
+        since = _parse_iso(q["since"]) if q.get("since") else None
         out = []
         for i in self.issues.values():
             if i.repo.lower() != repo.lower() or (state != "all" and i.state != state):
+                continue
+            if since is not None and int(i.updated) < since:
                 continue
             if want and not want <= {n.casefold() for n in i.labels}:
                 continue
@@ -947,6 +988,14 @@ class FakeGitHub:
                 for k in self.deps.get(self._key(repo, number), [])
                 if k in self.issues
             ]
+            chunk, headers = self._page(found, q, base, path)
+            return 200, [self.issue_json(base, i) for i in chunk], headers
+        if sub == "dependencies/blocking" and method == "GET":
+            # "List dependencies an issue is blocking" (api.github.com, GHES 3.19): the issues
+            # this one blocks, as issue objects
+            key = self._key(repo, number)
+            found = [self.issues[k] for k, v in sorted(self.deps.items())
+                     if key in v and k in self.issues]
             chunk, headers = self._page(found, q, base, path)
             return 200, [self.issue_json(base, i) for i in chunk], headers
         if sub == "sub_issues" and method == "GET":
@@ -1198,10 +1247,11 @@ def seed(
     """`issues` open issues (and `prs` pull requests) in `repo`, with `deps` random
     dependency edges from later to earlier issues (so no cycles)."""
     rng = random.Random(rng_seed)
-    for _ in range(issues):
-        fake.add_issue(repo, labels=list(labels))
-    for _ in range(prs):
-        fake.add_issue(repo, pr=True)
+    start = fake.now() - 86400  # a backlog that was there before: written a day ago
+    for i in range(issues):
+        fake.add_issue(repo, labels=list(labels), created=start + i)
+    for i in range(prs):
+        fake.add_issue(repo, pr=True, created=start + issues + i)
     added: set[tuple[int, int]] = set()
     while len(added) < min(deps, issues * (issues - 1) // 2):
         a, b = sorted(rng.sample(range(1, issues + 1), 2))

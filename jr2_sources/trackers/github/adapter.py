@@ -24,7 +24,11 @@ Design notes
 * `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
   both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
   start, in one line, before anything is claimed.
-* `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
+* `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`); the issues
+  a waking delivery names are read directly by the next delta.
+* `jr2 work` reads deltas (`delta.py`: the issues updated since the last reading) after one full
+  snapshot; `--done-when merged` and `--detail` keep full readings (pull requests and named
+  blockers are not in the since-window).
 * `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
   GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
   while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
@@ -37,6 +41,7 @@ Design notes
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -46,6 +51,7 @@ from pydantic import SecretStr
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.incremental import Delta
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
@@ -58,10 +64,13 @@ from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
+from .delta import GitHubChanges
 from .pulls import judge
 from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
+
+log = logging.getLogger("jr2.github")
 
 
 def _client(config: GitHubConfig, name: str) -> GitHubClient:
@@ -102,6 +111,9 @@ class GitHubAdapter(LabelCommentTracker):
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
+        if not env.read_only and config.done_when == "closed" and not self.detail:
+            self.reader.changes = GitHubChanges(self.reader)  # deltas (delta.py)
+            self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
         self._login: str | None = None
 
@@ -131,6 +143,26 @@ class GitHubAdapter(LabelCommentTracker):
         if not self.read_only:
             self._settle_reviews()
         return snap
+
+    def read_changes(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading (`delta.py`), or None for a full snapshot."""
+        changes = self.reader.changes
+        if changes is None:
+            return None
+        delta = changes.read(skip)
+        if delta is None and changes.window.last_gap:
+            log.info("%s: reading everything again: %s", self.name, changes.window.last_gap)
+            changes.window.last_gap = None
+        return delta
+
+    def wrote(self, key: str) -> None:
+        if self.reader.changes is not None:
+            self.reader.changes.window.mark([self._number(key)])
+
+    def issue_in_scope(self, issue: dict[str, Any]) -> bool:
+        """The user's filter as the issues list applies it (labels, milestone, assignee)."""
+        changes = self.reader.changes or GitHubChanges(self.reader)
+        return changes.selects(issue)
 
     def _settle_reviews(self) -> None:
         """Act on issues whose review ended (`reader.review_moves`): the PR merged into the
@@ -281,5 +313,8 @@ class GitHubAdapter(LabelCommentTracker):
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
         events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
-        return receive(headers, body, secret, repo=self.client.repo_name(self.repo),
-                       deduper=self._deliveries, events=events)
+        verdict = receive(headers, body, secret, repo=self.client.repo_name(self.repo),
+                          deduper=self._deliveries, events=events)
+        if verdict.wake and self.reader.changes is not None:  # read them directly next
+            self.reader.changes.window.mark(int(n) for n in verdict.touched if n.isdigit())
+        return verdict

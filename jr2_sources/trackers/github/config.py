@@ -59,6 +59,10 @@ class GitHubConfig(LabelOptions):
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls (conditional "
                                              "requests: an unchanged poll costs no rate limit)")
+    resync_every: Duration = Field(default=300.0, gt=0,
+                                   description="`jr2 work` reads only the issues updated since "
+                                               "its last reading (`since`), and everything "
+                                               "again this often")
     claim_spread: Duration = Field(
         default=1.0,
         description="after losing a claim race, wait up to this long (at random) before the "

@@ -4,7 +4,9 @@ Design notes
 ------------
 * Readiness costs ceil(N/100) list pages plus, when a filter narrows the list, one list call each
   for the claim and the failure label (DESIGN.md §4: marked issues are always in the snapshot).
-  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit).
+  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit). That is a
+  full reading: `jr2 work` reads one at start and every `--resync-every`, and in between only
+  what changed (`delta.py`, which rebuilds changed issues through `build_item`).
 * Native blockers come with each listed issue (`issue_dependencies_summary.blocked_by` counts the
   OPEN ones) and sub-issues as `sub_issues_summary` {total, completed}: `jr2 work` needs no
   per-issue call. Without `detail` such blockers are one reference reading e.g. `2 open GitHub
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -53,10 +56,11 @@ from typing import Any
 from jr2_core.errors import ConfigError
 from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
-from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
+from .delta import GitHubChanges
 from .gates import GateReader
 from .pulls import PullReader, PullRequest, item_branch, judge
 from .refs import (
@@ -117,6 +121,9 @@ class IssueReader:
         self._judged: dict[int, PullRequest] = {}
         self.review_moves: dict[int, str] = {}  # number -> "close" | "reopen" (module notes)
         self._blockers_of: dict[int, list[int]] = {}
+        self.began: datetime | None = None  # the server's time when the last full list began
+        self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
+        self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
 
     def issues_path(self, repo: str | None = None) -> str:
@@ -151,12 +158,25 @@ class IssueReader:
                 raise ConfigError(f"{self.name}: no milestone titled {value!r}")
         return self._milestone
 
+    def milestone_param(self, value: str) -> str:
+        """The list's `milestone` parameter for the option's value (a title looked up once)."""
+        return self._milestone_param(value)
+
+    def mark_labels(self) -> list[str]:
+        """jr2's marks: an open issue carrying one is listed even outside the user's filter."""
+        cfg = self.config
+        marks = [cfg.claim_label, cfg.failed_label]
+        if cfg.on_success == "review":
+            marks.append(cfg.review_label)
+        return marks
+
     def _list(self) -> tuple[dict[int, dict[str, Any]], set[int]]:
         """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones, and
         the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
         cfg = self.config
         params = self._list_params()
-        found, _ = self.client.get_all(self.issues_path(), params)
+        found, first = self.client.get_all(self.issues_path(), params)
+        self.began = first.date
         listed: dict[int, dict[str, Any]] = {}
         excluded = cfg.label_set(cfg.exclude_label)
         for issue in found:
@@ -165,16 +185,13 @@ class IssueReader:
             listed.setdefault(int(issue["number"]), issue)
         scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
-            marks = [cfg.claim_label, cfg.failed_label]
-            if cfg.on_success == "review":
-                marks.append(cfg.review_label)
-            for lab in marks:
+            for lab in self.mark_labels():
                 marked, _ = self.client.get_all(self.issues_path(),
                                                 {"state": "open", "labels": lab})
                 for issue in marked:
                     listed.setdefault(int(issue["number"]), issue)
         elif excluded:
-            mine = cfg.label_set([cfg.claim_label, cfg.failed_label])
+            mine = cfg.label_set(self.mark_labels())
             for issue in found:
                 if mine & cfg.label_set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
@@ -184,7 +201,9 @@ class IssueReader:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;
         ids in `skip` (done in this process) are left out."""
         listed, scoped = self._list()
-        open_numbers = set(listed)
+        done_label = self.config.done_label
+        open_numbers = {n for n, issue in listed.items()
+                        if not self.config.has_label(labels_of(issue), done_label)}
         if self.pulls is not None:
             self._read_pulls(listed)
         items: list[SnapshotItem] = []
@@ -204,7 +223,19 @@ class IssueReader:
             item = self._item(issue, labels, open_numbers, detail)
             item.in_scope = number in scoped
             items.append(item)
+        if self.changes is not None:
+            self.changes.full_read(self.began, listed, items)
         return Snapshot(source=self.name, items=items, done_count=None)
+
+    def build_item(self, issue: dict[str, Any], labels: list[str],
+                   open_numbers: set[int]) -> SnapshotItem:
+        """One listed issue as an item, its body references judged against `open_numbers`
+        (for deltas: `delta.GitHubChanges`)."""
+        return self._item(issue, labels, open_numbers, False, self.own_claim)
+
+    def ref_state(self, ref: str) -> BlockerState:
+        """The state of a body reference outside the listed set, read directly (deltas)."""
+        return self._ref_state(ref, set(), [])
 
     def _read_pulls(self, listed: dict[int, dict[str, Any]]) -> None:
         """Judge, by their pull requests, the listed issues that block something."""
@@ -281,7 +312,8 @@ class IssueReader:
         return BlockerRef(item_id(self.repo, number), state, pr)
 
     def _item(self, issue: dict[str, Any], labels: list[str], open_numbers: set[int],
-              detail: bool) -> SnapshotItem:
+              detail: bool,
+              own_claim: Callable[[str], Claim | None] | None = None) -> SnapshotItem:
         cfg = self.config
         number = int(issue["number"])
         iid = item_id(self.repo, number)
@@ -314,7 +346,10 @@ class IssueReader:
         claimed = cfg.has_label(labels, cfg.claim_label)
         failed_mark = cfg.has_label(labels, cfg.failed_label)
         gated = cfg.has_label(labels, AWAITING_LABEL)
-        if claimed or gated or (detail and failed_mark):
+        own = own_claim(iid) if own_claim is not None and claimed and not failed_mark else None
+        if own is not None:  # a delta: our own claim, held and renewed by this process
+            claim = own
+        elif claimed or gated or (detail and failed_mark):
             comments, now = self.read_comments(number)
         if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None

@@ -11,7 +11,9 @@ carries (`issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`
 for another repository never wakes the pool because it mentions one of our issues. `ping` and every
 other event are acknowledged and ignored. With `--done-when merged` a PR merging or its checks
 finishing can release dependents too: `PR_EVENTS` (`pull_request`, `check_suite`, `check_run`,
-`status`, each carrying `repository`) wake the pool as well. Bodies come JSON (`application/json`)
+`status`, each carrying `repository`) wake the pool as well. A waking delivery names the issues it
+concerns (`Verdict.touched`: both sides of a dependency or sub-issue change), which a pool read
+by deltas reads directly next (`delta.py`). Bodies come JSON (`application/json`)
 or form-encoded (`application/x-www-form-urlencoded`, `payload=<json>`: the content type GitHub's
 webhook form offers first); the signature covers the raw body either way. `receive` is what
 `GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook`
@@ -33,8 +35,8 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 
 from .refs import repo_of_api_url, same_repo
 
-__all__ = ["PR_EVENTS", "WAKE_EVENTS", "DeliveryDeduper", "receive", "verify_webhook",
-           "webhook_wakes"]
+__all__ = ["PR_EVENTS", "WAKE_EVENTS", "DeliveryDeduper", "receive", "touched",
+           "verify_webhook", "webhook_wakes"]
 
 WAKE_EVENTS = frozenset({"issues", "issue_dependencies", "sub_issues"})
 PR_EVENTS = frozenset({"pull_request", "check_suite", "check_run", "status"})
@@ -73,6 +75,23 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str,
     return False
 
 
+def touched(payload: Mapping[str, Any], repo: str) -> tuple[str, ...]:
+    """The numbers (as text) of the issues of `repo` a delivery names (`issue`,
+    `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`): both sides of a dependency
+    or sub-issue change, whose `updated_at` may not move (see `delta.py`)."""
+    out: list[str] = []
+    repository = payload.get("repository")
+    default = repository.get("full_name") if isinstance(repository, Mapping) else None
+    for key in _ISSUE_KEYS:
+        issue = payload.get(key)
+        if not isinstance(issue, Mapping) or not isinstance(issue.get("number"), int):
+            continue
+        other = repo_of_api_url(issue.get("repository_url")) or default
+        if isinstance(other, str) and same_repo(other, repo):
+            out.append(str(issue["number"]))
+    return tuple(out)
+
+
 def _json_of(headers: Mapping[str, str], body: bytes) -> bytes | str:
     """The JSON text of a delivery: the body, or its `payload` field when form-encoded."""
     kind = (header(headers, "Content-Type") or "").split(";")[0].strip().lower()
@@ -99,5 +118,5 @@ def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo
     if not isinstance(payload, dict):
         return Verdict(400, False, "the body is not a JSON object")
     if webhook_wakes(event, payload, repo, events):
-        return Verdict(200, True, f"{event} for {repo}")
+        return Verdict(200, True, f"{event} for {repo}", touched(payload, repo))
     return Verdict(200, False, f"{event or 'an unnamed event'} ignored")

@@ -26,12 +26,13 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from jr2_core import UsageError
-from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv, Verdict
+from jr2_sources import Delta, LabelCommentTracker, Snapshot, SourceEnv, Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, api_url, resolve_token
 from .config import GitLabConfig
+from .delta import GitLabChanges
 from .reader import IssueReader
 from .refs import encode_project, same_project, split_id
 from .webhook import receive
@@ -57,6 +58,8 @@ class GitLabAdapter(LabelCommentTracker):
         super().__init__(config, env, client)
         self.project = config.target
         self.reader = IssueReader(config, client)
+        if not env.read_only and config.detail:
+            self.reader.changes = GitLabChanges(self.reader)  # deltas (delta.py)
 
     def _iid(self, ident: str) -> int:
         try:
@@ -76,6 +79,15 @@ class GitLabAdapter(LabelCommentTracker):
     def read_snapshot(self, skip: set[str]) -> Snapshot:
         return self.reader.snapshot(skip)
 
+    def read_changes(self, skip: set[str]) -> Delta | None:
+        """The issues updated since the last reading (`delta.py`), or None for a full one."""
+        changes = self.reader.changes
+        return None if changes is None else changes.read(skip)
+
+    def wrote(self, key: str) -> None:
+        if self.reader.changes is not None:
+            self.reader.changes.window.mark([self._iid(key)])
+
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         return self.reader.read_notes(self._iid(key))
 
@@ -94,4 +106,8 @@ class GitLabAdapter(LabelCommentTracker):
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Check a GitLab delivery and say whether it can change this project's Ready-set."""
-        return receive(headers, body, secret, project=self.project, deduper=self._deliveries)
+        verdict = receive(headers, body, secret, project=self.project,
+                          deduper=self._deliveries)
+        if verdict.wake and self.reader.changes is not None:  # read them directly next
+            self.reader.changes.window.mark(int(n) for n in verdict.touched if n.isdigit())
+        return verdict

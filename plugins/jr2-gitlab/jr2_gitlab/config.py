@@ -35,6 +35,10 @@ class GitLabConfig(LabelOptions):
                                     description="least time between two writes")
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls GitLab")
+    resync_every: Duration = Field(default=300.0, gt=0,
+                                   description="`jr2 work` reads only the issues updated since "
+                                               "its last reading, and everything again this "
+                                               "often")
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries "
                                                "(5xx, 429) before giving up")

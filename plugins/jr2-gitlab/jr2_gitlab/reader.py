@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -46,6 +47,7 @@ from jr2_sources.kit import claims, labels_of
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
+from .delta import GitLabChanges
 from .gates import GateReader
 from .refs import (
     body_refs,
@@ -96,6 +98,8 @@ class IssueReader:
         self._lock = threading.Lock()
         self._graphql = True  # False once /api/graphql answered 404
         self._warned = False
+        self.began: datetime | None = None  # the server's time when the last full list began
+        self.changes: GitLabChanges | None = None  # set by an adapter that reads deltas
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
 
     def issues_path(self, project: str | None = None) -> str:
@@ -109,7 +113,8 @@ class IssueReader:
         params: dict[str, Any] = {"state": "opened", "order_by": "created_at", "sort": "asc"}
         if cfg.label:
             params["labels"] = ",".join(cfg.label)
-        found, _ = self.client.get_all(self.issues_path(), params)
+        found, first = self.client.get_all(self.issues_path(), params)
+        self.began = first.date
         excluded = set(cfg.exclude_label)
         mine = {cfg.claim_label, cfg.failed_label}
         listed: dict[int, dict[str, Any]] = {}
@@ -178,7 +183,52 @@ class IssueReader:
             item = self._item(issue, labels, refs, blocks.get(iid, []))
             item.children = [BlockerRef(c, st) for c, st in children.get(iid, {}).items()]
             items.append(item)
+        if self.changes is not None:
+            self.changes.full_read(self.began, listed, items)
         return Snapshot(source=self.name, items=items, done_count=None)
+
+    def listed(self, issue: dict[str, Any]) -> bool:
+        """Would the full reading list this issue (the label filter and no excluded label, or
+        one of jr2's marks)?"""
+        cfg = self.config
+        labels = set(labels_of(issue))
+        mine = {cfg.claim_label, cfg.failed_label}
+        return bool(mine & labels) or (set(cfg.label) <= labels
+                                        and not set(cfg.exclude_label) & labels)
+
+    def is_done(self, issue: dict[str, Any]) -> bool:
+        """Closed, or carrying the done label: done as a blocker."""
+        return self._is_done(issue)
+
+    def build_items(self, issues: dict[int, dict[str, Any]], known: Mapping[int, dict[str, Any]],
+                    skip: set[str] | frozenset[str]) -> list[SnapshotItem]:
+        """Items for `issues` (open, listed) as the full reading builds them, each from its own
+        links (exact with `detail`, which deltas need), its description's references judged
+        against `known` (the open listed issues) and its child work items (one GraphQL query
+        per 100 of them)."""
+        children = self._children(dict(issues), skip)
+        items = []
+        for iid, issue in sorted(issues.items()):
+            links, _ = self.client.get_all(f"{self.issues_path()}/{iid}/links",
+                                           need="read issue links")
+            own_ids = {int(issue["project_id"])} if issue.get("project_id") else set()
+            refs: dict[str, State] = {}
+            blocks: list[str] = []
+            for link in links:
+                if not isinstance(link, dict) or "iid" not in link:
+                    continue
+                other = self._link_id(link, own_ids)
+                if link.get("link_type") == "is_blocked_by":
+                    refs[other] = "done" if self._is_done(link) else "open"
+                elif link.get("link_type") == "blocks":
+                    blocks.append(other)
+            for ref in body_refs(issue.get("description"), self.project, iid):
+                if ref not in refs:
+                    refs[ref] = self._ref_state(ref, known)
+            item = self._item(issue, labels_of(issue), refs, blocks)
+            item.children = [BlockerRef(c, st) for c, st in children.get(iid, {}).items()]
+            items.append(item)
+        return items
 
     def _warn(self, why: str) -> None:
         with self._lock:
@@ -301,7 +351,7 @@ class IssueReader:
             extra=extra, in_scope=cfg.selects(labels),
             gates=self.gates.of(comments) if gated and comments is not None else ())
 
-    def _ref_state(self, ref: str, listed: dict[int, dict[str, Any]]) -> State:
+    def _ref_state(self, ref: str, listed: Mapping[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)
         if same_project(project, self.project) and iid in listed:
             return "done" if self._is_done(listed[iid]) else "open"

@@ -17,7 +17,8 @@ Design notes
   `jr2_sources.kit.webhooks.DeliveryDeduper`: a repeat is acknowledged and ignored.
 * Issue events (`object_kind` `issue`, or `work_item` for
 tasks and other work items; header `X-Gitlab-Event: Issue Hook`) of the scoped project
-(`project.path_with_namespace`) wake the pool; every other delivery is a 200 that wakes nothing.
+(`project.path_with_namespace`) wake the pool, naming the issue (`object_attributes.iid`, read
+directly by the next delta); every other delivery is a 200 that wakes nothing.
 """
 
 from __future__ import annotations
@@ -101,6 +102,14 @@ def wakes(payload: Mapping[str, Any], project: str) -> bool:
     return False
 
 
+def marks_of(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The issue an issue event names (`object_attributes.iid`, as text): a pool read by deltas
+    reads it directly next (`delta.py`)."""
+    attrs = payload.get("object_attributes")
+    iid = attrs.get("iid") if isinstance(attrs, Mapping) else None
+    return (str(iid),) if isinstance(iid, int) else ()
+
+
 def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, project: str,
             deduper: DeliveryDeduper) -> Verdict:
     """The verdict on one delivery: 401 without the right token or signature (not remembered),
@@ -118,5 +127,5 @@ def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, proj
         return Verdict(400, False, "the body is not a JSON object")
     kind = str(payload.get("object_kind") or header(headers, "X-Gitlab-Event") or "event")
     if wakes(payload, project):
-        return Verdict(200, True, f"{kind} for {project}")
+        return Verdict(200, True, f"{kind} for {project}", marks_of(payload))
     return Verdict(200, False, f"{kind} ignored")

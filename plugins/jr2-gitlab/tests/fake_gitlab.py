@@ -27,6 +27,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -131,8 +132,12 @@ class FakeGitLab:
                      "created_at": iso(0), "expires_at": None}, {}
 
     def block(self, blocker: tuple[str, int], blocked: tuple[str, int]) -> None:
+        """Link two issues. GitLab writes a system note on both, which touches them."""
         with self.lock:
             self.links.append((blocker[0], blocker[1], blocked[0], blocked[1]))
+            for path, iid in (blocker, blocked):
+                if iid in self.projects.get(path, {}).get("issues", {}):
+                    self.issue(path, iid)["updated"] = self.now()
 
     def set_parent(self, child: tuple[str, int], parent: tuple[str, int]) -> None:
         with self.lock:
@@ -141,6 +146,16 @@ class FakeGitLab:
     def close_issue(self, path: str, iid: int) -> None:
         with self.lock:
             self.issue(path, iid)["state"] = "closed"
+            self.issue(path, iid)["updated"] = self.now()
+
+    def set_labels(self, path: str, iid: int, labels: list[str]) -> None:
+        with self.lock:
+            self.issue(path, iid)["labels"] = list(labels)
+            self.issue(path, iid)["updated"] = self.now()
+
+    def delete_issue(self, path: str, iid: int) -> None:
+        with self.lock:
+            del self.projects[path]["issues"][iid]
 
     def fault(self, status: int, *, times: int = 1, method: str | None = None,
               path: str | None = None, headers: dict[str, str] | None = None) -> None:
@@ -287,9 +302,17 @@ class FakeGitLab:
               q: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
         state = q.get("state", "all")
         want = [x for x in q.get("labels", "").split(",") if x]
+        # `updated_after`: "Return issues updated on or after the given time" (ISO 8601);
+        # `order_by` `created_at` (default) or `updated_at`; `sort` `desc` (default) or `asc`
+        # (GitLab's REST docs, Issues API, "List project issues"); times kept to the second
+        after = q.get("updated_after")
+        since = (datetime.fromisoformat(after.replace("Z", "+00:00")).timestamp()
+                 if after else None)
         issues = [i for i in proj["issues"].values()
-                  if state in ("all", i["state"]) and all(w in i["labels"] for w in want)]
-        issues.sort(key=lambda i: (i["created"], i["iid"]), reverse=q.get("sort") != "asc")
+                  if state in ("all", i["state"]) and all(w in i["labels"] for w in want)
+                  and (since is None or int(i["updated"]) >= since)]
+        key = "updated" if q.get("order_by") == "updated_at" else "created"
+        issues.sort(key=lambda i: (i[key], i["iid"]), reverse=q.get("sort") != "asc")
         return self._page([self._issue_json(path, i) for i in issues], q,
                           f"{self.url}/api/v4/projects/{path.replace('/', '%2F')}/issues")
 
@@ -342,6 +365,7 @@ class FakeGitLab:
                 n = {"id": self._next("note"), "body": str(body["body"]), "created": t,
                      "updated": t, "system": False, "noteable_id": issue["id"]}
                 notes.append(n)
+                issue["updated"] = t  # a note touches its issue (GitLab's Note#touch_noteable)
                 return 201, self._note_json(n, iid), {}
         if len(rest) == 1 and rest[0].isdigit():
             note = next((n for n in notes if n["id"] == int(rest[0])), None)
@@ -351,7 +375,7 @@ class FakeGitLab:
                 return 200, self._note_json(note, iid), {}
             if method == "PUT":
                 note["body"] = str(body.get("body") or note["body"])
-                note["updated"] = self.now()
+                note["updated"] = issue["updated"] = self.now()
                 return 200, self._note_json(note, iid), {}
             if method == "DELETE":
                 notes.remove(note)

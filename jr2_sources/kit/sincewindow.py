@@ -1,0 +1,172 @@
+"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since", shared by the GitHub
+source and the GitLab plugin (both list issues filtered by their update time).
+
+Design notes
+------------
+* After a full reading the window's watermark is the server's time when that reading began
+  (the `Date` of its first answer: the tracker's own clock, never ours). A delta then lists the
+  issues updated since `watermark - overlap` (GitHub `since`, GitLab `updated_after`), sorted by
+  update time, oldest first, and the watermark moves to the newest `updated_at` seen. The
+  overlap (default 10 s) covers issues whose update commits a little after the time it carries
+  and timestamps kept to the second; an issue seen twice costs nothing, since:
+* Every issue object read is remembered by a digest of its JSON: one listed again unchanged
+  (the overlap, a page read twice) is not news and is left out of the delta, so an unchanged poll
+  builds no item and reads no comments.
+* Pages are walked by time, not by page number: after a full page the next request asks
+  `since` the last `updated_at` of that page. An issue edited while the pages are read moves to
+  the end (it is seen there), and no issue can slip between two pages as it can with offsets
+  (an edit moving an earlier issue to the end shifts every later one up a page). A full page
+  whose first and last issue carry the same time would not move on: that is a gap (below).
+* Webhooks mark what changed: `mark(keys)` (from the run host's thread) names issues a verified
+  delivery concerns; the next delta reads each one directly, before the since-window would
+  list it, and also catches what the window cannot (a change that moves no `updated_at`).
+* Any sign of a gap makes the tracker answer with a full snapshot instead (the reader resyncs):
+  the server refusing the time filter (422), more than `max_pages` pages of changes, a page that
+  cannot move on, the server's clock behind the watermark by more than the overlap, a marked
+  issue gone (deleted or transferred: its dependents' counts changed unseen). `gap()` records
+  why (for logs and tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Hashable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+__all__ = ["DEFAULT_OVERLAP", "Page", "SinceWindow", "WindowGap", "iso_z"]
+
+PER_PAGE = 100
+
+
+class WindowGap(Exception):
+    """A sign of a gap (the message says which): answer with a full snapshot."""
+
+
+Page = tuple[list[Any], "datetime | None"]
+"""One page of a "changed since" list: the issue objects and the server's `Date`."""
+
+DEFAULT_OVERLAP = 10.0
+"""Seconds a delta reaches back before the newest update it saw."""
+
+
+def iso_z(when: datetime) -> str:
+    """`when` as `YYYY-MM-DDTHH:MM:SSZ` (GitHub's `since` format; GitLab takes it too)."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def digest(obj: Any) -> bytes:
+    """A short fingerprint of a JSON object (key order does not matter)."""
+    raw = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+class SinceWindow:
+    """The watermark, the digests of the issues last seen and the marks (see the module
+    notes). Thread-safe for `mark`; the rest is called by the one reading thread."""
+
+    def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10) -> None:
+        self.overlap = overlap
+        self.max_pages = max_pages
+        self.watermark: datetime | None = None
+        self.last_gap: str | None = None
+        self._seen: dict[Hashable, bytes] = {}
+        self._marks: set[Hashable] = set()
+        self._lock = threading.Lock()
+
+    # -- after a full reading -----------------------------------------------------------------
+
+    def reset(self, began: datetime | None, issues: Iterable[tuple[Hashable, Any]]) -> None:
+        """A full reading that began at server time `began` listed `issues` (key, object)."""
+        self._seen = {key: digest(obj) for key, obj in issues}
+        self.watermark = began
+        with self._lock:
+            self._marks.clear()  # a full reading saw everything they named
+
+    @property
+    def ready(self) -> bool:
+        """Whether a delta can be read (a full reading set the watermark)."""
+        return self.watermark is not None
+
+    # -- reading a delta ----------------------------------------------------------------------
+
+    def since(self, after: datetime | None = None) -> datetime:
+        """Where the next page starts: `after` (the last time of a full page), or the
+        watermark less the overlap."""
+        assert self.watermark is not None
+        return after if after is not None else self.watermark - timedelta(seconds=self.overlap)
+
+    def collect(self, fetch: Callable[[datetime], Page], key_of: Callable[[Any], Hashable],
+                updated_of: Callable[[Any], datetime | None]) -> dict[Hashable, Any]:
+        """Walk the pages of issues updated since the watermark (less the overlap), by time
+        (module notes): `fetch(since)` asks one page of up to `PER_PAGE`, oldest update
+        first. Returns the issues that are news, by key; raises `WindowGap`."""
+        fresh: dict[Hashable, Any] = {}
+        after: datetime | None = None
+        for page_no in range(self.max_pages):
+            page, server_now = fetch(self.since(after))
+            if page_no == 0 and self.skewed(server_now):
+                raise WindowGap("the tracker's clock is behind the last update seen by more "
+                                "than the overlap")
+            for obj in page:
+                self.take(fresh, key_of(obj), obj, updated_of(obj))
+            if len(page) < PER_PAGE:
+                return fresh
+            first, last = updated_of(page[0]), updated_of(page[-1])
+            if last is None or first == last:
+                raise WindowGap("a full page of issues updated in the same second")
+            after = last
+        raise WindowGap(f"more than {self.max_pages} pages of changes")
+
+    def take(self, fresh: dict[Any, Any], key: Hashable, obj: Any,
+             updated: datetime | None) -> None:
+        """One issue object read (listed or read directly): into `fresh` when it is news."""
+        self.advance(updated)
+        if self.news(key, obj):
+            fresh[key] = obj
+
+    def news(self, key: Hashable, obj: Any) -> bool:
+        """True when `obj` differs from what was last seen of `key` (and remember it)."""
+        d = digest(obj)
+        if self._seen.get(key) == d:
+            return False
+        self._seen[key] = d
+        return True
+
+    def forget(self, key: Hashable) -> None:
+        """`key` is gone (deleted, transferred): a later sight of it is news."""
+        self._seen.pop(key, None)
+
+    def advance(self, updated: datetime | None) -> None:
+        """An issue updated at `updated` was read: the watermark moves up to it."""
+        if updated is not None and self.watermark is not None and updated > self.watermark:
+            self.watermark = updated
+
+    def skewed(self, server_now: datetime | None) -> bool:
+        """Is the server's clock behind the watermark by more than the overlap?"""
+        if server_now is None or self.watermark is None:
+            return False
+        return server_now < self.watermark - timedelta(seconds=self.overlap)
+
+    def gap(self, why: str) -> None:
+        """Record a sign of a gap: the caller answers with a full snapshot."""
+        self.last_gap = why
+
+    # -- webhooks -----------------------------------------------------------------------------
+
+    def mark(self, keys: Iterable[Hashable]) -> None:
+        """Issues a verified webhook delivery concerns: read them directly in the next delta."""
+        with self._lock:
+            self._marks.update(keys)
+
+    def take_marks(self) -> set[Hashable]:
+        """The marked issues (cleared)."""
+        with self._lock:
+            marks, self._marks = self._marks, set()
+        return marks
+
+    def unmark(self, keys: Iterable[Hashable]) -> None:
+        """Put marks back (a delta that could not be read)."""
+        self.mark(keys)

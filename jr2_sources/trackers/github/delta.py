@@ -1,0 +1,314 @@
+"""GitHub deltas: after one full reading, only what changed (`GitHubAdapter.changes`).
+
+Design notes
+------------
+* The question asked each time is GitHub's issues list with `since` (GitHub's description of
+  "List repository issues": "Only show results that were last updated after the given time"),
+  `state=all`, `sort=updated`, `direction=asc`, conditional like every GET (an unchanged poll is
+  one request answered 304, which costs no rate-limit point). The window's bookkeeping
+  (watermark, overlap, digests, walking pages by time, webhook marks, signs of a gap) is the
+  kit's `SinceWindow`, shared with jr2-gitlab.
+* The list is asked without the user's filters (`labels`, `milestone`, `assignee`): an issue that
+  left the scope (closed, relabelled, moved to another milestone or assignee) shows up with its
+  new data and is judged here as the full reading's server-side filter would judge it
+  (`selects`), so it leaves the Ready-set. Pull requests come back too (they are issues to the
+  API): they are never items, only states of body references.
+* A blocker closing need not move the blocked issue's `updated_at` (ISSUE-NOTES 6), and an issue
+  counts its native blockers only as a number (`issue_dependencies_summary.blocked_by`). So when
+  an issue's state as a blocker changes (open <-> closed or done-labelled), the issues it blocks
+  are read directly with `GET .../issues/{n}/dependencies/blocking` (one request, only when
+  its summary's `blocking` counts open dependents; GitHub's description, api.github.com and
+  GHES 3.19), whose objects carry their new summaries, and a sub-issue's parent with one
+  conditional GET of `parent_issue_url`.
+* Another pool's renewal edits its claim comment, which need not move `updated_at`: an issue
+  another pool holds is read again directly when its lease seems to end (`leases`), so it is
+  not offered as free (and lost to the live claim) on every poll.
+* An issue whose change is this process's own claim is not re-read: its claim is the one this
+  process holds (`LabelCommentTracker.own_claim`); any other claimed issue has its comments
+  read (conditionally), as in a full reading. Body references ("depends on
+  #12") name their blocker, so the incremental Ready-set updates those dependents itself.
+  References to other repositories cannot be in this repository's list: the open ones are read
+  again directly (conditional GETs) at most every `OUTSIDE_EVERY` seconds.
+* What the since-window cannot see: adding or removing a "blocked by" link or a sub-issue is not
+  documented to move `updated_at` on either side (GitHub's description and webhook schemas say
+  nothing), and a deleted or transferred issue leaves the list. Webhooks mark them
+  (`issue_dependencies`, `sub_issues`, `issues.deleted`/`transferred` name the issues, read
+  directly in the next delta); without webhooks the resynchronisation (`jr2 work
+  --resync-every`, default 5m) bounds how long such a change goes unseen. A marked issue that is
+  gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot. An issue this process
+  settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
+  edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
+  is unchanged.
+* Servers without `issue_dependencies_summary` (read per issue instead) or without the
+  `dependencies/blocking` endpoint (GHES 3.17-3.18) fall back to full snapshots when a state
+  change needs chasing: correct, not cheaper.
+* A delta that fails half-way (network, 5xx after retries) forgets nothing: the next reading is
+  full (the window's digests were already updated).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from jr2_sources.incremental import Delta
+from jr2_sources.kit import labels_of
+from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, iso_z
+from jr2_sources.readyset import BlockerState, SnapshotItem
+
+from .client import GitHubHTTPError
+from .refs import id_of_issue_url, item_id, parse_time, repo_of_api_url, same_repo, split_id
+
+if TYPE_CHECKING:
+    from .reader import IssueReader
+
+OUTSIDE_EVERY = 60.0
+"""Seconds between two direct readings of open blockers in other repositories."""
+
+
+Gap = WindowGap
+
+
+def _updated(issue: dict[str, Any]) -> datetime | None:
+    stamp = issue.get("updated_at")
+    return parse_time(str(stamp)) if stamp else None
+
+
+class GitHubChanges:
+    """The state a delta needs between readings, and the reading of one delta."""
+
+    def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
+                 window: SinceWindow | None = None) -> None:
+        self.reader = reader
+        self.config = reader.config
+        self.window = window or SinceWindow()
+        self.clock = clock
+        self.state: dict[int, BlockerState] = {}  # issues of this repository seen: as blockers
+        self.open_numbers: set[int] = set()  # open, listed, not done-labelled
+        self.in_set: set[str] = set()  # ids delivered as items
+        self.outside: set[str] = set()  # open references to other repositories
+        self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
+        self._outside_at = 0.0
+        self._broken = True  # no full reading yet, or a delta failed half-way
+
+    # -- scope as the full reading's filters judge it --------------------------------------------
+
+    def selects(self, issue: dict[str, Any]) -> bool:
+        """Whether the user's filter selects `issue` (`--label` all of them, `--milestone`,
+        `--assignee`, no `--exclude-label`), as the full reading's list parameters would."""
+        cfg = self.config
+        have = cfg.label_set(labels_of(issue))
+        if not cfg.label_set(cfg.label) <= have or cfg.label_set(cfg.exclude_label) & have:
+            return False
+        if cfg.milestone:
+            want = self.reader.milestone_param(cfg.milestone)
+            ms = issue.get("milestone")
+            number = ms.get("number") if isinstance(ms, dict) else None
+            if (want == "none") != (number is None) or (want.isdigit()
+                                                       and number != int(want)):
+                return False
+        if cfg.assignee:
+            logins = {str(u.get("login", "")).casefold() for u in issue.get("assignees") or []
+                      if isinstance(u, dict)}
+            who = cfg.assignee.casefold()
+            if (who == "none") != (not logins) or (who not in ("none", "*")
+                                                  and who not in logins):
+                return False
+        return True
+
+    def marked(self, labels: list[str]) -> bool:
+        """Does an issue carry one of jr2's marks (listed even outside the filter)?"""
+        return any(self.config.has_label(labels, lab) for lab in self.reader.mark_labels())
+
+    def _as_blocker(self, issue: dict[str, Any]) -> BlockerState:
+        done = issue.get("state") == "closed" or self.config.has_label(
+            labels_of(issue), self.config.done_label)
+        return "done" if done else "open"
+
+    # -- after a full reading -----------------------------------------------------------------
+
+    def full_read(self, began: datetime | None, listed: dict[int, dict[str, Any]],
+                  items: list[SnapshotItem]) -> None:
+        """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
+        self.window.reset(began, listed.items())
+        self.state = {n: self._as_blocker(i) for n, i in listed.items()}
+        self.open_numbers = {n for n, s in self.state.items() if s == "open"}
+        self.in_set = {it.id for it in items}
+        self.outside = {b.id for it in items for b in it.blockers
+                        if b.state == "open" and self._foreign(b.id)}
+        self._outside_at = self.clock()
+        self.leases = {}
+        for it in items:
+            self._lease(it)
+        self._broken = began is None
+
+    def _lease(self, item: SnapshotItem) -> None:
+        """Remember when another pool's claim of `item` ends: a renewal edits its comment,
+        which need not move `updated_at`, so the issue is read again when the lease seems to
+        end (rather than offered as free and lost to a live claim on every poll)."""
+        number = split_id(item.id)[1]
+        claim = item.claim
+        if claim is None or claim.lease_expires is None or (
+                self.reader.own_claim is not None and self.reader.own_claim(item.id)):
+            self.leases.pop(number, None)
+        else:
+            self.leases[number] = claim.lease_expires
+
+    def _foreign(self, ref: str) -> bool:
+        try:
+            repo, _ = split_id(ref)
+        except ValueError:
+            return False  # a count ("2 open GitHub dependencies"), not an issue
+        return not same_repo(repo, self.reader.repo)
+
+    # -- one delta ----------------------------------------------------------------------------
+
+    def read(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading, or None when a full snapshot is needed (no
+        reading yet, or a sign of a gap: `window.last_gap` says which)."""
+        if self._broken or not self.window.ready:
+            return None
+        self._broken = True  # until this delta is built whole
+        try:
+            now = datetime.now(UTC)
+            self.window.mark(n for n, end in self.leases.items() if end <= now)
+            fresh = self._since()
+            self._marked(fresh)
+            self._chase(fresh)
+            delta = self._build(fresh, skip)
+            self._outside_refs(delta)
+        except Gap as gap:
+            self.window.gap(str(gap))
+            return None
+        self._broken = False
+        return delta
+
+    def _since(self) -> dict[int, dict[str, Any]]:
+        """The issues updated since the watermark (less the overlap) that are news."""
+
+        def fetch(since: datetime) -> Page:
+            params = {"state": "all", "sort": "updated", "direction": "asc",
+                      "since": iso_z(since), "per_page": PER_PAGE}
+            try:
+                resp = self.reader.client.get(self.reader.issues_path(), params)
+            except GitHubHTTPError as exc:
+                if exc.status == 422:
+                    raise Gap("GitHub refused `since` (HTTP 422)") from None
+                raise
+            if resp.status not in (200, 304) or not isinstance(resp.data, list):
+                raise Gap(f"the issues list answered HTTP {resp.status}")
+            return [i for i in resp.data if isinstance(i, dict) and "number" in i], resp.date
+
+        found = self.window.collect(fetch, lambda i: int(i["number"]), _updated)
+        return {int(str(k)): v for k, v in found.items()}
+
+    def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
+        if isinstance(issue, dict) and "number" in issue:
+            self.window.take(fresh, int(issue["number"]), issue, _updated(issue))
+
+    def _get_issue(self, number: int) -> dict[str, Any]:
+        """One issue read directly (conditional); gone -> a gap."""
+        try:
+            resp = self.reader.client.get(f"{self.reader.issues_path()}/{number}")
+        except GitHubHTTPError as exc:
+            if exc.status in (404, 410):
+                self.window.forget(number)
+                raise Gap(f"issue #{number} is gone (HTTP {exc.status})") from None
+            raise
+        if resp.status not in (200, 304) or not isinstance(resp.data, dict):
+            self.window.forget(number)
+            raise Gap(f"issue #{number} moved (HTTP {resp.status})")
+        return resp.data
+
+    def _marked(self, fresh: dict[int, dict[str, Any]]) -> None:
+        """Read the issues webhooks marked, directly."""
+        for number in sorted(self.window.take_marks(), key=str):
+            if isinstance(number, int) and number not in fresh:
+                self.window.forget(number)  # rebuilt even when the issue object is unchanged
+                self._take(fresh, self._get_issue(number))
+
+    def _chase(self, fresh: dict[int, dict[str, Any]]) -> None:
+        """Issues whose state as a blocker changed: read what they block and their parent."""
+        todo = list(fresh)
+        chased: set[int] = set()
+        while todo:
+            number = todo.pop()
+            issue = fresh[number]
+            if number in chased or "pull_request" in issue:
+                continue
+            chased.add(number)
+            if self.state.get(number) == self._as_blocker(issue):
+                continue
+            summary = issue.get("issue_dependencies_summary")
+            if not isinstance(summary, dict):
+                raise Gap("issue objects carry no issue_dependencies_summary")
+            before = set(fresh)
+            if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
+                for dep in self._blocking(number):
+                    if same_repo(repo_of_api_url(dep.get("repository_url")) or self.reader.repo,
+                                 self.reader.repo):
+                        self._take(fresh, dep)
+            parent = id_of_issue_url(issue.get("parent_issue_url"))
+            if parent is not None:
+                repo, pn = split_id(parent)
+                if same_repo(repo, self.reader.repo) and pn not in fresh:
+                    self._take(fresh, self._get_issue(pn))
+            todo += [n for n in fresh if n not in before]
+
+    def _blocking(self, number: int) -> list[dict[str, Any]]:
+        path = f"{self.reader.issues_path()}/{number}/dependencies/blocking"
+        try:
+            found, _ = self.reader.client.get_all(path, need="read issue dependencies")
+        except GitHubHTTPError as exc:
+            if exc.status in (404, 410):
+                raise Gap(f"cannot list what #{number} blocks (HTTP {exc.status})") from None
+            raise
+        return [d for d in found if isinstance(d, dict) and "number" in d]
+
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+        """The delta: the fresh issues as items (when listed) or as states (when not)."""
+        repo = self.reader.repo
+        delta = Delta()
+        for number, issue in fresh.items():  # states first: body references read them
+            state = self._as_blocker(issue)
+            self.state[number] = state
+            if state == "open" and ("pull_request" in issue or self._listed(issue)):
+                self.open_numbers.add(number)
+            else:
+                self.open_numbers.discard(number)
+        for number, issue in sorted(fresh.items()):
+            iid = item_id(repo, number)
+            labels = labels_of(issue)
+            if ("pull_request" in issue or self.state[number] == "done" or iid in skip
+                    or not self._listed(issue)):
+                delta.left[iid] = self.state[number]
+                self.in_set.discard(iid)
+                self.leases.pop(number, None)
+                continue
+            item = self.reader.build_item(issue, labels, self.open_numbers)
+            item.in_scope = self.selects(issue)
+            self._lease(item)
+            delta.items.append(item)
+            self.in_set.add(iid)
+            self.outside.update(b.id for b in item.blockers
+                                if b.state == "open" and self._foreign(b.id))
+        for iid in sorted(skip & self.in_set):  # settled as done by this process
+            delta.left[iid] = "open"
+            self.in_set.discard(iid)
+        return delta
+
+    def _listed(self, issue: dict[str, Any]) -> bool:
+        return self.selects(issue) or self.marked(labels_of(issue))
+
+    def _outside_refs(self, delta: Delta) -> None:
+        """Every `OUTSIDE_EVERY` s: the open references to other repositories, read again."""
+        if not self.outside or self.clock() - self._outside_at < OUTSIDE_EVERY:
+            return
+        self._outside_at = self.clock()
+        for ref in sorted(self.outside):
+            state = self.reader.ref_state(ref)
+            if state != "open":
+                self.outside.discard(ref)
+                delta.left.setdefault(ref, state)

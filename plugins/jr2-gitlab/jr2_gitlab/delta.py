@@ -1,0 +1,174 @@
+"""GitLab deltas: after one full reading, only what changed (`GitLabAdapter.changes`).
+
+Design notes
+------------
+* The question is GitLab's "List project issues" with `updated_after` ("Return issues updated
+  on or after the given time"), `order_by=updated_at`, `sort=asc`, `scope=all` and no `state`
+  (all states), 100 a page (GitLab's REST docs, Issues API). The bookkeeping (watermark,
+  overlap, digests, pages walked by time, webhook marks, signs of a gap) is the kit's
+  `SinceWindow`, the one the GitHub source uses too. GitLab answers no conditional requests, so
+  an unchanged poll is one request whose answer holds at most the issues of the overlap.
+* The list is asked without `--label`: an issue that left the scope shows up with its new data
+  and is judged here as the full reading judges it (`IssueReader.listed`, `LabelOptions.selects`).
+* Each changed issue that is an item is rebuilt as the full reading builds it with `detail`:
+  its own links (`GET .../links`: every `is_blocked_by` with the blocker's state inline), its
+  description's references and its child work items (one GraphQL query per 100 changed issues).
+  Blockers and children are named there, so a blocker or child closing re-evaluates its
+  dependents in the incremental Ready-set without reading them. Linking issues writes a system
+  note on both, and notes touch their issue (GitLab's `Note#touch_noteable`), so both issues
+  show up in the next delta. `--no-detail` (links read only for issues that block something)
+  keeps full readings.
+* Webhooks mark what changed: an Issue Hook names `object_attributes.iid`; the next delta reads
+  it directly. A marked issue that is gone (404) is a sign of a gap: a full snapshot. Without
+  webhooks a deleted issue is seen at the next resynchronisation (`--resync-every`), and a
+  claim or watch on it before then meets the 404.
+* An issue this process settled as a failure to retry is read directly next too (`wrote`),
+  rebuilt even when unchanged (a retry record is a note edit).
+* A delta that fails half-way forgets nothing: the next reading is full.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from jr2_sources import Delta, SnapshotItem
+from jr2_sources.kit import SinceWindow, WindowGap, iso_z
+
+from .client import GitLabHTTPError
+from .refs import item_id, parse_time
+
+if TYPE_CHECKING:
+    from .reader import IssueReader
+
+
+def _updated(issue: dict[str, Any]) -> datetime | None:
+    stamp = issue.get("updated_at")
+    return parse_time(str(stamp)) if stamp else None
+
+
+class _Known(Mapping[int, dict[str, Any]]):
+    """The open listed issues as a mapping (what a description's reference is judged against),
+    without copying them: the fresh ones by their new data, the rest as open."""
+
+    def __init__(self, open_iids: set[int], fresh: dict[int, dict[str, Any]]) -> None:
+        self._open, self._fresh = open_iids, fresh
+
+    def __getitem__(self, iid: int) -> dict[str, Any]:
+        if iid in self._fresh:
+            return self._fresh[iid]
+        if iid in self._open:
+            return {"state": "opened", "labels": []}
+        raise KeyError(iid)
+
+    def __contains__(self, iid: object) -> bool:
+        return iid in self._fresh or iid in self._open
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._open | set(self._fresh))
+
+    def __len__(self) -> int:
+        return len(self._open | set(self._fresh))
+
+
+class GitLabChanges:
+    """The state a delta needs between readings, and the reading of one delta."""
+
+    def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
+                 window: SinceWindow | None = None) -> None:
+        self.reader = reader
+        self.window = window or SinceWindow()
+        self.clock = clock
+        self.open_iids: set[int] = set()  # open and listed
+        self.in_set: set[str] = set()
+        self._broken = True
+
+    def full_read(self, began: datetime | None, listed: dict[int, dict[str, Any]],
+                  items: list[SnapshotItem]) -> None:
+        """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
+        self.window.reset(began, listed.items())
+        self.open_iids = {iid for iid, i in listed.items() if not self.reader.is_done(i)}
+        self.in_set = {it.id for it in items}
+        self._broken = began is None
+
+    def read(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading, or None when a full snapshot is needed."""
+        if self._broken or not self.window.ready:
+            return None
+        self._broken = True
+        try:
+            fresh = self._since()
+            for iid in sorted(self.window.take_marks(), key=str):
+                if isinstance(iid, int) and iid not in fresh:
+                    self.window.forget(iid)  # rebuilt even when the issue is unchanged
+                    self._take(fresh, self._get(iid))
+            delta = self._build(fresh, skip)
+        except WindowGap as gap:
+            self.window.gap(str(gap))
+            return None
+        self._broken = False
+        return delta
+
+    def _since(self) -> dict[int, dict[str, Any]]:
+        reader = self.reader
+
+        def fetch(since: datetime) -> tuple[list[Any], datetime | None]:
+            params = {"updated_after": iso_z(since), "order_by": "updated_at", "sort": "asc",
+                      "scope": "all", "per_page": 100}
+            try:
+                resp = reader.client.get(reader.issues_path(), params)
+            except GitLabHTTPError as exc:
+                if exc.status in (400, 422):
+                    raise WindowGap(f"GitLab refused `updated_after` (HTTP {exc.status})"
+                                    ) from None
+                raise
+            if not isinstance(resp.data, list):
+                raise WindowGap(f"the issues list answered HTTP {resp.status}")
+            return [i for i in resp.data if isinstance(i, dict) and "iid" in i], resp.date
+
+        found = self.window.collect(fetch, lambda i: int(i["iid"]), _updated)
+        return {int(str(k)): v for k, v in found.items()}
+
+    def _take(self, fresh: dict[int, dict[str, Any]], issue: dict[str, Any]) -> None:
+        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue))
+
+    def _get(self, iid: int) -> dict[str, Any]:
+        try:
+            resp = self.reader.client.get(f"{self.reader.issues_path()}/{iid}")
+        except GitLabHTTPError as exc:
+            if exc.status in (404, 410):
+                self.window.forget(iid)
+                raise WindowGap(f"issue #{iid} is gone (HTTP {exc.status})") from None
+            raise
+        if not isinstance(resp.data, dict) or "iid" not in resp.data:
+            raise WindowGap(f"issue #{iid} answered HTTP {resp.status}")
+        return resp.data
+
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+        reader = self.reader
+        delta = Delta()
+        build: dict[int, dict[str, Any]] = {}
+        for iid, issue in sorted(fresh.items()):
+            ident = item_id(reader.project, iid)
+            done = reader.is_done(issue)
+            listed = reader.listed(issue)
+            if done or not listed:
+                self.open_iids.discard(iid)
+            else:
+                self.open_iids.add(iid)
+            if done or ident in skip or not listed:
+                delta.left[ident] = "done" if done else "open"
+                self.in_set.discard(ident)
+            else:
+                build[iid] = issue
+        if build:
+            known = _Known(self.open_iids, fresh)
+            for item in reader.build_items(build, known, skip):
+                delta.items.append(item)
+                self.in_set.add(item.id)
+        for ident in sorted(skip & self.in_set):
+            delta.left[ident] = "open"
+            self.in_set.discard(ident)
+        return delta
