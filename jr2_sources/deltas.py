@@ -55,6 +55,9 @@ class ReadyView:
     failed: Callable[[str], bool]
     waiting: int = 0
     """Blocked items in scope waiting for their retry time to come (`retry_after`)."""
+    limited: int = 0
+    """Items in scope waiting for a conflict group another item holds or for the global cap
+    (`jr2_sources.limits`): held elsewhere, so a pool waits for them."""
 
 
 class ReadyReader:
@@ -62,8 +65,11 @@ class ReadyReader:
 
     def __init__(self, snapshot: Callable[[], Snapshot], changes: ChangesFn | None, *,
                  children_block: bool, clock: Callable[[], float],
-                 resync_every: float | None = DEFAULT_RESYNC_EVERY) -> None:
+                 resync_every: float | None = DEFAULT_RESYNC_EVERY,
+                 global_cap: int | None = None, limits: bool = False) -> None:
         self._snapshot = snapshot
+        self.global_cap = global_cap
+        self.limits = limits or global_cap is not None  # count the items the limits keep
         self._changes = changes
         self.children_block = children_block
         self.clock = clock
@@ -81,7 +87,7 @@ class ReadyReader:
     def ready_set(self) -> ReadySet:
         """A fresh, complete Ready-set (blocking): always a full reading."""
         return compute_ready_set(self._snapshot(), now=self._now(),
-                                 children_block=self.children_block)
+                                 children_block=self.children_block, global_cap=self.global_cap)
 
     @property
     def last(self) -> ReadySet | None:
@@ -102,7 +108,8 @@ class ReadyReader:
             return ReadyView((e.item for e in rs.ready), len(rs.ready),
                              sum(1 for e in rs.blocked if e.item.in_scope),
                              {e.item.id: e.claim.holder for e in rs.claimed if e.item.in_scope},
-                             failed_ids.__contains__, waiting)
+                             failed_ids.__contains__, waiting,
+                             _limited(rs) if self.limits else 0)
         with self._lock:
             inc = self._refresh(self._changes)
             self._last = None
@@ -112,11 +119,13 @@ class ReadyReader:
                                                 if i in inc and inc.status(i) == "blocked")
             holders = {iid: c.holder for iid, c in inc.claims().items() if iid not in outside}
             waiting = inc.waiting_for_retry(outside)
+            limited = inc.waiting_for_limits(outside)
 
         def failed(item_id: str) -> bool:
             return item_id in inc and inc.item(item_id).failed is not None
 
-        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed, waiting)
+        return ReadyView(inc.ready_items(), counts["ready"], n_blocked, holders, failed, waiting,
+                         limited)
 
     def _refresh(self, changes: ChangesFn) -> IncrementalReadySet:
         t = self.clock()
@@ -125,7 +134,8 @@ class ReadyReader:
         now = self._now()
         if isinstance(got, Snapshot):
             if self._inc is None:
-                self._inc = IncrementalReadySet(got, now=now, children_block=self.children_block)
+                self._inc = IncrementalReadySet(got, now=now, children_block=self.children_block,
+                                                global_cap=self.global_cap)
             else:
                 self._inc.reset(got, now=now)
             self._outside = {it.id for it in got.items if not it.in_scope}
@@ -141,3 +151,14 @@ class ReadyReader:
                     self._outside.add(it.id)
             self._outside.difference_update(got.left)
         return self._inc
+
+
+_LIMIT_KINDS = frozenset({"group_busy", "global_cap"})
+
+
+def _limited(rs: ReadySet) -> int:
+    """Blocked items in scope that wait for a conflict group or the global cap."""
+    if not rs.claimed:
+        return 0  # nothing is held: no group is busy and no cap is reached
+    return sum(1 for e in rs.blocked if e.item.in_scope
+               and any(r.kind in _LIMIT_KINDS for r in e.reasons))

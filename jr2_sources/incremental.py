@@ -22,6 +22,12 @@ takes `Delta`s instead:
 * Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is
   ready with that key); `ready_items()` yields them in order without copying the set, so a
   pool reads the first few in O(k log N).
+* Conflict groups and the global cap (`jr2_sources.limits`): an index from each group to its
+  members and to the members holding a live claim; when an item starts or stops holding a
+  group (a claim, a lease ending, a relabelling), the other members of that group are
+  re-evaluated, so a claim costs what its groups number. The global cap is applied when the set
+  is read (`counts`, `ready_items`, `ready_set`): at the cap nothing is ready, and reaching it
+  rewrites no item.
 * Cycles and reasons are only needed by reports: `ready_set()` builds the complete `ReadySet`
   (O(N log N)) from the current items on request, through the same rules, and a property test
   checks that it equals `compute_ready_set` over the same items after any sequence of deltas.
@@ -53,7 +59,9 @@ from .readyset import (
     _raise_duplicate,
     _utc,
     _Why,
+    capped,
     find_cycles,
+    group_holders,
 )
 
 __all__ = ["Delta", "IncrementalReadySet"]
@@ -81,8 +89,10 @@ class Delta:
 class IncrementalReadySet:
     """The Ready-set of a snapshot kept current by deltas (see the module notes)."""
 
-    def __init__(self, snapshot: Snapshot, *, now: datetime, children_block: bool = True) -> None:
+    def __init__(self, snapshot: Snapshot, *, now: datetime, children_block: bool = True,
+                 global_cap: int | None = None) -> None:
         self.children_block = children_block
+        self.global_cap = global_cap
         self.source = snapshot.source
         self.reset(snapshot, now=now)
 
@@ -108,8 +118,15 @@ class IncrementalReadySet:
         self._retrying: dict[str, float] = {}
         self._n_ready = 0
         self._n_blocked = 0
+        # conflict groups: their members, the members holding them now, what each item holds,
+        # and the blocked items that wait for a group
+        self._members: dict[str, set[str]] = {}
+        self._group_held: dict[str, set[str]] = {}
+        self._holds: dict[str, tuple[str, ...]] = {}
+        self._busy: set[str] = set()
         for it in items:
             self._index_refs(it)
+            self._index_groups(it)
         for it in items:
             self._evaluate(it.id)
 
@@ -134,8 +151,10 @@ class IncrementalReadySet:
             old = self._items.get(it.id)
             if old is not None:
                 self._unindex_refs(old)
+                self._unindex_groups(old)
             self._items[it.id] = it
             self._index_refs(it)
+            self._index_groups(it)
             touched.add(it.id)
             touched.update(self._set_ref_state(it.id, "open"))
         self.done_count = delta.done_count
@@ -172,6 +191,19 @@ class IncrementalReadySet:
             return len(self._retrying)
         return sum(1 for iid in self._retrying if iid not in outside)
 
+    def waiting_for_limits(self, outside: Collection[str] = ()) -> int:
+        """How many items wait for a conflict group another item holds, or for the global cap
+        (every ready item at the cap), not counting the ids in `outside`."""
+        busy = sum(1 for iid in self._busy if iid not in outside)
+        if self._capped() is None:
+            return busy
+        # at the cap every ready item waits: O(outside), not O(N), on every poll at the cap
+        return busy + self._n_ready - sum(1 for iid in outside
+                                          if self._status.get(iid) == "ready")
+
+    def _capped(self) -> tuple[int, int] | None:
+        return capped(len(self._claimed), self.global_cap)
+
     # -- reading -------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -190,7 +222,10 @@ class IncrementalReadySet:
 
     @property
     def counts(self) -> dict[str, int]:
-        """How many items are ready, blocked and claimed now."""
+        """How many items are ready, blocked and claimed now (at the global cap, none ready)."""
+        if self._capped() is not None:
+            return {"ready": 0, "blocked": self._n_blocked + self._n_ready,
+                    "claimed": len(self._claimed)}
         return {"ready": self._n_ready, "blocked": self._n_blocked, "claimed": len(self._claimed)}
 
     def claims(self) -> dict[str, Claim]:
@@ -203,6 +238,8 @@ class IncrementalReadySet:
         Do not apply deltas while iterating; closing the iterator (or running it out) puts
         everything back.
         """
+        if self._capped() is not None:
+            return
         heap = self._ready_heap
         taken: list[tuple[_OrderKey, str]] = []
         seen: set[str] = set()
@@ -245,7 +282,13 @@ class IncrementalReadySet:
             if targets:
                 graph[iid] = targets
         cycles = find_cycles(graph)
-        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block, self._now)
+        full = self._capped()
+        if full is not None and ready:
+            blocked.extend(e.item for e in ready)
+            ready = []
+        by_group = group_holders(self._items[i] for i in self._claimed)
+        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block, self._now,
+                   by_group, full)
         keys = self._keys
         ready.sort(key=lambda e: keys[e.item.id])
         blocked.sort(key=lambda it: keys[it.id])
@@ -287,13 +330,60 @@ class IncrementalReadySet:
                     c.state = state
         return set(holders)
 
+    def _index_groups(self, it: SnapshotItem) -> None:
+        for g in it.groups:
+            self._members.setdefault(g, set()).add(it.id)
+
+    def _unindex_groups(self, it: SnapshotItem) -> None:
+        for g in it.groups:
+            members = self._members.get(g)
+            if members is not None:
+                members.discard(it.id)
+                if not members:
+                    del self._members[g]
+
+    def _hold(self, iid: str, groups: tuple[str, ...]) -> None:
+        """`iid` holds `groups` now (none when it holds no live claim): the other members of
+        every group whose holders changed are re-evaluated."""
+        old = self._holds.get(iid, ())
+        if old == groups:
+            return
+        if groups:
+            self._holds[iid] = groups
+        else:
+            self._holds.pop(iid, None)
+        changed = set(old).symmetric_difference(groups)
+        for g in changed:
+            held = self._group_held.setdefault(g, set())
+            if g in groups:
+                held.add(iid)
+            else:
+                held.discard(iid)
+            if not held:
+                del self._group_held[g]
+        for g in sorted(changed):
+            for member in sorted(self._members.get(g, ())):
+                if member != iid and member in self._items:
+                    self._evaluate(member)
+
+    def _group_busy(self, it: SnapshotItem) -> bool:
+        """True when another item holds one of `it`'s groups."""
+        for g in it.groups:
+            held = self._group_held.get(g)
+            if held and (len(held) > 1 or it.id not in held):
+                return True
+        return False
+
     def _drop(self, iid: str) -> None:
         it = self._items.pop(iid)
         self._unindex_refs(it)
+        self._unindex_groups(it)
         self._file(iid, None)
         self._keys.pop(iid, None)
         self._claimed.pop(iid, None)
         self._retrying.pop(iid, None)
+        self._busy.discard(iid)
+        self._hold(iid, ())
 
     def _file(self, iid: str, status: Status | None) -> None:
         """Move `iid` to `status` (None: out of the set), keeping the counters right."""
@@ -328,13 +418,21 @@ class IncrementalReadySet:
                                     if c.lease_expires is not None]
                     heapq.heapify(self._expiry)
             self._file(iid, "claimed")
+            self._busy.discard(iid)
+            self._hold(iid, it.groups)
             return
+        self._hold(iid, ())
         self._retrying.pop(iid, None)
         retry_at = _utc(it.retry_after).timestamp() if it.retry_after is not None else None
         if retry_at is not None and retry_at > self._now.timestamp():
             self._retrying[iid] = retry_at
             heapq.heappush(self._retry_heap, (retry_at, iid))
-        waits = any(b.state != "done" for b in it.blockers) or it.failed is not None or (
+        busy = bool(it.groups) and self._group_busy(it)
+        if busy:
+            self._busy.add(iid)
+        else:
+            self._busy.discard(iid)
+        waits = busy or any(b.state != "done" for b in it.blockers) or it.failed is not None or (
             iid in self._retrying) or (bool(it.gates) and awaiting(it) is not None) or (
             self.children_block and any(c.state == "open" for c in it.children))
         if waits:

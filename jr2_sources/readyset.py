@@ -13,7 +13,10 @@ whatever the tracker.
 - A blocked item carries every reason that applies, not only the first, so a report can say all a
   person must fix. Reasons come in a fixed order: blockers as listed (open or missing), then open
   children, then the failure, then the retry time (`retry_after`), then the gate awaiting
-  approval (`awaiting_approval`, `jr2_sources.gates`), then the cycle. They are
+  approval (`awaiting_approval`, `jr2_sources.gates`), then busy conflict groups
+  (`group_busy`), then the cycle; `global_cap` only for an item nothing else keeps (the limits of
+  `jr2_sources.limits`: a claimed group blocks the other items of that group; live claims at
+  the cap block every item that would be ready). They are
   built on first use: a pool asks for a Ready-set before every claim and reads only the ready
   list, and building a reason object per blocker ref was half the computation (100k items:
   0.45 s -> 0.25 s).
@@ -36,7 +39,7 @@ whatever the tracker.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, TypeAlias
@@ -67,7 +70,8 @@ SCHEMA_VERSION = 1
 
 BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
 ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
-                     "waits_for_merge", "merged_not_green", "retry_after", "awaiting_approval"]
+                     "waits_for_merge", "merged_not_green", "retry_after", "group_busy",
+                     "global_cap", "awaiting_approval"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -130,6 +134,9 @@ class SnapshotItem:
     tracker records them; 0 when the item has none waiting to be retried."""
     retry_after: datetime | None = None
     """The earliest time of the next attempt after a transient failure: until then it waits."""
+    groups: tuple[str, ...] = ()
+    """The conflict groups of the item (`jr2_sources.limits`, `--exclusive-by`), sorted: while
+    another item of one of them holds a live claim, it waits (`group_busy`)."""
     gates: tuple[Gate, ...] = ()
     """The item's approval gates as the tracker records them (`jr2_sources.gates`): one
     awaiting an answer blocks the item (`awaiting_approval`); answered ones are handed to its
@@ -153,9 +160,11 @@ class Reason:
     `cycle` (index into `ReadySet.cycles`) and `refs` (its members, shared with that list).
     open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
     merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
-    `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent).
-    awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601 UTC), `text` (the
-    worker's reason, if it gave one) and `refs` (who answered without write access: ignored).
+    `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent). group_busy: `ref`
+    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now) and
+    `cap` (`--global-cap`). awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
+    UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
+    access: ignored).
     """
 
     kind: ReasonKind
@@ -165,6 +174,8 @@ class Reason:
     cycle: int | None = None
     detail: str | None = None
     attempts: int | None = None
+    count: int | None = None
+    cap: int | None = None
     text: str | None = None
 
     def to_json_obj(self) -> dict[str, Any]:
@@ -186,6 +197,10 @@ class Reason:
         if self.kind == "awaiting_approval":
             return {"kind": self.kind, "gate": self.ref, "since": self.detail,
                     "reason": self.text, "ignored_answers_by": list(self.refs or ())}
+        if self.kind == "group_busy":
+            return {"kind": self.kind, "group": self.ref, "held_by": self.held_by}
+        if self.kind == "global_cap":
+            return {"kind": self.kind, "count": self.count, "cap": self.cap}
         return {"kind": self.kind, "reason": self.detail}
 
 
@@ -216,19 +231,25 @@ class _Why:
     children rule of the Ready-set it belongs to. Reasons are built from it on first use, so
     the pool's path (which needs only the ready list) never builds them."""
 
-    __slots__ = ("children_block", "cycle_of", "cycles", "holders", "now")
+    __slots__ = ("capped", "children_block", "cycle_of", "cycles", "group_holders", "holders",
+                 "now")
 
     def __init__(self, holders: dict[str, str], cycles: list[list[str]],
-                 cycle_of: dict[str, int], children_block: bool, now: datetime) -> None:
+                 cycle_of: dict[str, int], children_block: bool, now: datetime,
+                 group_holders: dict[str, str] | None = None,
+                 capped: tuple[int, int] | None = None) -> None:
         self.holders = holders
         self.cycles = cycles
         self.cycle_of = cycle_of
         self.children_block = children_block
         self.now = now
+        self.group_holders = group_holders or {}
+        self.capped = capped
 
     def reasons(self, it: SnapshotItem) -> list[Reason]:
         """Every reason `it` waits, in the fixed order: blockers as listed (a ref repeated as
-        is counts once), open children, the failure, the retry time, the cycle."""
+        is counts once), open children, the failure, the retry time, the busy groups, the cycle;
+        `global_cap` alone when nothing else keeps it (it would be ready under the cap)."""
         reasons: list[Reason] = []
         seen: set[tuple[str, str]] = set()
         for b in it.blockers:
@@ -255,11 +276,17 @@ class _Why:
                                   iso_utc(it.retry_after), it.attempts))  # type: ignore[arg-type]
         gate = awaiting(it) if it.gates else None
         if gate is not None:
-            reasons.append(Reason("awaiting_approval", gate.name, list(gate.ignored), None, None,
-                                  iso_utc(gate.at), None, gate.reason))
+            reasons.append(Reason("awaiting_approval", gate.name, list(gate.ignored),
+                                  detail=iso_utc(gate.at), text=gate.reason))
+        for g in it.groups:
+            holder = self.group_holders.get(g)
+            if holder is not None and holder != it.id:
+                reasons.append(Reason("group_busy", g, None, holder))
         i = self.cycle_of.get(it.id)
         if i is not None:
             reasons.append(Reason("cycle", None, self.cycles[i], None, i))
+        if not reasons and self.capped is not None:
+            reasons.append(Reason("global_cap", count=self.capped[0], cap=self.capped[1]))
         return reasons
 
 
@@ -486,6 +513,11 @@ def _waits_for_retry(it: SnapshotItem, now: datetime) -> bool:
     return it.retry_after is not None and _utc(it.retry_after) > now
 
 
+def _group_busy(it: SnapshotItem, by_group: dict[str, str]) -> bool:
+    """True when another item holds one of `it`'s conflict groups."""
+    return bool(by_group) and any(by_group.get(g, it.id) != it.id for g in it.groups)
+
+
 def _order_key(item: SnapshotItem) -> tuple[bool, int, bool, float, str]:
     """Run order: priority (None last), created (oldest first, None last), id."""
     p, c = item.priority, item.created
@@ -498,20 +530,40 @@ def _order_key(item: SnapshotItem) -> tuple[bool, int, bool, float, str]:
     )
 
 
+def group_holders(claimed: Iterable[SnapshotItem]) -> dict[str, str]:
+    """Each conflict group held by a live claim, and the item holding it (the smallest id when
+    several do, e.g. claims of a pool without `--exclusive-by`)."""
+    out: dict[str, str] = {}
+    for it in claimed:
+        for g in it.groups:
+            held = out.get(g)
+            if held is None or it.id < held:
+                out[g] = it.id
+    return out
+
+
+def capped(live: int, global_cap: int | None) -> tuple[int, int] | None:
+    """(live claims, cap) when `global_cap` is reached, so nothing more may be claimed."""
+    return None if global_cap is None or live < global_cap else (live, global_cap)
+
+
 def compute_ready_set(
-    snapshot: Snapshot, *, now: datetime, children_block: bool = True
+    snapshot: Snapshot, *, now: datetime, children_block: bool = True,
+    global_cap: int | None = None,
 ) -> ReadySet:
     """Split a snapshot into ready / blocked / claimed and find its cycles (pure, linear time).
 
     `now` decides which leases have expired and becomes `generated_at`. With `children_block`
-    an item with open children waits for them. Raises ValueError when an id appears twice (a
+    an item with open children waits for them. An item of a conflict group (`groups`) another
+    item holds waits (`group_busy`); with `global_cap`, while that many claims are live, every
+    item that would be ready waits (`global_cap`). Raises ValueError when an id appears twice (a
     source must deduplicate, e.g. across pages that shifted while it listed them).
     """
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return _compute(snapshot, _utc(now), children_block)
+        return _compute(snapshot, _utc(now), children_block, global_cap)
     finally:
         if paused:
             gc.enable()
@@ -522,7 +574,8 @@ def _cycle_members(cycles: list[list[str]]) -> dict[str, int]:
     return {m: i for i, members in enumerate(cycles) for m in members}
 
 
-def _compute(snapshot: Snapshot, now: datetime, children_block: bool) -> ReadySet:
+def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
+             global_cap: int | None = None) -> ReadySet:
     """The body of `compute_ready_set`, run with the cyclic GC paused."""
     items = snapshot.items
     position = {it.id: i for i, it in enumerate(items)}
@@ -531,6 +584,7 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool) -> ReadySe
     holders = {
         it.id: it.claim.holder for it in items if it.claim is not None and it.claim.is_live(now)
     }
+    by_group = group_holders(it for it in items if it.groups and it.id in holders)
     succ: list[list[int] | None] = []  # graph edges by position: item -> its open blockers
     ready: list[ReadyEntry] = []
     blocked: list[SnapshotItem] = []
@@ -557,7 +611,8 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool) -> ReadySe
         if not waits:
             waits = it.failed is not None or _waits_for_retry(it, now) or (
                 bool(it.gates) and awaiting(it) is not None) or (
-                children_block and any(c.state == "open" for c in it.children))
+                children_block and any(c.state == "open" for c in it.children)) or (
+                _group_busy(it, by_group))
         claim = it.claim
         if claim is not None and it.id in holders:
             claimed.append(ClaimedEntry(it, claim))
@@ -566,7 +621,11 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool) -> ReadySe
         else:
             ready.append(ReadyEntry(it))
     cycles = _name_cycles(_cyclic_components(succ), succ, [it.id for it in items])
-    why = _Why(holders, cycles, _cycle_members(cycles), children_block, now)
+    full = capped(len(holders), global_cap)
+    if full is not None and ready:
+        blocked.extend(e.item for e in ready)
+        ready = []
+    why = _Why(holders, cycles, _cycle_members(cycles), children_block, now, by_group, full)
     blocked.sort(key=_order_key)
     ready.sort(key=lambda e: _order_key(e.item))
     claimed.sort(key=lambda e: _order_key(e.item))

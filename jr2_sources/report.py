@@ -163,6 +163,11 @@ def describe_reasons(
             ignored = f" (ignored answers by {who}: no write access)" if who else ""
             parts.append(f"awaits approval of gate {fmt_text(r.ref or '')} since "
                          f"{fmt_text(r.detail or '')}{why}{ignored}")
+        elif r.kind == "group_busy":
+            parts.append(f"waits for group {fmt_text(r.ref or '')} "
+                         f"(held by {fmt_id(r.held_by or '')})")
+        elif r.kind == "global_cap":
+            parts.append(f"waits for the global cap ({r.count} of {r.cap} held)")
         elif r.kind == "cycle":
             # capped always: every member of a long cycle would otherwise repeat all of it
             parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))
@@ -603,7 +608,13 @@ def _state_words(rs: ReadySet, node_id: str, ref_state: str) -> str:
         words += f", in cycle {cycle} ({cycle_path(rs.cycles[cycle], max_shown=_MAX_CYCLE_SHOWN)})"
     if entry.item.failed is not None:
         words += f", last attempt failed: {_one_line(entry.item.failed)}"
+    waits = [r for r in entry.reasons if r.kind in _WAIT_KINDS]
+    if waits:  # what it waits for that is no blocker: a retry time, a group, the global cap
+        words += ", " + describe_reasons(waits)
     return words
+
+
+_WAIT_KINDS = ("retry_after", "group_busy", "global_cap")
 
 _PR_WORDS = {"unmerged": "not merged yet:", "not_green": "merged, checks not green:"}
 

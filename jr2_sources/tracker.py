@@ -19,7 +19,12 @@ next to the code that reads them).
   `retries = True`, takes `settle(item_id, holder, outcome, attempt)` with an
   `Attempt | None`, reads it back as `SnapshotItem.attempts` / `.retry_after`, and refuses a
   claim whose record changed since the snapshot; the WorkSource refuses `--max-attempts` > 1
-  on any other tracker.
+  on any other tracker. Global caps and conflict groups (`jr2 work --global-cap`,
+  `--exclusive-by`, `jr2_sources.limits`): a tracker that decides them in the claim itself,
+  safely against every pool, sets `limits = True`; its `claim` then refuses an item one of
+  whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
+  WorkSource) live claims exist, and the item's claim holds its groups and its cap slot for
+  the claim's lease. The WorkSource refuses those options on any other tracker.
 * Approval gates (`jr2 work --gate`, `jr2_sources.gates`): a tracker that can park an item sets
   `gates = True`, implements `park(item_id, holder, request)` (record the gate as awaiting,
   release the claim) and reads gates back as `SnapshotItem.gates`; it may also take
@@ -159,6 +164,15 @@ class Tracker(ABC):
     gates: ClassVar[bool] = False
     """True: this tracker parks items awaiting approval (`park`) and reads their gates back
     (`SnapshotItem.gates`). False: `jr2 work --gate` is refused."""
+
+    limits: ClassVar[bool] = False
+    """True: `claim` keeps the global cap (`global_cap`) and the item's conflict groups
+    (`SnapshotItem.groups`) against every pool (see the module's notes). False: `--global-cap`
+    and `--exclusive-by` are refused."""
+
+    global_cap: int | None = None
+    """The most items every pool on this tracker may hold at once (`--global-cap`), set by the
+    WorkSource on a tracker with `limits`; None: no global cap."""
 
     # -- required -----------------------------------------------------------------------------
 

@@ -43,6 +43,11 @@ the rest, the same for every tracker:
   at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
   instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
   extension; `settle` returns it as `cancelled`, so it does not fail the run.
+* Global caps and conflict groups (`jr2_sources.limits`, `--global-cap`, `--exclusive-by`): each
+  item read is tagged with its groups, the Ready-set blocks what a held group or the cap keeps
+  (`group_busy`, `global_cap`), and the tracker's claim decides them safely (`Tracker.limits`;
+  refused at start on any other tracker). Items waiting for a group or the cap count as `held`:
+  a pool waits for them (polling) instead of ending `deadlocked`.
 * Approval gates (`jr2_sources.gates`, `jr2 work --gate`): a worker that asks for approval of
   one of the run's gates is parked through `Tracker.park` (the gate recorded as awaiting in the
   tracker, the claim released, the slot freed) and settles as `cancelled` (`tally.parked` says
@@ -73,7 +78,8 @@ from jr2_core.errors import ItemError, UsageError
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from .gates import EX_AWAIT_APPROVAL, GateRequest
-from .readyset import ReadyEntry, ReadySet, SnapshotItem
+from .limits import Limits
+from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
 from .retries import Attempt, AttemptPolicy
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
@@ -181,6 +187,7 @@ class WorkSource:
         watch_every: float | None = None,
         resync_every: float | None = DEFAULT_RESYNC_EVERY,
         attempts: AttemptPolicy | None = None,
+        limits: Limits | None = None,
         gates: Iterable[str] = (),
     ) -> None:
         if lease <= 0:
@@ -190,6 +197,13 @@ class WorkSource:
         if self.policy.max_attempts > 1 and not self.tracker.retries:
             raise UsageError(f"{self.tracker.name}: this source keeps no attempt record, so it "
                              "cannot retry (use --max-attempts 1)")
+        self.limits = limits or Limits()
+        if self.limits.active:
+            if not self.tracker.limits:
+                raise UsageError(f"{self.tracker.name}: this source cannot share a global cap or "
+                                 "conflict groups between pools yet (drop --global-cap and "
+                                 "--exclusive-by)")
+            self.tracker.global_cap = self.limits.global_cap
         self.gates = frozenset(gates)
         if self.gates and not self.tracker.gates:
             raise UsageError(f"{self.tracker.name}: this source cannot park an item awaiting "
@@ -203,9 +217,15 @@ class WorkSource:
         self.wake = wake
         self.clock = clock
         changes = getattr(self.tracker, "changes", None)
-        self._reader = ReadyReader(self.tracker.snapshot, changes if callable(changes) else None,
+        snapshot: Callable[[], Snapshot] = self.tracker.snapshot
+        if self.limits.rules:  # every item read carries its conflict groups
+            snapshot, changes = self.limits.tagging(snapshot,
+                                                    changes if callable(changes) else None)
+        self._reader = ReadyReader(snapshot, changes if callable(changes) else None,
                                    children_block=children_block, clock=clock,
-                                   resync_every=resync_every)
+                                   resync_every=resync_every,
+                                   global_cap=self.limits.global_cap,
+                                   limits=self.limits.active)
         self._seen: ReadyView | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
@@ -262,7 +282,7 @@ class WorkSource:
         self._seen = view
         cleared = self._cleared(view)
         held = sum(1 for iid, h in view.holders.items() if iid not in mine and h != self.holder)
-        held += view.waiting
+        held += view.waiting + view.limited
         blocked = view.n_blocked
         lost = 0
         passed = 0  # ready items in scope this pool will not take now (skipped, taken back)

@@ -79,10 +79,15 @@ def _show_kind_help(spec: str) -> None:
               help="Print the chain that blocks one item, down to its roots.")
 @click.option("--fail-on", type=click.Choice(["deadlock"]), default=None,
               help="deadlock: exit 3 when nothing is ready or claimed and items are blocked.")
+@click.option("--global-cap", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Show the report as pools with this --global-cap see it.")
+@click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,
+              help="Show the report as pools with this --exclusive-by see it (repeatable).")
 @state_option
 @click.pass_context
 def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | None,
-              explain_id: str | None, fail_on: str | None, state_dir: Path | None) -> None:
+              explain_id: str | None, fail_on: str | None, global_cap: int | None,
+              exclusive_by: tuple[str, ...], state_dir: Path | None) -> None:
     """Show what is ready, what is blocked and why, and what is claimed. Read-only, always:
     it writes to no tracker and creates no state.
 
@@ -104,10 +109,14 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     gc.disable()
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
+    from jr2_sources.limits import Limits
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
 
-    rs = compute_ready_set(ReadOnly(adapter).snapshot(), now=datetime.now(UTC),
+    limits = Limits.parse(global_cap, exclusive_by)
+    snap = ReadOnly(adapter).snapshot()
+    limits.tag(snap)
+    rs = compute_ready_set(snap, now=datetime.now(UTC), global_cap=limits.global_cap,
                            children_block=layer_options(config).children_block)
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
@@ -178,6 +187,15 @@ class WorkCommand(SourceCommand):
               help="Wait after the first transient failure; doubled after each next one.")
 @click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
               help="The longest wait between attempts.")
+@click.option("--global-cap", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N items held at once by every pool on this tracker (all machines).")
+@click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,
+              help="Conflict groups: label:GLOB (each matching label is a group) or touches "
+                   "(a 'Touches: a, b' line in the body); two items of one group never run "
+                   "at once anywhere (repeatable).")
+@click.option("--control-issue", metavar="ID", default=None,
+              help="GitHub, Jira, GitLab: the issue whose comments hold the claims of "
+                   "--global-cap and --exclusive-by (every pool names the same one, e.g. o/r#1).")
 @click.option("--gate", "gates", metavar="NAME", multiple=True,
               help="An approval gate a command may ask for (exit 79 after printing `jr2: "
                    "await-approval NAME [reason]`): the item waits for a person's answer on "
@@ -200,6 +218,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
+             global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
              pass_env: tuple[str, ...], quiet: bool, as_json: bool, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
@@ -230,7 +249,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   workdir=workdir, worktree=worktree_base, pass_env=pass_env, state=state_dir,
                   quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
-                  gates=gates)
+                  global_cap=global_cap, exclusive_by=exclusive_by,
+                  control_issue=control_issue, gates=gates)
     _summary(result, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.run.to_json(), indent=2, default=str))

@@ -54,7 +54,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          pass_env: Sequence[str] = (), state: Path | None = None,
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
          retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
-         gates: Sequence[str] = ()) -> WorkResult:
+         global_cap: int | None = None, exclusive_by: Sequence[str] = (),
+         control_issue: str | None = None, gates: Sequence[str] = ()) -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -72,7 +73,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
                     pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
-                    retry_backoff_max=retry_backoff_max, gates=gates)
+                    retry_backoff_max=retry_backoff_max, global_cap=global_cap,
+                    exclusive_by=exclusive_by, control_issue=control_issue, gates=gates)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -87,7 +89,9 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      pass_env: Sequence[str] = (), state: Path | None = None,
                      quiet: bool = True, max_attempts: int = 1,
                      transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-                     retry_backoff_max: float | str = "1h",
+                     retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+                     exclusive_by: Sequence[str] = (),
+                     control_issue: str | None = None,
                      gates: Sequence[str] = ()) -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
@@ -97,7 +101,8 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
         pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
         transient_exit=transient_exit, retry_backoff=retry_backoff,
-        retry_backoff_max=retry_backoff_max, gates=gates))
+        retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
+        control_issue=control_issue, gates=gates))
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class _Plan:
     env: dict[str, str]
     quiet: bool
     policy: Any = None
+    limits: Any = None
     gates: frozenset[str] = frozenset()
 
 
@@ -129,7 +135,9 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
              pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
              transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-             retry_backoff_max: float | str = "1h", gates: Sequence[str] = ()) -> _Plan:
+             retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+             exclusive_by: Sequence[str] = (), control_issue: str | None = None,
+             gates: Sequence[str] = ()) -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     import secrets as _secrets
@@ -142,6 +150,9 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     lease_s = _seconds("--lease", lease)
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
+    from jr2_sources.limits import Limits
+
+    limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     state_dir = resolve_state(state, create=True)
     names = _gate_names(gates)
@@ -149,6 +160,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     if names and not getattr(adapter, "gates", False):
         raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
                          "so it cannot use --gate")
+    adapter = _limited(adapter, limits, control_issue)
     if serve.secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
@@ -159,7 +171,39 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     env = worker_env(tuple(pass_env), held)
     adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, names)
+                 workspace, env, quiet, policy, limits, names)
+
+
+def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
+    """The adapter that keeps `--global-cap`/`--exclusive-by` (`jr2_sources.limits`): itself
+    when its claims do (`local:`), wrapped in `kit.comment_locks.LockedTracker` on a comment
+    tracker given `--control-issue`; a one-line usage error otherwise."""
+    if control_issue is not None and not limits.active:
+        raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
+                         "give one of them too, or drop it")
+    if not limits.active:
+        return adapter
+    if any(rule.glob is None for rule in limits.rules) and not getattr(adapter, "reads_bodies",
+                                                                         True):
+        raise UsageError(f"{adapter.name}: this source does not read the items' bodies, so it "
+                         "cannot see 'Touches:' lines (use --exclusive-by label:GLOB)")
+    if adapter.limits:
+        if control_issue is not None:
+            raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
+                             "drop --control-issue")
+        return adapter
+    if not getattr(adapter, "comment_locks", False):
+        raise UsageError(f"{adapter.name}: this source cannot share a global cap or conflict "
+                         "groups between pools yet (drop --global-cap and --exclusive-by)")
+    if control_issue is None:
+        raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
+                         "ID here: an issue whose comments hold the group and slot claims (every "
+                         "pool of the tracker names the same one)")
+    from jr2_sources.kit.comment_locks import LockedTracker
+
+    locked = LockedTracker(adapter, control_issue)
+    locked.check()
+    return locked
 
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
@@ -293,7 +337,7 @@ async def _run(plan: _Plan) -> WorkResult:
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
                     wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
-                    gates=plan.gates)
+                    limits=plan.limits, gates=plan.gates)
     worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
                             redact=Redactor(secret_values()), timeout=plan.timeout,
                             workspace=plan.workspace, base_env=plan.env)

@@ -29,6 +29,7 @@ from jr2_sources.readyset import (
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 IDS = [f"T{i}" for i in range(8)]
+LABELS = ["a", "b", "g1", "g2"]  # g*: the item's conflict groups (`--exclusive-by label:g*`)
 
 
 @dataclass
@@ -84,6 +85,7 @@ class World:
             blockers=[BlockerRef(n, self.state(n)) for n in th.needs],
             children=[BlockerRef(k, self.state(k)) for k in kids],
             failed=th.failed, claim=claim,
+            groups=tuple(sorted(g for g in th.labels if g.startswith("g"))),
             gates=() if th.gate is None else (Gate("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
 
     def done_count(self) -> int:
@@ -117,7 +119,7 @@ def _thing() -> st.SearchStrategy[Thing]:
         failed=st.none() | st.just("boom"),
         claim=st.none() | st.tuples(st.sampled_from(["me", "them"]),
                                      st.none() | st.floats(0, 30)),
-        labels=st.frozensets(st.sampled_from(["a", "b"])),
+        labels=st.frozensets(st.sampled_from(LABELS)),
         priority=st.none() | st.integers(0, 3),
         gate=st.none() | st.sampled_from(["awaiting", "approved", "rejected"]),
     )
@@ -136,7 +138,7 @@ _step = st.one_of(
     st.tuples(st.just("needs"), st.sampled_from(IDS),
               st.lists(st.sampled_from([*IDS, "X9"]), max_size=3)),
     st.tuples(st.just("parent"), st.sampled_from(IDS), st.none() | st.sampled_from(IDS)),
-    st.tuples(st.just("label"), st.sampled_from(IDS), st.frozensets(st.sampled_from(["a", "b"]))),
+    st.tuples(st.just("label"), st.sampled_from(IDS), st.frozensets(st.sampled_from(LABELS))),
     st.tuples(st.just("priority"), st.sampled_from(IDS), st.none() | st.integers(0, 3)),
     st.tuples(st.just("tick"), st.floats(0, 15)),
     st.tuples(st.just("gate"), st.sampled_from(IDS),
@@ -183,8 +185,10 @@ def _do(world: World, step: tuple[Any, ...]) -> set[str]:
     return touched
 
 
-def _check(inc: IncrementalReadySet, world: World, children_block: bool) -> None:
-    ref = compute_ready_set(world.snapshot(), now=world.now, children_block=children_block)
+def _check(inc: IncrementalReadySet, world: World, children_block: bool,
+           global_cap: int | None = None) -> None:
+    ref = compute_ready_set(world.snapshot(), now=world.now, children_block=children_block,
+                            global_cap=global_cap)
     assert inc.ready_set().to_json_obj() == ref.to_json_obj()
     assert [it.id for it in inc.ready_items()] == [e.item.id for e in ref.ready]
     assert inc.counts == {"ready": len(ref.ready), "blocked": len(ref.blocked),
@@ -198,21 +202,23 @@ def _check(inc: IncrementalReadySet, world: World, children_block: bool) -> None
     steps=st.lists(_step, max_size=25),
     children_block=st.booleans(),
     batch=st.integers(1, 3),
+    global_cap=st.none() | st.integers(1, 3),
 )
 def test_any_sequence_of_deltas_gives_the_full_recomputation(
     things: dict[str, Thing], wanted: frozenset[str], steps: list[tuple[Any, ...]],
-    children_block: bool, batch: int,
+    children_block: bool, batch: int, global_cap: int | None,
 ) -> None:
     world = World(things, wanted)
-    inc = IncrementalReadySet(world.snapshot(), now=world.now, children_block=children_block)
-    _check(inc, world, children_block)
+    inc = IncrementalReadySet(world.snapshot(), now=world.now, children_block=children_block,
+                              global_cap=global_cap)
+    _check(inc, world, children_block, global_cap)
     touched: set[str] = set()
     for n, step in enumerate(steps, 1):
         touched |= _do(world, step)
         if n % batch == 0 or n == len(steps):  # several changes may arrive in one delta
             inc.apply(world.delta(touched), now=world.now)
             touched = set()
-            _check(inc, world, children_block)
+            _check(inc, world, children_block, global_cap)
 
 
 def test_settling_a_blocker_touches_only_its_dependents() -> None:

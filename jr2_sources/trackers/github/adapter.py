@@ -95,6 +95,7 @@ class GitHubAdapter(LabelCommentTracker):
     need_comments = "write issue comments (claims need Issues: read & write)"
     need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
+    comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
 
     config: GitHubConfig
     client: GitHubClient

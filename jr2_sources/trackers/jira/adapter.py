@@ -96,6 +96,8 @@ class JiraAdapter(ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
+    comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
+    reads_bodies = False  # the search asks for no description: --exclusive-by touches is refused
     gates = True  # --gate: a `jr2:gate` marker in the claim comment (`park`)
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
@@ -158,6 +160,13 @@ class JiraAdapter(ClaimsByComment):
                 item.in_scope = False
                 out.append(item)
         return out
+
+    def allow_control(self, key: str) -> None:
+        """`--control-issue`: the coordination issue the user named takes jr2's lock comments
+        (`kit.comment_locks`) although the JQL does not select it: the user chose it for that.
+        No other write goes to it (it is never an item of the pool)."""
+        with self._lock:
+            self._scoped.add(key)
 
     def _guard(self, key: str) -> None:
         """The second guard of the scope: no write to an issue outside the user's JQL. A key no

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, get_args
 
 from jr2_sources.kit.claims import Comment, Kind, parse_marker, render_marker
+from jr2_sources.kit.comment_locks import lock_fields, render_lock
 
 PROPERTY = "jr2"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -34,7 +35,11 @@ def split(body: str) -> tuple[str, list[dict[str, Any]]]:
     """(body for people, comment properties) of a body that may begin with a jr2 marker."""
     mk = parse_marker(Comment(0, body, _EPOCH, _EPOCH))
     if mk is None:
-        return body, []
+        lock = lock_fields(body)  # a lock comment of `kit.comment_locks` (--control-issue)
+        if lock is None:
+            return body, []
+        text = body.split("-->", 1)[1].lstrip("\n")
+        return text, [{"key": PROPERTY, "value": {"kind": "lock", "fields": lock}}]
     text = body.split("-->", 1)[1].lstrip("\n") if "-->" in body else body
     return text, [{"key": PROPERTY, "value": {"kind": mk.kind, "fields": mk.fields}}]
 
@@ -52,4 +57,6 @@ def join(body: str, properties: Any) -> str:
         kind, fields = value.get("kind"), value.get("fields")
         if kind in get_args(Kind) and isinstance(fields, dict):
             return render_marker(kind, fields, body)  # type: ignore[arg-type]
+        if kind == "lock" and isinstance(fields, dict):
+            return render_lock(fields, body)
     return body

@@ -196,9 +196,13 @@ class LocalAdapter(Tracker):
     retries: ClassVar[bool] = True
     """`settle` takes an `Attempt`, kept in the claim store (`jr2 work --max-attempts`)."""
 
+    limits: ClassVar[bool] = True
+    """The claim transaction keeps the global cap and the conflict groups (`store.py`)."""
+
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         try:
-            return self._writable().claim(item.id, holder, lease, attempts=item.attempts)
+            return self._writable().claim(item.id, holder, lease, attempts=item.attempts,
+                                          groups=item.groups, global_cap=self.global_cap)
         finally:
             self._changes.note(item.id)
 

@@ -19,11 +19,22 @@ outcome; a claim is refused while that time is ahead or when the row's count is 
 claimer chose the item by; a done or final failed outcome, or `clear`, deletes the row.
 Schema 2 added the `retries` table (a schema-1 file gains it when a writer opens it).
 
+Global caps and conflict groups (`jr2_sources.limits`): a claim may name the item's conflict
+groups and a global cap. The claim transaction (BEGIN IMMEDIATE: the write lock is taken before
+anything is read, so claims are serialized) then also counts the live claims of every item
+(`global_cap` or more: refused) and looks for a live claim of another item that names one of
+the same groups in `claim_groups` (refused), before the upsert; a won claim replaces the item's
+rows in `claim_groups`, and releasing or settling it deletes them. A group is held only while
+the claim naming it is live (`lease_expires >= now`): it shares the claim's lease, is renewed
+with it, and a pool killed with `kill -9` holds it no longer than its lease. Schema 3 added
+`claim_groups` (a schema-2 file gains it when a writer opens it; a jr2 that knows schema 2 only
+refuses the file, so it cannot ignore the groups).
+
 Approval gates (`jr2 work --gate`, `jr2_sources.gates`) live in the `gates` table, one row per
 item and gate: `awaiting` (with the worker's reason) until a person answers (`approved` or
 `rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
 transaction; a claim is refused while the item has an awaiting row, so a parked item never
-runs before its answer, whichever pool sees it. Schema 3 added the table (an older file gains
+runs before its answer, whichever pool sees it. Schema 4 added the table (an older file gains
 it when a writer opens it).
 
 `change_token()` is a counter that triggers bump inside the writing transaction whenever a claim
@@ -72,7 +83,7 @@ __all__ = [
 
 OutcomeStatus = Literal["done", "failed"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
@@ -95,6 +106,12 @@ CREATE TABLE IF NOT EXISTS retries (
     attempts INTEGER NOT NULL,
     retry_after REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS claim_groups (
+    item_id TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    PRIMARY KEY (item_id, grp)
+);
+CREATE INDEX IF NOT EXISTS claim_groups_grp ON claim_groups (grp);
 CREATE TABLE IF NOT EXISTS gates (
     item_id TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -146,6 +163,19 @@ INSERT INTO outcomes (item_id, status, reason, holder, at) VALUES (:item, :statu
 ON CONFLICT (item_id) DO UPDATE SET
     status = excluded.status, reason = excluded.reason, holder = excluded.holder, at = excluded.at
 """
+
+
+def _group_taken(conn: sqlite3.Connection, item_id: str, groups: list[str], now: float) -> bool:
+    """True when a live claim of another item names one of `groups` (inside the claim's
+    transaction)."""
+    for i in range(0, len(groups), _MAX_VARS):
+        chunk = groups[i:i + _MAX_VARS]
+        if conn.execute(
+            "SELECT 1 FROM claim_groups g JOIN claims c ON c.item_id = g.item_id"
+            f" WHERE g.grp IN ({','.join('?' * len(chunk))}) AND g.item_id != ?"
+            " AND c.lease_expires >= ? LIMIT 1", (*chunk, item_id, now)).fetchone():
+            return True
+    return False
 
 
 class StoreError(SourceError):
@@ -397,19 +427,34 @@ class ClaimStore:
                 conn.execute("COMMIT")
 
     def claim(self, item_id: str, holder: str, lease_s: float, now: float | None = None,
-              attempts: int = 0) -> bool:
+              attempts: int = 0, groups: Collection[str] = (),
+              global_cap: int | None = None) -> bool:
         """Take `item_id` for `holder` for `lease_s` seconds; True when won.
 
         Won when the item has no outcome and either no claim, an expired one, or one `holder`
         has already (then this renews it); a new claim also needs the item's retry record to
-        say `attempts` spent and no backoff still running. One statement, so concurrent claims
-        cannot both win.
+        say `attempts` spent and no backoff still running. With `global_cap`, fewer than that
+        many live claims of other items must exist; with `groups`, no live claim of another
+        item may name one of them. One write transaction, so concurrent claims cannot both win
+        an item, a group, or the cap's last slot.
         """
         at = time.time() if now is None else now
         params = {"item": item_id, "holder": holder, "now": at, "expires": _lease_end(lease_s, at),
                   "attempts": attempts}
         with self._write() as conn:
-            return conn.execute(_CLAIM, params).rowcount == 1
+            if global_cap is not None and conn.execute(
+                    "SELECT COUNT(*) FROM claims WHERE lease_expires >= ? AND item_id != ?",
+                    (at, item_id)).fetchone()[0] >= global_cap:
+                return False
+            wanted = sorted(set(groups))
+            if wanted and _group_taken(conn, item_id, wanted, at):
+                return False
+            if conn.execute(_CLAIM, params).rowcount != 1:
+                return False
+            conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
+            conn.executemany("INSERT INTO claim_groups (item_id, grp) VALUES (?, ?)",
+                             [(item_id, g) for g in wanted])
+            return True
 
     def renew(self, item_id: str, holder: str, lease_s: float, now: float | None = None) -> bool:
         """Extend `holder`'s lease to `now + lease_s`; False if the claim is gone or taken over.
@@ -432,7 +477,10 @@ class ClaimStore:
             cursor = conn.execute(
                 "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
             )
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1:
+                return False
+            conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
+            return True
 
     def settle(
         self,
@@ -458,6 +506,7 @@ class ClaimStore:
             ).rowcount
             if deleted != 1:
                 return False
+            conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
             if retry is not None and status == "failed":
                 conn.execute("INSERT INTO retries (item_id, attempts, retry_after) VALUES (?, ?, ?)"
                              " ON CONFLICT (item_id) DO UPDATE SET attempts = excluded.attempts,"

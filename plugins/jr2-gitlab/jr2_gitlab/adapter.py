@@ -46,6 +46,7 @@ class GitLabAdapter(LabelCommentTracker):
     open_state = "opened"
     edit_method = "PUT"
     comments_segment = "notes"
+    comment_locks = True  # --global-cap/--exclusive-by: lock notes on --control-issue (jr2 kit)
     need_comments = "write issue notes (claims need the api scope and Reporter or more)"
     need_issues = "update issues (labels, state: the api scope and Reporter or more)"
 

@@ -1,0 +1,50 @@
+"""`jr2 work --global-cap / --exclusive-by` at the command line: a comment tracker asks for its
+coordination issue at start in one line (exit 2, nothing read or claimed); bad specs too. (A
+tracker that cannot keep the limits at all: tests/sources/test_limits.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+JR2 = [sys.executable, "-m", "jr2_core"]
+OFFLINE = {"GITHUB_TOKEN": "x", "GITHUB_API_URL": "http://127.0.0.1:1", "GITLAB_TOKEN": "x",
+           "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "x"}
+
+
+@pytest.mark.parametrize("source", [["github:o/r"], ["gitlab:g/p"],
+                                    ["jira:https://x.atlassian.net", "--jql", "project = X"]])
+@pytest.mark.parametrize("limit", [["--global-cap", "2"], ["--exclusive-by", "label:area/*"]])
+def test_a_comment_tracker_asks_for_its_coordination_issue_in_one_line(
+        tmp_path: Path, source: list[str], limit: list[str]) -> None:
+    out = subprocess.run([*JR2, "work", *source, *limit, "--", "true"],
+                         cwd=tmp_path,
+                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
+    assert "need --control-issue ID here" in out.stderr
+
+
+@pytest.mark.parametrize("command", ["ready", "work"])
+def test_a_bad_exclusive_by_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    rest = ["--", "true"] if command == "work" else []
+    out = subprocess.run([*JR2, command, "local:b.toml", "--exclusive-by", "area/*", *rest],
+                         cwd=tmp_path, env={**os.environ, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
+    assert "--exclusive-by 'area/*': expected label:GLOB" in out.stderr
+
+
+def test_touches_is_refused_where_bodies_are_not_read(tmp_path: Path) -> None:
+    out = subprocess.run([*JR2, "work", "jira:https://x.atlassian.net", "--jql", "project = X",
+                          "--exclusive-by", "touches", "--control-issue", "X-1", "--", "true"],
+                         cwd=tmp_path,
+                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
+    assert "cannot see 'Touches:' lines" in out.stderr

@@ -1,0 +1,105 @@
+"""Group and slot locks on a coordination issue's comment thread (`kit.comment_locks`), against
+an in-memory thread with a tracker's guarantees (ids that only grow, server timestamps)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from jr2_sources.kit.claims import Comment
+from jr2_sources.kit.comment_locks import CommentLocks
+
+
+class Thread:
+    """One issue's comments, as a tracker keeps them: growing ids, server times, a lock."""
+
+    def __init__(self) -> None:
+        self.comments: dict[int, Comment] = {}
+        self.next_id = 1
+        self.now = 1000.0
+        self.lock = threading.Lock()
+        self.pause = 0.0  # a gap between a POST and the listing, so claimers interleave
+
+    def _t(self) -> datetime:
+        return datetime.fromtimestamp(self.now, UTC)
+
+    def post_comment(self, key: str, body: str) -> int:
+        with self.lock:
+            cid, self.next_id = self.next_id, self.next_id + 1
+            self.comments[cid] = Comment(cid, body, self._t(), self._t())
+        time.sleep(self.pause)
+        return cid
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
+        with self.lock:
+            return sorted(self.comments.values(), key=lambda c: c.id), self._t()
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        with self.lock:
+            old = self.comments.get(comment_id)
+            if old is None:
+                return None
+            self.comments[comment_id] = Comment(comment_id, body, old.created_at, self._t())
+            return self._t()
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        with self.lock:
+            self.comments.pop(comment_id, None)
+
+
+def test_an_earlier_live_lock_of_a_group_wins_and_the_loser_leaves_no_comment() -> None:
+    th = Thread()
+    locks = CommentLocks(th, "o/r#1", global_cap=None)
+    held = locks.acquire("o/r#2", ("db",), "p1", 10)
+    assert held is not None
+    assert locks.acquire("o/r#3", ("db", "ui"), "p2", 10) is None
+    assert list(th.comments) == [held.comment_id]
+    assert locks.acquire("o/r#4", ("ui",), "p2", 10) is not None
+
+
+def test_an_expired_lock_is_ignored_and_its_late_renewal_loses() -> None:
+    th = Thread()
+    locks = CommentLocks(th, "o/r#1", global_cap=1)
+    held = locks.acquire("o/r#2", ("db",), "p1", 10)
+    assert held is not None
+    th.now += 9.9
+    assert locks.acquire("o/r#3", (), "p2", 10) is None  # the one slot is held
+    th.now += 0.2
+    taken = locks.acquire("o/r#3", ("db",), "p2", 10)
+    assert taken is not None
+    assert not locks.renew(held, 10)  # it lands after the lease: lost, and deleted
+    assert list(th.comments) == [taken.comment_id]
+    th.now += 5
+    assert locks.renew(taken, 10)
+    th.now += 9
+    assert locks.acquire("o/r#4", (), "p3", 10) is None  # renewed: still held
+
+
+@pytest.mark.parametrize(("claim", "winners"), [({"groups": ("db",)}, 1),
+                                                ({"cap": 3}, 3)])
+def test_eight_racing_claimers_never_exceed_the_limit(claim: dict[str, object],
+                                                      winners: int) -> None:
+    for _ in range(5):
+        th = Thread()
+        th.pause = 0.002
+        barrier = threading.Barrier(8)
+        won: list[str] = []
+
+        def one(i: int, th: Thread = th, barrier: threading.Barrier = barrier,
+                won: list[str] = won) -> None:
+            locks = CommentLocks(th, "o/r#1", global_cap=claim.get("cap"))  # type: ignore[arg-type]
+            barrier.wait()
+            if locks.acquire(f"o/r#{i + 2}", claim.get("groups", ()), f"p{i}",  # type: ignore[arg-type]
+                             60) is not None:
+                won.append(f"o/r#{i + 2}")
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert 1 <= len(won) <= winners
+        assert len(th.comments) == len(won)  # every loser deleted its comment
