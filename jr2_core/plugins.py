@@ -7,6 +7,8 @@ of `jr2_sources`. `JR2_DISABLE_PLUGIN_AUTOLOAD=1` skips third-party entry points
 and llm; neither affects jr2's own. A plugin that fails to import or to register is recorded
 with its error (see `jr2 plugins`) and never breaks the others. When all are loaded,
 `jr2_plugins_loaded` lets a layer collect from them (`jr2_sources` builds its source registry).
+The entry points are read by `jr2_core.entrypoints` (one group, without `importlib.metadata`,
+whose import and METADATA parsing alone cost `jr2 --help` a third of its budget).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from .entrypoints import EntryPoint, entry_points, normalize
 from .hookspecs import Jr2Spec
 
 if TYPE_CHECKING:
@@ -57,19 +59,18 @@ class Host:
 _host: Host | None = None
 
 
-def _allowed(ep: metadata.EntryPoint) -> bool:
+def _allowed(ep: EntryPoint) -> bool:
     if os.environ.get("JR2_DISABLE_PLUGIN_AUTOLOAD"):
         return False
     allow = os.environ.get("JR2_LOAD_PLUGINS")
     if allow is None:
         return True
     names = {a.strip() for a in allow.split(",") if a.strip()}
-    dist = ep.dist.name if ep.dist is not None else None
-    return ep.name in names or (dist is not None and dist in names)
+    return ep.name in names or (ep.dist is not None and ep.dist in names)
 
 
-def _builtin(ep: metadata.EntryPoint) -> bool:
-    return ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION
+def _builtin(ep: EntryPoint) -> bool:
+    return ep.dist is not None and normalize(ep.dist) == OWN_DISTRIBUTION
 
 
 def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
@@ -101,15 +102,13 @@ def load(*, refresh: bool = False, complete: bool = True) -> Host:
     pm.add_hookspecs(Jr2Spec)
     pm.hook.jr2_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})
     host = Host(pm, [])
-    eps = sorted(metadata.entry_points(group=GROUP), key=lambda e: (not _builtin(e), e.name))
+    eps = sorted(entry_points(GROUP), key=lambda e: (not _builtin(e), e.name))
     for ep in eps:
         builtin = _builtin(ep)
         if not builtin and not _allowed(ep):
             continue
-        dist = ep.dist.name if ep.dist is not None else None
         info = PluginInfo(name=ep.value if builtin else ep.name, module=ep.value,
-                          distribution=dist, builtin=builtin,
-                          version=ep.dist.version if ep.dist is not None else None)
+                          distribution=ep.dist, builtin=builtin, version=ep.version)
         host.plugins.append(info)
         try:
             obj = ep.load()

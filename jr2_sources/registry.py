@@ -75,7 +75,9 @@ RESERVED_OPTIONS = frozenset({
     "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
     "format", "explain", "fail_on", "help", "max_attempts", "transient_exit", "retry_backoff",
     "retry_backoff_max", "gate",
-    "global_cap", "exclusive_by", "control_issue",
+    "global_cap", "exclusive_by", "control_issue", "dashboard", "dashboard_interval",
+    # jr2 dashboard
+    "issue", "every", "write_interval",
     # reserved for jr2's own options (planned or likely)
     "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
     "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",

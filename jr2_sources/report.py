@@ -28,15 +28,15 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from jr2_core.text import one_line
 
 from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
+
+if TYPE_CHECKING:  # rich is imported by `render_rich` only: `jr2 work` summaries need none of it
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = [
     "GITHUB_COMMENT_BUDGET",
@@ -236,11 +236,15 @@ def render_text(rs: ReadySet) -> str:
 
 def _cell(text: str) -> Text:
     """A table cell: tracker text as plain text (not markup), control characters blanked."""
+    from rich.text import Text
+
     return Text(_one_line(text))
 
 
 def render_rich(rs: ReadySet, console: Console) -> None:
     """The text report as rich tables, for a terminal (cells are Text: titles are not markup)."""
+    from rich.table import Table
+
     ready = Table(title=f"Ready ({len(rs.ready):,})", title_justify="left")
     for name in ("Item", "Priority", "Title", "Labels"):
         ready.add_column(name)
@@ -482,13 +486,15 @@ def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
     return head, len(rs.claimed), claimed
 
 
-def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
-    """One section: heading and table, cut with an "… and N more" row to stay within `budget`."""
-    head, total, rows = _md_rows(rs, kind)
-    title = f"### {kind.capitalize()} ({total:,})"
+def md_block(title: str, head: Sequence[str], total: int, rows: Iterator[str], budget: int,
+             more: Callable[[int], str]) -> str:
+    """A markdown section (`### title (total)`, the `head` lines, then rows) cut to stay within
+    `budget` characters: rows are formatted only until the budget is overrun, and the cut is
+    said by `more(n)` (n: the rows left out). Also used by the dashboard issue."""
+    heading = f"### {title} ({total:,})"
     if total == 0:
-        return f"{title}\n\n_none_\n"
-    out = [title, "", *head]
+        return f"{heading}\n\n_none_\n"
+    out = [heading, "", *head]
     used = sum(len(line) + 1 for line in out)  # each line with its newline
     kept: list[str] = []
     for row in rows:  # format rows only until the budget is overrun
@@ -498,14 +504,21 @@ def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
             break
     if len(kept) == total and used <= budget:
         return "\n".join([*out, *kept]) + "\n"
-    blanks = " |" * (head[1].count("|") - 2)
-
-    def more() -> str:
-        return f"| … and {total - len(kept):,} more |{blanks}"
-
-    while kept and used + len(more()) + 1 > budget:
+    while kept and used + len(more(total - len(kept))) + 1 > budget:
         used -= len(kept.pop()) + 1
-    return "\n".join([*out, *kept, more()]) + "\n"
+    return "\n".join([*out, *kept, more(total - len(kept))]) + "\n"
+
+
+def md_more_row(head: Sequence[str]) -> Callable[[int], str]:
+    """The "… and N more" row of a table with the header `head`."""
+    blanks = " |" * (head[1].count("|") - 2)
+    return lambda n: f"| … and {n:,} more |{blanks}"
+
+
+def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
+    """One section: heading and table, cut with an "… and N more" row to stay within `budget`."""
+    head, total, rows = _md_rows(rs, kind)
+    return md_block(kind.capitalize(), head, total, rows, budget, md_more_row(head))
 
 
 def _md_tables(rs: ReadySet, budget: int) -> list[str]:

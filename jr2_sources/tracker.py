@@ -232,6 +232,12 @@ class Tracker(ABC):
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
 
+    def dashboard(self, issue: str | int) -> Any:
+        """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a
+        `jr2_sources.dashboard.Board`. The default refuses: this tracker has none."""
+        raise UsageError(f"{self.name}: a dashboard issue is not supported on this tracker "
+                         "(GitHub only; see docs/guides/controls.md)")
+
 
 def taken_back(item: SnapshotItem | None, holder: str) -> str | None:
     """Why `holder` no longer holds `item` as the snapshot shows it, or None while it does."""

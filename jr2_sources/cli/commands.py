@@ -212,6 +212,11 @@ class WorkCommand(SourceCommand):
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
+@click.option("--dashboard", "dashboard", metavar="N", default=None,
+              help="Keep issue N's body up to date with the Ready-set while the run lasts "
+                   "(see `jr2 dashboard`; GitHub only).")
+@click.option("--dashboard-interval", metavar="DURATION", default="1m", show_default=True,
+              help="Least time between two writes of the --dashboard issue (at least 10s).")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
@@ -220,7 +225,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
              global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
-             pass_env: tuple[str, ...], quiet: bool, as_json: bool, state_dir: Path | None) -> None:
+             pass_env: tuple[str, ...], quiet: bool, as_json: bool, dashboard: str | None,
+             dashboard_interval: str, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -250,7 +256,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
                   global_cap=global_cap, exclusive_by=exclusive_by,
-                  control_issue=control_issue, gates=gates)
+                  control_issue=control_issue, gates=gates, dashboard=dashboard,
+                  dashboard_interval=dashboard_interval)
     _summary(result, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.run.to_json(), indent=2, default=str))
@@ -391,5 +398,8 @@ def jr2_register_commands(cli: click.Group) -> None:
     cli.add_command(ready_cmd)
     cli.add_command(work_cmd)
     cli.add_command(local_group)
+    from .dashboard import dashboard_cmd
+
+    cli.add_command(dashboard_cmd)
 
 

@@ -55,7 +55,9 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
          retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
          global_cap: int | None = None, exclusive_by: Sequence[str] = (),
-         control_issue: str | None = None, gates: Sequence[str] = ()) -> WorkResult:
+         control_issue: str | None = None, gates: Sequence[str] = (),
+         dashboard: str | int | None = None,
+         dashboard_interval: float | str = "1m") -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -65,6 +67,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
     and `timeout` take seconds or a duration (`"10m"`). `quiet=False` prints progress on stderr
     like `jr2 work`; the summary lines stay the command line's. Bad input raises `UsageError`
     or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
+    `dashboard` is `--dashboard N` (an issue kept up to date with the Ready-set, written at most
+    once per `dashboard_interval`).
     """
     import asyncio
 
@@ -74,7 +78,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
                     retry_backoff_max=retry_backoff_max, global_cap=global_cap,
-                    exclusive_by=exclusive_by, control_issue=control_issue, gates=gates)
+                    exclusive_by=exclusive_by, control_issue=control_issue, gates=gates,
+                    dashboard=dashboard, dashboard_interval=dashboard_interval)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -92,7 +97,9 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      retry_backoff_max: float | str = "1h", global_cap: int | None = None,
                      exclusive_by: Sequence[str] = (),
                      control_issue: str | None = None,
-                     gates: Sequence[str] = ()) -> WorkResult:
+                     gates: Sequence[str] = (),
+                     dashboard: str | int | None = None,
+                     dashboard_interval: float | str = "1m") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -102,7 +109,8 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
         transient_exit=transient_exit, retry_backoff=retry_backoff,
         retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
-        control_issue=control_issue, gates=gates))
+        control_issue=control_issue, gates=gates, dashboard=dashboard,
+        dashboard_interval=dashboard_interval))
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,7 @@ class _Plan:
     policy: Any = None
     limits: Any = None
     gates: frozenset[str] = frozenset()
+    dashboard: Any = None
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -137,7 +146,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
              retry_backoff_max: float | str = "1h", global_cap: int | None = None,
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
-             gates: Sequence[str] = ()) -> _Plan:
+             gates: Sequence[str] = (), dashboard: str | int | None = None,
+             dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     import secrets as _secrets
@@ -169,9 +179,16 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
-    adapter.snapshot()  # bad input (a broken backlog, no access) fails here, nothing claimed
+    first = adapter.snapshot()  # bad input (a broken backlog, no access) fails here
+    dash = None
+    if dashboard is not None:
+        from .dashboard import interval_seconds, open_dashboard
+
+        dash = open_dashboard(adapter, dashboard, first,
+                              interval=interval_seconds("--dashboard-interval",
+                                                        dashboard_interval))
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, names)
+                 workspace, env, quiet, policy, limits, names, dash)
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
@@ -362,12 +379,22 @@ async def _run(plan: _Plan) -> WorkResult:
                             run_id=run_id))
         return handle[0]
 
+    board = None
+    if plan.dashboard is not None:
+        from .dashboard import DashboardLoop
+
+        board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
+                              check_every=min(max(poll or 5.0, 1.0), 5.0),
+                              quiet=quiet or sys.stderr.isatty())  # a live view: no lines
+
     def setup_host(host: Any) -> None:
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
             from .approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
+        if hook is not None and board is not None:
+            hook = board.receiver(hook)
         if hook is not None:
             from jr2_sources.kit.webhooks import attach_webhook
 
@@ -379,6 +406,9 @@ async def _run(plan: _Plan) -> WorkResult:
 
             attach_webhook(host, handle[0], receiver, serve.secret)
 
+    import asyncio
+
+    keeper = None if board is None else asyncio.create_task(board.run(), name="dashboard")
     try:
         if view is not None:
             view.start()
@@ -386,7 +416,12 @@ async def _run(plan: _Plan) -> WorkResult:
                                      setup_host=setup_host, quiet=quiet or view is not None,
                                      on_signal=_on_signal, public=serve.public,
                                      ssl_context=serve.ssl_context)
+        if keeper is not None and board is not None:
+            keeper.cancel()
+            await board.final(wait=result.state != "interrupted")
     finally:
+        if keeper is not None:
+            keeper.cancel()
         if view is not None:
             view.stop()
         ws.tracker.close()

@@ -39,6 +39,7 @@ import logging
 import os
 import shutil
 import signal
+import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -144,9 +145,41 @@ def _group_alive(proc: asyncio.subprocess.Process) -> bool:
     return True
 
 
+class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol for `create_subprocess_exec`, plus `exited`: a future done the
+    moment the process exits, whether or not its pipes are still open."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+_exits: weakref.WeakKeyDictionary[asyncio.subprocess.Process, asyncio.Future[None]] = (
+    weakref.WeakKeyDictionary())
+
+
+async def _spawn(*argv: str, **kw: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec`, whose exit `_exited` hears without polling."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitProtocol(1 << 16, loop), *argv, **kw)  # asyncio's default limit
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
+    _exits[proc] = protocol.exited
+    return proc
+
+
 async def _exited(proc: asyncio.subprocess.Process) -> int:
     """The command's exit code, as soon as it exits. Not `proc.wait()`: that also waits for
-    the output pipes to close, which a background child holding them delays."""
+    the output pipes to close, which a background child holding them delays. (A process not
+    started by `_spawn` is polled.)"""
+    exited = _exits.get(proc)
+    if exited is not None:
+        await asyncio.shield(exited)  # a timeout cancels this wait, never the shared future
     pause = 0.005
     while proc.returncode is None:
         await asyncio.sleep(pause)
@@ -270,7 +303,7 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: IO[str],
     """Start the command in a session (and process group) of its own; a command that cannot
     be started fails its item."""
     try:
-        return await asyncio.create_subprocess_exec(
+        return await _spawn(
             *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True,

@@ -280,5 +280,9 @@ class LockedTracker(Tracker):
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         return dict(self.inner.watch(item_ids, holder))
 
+    def dashboard(self, issue: str | int) -> Any:
+        """The inner tracker's dashboard issue (`jr2 work --dashboard`)."""
+        return self.inner.dashboard(issue)
+
     def close(self) -> None:
         self.inner.close()

@@ -151,3 +151,49 @@ async def test_unsigned_requests_are_capped_in_count_and_time(
         await host.stop()
         r.interrupt()
         await r.result()
+
+
+LAZY_SERVER = '''
+import asyncio, json, sys
+from pathlib import Path
+from jr2_core import Context, define_event, pool, source, start
+from jr2_core.client import call, pick_run
+from jr2_core.host import RunHost
+
+approve = define_event(name="approve")
+
+async def review(item: str, ctx: Context) -> str:
+    await ctx.gate("review", accepts=[approve])
+    return item
+
+async def main(state: Path) -> None:
+    items = ["a"]
+    r = start(pool(review, id="p", source=source(lambda act: items.pop() if items else None),
+                   item_id=str), state_dir=state)
+    host = RunHost(r)
+    await host.start()
+    loaded_at_start = "aiohttp" in sys.modules
+    rf = pick_run(r.state_dir, r.id)
+    gates = await asyncio.to_thread(call, rf, "GET", "/v1/gates")
+    await asyncio.to_thread(call, rf, "POST", "/v1/send", {"gate": "a.review", "event": "approve"})
+    result = await r.result()
+    await host.stop()
+    print(json.dumps({"at_start": loaded_at_start, "after": "aiohttp" in sys.modules,
+                      "gates": [g["id"] for g in gates], "state": result.state}))
+
+asyncio.run(main(Path(sys.argv[1])))
+'''
+
+
+def test_the_server_is_loaded_by_the_first_request_and_that_request_is_answered(
+        tmp_path: Path) -> None:
+    """A run nobody asks anything never imports aiohttp (about 130 ms of a short run's start);
+    the address listens from the start, so the first request waits for the load, not fails."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", LAZY_SERVER, str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"at_start": False, "after": True, "gates": ["a.review"],
+                                      "state": "done"}

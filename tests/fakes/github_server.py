@@ -169,6 +169,8 @@ class Issue:
     comments: int = 0
     uid: int = 0
     locked: bool = False
+    author: str = "octocat"
+    author_type: str = "User"  # `Bot` for a GitHub App's user
 
 
 @dataclass
@@ -246,6 +248,13 @@ class FakeGitHub:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._uid = 100
+        # repository permissions by login (lower case): "Get repository permissions for a
+        # user" answers `admin`, `write` (also for maintain), `read` (also for triage) or
+        # `none`; a login not listed is no collaborator (404)
+        self.permissions: dict[str, str] = {"octocat": "admin", login.lower(): "write"}
+        # called with (method, path) before each request is routed, under the lock: a test
+        # acts as a person at an exact moment of jr2's protocol (e.g. between read and write)
+        self.hooks: list[Any] = []
         self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
         # collaborators' roles (login -> admin | maintain | write | triage | read); a login not
         # listed is no collaborator (404), except the token's own user (admin)
@@ -572,7 +581,7 @@ class FakeGitHub:
             "state_reason": i.state_reason,
             "title": i.title,
             "body": i.body,
-            "user": _user("octocat"),
+            "user": {**_user(i.author), "type": i.author_type},
             "labels": [self._label(base, i.repo, n) for n in i.labels],
             "assignee": _user(i.assignees[0]) if i.assignees else None,
             "assignees": [_user(a) for a in i.assignees],
@@ -864,6 +873,8 @@ class FakeGitHub:
     def route(
         self, method: str, path: str, q: dict[str, str], body: Any, token: str | None, base: str
     ) -> tuple[int, Any, dict[str, str]]:
+        for hook in list(self.hooks):
+            hook(method, path)
         if self.apps:
             app_answer = self._app_route(method, path, token, base)
             if app_answer is not None:
@@ -917,6 +928,9 @@ class FakeGitHub:
         m = re.fullmatch(r"issues/comments/(\d+)", rest)
         if m is not None:
             return self._comment_route(method, repo, int(m.group(1)), body, base)
+        m = re.fullmatch(r"collaborators/([^/]+)/permission", rest)
+        if m is not None and method == "GET":
+            return self._permission(unquote(m.group(1)))
         m = re.fullmatch(r"issues/(\d+)(?:/(.*))?", rest)
         if m is None:
             raise Reply(404, {"message": "Not Found"})
@@ -1029,6 +1043,21 @@ class FakeGitHub:
                 self._touch(issue)
             return 204, None, {}
         raise Reply(404, {"message": "Not Found"})
+
+    def _permission(self, login: str) -> tuple[int, Any, dict[str, str]]:
+        """"Get repository permissions for a user": `permission` is the legacy base role
+        (maintain reads as write, triage as read), `role_name` the role, `user` a
+        `nullable-collaborator`; 404 for a user who is no collaborator."""
+        role = self.permissions.get(login.lower())
+        if role is None:
+            raise Reply(404, {"message": "Not Found"})
+        legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+        ranks = ["read", "triage", "write", "maintain", "admin"]
+        have = ranks.index(role) if role in ranks else -1
+        perms = {k: have >= ranks.index(k) for k in ("triage", "maintain", "admin")}
+        perms.update(pull=have >= 0, push=have >= ranks.index("write"))
+        user = {**_user(login), "permissions": perms, "role_name": role}
+        return 200, {"permission": legacy, "role_name": role, "user": user}, {}
 
     # -- control endpoint -----------------------------------------------------------------------
 

@@ -13,8 +13,29 @@ Design notes
 * Search: Cloud answers `/search/jql` (GET or POST, `nextPageToken`, `isLast`) and refuses the
   old `/search` (410); Data Center answers `/search` (`startAt`, `total`) and not `/search/jql`.
   A JQL subset is evaluated (AND/OR/NOT, parentheses, `=`, `!=`, `in`, `not in`, `is EMPTY` on
-  project, key, labels, status, statusCategory, assignee, priority; ORDER BY created/key/
-  priority/updated); anything else is a 400 with Jira's "Error in the JQL Query" text.
+  project, key, labels, status, statusCategory, assignee, priority; `>=`, `>`, `<=`, `<` on
+  updated and created; ORDER BY created/key/priority/updated); anything else is a 400 with
+  Jira's "Error in the JQL Query" text. `key` matches an issue's key or its id (Atlassian's
+  JQL reference, "Issue key": "Search for issues with a particular issue key or issue ID").
+  Search is consistent at once unless `search_lag` is set: then, as Cloud's enhanced search
+  ("Recent updates might not be immediately visible in the returned search results"), an issue
+  is not found until `search_lag` seconds after its last update (its earlier state is not kept:
+  it is simply missing meanwhile), except the issues whose ids the search names in
+  `reconcileIssues` ("Strong consistency issue ids to be reconciled with search results",
+  Atlassian's "Search and reconcile").
+* Dates in JQL: Atlassian's JQL date-time formats "yyyy/MM/dd HH:mm", "yyyy-MM-dd HH:mm",
+  "yyyy/MM/dd", "yyyy-MM-dd", read in the searching account's time zone (the `timeZone` of
+  `GET /myself`: `time_zone=`, default UTC; Atlassian's User schema: "The time zone specified in
+  the user's profile"), so a date reaches a minute at most; or a relative "-5m" / "-2h" /
+  "-1d" / "-1w" from now.
+* `updated` changes when an issue is edited (labels, assignee: "Edit issue", "Assign issue")
+  or transitioned (a workflow transition updates the issue; `set_status` is a person's
+  transition): each of these is an issue update that Jira records in the change history and
+  delivers as `jira:issue_updated`. It does NOT change for comments, comment edits and issue
+  links (`add_link` / `remove_link`): Atlassian does not document that they change it, so the
+  fake takes the side jr2 must survive (jr2 reads those through webhooks, its own notes and
+  the full resynchronisation). `delete_issue` removes an issue and its links
+  (`jira:issue_deleted`); `edit` is a person's label edit.
 * Comments get growing ids and server timestamps (milliseconds); every answer has a `Date`
   header. The clock is `time.time() + offset` (`advance()` moves it).
 * Labels change only through `update.labels` add/remove (adding twice is fine) or a whole
@@ -145,6 +166,7 @@ class Issue:
     parent: str | None = None
     comments: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    old_keys: list[str] = field(default_factory=list)  # keys it had before a move
 
 
 @dataclass
@@ -169,10 +191,16 @@ def _error(status: int, *messages: str) -> Reply:
 
 # -- a JQL subset ---------------------------------------------------------------------------
 
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')|(?P<op>!=|=|\(|\)|,)'
-                    r'|(?P<word>[^\s=!(),"\']+))')
+_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')'
+                    r'|(?P<op>!=|>=|<=|=|>|<|\(|\)|,)'
+                    r'|(?P<word>[^\s=!<>(),"\']+))')
 _FIELDS = {"project", "key", "issuekey", "labels", "status", "statuscategory", "assignee",
-           "priority"}
+           "priority", "updated", "created"}
+_DATES = {"updated", "created"}
+_COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+            "<": lambda a, b: a < b}
+_RELATIVE = re.compile(r"([-+]?\d+)([wdhm]?)")
+_UNIT = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "": 60}
 
 
 class JqlError(Exception):
@@ -297,6 +325,13 @@ class _Parser:
             raise JqlError(f"Error in the JQL Query: Field '{name}' does not exist or you do not "
                            "have permission to view it.")
         t = self.take()
+        if fname in _DATES:
+            if t[0] != "op" or t[1] not in _COMPARE:
+                raise JqlError(f"Error in the JQL Query: the operator '{t[1]}' is not supported "
+                               f"by the '{name}' field here.")
+            at = self.fake.jql_date(self.take()[1])
+            cmp = _COMPARE[t[1]]
+            return lambda i: cmp(getattr(i, fname), at)
         if t == ("op", "="):
             op = "in"
         elif t == ("op", "!="):
@@ -331,7 +366,8 @@ class FakeJira:
     """The fake server; `start()` serves it in a thread, `url` is its base."""
 
     def __init__(self, *, cloud: bool = True, old_server: bool = False,
-                 page_cap: int = 100, transition_delay: float = 0.02) -> None:
+                 page_cap: int = 100, transition_delay: float = 0.02,
+                 time_zone: str = "UTC", search_lag: float = 0.0) -> None:
         self.cloud = cloud
         self.old_server = old_server
         self.page_cap = page_cap
@@ -346,7 +382,8 @@ class FakeJira:
         self.next_number: dict[str, int] = {}
         self.lock = threading.RLock()
         self.deny_auth = False
-        self.me = dict(ME_CLOUD if cloud else ME_DC)
+        self.me = dict(ME_CLOUD if cloud else ME_DC, timeZone=time_zone)
+        self.search_lag = search_lag
         # who holds the Edit Issues permission (account ids on Cloud, user names on DC);
         # jr2's own account always does
         self.editors: set[str] = set()
@@ -390,6 +427,23 @@ class FakeJira:
         if self._sender is None:
             self._sender = threading.Thread(target=self._send_loop, daemon=True)
             self._sender.start()
+
+    def capture(self) -> None:
+        """Keep every later delivery instead of sending it (`pending()` hands them over): for
+        tests that pass deliveries to an adapter's `webhook()` themselves."""
+        self._hook = ("", None)
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The deliveries kept by `capture()` since the last call, oldest first."""
+        out: list[dict[str, Any]] = []
+        while True:
+            try:
+                payload = self._outbox.get_nowait()
+            except queue.Empty:
+                return out
+            self._outbox.task_done()
+            if payload is not None:
+                out.append(payload)
 
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until every queued delivery was sent."""
@@ -486,10 +540,79 @@ class FakeJira:
                                   "issueLinkType": {"id": int(tid), "name": link_type},
                                   "systemLink": False}})
 
+    def remove_link(self, blocker: str, blocked: str, link_type: str = "Blocks") -> None:
+        """A person removes a link (`issuelink_deleted`; neither issue's `updated` changes)."""
+        with self.lock:
+            ln = next(ln for ln in self.links
+                      if (ln.blocker, ln.blocked, ln.type) == (blocker, blocked, link_type))
+            self.links.remove(ln)
+            if self._hook is not None:
+                tid = LINK_TYPES.get(link_type, ("0",))[0]
+                self._outbox.put({
+                    "timestamp": int(self.now() * 1000), "webhookEvent": "issuelink_deleted",
+                    "issueLink": {"id": ln.id, "sourceIssueId": self.issues[blocker].id,
+                                  "destinationIssueId": self.issues[blocked].id,
+                                  "issueLinkType": {"id": int(tid), "name": link_type},
+                                  "systemLink": False}})
+
+    def move_issue(self, key: str, project: str) -> str:
+        """A person moves an issue to another project: it gets a key there, keeps its id, and
+        its old key still finds it (Atlassian's "Move an issue": the old key redirects);
+        `updated` moves and the delivery is a `jira:issue_updated` with `project` and `Key`
+        changelog items. Returns the new key."""
+        with self.lock:
+            it = self.issues.pop(key)
+            n = self.next_number.get(project, 1)
+            self.next_number[project] = n + 1
+            new = f"{project}-{n}"
+            it.old_keys.append(key)
+            it.key = new
+            it.updated = self.now()
+            self.issues[new] = it
+            for ln in self.links:
+                ln.blocker = new if ln.blocker == key else ln.blocker
+                ln.blocked = new if ln.blocked == key else ln.blocked
+            for other in self.issues.values():
+                if other.parent == key:
+                    other.parent = new
+            self._emit("jira:issue_updated", it, "issue_moved", items=[
+                {"field": "project", "fieldtype": "jira", "fieldId": "project", "from": None,
+                 "fromString": key.split("-")[0], "to": None, "toString": project},
+                {"field": "Key", "fieldtype": "jira", "from": None, "fromString": key,
+                 "to": None, "toString": new}])
+            return new
+
+    def delete_issue(self, key: str) -> None:
+        """A person deletes an issue: it and its links are gone (`jira:issue_deleted`)."""
+        with self.lock:
+            it = self.issues.pop(key)
+            self.links = [ln for ln in self.links if key not in (ln.blocker, ln.blocked)]
+            self._emit("jira:issue_deleted", it, "issue_deleted")
+
+    def edit(self, key: str, *, add: str | None = None, remove: str | None = None,
+             assignee: dict[str, Any] | bool | None = False) -> None:
+        """A person edits labels (or the assignee: a dict, or None to unassign)."""
+        with self.lock:
+            it = self.issues[key]
+            before = list(it.labels)
+            if add is not None and add not in it.labels:
+                it.labels.append(add)
+            if remove is not None and remove in it.labels:
+                it.labels.remove(remove)
+            if assignee is not False:
+                it.assignee = assignee if isinstance(assignee, dict) else None
+            it.updated = self.now()
+            self._emit("jira:issue_updated", it, "issue_updated", items=[
+                {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                 "fromString": " ".join(before), "to": None,
+                 "toString": " ".join(it.labels)}])
+
     def set_status(self, key: str, status: str) -> None:
+        """A person's transition (the issue's `updated` moves)."""
         with self.lock:
             it = self.issues[key]
             old, it.status = it.status, status
+            it.updated = self.now()
             self._emit("jira:issue_updated", it, "issue_generic", items=[
                 {"field": "status", "fieldtype": "jira", "fieldId": "status",
                  "from": STATUSES[old][0], "fromString": old, "to": STATUSES[status][0],
@@ -598,11 +721,30 @@ class FakeJira:
     def _user(self, user: dict[str, Any]) -> dict[str, Any]:
         return {"self": f"{self.url}{API}/user", **user}
 
+    def _index(self) -> tuple[dict[str, list[Link]], dict[str, list[str]]]:
+        """Links by issue key and sub-tasks by parent, rebuilt when issues or links were added
+        or removed (an issue's parent never changes here): rendering a page of a 10,000-issue
+        backlog stays linear."""
+        stamp = (self.next_id, len(self.links), len(self.issues))
+        if getattr(self, "_indexed", None) != stamp:
+            links: dict[str, list[Link]] = {}
+            for ln in self.links:
+                links.setdefault(ln.blocker, []).append(ln)
+                if ln.blocked != ln.blocker:
+                    links.setdefault(ln.blocked, []).append(ln)
+            children: dict[str, list[str]] = {}
+            for k, c in self.issues.items():
+                if c.parent is not None:
+                    children.setdefault(c.parent, []).append(k)
+            self._by_key, self._children, self._indexed = links, children, stamp
+        return self._by_key, self._children
+
     def render(self, it: Issue, fields: list[str] | None) -> dict[str, Any]:
         want = None if not fields or "*all" in fields or "*navigable" in fields else set(fields)
         links = []
-        for ln in self.links:
-            if ln.type not in LINK_TYPES or it.key not in (ln.blocker, ln.blocked):
+        by_key, children = self._index()
+        for ln in by_key.get(it.key, []):
+            if ln.type not in LINK_TYPES:
                 continue
             tid, inward, outward = LINK_TYPES[ln.type]
             entry: dict[str, Any] = {
@@ -623,7 +765,7 @@ class FakeJira:
             "created": jira_time(it.created),
             "updated": jira_time(it.updated),
             "issuelinks": links,
-            "subtasks": [self._ref(k) for k, c in self.issues.items() if c.parent == it.key],
+            "subtasks": [self._ref(k) for k in children.get(it.key, [])],
             "issuetype": self._issuetype(it.parent is not None),
         }
         if it.parent is not None:
@@ -633,11 +775,30 @@ class FakeJira:
                 "id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}", "key": it.key,
                 "fields": out_fields}
 
+    def jql_date(self, text: str) -> float:
+        """A JQL date literal as a time: a date-time in the account's time zone, or relative."""
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        rel = _RELATIVE.fullmatch(text.strip())
+        if rel:
+            return self.now() + int(rel.group(1)) * _UNIT[rel.group(2)]
+        for fmt in ("%Y/%m/%d %H:%M", "%Y-%m-%d %H:%M", "%Y/%m/%d", "%Y-%m-%d"):
+            try:
+                local = datetime.strptime(text.strip(), fmt)
+            except ValueError:
+                continue
+            return local.replace(tzinfo=ZoneInfo(str(self.me.get("timeZone") or "UTC"))
+                                 ).timestamp()
+        raise JqlError(f"Error in the JQL Query: Date value '{text}' for field 'updated' is "
+                       "invalid. Valid formats include: 'yyyy/MM/dd HH:mm', 'yyyy-MM-dd HH:mm', "
+                       "'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'.")
+
     def field_values(self, it: Issue, name: str) -> set[str]:
         if name == "project":
             return {it.key.split("-")[0].lower()}
         if name in ("key", "issuekey"):
-            return {it.key.lower()}
+            return {it.key.lower(), str(it.id), *(k.lower() for k in it.old_keys)}
         if name == "labels":
             return {x.lower() for x in it.labels}
         if name == "status":
@@ -652,12 +813,14 @@ class FakeJira:
             return {it.priority, PRIORITIES.get(it.priority, "").lower()}
         return set()
 
-    def _search(self, jql: str) -> list[Issue]:
+    def _search(self, jql: str, reconcile: frozenset[int] = frozenset()) -> list[Issue]:
         try:
             pred, order = _Parser(jql, self).parse()
         except JqlError as exc:
             raise _error(400, str(exc)) from None
-        found = [it for it in self.issues.values() if pred(it)]
+        lag, now = self.search_lag, self.now()
+        found = [it for it in self.issues.values() if pred(it) and (
+            lag <= 0 or now - it.updated >= lag or it.id in reconcile)]
         found.sort(key=lambda i: i.id)
         for name, desc in reversed(order):
             keyf: Any = {"created": lambda i: i.created, "updated": lambda i: i.updated,
@@ -700,7 +863,8 @@ class FakeJira:
         m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
         if m:
             with self.lock:
-                it = self.issues.get(m.group(1))
+                it = self.issues.get(m.group(1)) or next(
+                    (i for i in self.issues.values() if m.group(1) in i.old_keys), None)
                 if it is None:
                     raise _error(404, "Issue does not exist or you do not have permission to "
                                       "see it.")
@@ -722,7 +886,8 @@ class FakeJira:
             fields = fields.split(",")
         size = min(int(args.get("maxResults") or 50), self.page_cap)
         with self.lock:
-            found = self._search(jql)
+            ids = args.get("reconcileIssues") if enhanced else None
+            found = self._search(jql, frozenset(int(i) for i in ids or [] if str(i).isdigit()))
             if enhanced:
                 token = args.get("nextPageToken")
                 start = int(str(token).split("-")[1]) if token else 0

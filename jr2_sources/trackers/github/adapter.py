@@ -309,6 +309,14 @@ class GitHubAdapter(LabelCommentTracker):
             self._login = str(resp.data["login"])
         return self._login
 
+    # -- the dashboard issue -----------------------------------------------------------------
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The issue `issue` of this repository as the dashboard (`trackers/github/board.py`)."""
+        from .board import GitHubBoard
+
+        return GitHubBoard(self, issue)
+
     # -- wake ------------------------------------------------------------------------------------
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:

@@ -41,6 +41,11 @@ Design notes
   comment into `done` / `failed` (with the reason) / `released`. jr2 removes only its own claim
   label and never an assignee.
 * A read-only adapter (a dry run) never writes: the client refuses, and so does `_writable`.
+* A running pool reads by deltas (`changes`, `deltas.py`): one full reading, then at most two
+  searches for what changed. This process's own writes and verified webhook deliveries mark
+  the issues the next delta reads again. Held items are watched with one search, `key in
+  (<held keys>)` inside the scope; an issue this process holds is judged without listing its
+  comments (its own renewals tell whether the claim still holds).
 """
 
 from __future__ import annotations
@@ -55,23 +60,33 @@ from typing import Any
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
 from jr2_sources.gates import GateRequest, GateStatus
+from jr2_sources.incremental import Delta
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
 from jr2_sources.kit.gatecomments import record_answer
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
-from jr2_sources.readyset import BlockerRef, BlockerState, Snapshot, SnapshotItem
+from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
-from jr2_sources.tracker import GONE
+from jr2_sources.tracker import GONE, taken_back
 
 from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
+from .deltas import JiraDeltas
 from .gates import GateReader
-from .jql import marked_outside_jql, quote, scope_jql, split_order_by
-from .webhook import Echoes, project_of, wakes
+from .jql import (
+    MAX_KEYS,
+    keys_clause,
+    marked_outside_jql,
+    quote,
+    scope_jql,
+    scope_where,
+    split_order_by,
+)
+from .webhook import Echoes, marked_by, project_of, wakes
 
 log = logging.getLogger("jr2.jira")
 
@@ -125,6 +140,7 @@ class JiraAdapter(ClaimsByComment):
         self._echoes = Echoes()
         self._gates = GateReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
+        self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -135,8 +151,13 @@ class JiraAdapter(ClaimsByComment):
     def snapshot(self) -> Snapshot:
         """The open issues in scope with blockers, sub-tasks, claims and failure marks (and,
         read-only, jr2's marked issues beside the filter, `in_scope=False`)."""
+        return self.read_scope()[0]
+
+    def read_scope(self) -> tuple[Snapshot, list[dict[str, Any]], datetime | None]:
+        """A full reading: the snapshot, the issues the search returned, and the server's time
+        when it began answering (None when it sent no `Date`)."""
         items: list[SnapshotItem] = []
-        found = self.client.search(self.scope())
+        found, at = self.client.search_at(self.scope())
         keys = {str(issue["key"]) for issue in found}
         with self._lock:
             self._scoped |= keys
@@ -148,7 +169,40 @@ class JiraAdapter(ClaimsByComment):
                 items.append(item)
         if self.read_only:
             items += self._marked_outside(keys)
-        return Snapshot(source=self.name, items=items, done_count=None)
+        return Snapshot(source=self.name, items=items, done_count=None), found, at
+
+    def changes(self, *, full: bool = False) -> Snapshot | Delta:
+        """What changed since the last reading (`deltas.py`): a `Delta` from at most two
+        searches, or a full `Snapshot` (the first time, when `full`, on any sign of a gap)."""
+        delta = self._deltas.changes(full=full)
+        if isinstance(delta, Delta):
+            with self._lock:
+                self._scoped |= {it.id for it in delta.items}
+        return delta
+
+    def item_of(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
+        """One searched issue as a snapshot item (None: a person's, or settled here). `own`:
+        an issue this process holds is not listed for its comments (its claim is ours)."""
+        return self._item(issue, own=own)
+
+    def state_of(self, issue: Mapping[str, Any]) -> BlockerState:
+        """An issue's state as a blocker, from its status."""
+        return self._state_of(issue)
+
+    def done_here(self, key: str) -> bool:
+        """Did this process settle `key` as done (with no success transition)?"""
+        with self._lock:
+            return key in self._done_here
+
+    def is_missing(self, key: str) -> bool:
+        """A direct read says `key` does not exist (any more)."""
+        try:
+            self.client.get(f"/issue/{key}", {"fields": "status"})
+        except JiraHTTPError as exc:
+            if exc.status in (404, 410):
+                return True
+            raise
+        return False
 
     def _marked_outside(self, keys: set[str]) -> list[SnapshotItem]:
         cfg = self.config
@@ -183,7 +237,7 @@ class JiraAdapter(ClaimsByComment):
             return
         raise ItemError(f"{self.name}: {key} is outside the JQL scope; jr2 does not write to it")
 
-    def _item(self, issue: Mapping[str, Any]) -> SnapshotItem | None:
+    def _item(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
         cfg = self.config
         key = str(issue["key"])
         f: Mapping[str, Any] = issue.get("fields") or {}
@@ -202,7 +256,9 @@ class JiraAdapter(ClaimsByComment):
         parent = f.get("parent")
         comments: list[Comment] | None = None
         now: datetime | None = None
-        if cfg.claim_label in labels or (self.read_only and cfg.failed_label in labels):
+        held = self.claims.held(key) if own and cfg.claim_label in labels else None
+        if held is None and (cfg.claim_label in labels
+                             or (self.read_only and cfg.failed_label in labels)):
             comments, now = self.comments(key)
         failed = None
         if cfg.failed_label in labels:
@@ -213,6 +269,8 @@ class JiraAdapter(ClaimsByComment):
         if cfg.claim_label in labels and comments is not None and now is not None:
             claim = claim_of(comments, now)
             attempts, retry_after = retry_record(markers_of(comments))
+        elif held is not None:
+            claim = Claim(held.holder, since=held.updated_at)
         status = f.get("status") or {}
         return SnapshotItem(
             id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
@@ -320,6 +378,10 @@ class JiraAdapter(ClaimsByComment):
         values.sort(key=lambda c: (str(c.get("created")), int(c.get("id") or 0)))
         return values, reply.date
 
+    def myself(self) -> dict[str, Any]:
+        """jr2's own account (`GET /myself`, once)."""
+        return self._myself()
+
     def _myself(self) -> dict[str, Any]:
         if self._me is None:
             data = self.client.get("/myself", need="read its own account").data
@@ -346,9 +408,26 @@ class JiraAdapter(ClaimsByComment):
         return not assignee or self._is_me(assignee)
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
-        """People win; an issue missing from the search is confirmed with a direct read first
-        (Jira search is eventually consistent: a missing issue is no proof it left)."""
-        taken = super().watch(item_ids, holder)
+        """People win, in one search (`key in (<held keys>)` inside the scope; an issue this
+        process holds is judged without listing its comments). An issue missing from it is
+        confirmed with a direct read first (Jira search is eventually consistent: a missing
+        issue is no proof it left)."""
+        keys = set(item_ids)
+        if not keys:
+            return {}
+        found: list[dict[str, Any]] | None = None
+        if len(keys) <= MAX_KEYS:
+            try:
+                found = self.client.search(f"{scope_where(self.config.jql)} AND "
+                                           f"{keys_clause(keys)}")
+            except JiraHTTPError as exc:  # refused (a held issue deleted?): read in full
+                if exc.status != 400:
+                    raise
+        if found is None:
+            taken = super().watch(item_ids, holder)
+        else:
+            by_id = {it.id: it for issue in found if (it := self._item(issue, own=True))}
+            taken = {k: why for k in item_ids if (why := taken_back(by_id.get(k), holder))}
         for key in [k for k, why in taken.items() if why == GONE]:
             try:
                 if self._claimable(key):
@@ -357,6 +436,13 @@ class JiraAdapter(ClaimsByComment):
                 if exc.status not in (404, 410):
                     raise
         return taken
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome,
+               attempt: Attempt | None = None) -> None:
+        try:
+            super().settle(item_id, holder, outcome, attempt)
+        finally:
+            self._deltas.note(item_id)
 
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
@@ -409,7 +495,10 @@ class JiraAdapter(ClaimsByComment):
         if not item.in_scope:
             raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
         self._guard(item.id)
-        return self.claims.claim(item.id, holder, lease, item.attempts)
+        try:
+            return self.claims.claim(item.id, holder, lease, item.attempts)
+        finally:
+            self._deltas.note(item.id)
 
     def _comment_body(self, body: str) -> dict[str, Any]:
         """A comment's JSON: the marker in the body (Data Center) or in a property (Cloud)."""
@@ -518,6 +607,9 @@ class JiraAdapter(ClaimsByComment):
         with self._lock:
             projects = self._projects
         wake, why = wakes(data, projects=projects, echoes=self._echoes)
+        marks = marked_by(data)
+        if wake or any(self._deltas.knows(i) for i in (*marks["ids"], *marks["deleted_ids"])):
+            self._deltas.mark(**marks)  # (an issue moved to another project: read it again)
         return Verdict(200, wake, why)
 
     def close(self) -> None:

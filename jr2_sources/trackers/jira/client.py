@@ -16,6 +16,11 @@ Design notes
 * Errors are one line with Jira's own text: 401 names the variables to check, 403/404 say what
   could not be done, a 400 on search is the JQL error. `JIRAError.__str__` prints request
   headers (the credentials), so it is never used; messages are scrubbed of the token anyway.
+* `search_at` also says when the server answered the first page (its `Date`, kept per thread by
+  the response hook): the moment a delta reading starts from (`deltas.py`). On Cloud it passes
+  `reconcileIssues` (up to 50 issue ids) for read-after-write consistency on the issues jr2
+  knows changed (Atlassian's "Search and reconcile": the enhanced search is otherwise
+  eventually consistent).
 * `stats` counts every HTTP response (a `requests` response hook, so the package's hidden
   calls count too) and every connection failure. A read-only client refuses every write;
   search and `comment/list` are POSTs that only read, and are allowed.
@@ -47,8 +52,8 @@ from jr2_sources.kit.retry import (
 
 from .config import JiraAuth
 
-FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "issuelinks",
-          "subtasks", "parent")
+FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "updated",
+          "issuelinks", "subtasks", "parent")
 PAGE = 100
 API = "/rest/api/2"
 READS = ("/search", "/search/jql", "/comment/list")  # POSTs that only read
@@ -101,11 +106,13 @@ class JiraClient:
         self._lock = threading.Lock()
         self._spacer = WriteSpacer(write_spacing)
         self._info: dict[str, Any] | None = None
+        self._seen = threading.local()  # the `Date` of this thread's last response
 
     # -- counting -------------------------------------------------------------------------------
 
     def _count(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
         method = (resp.request.method or "GET").upper() if resp.request is not None else "GET"
+        self._seen.date = parse_http_date(resp.headers.get("Date"))
         with self._lock:
             self.stats.requests += 1
             self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
@@ -136,31 +143,42 @@ class JiraClient:
 
     def search(self, jql: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any]]:
         """Every issue matching `jql`, `PAGE` per request, with only `fields`."""
+        return self.search_at(jql, fields)[0]
+
+    def search_at(self, jql: str, fields: tuple[str, ...] = FIELDS, *,
+                  reconcile: tuple[int, ...] = ()) -> tuple[list[dict[str, Any]], datetime | None]:
+        """`search`, and the server's time of the first page's answer (None when it sent no
+        `Date`). `reconcile`: issue ids to read consistently (Cloud, at most 50)."""
         out: list[dict[str, Any]] = []
+        at: datetime | None = None
+        self._seen.date = None
         if self.is_cloud:
             token: str | None = None
             while True:
-                page = self._page(self._cloud_page(jql, token, fields))
+                page = self._page(self._cloud_page(jql, token, fields, reconcile[:50]))
+                at = at or self._seen.date
                 out.extend(page.get("issues") or [])
                 token = page.get("nextPageToken")
                 if not token or page.get("isLast") is True:
-                    return out
+                    return out, at
         start = 0
         while True:
             page = self._page(self._dc_page(jql, start, fields))
+            at = at or self._seen.date
             issues = page.get("issues") or []
             out.extend(issues)
             start += len(issues)
             total = page.get("total")
             if not issues or (isinstance(total, int) and start >= total):
-                return out
+                return out, at
 
-    def _cloud_page(self, jql: str, token: str | None,
-                    fields: tuple[str, ...]) -> Callable[[], Any]:
+    def _cloud_page(self, jql: str, token: str | None, fields: tuple[str, ...],
+                    reconcile: tuple[int, ...] = ()) -> Callable[[], Any]:
         def call() -> Any:
             return self.jira.enhanced_search_issues(jql, nextPageToken=token, maxResults=PAGE,
-                                                    fields=list(fields), json_result=True,
-                                                    use_post=True)
+                                                    fields=list(fields),
+                                                    reconcileIssues=list(reconcile) or None,
+                                                    json_result=True, use_post=True)
         return call
 
     def _dc_page(self, jql: str, start: int, fields: tuple[str, ...]) -> Callable[[], Any]:

@@ -52,8 +52,16 @@ class JiraConfig(BaseModel):
     write_spacing: Duration = Field(default=0.2,
                                     description="least time between two writes")
     poll_every: Duration = Field(default=60.0,
-                                 description="how often a waiting pool searches again (a poll "
-                                             "costs ceil(N/100) search pages)")
+                                 description="how often a waiting pool searches again (by "
+                                             "deltas: about 2 searches a poll)")
+    resync_every: Duration = Field(default=300.0, gt=0,
+                                   description="`jr2 work` reads only the issues updated since "
+                                               "its last reading, and everything again this "
+                                               "often")
+    delta_overlap: Duration = Field(default=120.0,
+                                    description="how far before the last reading a delta "
+                                                "search reaches back (clock steps, minute "
+                                                "precision, search staleness)")
     retry_budget: Duration = Field(default=300.0,
                                    description="most total time spent waiting on retries")
 

@@ -15,6 +15,7 @@ Labels and project keys are quoted with `"` and `\\` escaped.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta, tzinfo
 
 _ORDER_BY = re.compile(r"order\s+by\b", re.IGNORECASE)
 
@@ -62,3 +63,66 @@ def marked_outside_jql(user_jql: str, labels: tuple[str, ...],
     return (f"project in ({', '.join(quote(p) for p in sorted(projects))}) AND "
             f"labels in ({', '.join(quote(lab) for lab in labels)}) AND NOT ({where}) "
             "AND statusCategory != Done")
+
+
+# -- deltas: what changed since a moment ---------------------------------------------------------
+
+MAX_KEYS = 200
+"""Most issue keys a delta search names (`key in (...)`); beyond them a full reading is due."""
+
+_WIDEST_NEGATIVE_OFFSET = timedelta(hours=12)  # UTC-12:00, the most negative zone offset
+
+
+def jql_time(at: datetime, zone: tzinfo | None) -> str:
+    """`at` as a JQL date-time literal ("yyyy/MM/dd HH:mm", Atlassian's JQL date-time format,
+    minute precision) that Jira reads, in `zone` (the searching account's time zone), as `at`
+    or earlier, never later: the minute is floored; a wall time a clock passes twice (the hour
+    it goes back) is taken before that hour, whichever of the two Jira picks; with no known
+    zone the literal is moved 12 hours back, so that read in any zone it is not later."""
+    if zone is None:
+        at, zone = at - _WIDEST_NEGATIVE_OFFSET, UTC
+    local = at.astimezone(zone)
+    other = local.replace(fold=1 - local.fold)
+    if local.fold == 0 and (other.utcoffset() or timedelta()) < (local.utcoffset() or timedelta()):
+        # an ambiguous wall time on its first pass: Jira may read the second, an hour later
+        local = (at - ((local.utcoffset() or timedelta()) - (other.utcoffset() or timedelta()))
+                 ).astimezone(zone)
+    return local.strftime("%Y/%m/%d %H:%M")
+
+
+def keys_clause(keys: set[str] | frozenset[str]) -> str:
+    """`key in ("A-1", "B-2")` (issue keys or numeric ids; JQL's `key` takes both)."""
+    return f"key in ({', '.join(quote(k) for k in sorted(keys))})"
+
+
+def scope_where(user_jql: str) -> str:
+    """The filter part of `scope_jql` (no ORDER BY): the user's filter, open issues only."""
+    where, _ = split_order_by(user_jql)
+    return f"({where}) AND statusCategory != Done" if where else "statusCategory != Done"
+
+
+def changed_jql(user_jql: str, since: str, keys: set[str] | frozenset[str]) -> str:
+    """The open issues in scope updated at or after `since` (a `jql_time` literal), and the
+    issues `keys` names (read again whatever their time) that are in scope."""
+    changed = f"updated >= {quote(since)}"
+    if keys:
+        changed = f"({changed} OR {keys_clause(keys)})"
+    return f"{scope_where(user_jql)} AND {changed}"
+
+
+def left_jql(user_jql: str, since: str, projects: set[str] | frozenset[str],
+             keys: set[str] | frozenset[str]) -> str | None:
+    """The issues NOT in scope (any more) that were updated at or after `since` in `projects`
+    (the projects the scope's own results named, never parsed from the JQL), or that `keys`
+    names: items that left the scope (done, moved, edited out of the filter) and outside
+    blockers whose state changed. None when there is nothing to look in."""
+    parts = []
+    if projects:
+        parts.append(f"project in ({', '.join(quote(p) for p in sorted(projects))}) AND "
+                     f"updated >= {quote(since)}")
+    if keys:
+        parts.append(keys_clause(keys))
+    if not parts:
+        return None
+    where = parts[0] if len(parts) == 1 else " OR ".join(f"({p})" for p in parts)
+    return f"({where}) AND NOT ({scope_where(user_jql)})"

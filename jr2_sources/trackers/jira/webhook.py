@@ -101,6 +101,26 @@ def project_of(key: str) -> str:
     return key.rsplit("-", 1)[0]
 
 
+def marked_by(data: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The issues a delivery names, for the next delta to read again (`JiraDeltas.mark`):
+    `keys` (an issue event's issue), `ids` (its id, or both issues of a link event: Jira names
+    them by id, `sourceIssueId` / `destinationIssueId`), and for `jira:issue_deleted` the
+    issue's key and id as `deleted` / `deleted_ids` (a moved issue keeps its id)."""
+    event = str(data.get("webhookEvent") or "")
+    issue = data.get("issue")
+    key = str(issue.get("key") or "") if isinstance(issue, Mapping) else ""
+    ids: list[int] = []
+    if isinstance(issue, Mapping) and str(issue.get("id") or "").isdigit():
+        ids.append(int(str(issue["id"])))
+    link = data.get("issueLink")
+    if isinstance(link, Mapping):
+        ids += [int(str(link[f])) for f in ("sourceIssueId", "destinationIssueId")
+                if str(link.get(f) or "").isdigit()]
+    if event == "jira:issue_deleted":
+        return {"keys": [], "ids": [], "deleted": [key] if key else [], "deleted_ids": ids}
+    return {"keys": [key] if key else [], "ids": ids, "deleted": [], "deleted_ids": []}
+
+
 def wakes(data: Mapping[str, Any], *, projects: frozenset[str],
           echoes: Echoes) -> tuple[bool, str]:
     """Whether a delivery can change the Ready-set, and why (for the log)."""

@@ -25,11 +25,12 @@ back to a full `Snapshot` whenever it cannot be sure:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from jr2_sources.incremental import Delta
-from jr2_sources.readyset import Snapshot
+from jr2_sources.readyset import Snapshot, SnapshotItem
 
 from .backlog import Backlog
 from .items import ItemView
@@ -75,7 +76,7 @@ class LocalChanges:
         version = store.data_version() if store is not None else None
         view = self._view
         if full or view is None or key != self._key or view.backlog is not backlog:
-            state = store.state() if store is not None else StoreState({}, {}, 0)
+            state = store.state() if store is not None else StoreState({}, {})
             self._view = ItemView(backlog, dict(state.claims), dict(state.outcomes), self.wanted,
                                   dict(state.retries), dict(state.gates))
             self._key, self._version = key, version
@@ -95,6 +96,17 @@ class LocalChanges:
         else:
             return Delta(done_count=self._done_count)
         return self._delta(view, touched, state)
+
+    def items_now(self, backlog: Backlog, store: ClaimStore | None,
+                  ids: Sequence[str]) -> dict[str, SnapshotItem | None]:
+        """`ids` as a snapshot would list them now (None: not listed), reading only their rows
+        of the store and reusing the last reading's index of the same backlog: O(len(ids)),
+        so watching the held items before each settle costs what they number, not the
+        backlog's size."""
+        state = store.state(ids) if store is not None else StoreState({}, {})
+        view = ItemView(backlog, state.claims, state.outcomes, self.wanted, state.retries,
+                        state.gates, index=self._view)
+        return {iid: view.item(iid) for iid in ids}
 
     def _delta(self, view: ItemView, touched: set[str], state: StoreState) -> Delta:
         """Update the mirror for `touched` from `state` and rebuild those items."""

@@ -6,7 +6,9 @@ rule per item in one place is what makes the two agree.
 
 `ItemView` holds what the rules read: the parsed backlog (and, computed once per file version,
 its items by id and its children by parent), the claim, outcome, retry and gate rows (a mirror
-the delta reader keeps current), and the label filter.
+the delta reader keeps current), and the label filter. A view may hold the rows of a few items
+only (watching held items): then what it says of those items is right, and of their blockers'
+states is not read.
 """
 
 from __future__ import annotations
@@ -27,13 +29,22 @@ def _ts(value: float) -> datetime:
 class ItemView:
     """The rules that make one backlog item a snapshot item (see the module notes)."""
 
+    by_id: dict[str, BacklogItem]
+    kids: dict[str, list[str]]
+
     def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
                  outcomes: dict[str, OutcomeRow], wanted: set[str],
                  retries: dict[str, tuple[int, float]] | None = None,
-                 gates: dict[str, tuple[GateRow, ...]] | None = None) -> None:
+                 gates: dict[str, tuple[GateRow, ...]] | None = None,
+                 index: ItemView | None = None) -> None:
+        """`index`: a view of the same backlog whose items by id and children by parent are
+        reused (building them is O(n))."""
         self.backlog = backlog
-        self.by_id: dict[str, BacklogItem] = backlog.by_id()
-        self.kids = backlog.children()
+        if index is not None and index.backlog is backlog:
+            self.by_id, self.kids = index.by_id, index.kids
+        else:
+            self.by_id = backlog.by_id()
+            self.kids = backlog.children()
         self.claims = claims
         self.outcomes = outcomes
         self.wanted = wanted

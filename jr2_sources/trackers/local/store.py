@@ -34,14 +34,19 @@ Approval gates (`jr2 work --gate`, `jr2_sources.gates`) live in the `gates` tabl
 item and gate: `awaiting` (with the worker's reason) until a person answers (`approved` or
 `rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
 transaction; a claim is refused while the item has an awaiting row, so a parked item never
-runs before its answer, whichever pool sees it. Schema 4 added the table (an older file gains
-it when a writer opens it).
+runs before its answer, whichever pool sees it. Schema 5 added the table (an older file gains
+it when a writer opens it; a reader of a schema-1 to -4 file sees no gates).
 
-`change_token()` is a counter that triggers bump inside the writing transaction whenever a claim
-is taken, taken over, released or settled, or an outcome is written or cleared: a waiting pool
-compares tokens to know that another process changed something. Lease renewals do not bump it:
-they change nothing another pool can act on, and a renewal every few seconds would wake every
-waiting pool for nothing.
+Schema 4 dropped the `changes` table and the six triggers that bumped its counter on every claim
+and outcome write: a waiting pool learns that another process wrote from SQLite's own
+`PRAGMA data_version` (`data_version()`), which costs no write. A writer opening a file of an
+older schema upgrades it in the same transaction that checks its version (tables it lacks are
+created, the triggers and the table dropped, rows kept); a reader never upgrades, and reads every
+schema up to its own (a schema-1 file has no retry records, a schema-1 or -2 file no groups, a
+schema-1 to -4 file no gates). An older jr2 opening a newer file stops with one line (`claim store
+schema 5 is newer than this jr2's (4); upgrade jr2`); pools sharing one store should run one jr2
+version, since an older pool already running when a newer one upgrades the file ends with a store
+error on its next read.
 
 A store opened with `open_readonly` (the dry-run report) never creates the database and never
 writes it. SQLite's WAL readers need the `-wal` and `-shm` files beside the database: while a
@@ -83,7 +88,7 @@ __all__ = [
 
 OutcomeStatus = Literal["done", "failed"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
@@ -121,23 +126,17 @@ CREATE TABLE IF NOT EXISTS gates (
     at REAL NOT NULL,
     PRIMARY KEY (item_id, name)
 );
-CREATE TABLE IF NOT EXISTS changes (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    n INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO changes (id, n) VALUES (1, 0);
-CREATE TRIGGER IF NOT EXISTS claims_inserted AFTER INSERT ON claims
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
-CREATE TRIGGER IF NOT EXISTS claims_taken_over AFTER UPDATE OF holder, since ON claims
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
-CREATE TRIGGER IF NOT EXISTS claims_deleted AFTER DELETE ON claims
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
-CREATE TRIGGER IF NOT EXISTS outcomes_inserted AFTER INSERT ON outcomes
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
-CREATE TRIGGER IF NOT EXISTS outcomes_updated AFTER UPDATE ON outcomes
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
-CREATE TRIGGER IF NOT EXISTS outcomes_deleted AFTER DELETE ON outcomes
-    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+"""
+
+# Schema 4: the change counter of schemas 1 to 3 goes (PRAGMA data_version replaced it).
+_DROP_CHANGE_COUNTER = """
+DROP TRIGGER IF EXISTS claims_inserted;
+DROP TRIGGER IF EXISTS claims_taken_over;
+DROP TRIGGER IF EXISTS claims_deleted;
+DROP TRIGGER IF EXISTS outcomes_inserted;
+DROP TRIGGER IF EXISTS outcomes_updated;
+DROP TRIGGER IF EXISTS outcomes_deleted;
+DROP TABLE IF EXISTS changes;
 """
 
 # One statement: no outcome -> insert; a live claim of another holder -> no change (0 rows).
@@ -221,11 +220,10 @@ class GateRow:
 
 @dataclass(frozen=True, slots=True)
 class StoreState:
-    """Everything in the store, read in one transaction, with the change token of that moment."""
+    """Everything in the store (or about some items), read in one transaction."""
 
     claims: dict[str, ClaimRow]
     outcomes: dict[str, OutcomeRow]
-    token: int
     retries: dict[str, tuple[int, float]] = field(default_factory=dict)
     """Items waiting to be retried: attempts spent, earliest next attempt (epoch seconds)."""
     gates: dict[str, tuple[GateRow, ...]] = field(default_factory=dict)
@@ -337,8 +335,8 @@ class ClaimStore:
         try:
             version = self._user_version()
             self._check_version(version)
-            if version < SCHEMA_VERSION:
-                for statement in _SCHEMA.split(";\n"):
+            if version < SCHEMA_VERSION:  # a new file, or an upgrade (see the module notes)
+                for statement in (_SCHEMA + _DROP_CHANGE_COUNTER).split(";\n"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -416,13 +414,14 @@ class ClaimStore:
             conn.execute("COMMIT")
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection | None]:
-        """One read transaction (one consistent snapshot); None when the file has no schema yet."""
+    def _read(self) -> Iterator[tuple[sqlite3.Connection, int]]:
+        """One read transaction (one consistent snapshot), with the file's schema version
+        (0: no schema yet)."""
         with self._lock, self._errors():
             conn = self._live()
             conn.execute("BEGIN")
             try:
-                yield conn if self._user_version() else None
+                yield conn, self._user_version()
             finally:
                 conn.execute("COMMIT")
 
@@ -559,12 +558,11 @@ class ClaimStore:
                 (status, reason, by, at, item_id, gate)).rowcount == 1
 
     def state(self, ids: Collection[str] | None = None) -> StoreState:
-        """Every claim and outcome (or only those of `ids`), and the change token, from one
-        consistent read."""
-        with self._read() as conn:
-            if conn is None:
-                return StoreState(claims={}, outcomes={}, token=0)
-            token = int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
+        """Every claim, outcome and retry record (or only those of `ids`), from one consistent
+        read."""
+        with self._read() as (conn, version):
+            if version == 0:
+                return StoreState(claims={}, outcomes={})
             claims: dict[str, ClaimRow] = {}
             outcomes: dict[str, OutcomeRow] = {}
             retries: dict[str, tuple[int, float]] = {}
@@ -579,18 +577,21 @@ class ClaimStore:
                     f"SELECT item_id, status, reason, holder, at FROM outcomes{where}", args
                 ):
                     outcomes[row[0]] = OutcomeRow(row[0], row[1], row[2], row[3], row[4])
+                if version < 2:  # a schema-1 file a reader does not upgrade: no retries
+                    continue
                 for row in conn.execute(
                     f"SELECT item_id, attempts, retry_after FROM retries{where}", args
                 ):
                     retries[row[0]] = (int(row[1]), float(row[2]))
+                if version < 5:  # a schema-1 to -4 file a reader does not upgrade: no gates
+                    continue
                 for row in conn.execute(
                     f"SELECT item_id, name, status, reason, by, at FROM gates{where}"
                     " ORDER BY item_id, name", args
                 ):
                     gates[row[0]] = (*gates.get(row[0], ()),
                                      GateRow(row[1], row[2], row[3], row[4], float(row[5])))
-            return StoreState(claims=claims, outcomes=outcomes, token=token, retries=retries,
-                              gates=gates)
+            return StoreState(claims=claims, outcomes=outcomes, retries=retries, gates=gates)
 
     def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` of this connection: it changes when ANOTHER connection
@@ -598,13 +599,6 @@ class ClaimStore:
         reader that knows its own writes re-reads the store only when this number moved."""
         with self._lock, self._errors():
             return int(self._live().execute("PRAGMA data_version").fetchone()[0])
-
-    def change_token(self) -> int:
-        """A number that changes whenever any process changed a claim or an outcome."""
-        with self._read() as conn:
-            if conn is None:
-                return 0
-            return int(conn.execute("SELECT n FROM changes WHERE id = 1").fetchone()[0])
 
     def close(self) -> None:
         """Close the connection (idempotent); the last writer to close tidies the WAL files."""

@@ -158,3 +158,45 @@ def test_deltas_agree_with_a_full_snapshot(tmp_path_factory: Any, ops: list[tupl
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def test_watching_held_items_reads_only_them(tmp_path: Path, monkeypatch: Any) -> None:
+    """People win is checked before every settle: the watch must cost what the held items
+    number, not the backlog's size (a full snapshot there made a 100,000-item drain take 2 s
+    a claim). Its answer is still the default's, from a full snapshot."""
+    import time
+
+    from jr2_sources.tracker import CLAIM_REMOVED, GONE, Tracker
+    from jr2_sources.trackers.local.backlog import Backlog
+    from jr2_sources.trackers.local.items import ItemView
+
+    path = tmp_path / "backlog.toml"
+    _backlog(path, 3000)
+    still = time.time() - 10  # a backlog nobody is saving (watching waits for stillness)
+    os.utime(path, (still, still))
+    ad = _adapter(tmp_path)
+    by_id = {it.id: it for it in ad.changes().items}  # type: ignore[union-attr]
+    for iid in ("T0", "T1", "T2"):
+        assert ad.claim(by_id[iid], "me", 60)
+    with ClaimStore(ad.store_path) as person:
+        assert person.release("T1", "me")  # a person removed jr2's claim
+        assert person.settle("T2", "me", "failed", "by hand")
+    held = ["T0", "T1", "T2", "T-gone"]
+    expected = Tracker.watch(ad, held, "me")  # the default: one full snapshot
+    assert expected == {"T1": CLAIM_REMOVED, "T2": "it was marked failed", "T-gone": GONE}
+    calls = {"by_id": 0, "item": 0}
+    real_by_id, real_item = Backlog.by_id, ItemView.item
+
+    def by_id_counted(self: Backlog) -> Any:
+        calls["by_id"] += 1
+        return real_by_id(self)
+
+    def item_counted(self: ItemView, iid: str) -> Any:
+        calls["item"] += 1
+        return real_item(self, iid)
+
+    monkeypatch.setattr(Backlog, "by_id", by_id_counted)
+    monkeypatch.setattr(ItemView, "item", item_counted)
+    assert ad.watch(held, "me") == expected
+    assert calls == {"by_id": 0, "item": len(held)}
+    ad.close()

@@ -1,4 +1,5 @@
-"""The local source's claim store: atomic claims, leases, outcomes, change tokens, read-only use."""
+"""The local source's claim store: atomic claims, leases, outcomes, data versions, read-only use,
+schema upgrades."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from jr2_sources.trackers.local.store import (
     ClaimStore,
     OutcomeRow,
     StoreError,
+    StoreState,
 )
 
 
@@ -141,26 +143,26 @@ def test_clear_re_enables_a_failed_item_but_keeps_done_ones(
     assert other.claim("T-2", "pool-b", lease_s=30, now=103)
 
 
-def test_change_token_moves_on_another_connections_writes_but_not_renewals(
+def test_data_version_moves_on_another_connections_writes_only(
     store: ClaimStore, other: ClaimStore
 ) -> None:
-    seen = [other.change_token()]
+    """How a waiting pool learns that another process wrote (schema 4 dropped the change
+    counter): `data_version` moves on the other connection's commits, never on its own."""
+    seen = [other.data_version()]
 
     def moved() -> bool:
-        seen.append(other.change_token())
+        seen.append(other.data_version())
         return seen[-1] != seen[-2]
 
     assert store.claim("T-1", "pool-a", lease_s=30, now=100) and moved()
-    assert store.renew("T-1", "pool-a", lease_s=30, now=101) and not moved()
-    assert not other.claim("T-1", "pool-b", lease_s=30, now=101) and not moved()
-    assert store.claim("T-1", "pool-a", lease_s=30, now=102) and moved()
+    assert store.renew("T-1", "pool-a", lease_s=30, now=101) and moved()
+    assert other.claim("T-2", "pool-b", lease_s=30, now=101) and not moved()
+    assert other.release("T-2", "pool-b") and not moved()
     assert store.claim("T-2", "pool-a", lease_s=30, now=100) and moved()
     assert store.release("T-2", "pool-a") and moved()
-    assert not store.release("T-2", "pool-a") and not moved()
-    assert not store.settle("T-1", "pool-b", "done") and not moved()
     assert store.settle("T-1", "pool-a", "failed") and moved()
     assert store.clear("T-1") and moved()
-    assert other.state().token == seen[-1]
+    assert other.settle("T-1", "pool-b", "done") is False and not moved()
 
 
 def test_open_readonly_on_a_missing_path_creates_nothing(tmp_path: Path) -> None:
@@ -181,7 +183,7 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
         assert list(reader.state().claims) == ["T-1"]
         # As documented: SQLite's WAL reader makes its two companion files, nothing else.
         assert listing(db.parent) == ["claims.db", "claims.db-shm", "claims.db-wal"]
-        token = reader.change_token()
+        version = reader.data_version()
         writes: list[Callable[[], object]] = [
             lambda: reader.claim("T-2", "pool-r", lease_s=30),
             lambda: reader.renew("T-1", "pool-a", lease_s=30),
@@ -195,7 +197,7 @@ def test_a_readonly_store_reads_live_state_and_never_writes(db: Path, store: Cla
         assert db.read_bytes() == content
         with ClaimStore(db) as writer:  # a pool writing while the report reads
             assert writer.settle("T-1", "pool-a", "done", now=101)
-            assert reader.change_token() != token
+            assert reader.data_version() != version
             assert reader.state().outcomes["T-1"].status == "done"
 
 
@@ -248,8 +250,7 @@ def test_a_readonly_store_of_a_file_without_schema_is_empty(tmp_path: Path) -> N
     assert reader is not None
     with reader:
         state = reader.state()
-        assert (state.claims, state.outcomes, state.token) == ({}, {}, 0)
-        assert reader.change_token() == 0
+        assert (state.claims, state.outcomes, state.retries) == ({}, {}, {})
     assert empty.read_bytes() == b""
 
 
@@ -370,3 +371,133 @@ def test_a_schema_1_store_gains_the_retries_table_and_keeps_its_rows(tmp_path: P
         assert store.claim("B", "p2", 60, now=131.0, attempts=1)
         assert store.settle("B", "p2", "done", now=132.0)
         assert store.state().retries == {}  # a done outcome ends the record
+
+
+# The layout jr2 wrote at schema 2 (schema 1: the same without `retries`; schema 3: with
+# `claim_groups`): the change counter that schema 4 dropped, with the triggers that bumped it
+# (schema 4: schema 3 without them; schema 5 added `gates`).
+SCHEMA_2 = """
+CREATE TABLE claims (item_id TEXT PRIMARY KEY, holder TEXT NOT NULL, since REAL NOT NULL,
+    lease_expires REAL NOT NULL, attempt INTEGER NOT NULL DEFAULT 1);
+CREATE TABLE outcomes (item_id TEXT PRIMARY KEY,
+    status TEXT NOT NULL CHECK (status IN ('done', 'failed')), reason TEXT, holder TEXT,
+    at REAL NOT NULL);
+CREATE TABLE retries (item_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL,
+    retry_after REAL NOT NULL);
+CREATE TABLE changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT INTO changes (id, n) VALUES (1, 0);
+CREATE TRIGGER claims_inserted AFTER INSERT ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER claims_taken_over AFTER UPDATE OF holder, since ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER claims_deleted AFTER DELETE ON claims
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER outcomes_inserted AFTER INSERT ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER outcomes_updated AFTER UPDATE ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER outcomes_deleted AFTER DELETE ON outcomes
+    BEGIN UPDATE changes SET n = n + 1 WHERE id = 1; END;
+"""
+
+
+_DEAD_COUNTER = """
+DROP TRIGGER claims_inserted; DROP TRIGGER claims_taken_over; DROP TRIGGER claims_deleted;
+DROP TRIGGER outcomes_inserted; DROP TRIGGER outcomes_updated; DROP TRIGGER outcomes_deleted;
+DROP TABLE changes;
+"""
+
+
+def _old_store(path: Path, version: int) -> None:
+    """A store as a jr2 of schema `version` (1 to 4) left it: a claim, an outcome, a retry."""
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA journal_mode = WAL")
+    raw.executescript(SCHEMA_2 + ("DROP TABLE retries;" if version == 1 else "") + (
+        "CREATE TABLE claim_groups (item_id TEXT NOT NULL, grp TEXT NOT NULL,"
+        " PRIMARY KEY (item_id, grp));" if version >= 3 else "") + (
+        _DEAD_COUNTER if version == 4 else ""))
+    raw.execute("INSERT INTO claims VALUES ('A', 'p1', 100.0, 9e9, 1)")
+    raw.execute("INSERT INTO outcomes VALUES ('B', 'done', NULL, 'p1', 101.0)")
+    if version >= 2:
+        raw.execute("INSERT INTO retries VALUES ('C', 1, 130.0)")
+    raw.execute(f"PRAGMA user_version = {version}")
+    raw.commit()
+    raw.close()
+
+
+def _layout(path: Path) -> tuple[int, set[tuple[str, str]]]:
+    raw = sqlite3.connect(path)
+    try:
+        version = int(raw.execute("PRAGMA user_version").fetchone()[0])
+        objects = set(raw.execute("SELECT type, name FROM sqlite_master"
+                                  " WHERE type IN ('table', 'trigger', 'view')"))
+        return version, objects
+    finally:
+        raw.close()
+
+
+def _assert_old_rows(state: StoreState, version: int) -> None:
+    claims, outcomes, retries = state.claims, state.outcomes, state.retries
+    assert {k: (r.holder, r.since) for k, r in claims.items()} == {"A": ("p1", 100.0)}
+    assert {k: (r.status, r.holder) for k, r in outcomes.items()} == {"B": ("done", "p1")}
+    assert retries == ({"C": (1, 130.0)} if version >= 2 else {})
+    assert state.gates == {}  # a schema-1 to -4 file has none
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_a_writer_upgrades_an_old_store_to_schema_5_and_keeps_its_rows(tmp_path: Path,
+                                                                       version: int) -> None:
+    """Schema 4 dropped the change counter (`changes` and its six triggers, dead since
+    `PRAGMA data_version`), schema 5 added `gates`: a writer opening a schema-1 to -4 file
+    upgrades it, rows kept (and gains the tables it lacks: a gate then parks and answers)."""
+    db = tmp_path / "claims.db"
+    _old_store(db, version)
+    with ClaimStore(db) as store:
+        _assert_old_rows(store.state(), version)
+        assert store.settle("A", "p1", "done", now=102.0)
+        assert store.claim("D", "p2", 60, now=103.0)
+        assert not store.claim("B", "p2", 60, now=103.0)  # its outcome still stands
+        assert store.settle("D", "p2", "failed", now=104.0, retry=(1, 200.0))
+        assert store.state().retries["D"] == (1, 200.0)
+        assert store.claim("E", "p2", 60, now=105.0)
+        assert store.park("E", "p2", "deploy", "why", now=106.0)
+        assert not store.claim("E", "p1", 60, now=107.0)  # parked: awaiting its answer
+        assert store.answer("E", "deploy", "approved", by="ann", now=108.0)
+        assert [(g.name, g.status, g.by) for g in store.state().gates["E"]] == [
+            ("deploy", "approved", "ann")]
+    assert SCHEMA_VERSION == 5
+    assert _layout(db) == (5, {("table", "claims"), ("table", "outcomes"),
+                               ("table", "retries"), ("table", "claim_groups"),
+                               ("table", "gates")})
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_a_reader_reads_an_old_store_as_it_is(tmp_path: Path, version: int) -> None:
+    """The report (a read-only store) reads a schema-1 to -4 file and never upgrades it (no
+    gates before schema 5)."""
+    db = tmp_path / "claims.db"
+    _old_store(db, version)
+    before = _layout(db)
+    reader = ClaimStore.open_readonly(db)
+    assert reader is not None
+    with reader:
+        _assert_old_rows(reader.state(), version)
+        assert reader.state(["A", "Z"]).claims.keys() == {"A"}
+    assert _layout(db) == before
+
+
+def test_an_older_jr2_refuses_a_newer_store_in_one_line(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a jr2 of schema 4 says on a schema-5 file (the check it has: run here with its
+    version), as a writer and as a reader."""
+    from jr2_sources.trackers.local import store as store_module
+
+    db = tmp_path / "claims.db"
+    ClaimStore(db).close()
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 4)
+    line = f"{db}: claim store schema 5 is newer than this jr2's (4); upgrade jr2"
+    for opening in (lambda: ClaimStore(db), lambda: ClaimStore.open_readonly(db)):
+        with pytest.raises(StoreError) as caught:
+            opening()
+        assert str(caught.value) == line
+    assert _layout(db)[0] == 5

@@ -1,0 +1,30 @@
+"""The dashboard issue (`jr2 dashboard`, `jr2 work --dashboard N`): one issue's body kept up to
+date with the Ready-set report, with boxes a person ticks to retry a failed item or approve a
+gate. `body` cuts and merges the body, `render` draws jr2's section, `sync` decides when to
+write and acts on ticks, `scope` keeps the dashboard issue out of the backlog."""
+
+from .body import END, START, BrokenMarkers, Tick, merge, split, ticks
+from .render import BODY_LIMIT, PendingGate, render_section
+from .scope import hide_items
+from .sync import DEFAULT_INTERVAL, MIN_INTERVAL, Board, Dashboard, GateDesk, NoGates, Step
+
+__all__ = [
+    "BODY_LIMIT",
+    "DEFAULT_INTERVAL",
+    "END",
+    "MIN_INTERVAL",
+    "START",
+    "Board",
+    "BrokenMarkers",
+    "Dashboard",
+    "GateDesk",
+    "NoGates",
+    "PendingGate",
+    "Step",
+    "Tick",
+    "hide_items",
+    "merge",
+    "render_section",
+    "split",
+    "ticks",
+]

@@ -1,0 +1,136 @@
+"""The dashboard issue's body: jr2's marked section, a person's text around it, and the ticks.
+
+Design notes
+------------
+* jr2 owns only the text between `START` and `END` (two HTML comments, invisible when GitHub
+  renders the body). Everything before and after is a person's and is written back exactly as
+  read. A body without the markers gets the section appended after a blank line. Markers that do
+  not pair up (a start without an end, two starts, an end first) are `BrokenMarkers`: jr2 writes
+  nothing rather than guess where a person's text ends.
+* A checkbox jr2 draws ends with a hidden key, `<!-- jr2:retry HEX -->` or
+  `<!-- jr2:approve HEX HEX -->` (the item id, and the gate, as UTF-8 in hexadecimal, so no id
+  or name can break out of the comment). Only lines inside the section that end with a key are
+  read; the line's visible text is never parsed. Titles and reasons on the line are escaped by
+  the renderer (`\\<`, `\\[`), so a title cannot end a line with a key of its own: the key is
+  always the last thing on a line jr2 drew.
+* A tick is `[x]` or `[X]` (GitHub's task-list syntax) on such a line. jr2 draws every box
+  unticked; a box ticked in the body is a person's request (see `sync.py` for who may tick).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "END",
+    "START",
+    "BodyParts",
+    "BrokenMarkers",
+    "Tick",
+    "TickKind",
+    "merge",
+    "split",
+    "tick_key",
+    "ticks",
+]
+
+START = "<!-- jr2:dashboard:start -->"
+END = "<!-- jr2:dashboard:end -->"
+
+TickKind = Literal["retry", "approve"]
+
+_KEY = re.compile(r"<!-- jr2:(retry|approve) ([0-9a-f]+)(?: ([0-9a-f]+))? -->[ \t]*\Z")
+_BOX = re.compile(r"[ \t]*[-*+] \[([ xX])\] ")
+
+
+class BrokenMarkers(ValueError):
+    """The body's dashboard markers do not pair up; nothing is written (see the notes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BodyParts:
+    """A body cut at jr2's section: `before` and `after` are a person's text, kept exactly;
+    `section` is jr2's (None: the body has no section yet)."""
+
+    before: str
+    section: str | None
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """One checkbox jr2 drew: what it asks (retry an item, approve a gate of it), the item, the
+    gate (approve only) and whether a person ticked it."""
+
+    kind: TickKind
+    item_id: str
+    gate: str | None
+    ticked: bool
+
+    @property
+    def key(self) -> str:
+        """The hidden key that ends the box's line."""
+        return tick_key(self.kind, self.item_id, self.gate)
+
+
+def tick_key(kind: TickKind, item_id: str, gate: str | None = None) -> str:
+    """`<!-- jr2:retry HEX -->` / `<!-- jr2:approve HEX HEX -->` for a box jr2 draws."""
+    parts = [kind, item_id.encode().hex()]
+    if gate is not None:
+        parts.append(gate.encode().hex())
+    return f"<!-- jr2:{' '.join(parts)} -->"
+
+
+def split(body: str) -> BodyParts:
+    """Cut `body` at jr2's section; `BrokenMarkers` when the markers do not pair up."""
+    starts = body.count(START)
+    ends = body.count(END)
+    if starts == 0 and ends == 0:
+        return BodyParts(body, None, "")
+    if starts != 1 or ends != 1:
+        raise BrokenMarkers(f"{starts} start and {ends} end markers (want one of each)")
+    i = body.index(START)
+    j = body.index(END)
+    if j < i:
+        raise BrokenMarkers("the end marker comes before the start marker")
+    return BodyParts(body[:i], body[i + len(START):j], body[j + len(END):])
+
+
+def merge(parts: BodyParts, section: str) -> str:
+    """The body with `section` as jr2's part and a person's text around it kept as it was."""
+    block = f"{START}\n{section.strip(chr(10))}\n{END}"
+    if parts.section is None:
+        before = parts.before.rstrip("\n")
+        return f"{before}\n\n{block}\n" if before else f"{block}\n"
+    return parts.before + block + parts.after
+
+
+def framing(parts: BodyParts) -> int:
+    """Characters of the body that are not jr2's section text (a person's text, the markers)."""
+    return len(parts.before) + len(parts.after) + len(START) + len(END) + 4
+
+
+def _unhex(text: str) -> str | None:
+    try:
+        return bytes.fromhex(text).decode()
+    except ValueError:
+        return None
+
+
+def ticks(section: str | None) -> list[Tick]:
+    """Every checkbox jr2 drew in `section`, ticked or not (lines with a jr2 key only)."""
+    out: list[Tick] = []
+    for line in (section or "").splitlines():
+        box = _BOX.match(line)
+        key = _KEY.search(line)
+        if box is None or key is None:
+            continue
+        item_id = _unhex(key.group(2))
+        gate = _unhex(key.group(3)) if key.group(3) else None
+        kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
+        if item_id is None or (kind == "approve") != (gate is not None):
+            continue
+        out.append(Tick(kind, item_id, gate, box.group(1) in "xX"))
+    return out

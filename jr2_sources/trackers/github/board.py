@@ -1,0 +1,131 @@
+"""The dashboard issue on GitHub (`jr2 dashboard github:o/r --issue N`, `jr2 work --dashboard N`).
+
+Design notes
+------------
+* The body is read with "Get an issue" (`GET /repos/{owner}/{repo}/issues/{issue_number}`,
+  conditional through the client's ETag cache: a 304 when nothing changed costs no rate limit)
+  and written with "Update an issue" (`PATCH` of the same path with `{"body": ...}` only, so no
+  other field a person set is touched). The PATCH takes no `If-Match`: how the window is bounded
+  is in `jr2_sources.dashboard.sync`.
+* Who may tick: "Update an issue" says "Issue owners and users with push access or Triage role
+  can edit an issue". `check()` therefore reads the issue's author once and asks "Get repository
+  permissions for a user" (`GET /repos/{owner}/{repo}/collaborators/{username}/permission`):
+  an author without `admin` or `write` (`maintain` reads as `write` there) makes the issue
+  unfit as a dashboard, refused in one line. An author of type `Bot` (a GitHub App, installed
+  by the repository's admins; the permission endpoint knows no App users) is accepted. A pull
+  request is refused too (its body is a pull request's).
+* A retry tick removes the item's failed label (`DELETE .../labels/{name}`), exactly what a
+  person does by hand; a label already gone is fine.
+* `about(headers, body)` tells a webhook delivery about the dashboard issue apart: jr2's own
+  edit (the body it wrote last) or a person's (`issues` events carrying this issue).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from jr2_core.errors import UsageError
+from jr2_sources.kit.webhooks import header
+
+from .client import GitHubHTTPError
+from .refs import item_id, same_repo
+from .webhook import _json_of
+
+if TYPE_CHECKING:
+    from .adapter import GitHubAdapter
+
+__all__ = ["GitHubBoard", "parse_issue_number"]
+
+_WRITERS = frozenset({"admin", "write"})
+
+
+def parse_issue_number(issue: str | int) -> int:
+    """`7`, `#7` -> 7; a usage error for anything else."""
+    text = str(issue).strip().lstrip("#")
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--issue {issue!r}: expected an issue number, e.g. 7")
+    return int(text)
+
+
+class GitHubBoard:
+    """One GitHub issue used as the dashboard of an adapter's repository."""
+
+    def __init__(self, adapter: GitHubAdapter, issue: str | int) -> None:
+        self.adapter = adapter
+        self.number = parse_issue_number(issue)
+        self.item_id = item_id(adapter.repo, self.number)
+        self.name = f"github:{self.item_id}"
+        self.path = f"/repos/{adapter.repo}/issues/{self.number}"
+        self._written: str | None = None
+
+    def _issue(self) -> dict[str, object]:
+        try:
+            data = self.adapter.client.get(self.path, need="read the dashboard issue").data
+        except GitHubHTTPError as exc:
+            if exc.status in (404, 410):
+                raise UsageError(f"{self.name}: no such issue (HTTP {exc.status}: deleted, "
+                                 "transferred or not visible to the token)") from None
+            raise
+        if not isinstance(data, dict):
+            raise UsageError(f"{self.name}: GitHub answered something other than an issue")
+        return data
+
+    def check(self) -> None:
+        """Refuse (one `UsageError` line) an issue that cannot be a dashboard: a pull request,
+        or one whose author lacks write access (see the notes)."""
+        issue = self._issue()
+        if issue.get("pull_request"):
+            raise UsageError(f"{self.name} is a pull request; use an issue as the dashboard")
+        user = issue.get("user")
+        login = user.get("login") if isinstance(user, dict) else None
+        if isinstance(user, dict) and user.get("type") == "Bot":
+            return
+        if not isinstance(login, str) or not login:
+            raise UsageError(f"{self.name}: its author is unknown (a deleted account), so "
+                             "who may tick its boxes cannot be checked; use another issue")
+        from urllib.parse import quote
+
+        path = f"/repos/{self.adapter.repo}/collaborators/{quote(login, '')}/permission"
+        try:
+            perm = self.adapter.client.get(path, need="read collaborator permissions").data
+        except GitHubHTTPError as exc:
+            if exc.status != 404:
+                raise
+            perm = {"permission": "none"}
+        level = perm.get("permission") if isinstance(perm, dict) else None
+        if level not in _WRITERS:
+            raise UsageError(f"{self.name}: its author {login} has no write access to "
+                             f"{self.adapter.repo} ({level or 'unknown'}), and an issue's "
+                             "author can edit its body: use an issue opened by a maintainer")
+
+    def read(self) -> str:
+        body = self._issue().get("body")
+        return body if isinstance(body, str) else ""
+
+    def write(self, body: str) -> None:
+        self.adapter.client.write("PATCH", self.path, {"body": body},
+                                  need="edit the dashboard issue (Issues: read & write)")
+        self._written = body
+
+    def retry(self, item: str) -> None:
+        self.adapter.remove_label(item, self.adapter.config.failed_label)
+
+    def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
+        """Whether a (verified) delivery is about the dashboard issue: `own` (its body is the
+        one written last here), `person` (any other change of it), None (not about it)."""
+        if header(headers, "X-GitHub-Event") != "issues":
+            return None
+        try:
+            payload = json.loads(_json_of(headers, body) or b"{}")
+        except ValueError:
+            return None
+        issue = payload.get("issue") if isinstance(payload, dict) else None
+        repo = payload.get("repository") if isinstance(payload, dict) else None
+        full = repo.get("full_name") if isinstance(repo, dict) else None
+        if not isinstance(issue, dict) or issue.get("number") != self.number or not (
+                isinstance(full, str) and same_repo(full, self.adapter.repo)):
+            return None
+        return "own" if self._written is not None and issue.get("body") == self._written \
+            else "person"
