@@ -256,9 +256,6 @@ class FakeGitHub:
         # acts as a person at an exact moment of jr2's protocol (e.g. between read and write)
         self.hooks: list[Any] = []
         self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
-        # collaborators' roles (login -> admin | maintain | write | triage | read); a login not
-        # listed is no collaborator (404), except the token's own user (admin)
-        self.roles: dict[str, str] = {}
         self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}  # `labeled` issue events
         self.next_event = 5000
 
@@ -462,21 +459,6 @@ class FakeGitHub:
                 "commit_id": None, "commit_url": None, "created_at": iso(ev["created"]),
                 "performed_via_github_app": None,
                 "label": {"name": ev["label"], "color": "ededed"}}
-
-    def _permission(self, base: str, username: str) -> dict[str, Any]:
-        """`GET /repos/{owner}/{repo}/collaborators/{username}/permission` ("Get repository
-        permissions for a user", fixtures/github/openapi: `repository-collaborator-permission`):
-        `permission` is the legacy base role, `maintain` mapped to `write` and `triage` to
-        `read`; `role_name` the role itself; 404 for a user who is no collaborator."""
-        role = self.roles.get(username, "admin" if username == self.login else None)
-        if role is None:
-            raise Reply(404, {"message": "Not Found"})
-        base_role = {"maintain": "write", "triage": "read"}.get(role, role)
-        perms = {"pull": True, "triage": role != "read", "push": base_role in ("write", "admin"),
-                 "maintain": role in ("maintain", "admin"), "admin": role == "admin"}
-        user = {**_user(username, 500 + len(username)), "permissions": perms,
-                "role_name": role}
-        return {"permission": base_role, "role_name": role, "user": user}
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
         f = Fault(status=status, **kw)
@@ -922,9 +904,6 @@ class FakeGitHub:
             ms = sorted(self.milestones.get(repo.lower(), {}))
             chunk, headers = self._page(ms, q, base, path)
             return 200, [self._milestone(base, repo, n) for n in chunk], headers
-        m = re.fullmatch(r"collaborators/([^/]+)/permission", rest)
-        if m is not None and method == "GET":
-            return 200, self._permission(base, unquote(m.group(1))), {}
         m = re.fullmatch(r"issues/comments/(\d+)", rest)
         if m is not None:
             return self._comment_route(method, repo, int(m.group(1)), body, base)

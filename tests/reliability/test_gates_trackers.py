@@ -152,7 +152,7 @@ def setup(kind: str, tmp: Path, n: int = 1) -> Iterator[Setup]:
         return
     with tracker(kind) as tr:
         if kind == "github":
-            tr.fake.roles.update(alice="write", bob="maintain", mallory="read")
+            tr.fake.permissions.update(alice="write", bob="maintain", mallory="read")
         else:  # Edit Issues, by account id (the fake is Jira Cloud)
             tr.fake.editors.update({"acc-alice", "acc-bob"})
         s = Setup(kind, tmp, tr, tr.seed(n, 1))

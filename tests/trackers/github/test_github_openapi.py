@@ -70,7 +70,7 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     from jr2_sources.gates import GateRequest
 
     f = fake.add_issue("o/r", "f", labels=["agent"], milestone=ms)
-    fake.roles.update(alice="write", bob="maintain")
+    fake.permissions.update(alice="write", bob="maintain")
     assert pool.claim(SnapshotItem(id=f"o/r#{f}"), "pool-1", 60)
     pool.park(f"o/r#{f}", "pool-1", GateRequest("deploy", "why"))
     fake.add_comment("o/r", f, "/jr2 approve deploy", "stranger")
