@@ -474,8 +474,11 @@ class JiraAdapter(ClaimsByComment):
         name, why = request.name, f": {request.reason}" if request.reason else ""
         text = (f"jr2: awaiting approval of {name}{why}\n\nSomeone who may edit this issue "
                 f"answers with a comment /jr2 approve {name} or /jr2 reject {name} REASON.")
-        self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text, None,
-                           keep_mark=True)
+        try:
+            self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
+                               None, keep_mark=True)
+        finally:  # a comment edit need not move `updated`: the next delta reads it again
+            self._deltas.note(item_id)
 
     def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
                     by: str | None = None) -> bool:
@@ -483,8 +486,11 @@ class JiraAdapter(ClaimsByComment):
         `jr2:answer` comment, when the gate awaits one; False otherwise."""
         self._writable()
         self._guard(item_id)
-        return record_answer(self, item_id, name, status, reason, by,
-                             lambda who: self._gates.can_edit(who, item_id))
+        try:
+            return record_answer(self, item_id, name, status, reason, by,
+                                 lambda who: self._gates.can_edit(who, item_id))
+        finally:
+            self._deltas.note(item_id)
 
     # -- writes ---------------------------------------------------------------------------------
 
