@@ -68,6 +68,7 @@ OPERATIONS = (
     ("post", "/rest/api/3/comment/list"),
     ("get", "/rest/api/3/issue/{issueIdOrKey}/transitions"),
     ("post", "/rest/api/3/issue/{issueIdOrKey}/transitions"),
+    ("get", "/rest/api/3/user/permission/search"),
 )
 
 

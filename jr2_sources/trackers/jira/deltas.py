@@ -30,7 +30,10 @@ cannot be sure:
   settles), those a verified webhook delivery named (issue events name the issue, link events
   both issues' ids), and those whose claim (another pool's) ends now by the lease held here:
   renewals are comment edits, which Atlassian does not document as changing the issue's
-  `updated`. On Cloud their ids go in `reconcileIssues` (read-after-write consistency, up to 50).
+  `updated`; and parked issues (`jr2 work --gate`: an awaiting gate), since the answer is a
+  comment (`/jr2 approve NAME`) that jr2 does not rely on changing `updated` (below): a pool
+  sees an answer within one poll. On Cloud their ids go in `reconcileIssues` (read-after-write
+  consistency, up to 50).
   An issue a delivery says was deleted is confirmed by a direct read (404) and leaves as
   `missing`; the issues that named it are read again (Jira removes a deleted issue's links).
 * A moved issue keeps its id and gets a key of its new project. A delivery about an issue whose
@@ -58,6 +61,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.gates import awaiting
 from jr2_sources.incremental import Delta
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
@@ -106,6 +110,7 @@ class JiraDeltas:
         self._ids: dict[str, int] = {}  # key -> the issue's id, for every issue read
         self._keys: dict[int, str] = {}  # the other way round (a moved issue keeps its id)
         self._leases: dict[str, datetime] = {}  # key -> end of a live claim (this machine)
+        self._parked: set[str] = set()  # keys awaiting an approval gate: read every delta
         self._refs: dict[str, set[str]] = {}  # key -> the keys it names as blockers/children
         self._named: Counter[str] = Counter()  # key -> how many issues of the set name it
         self._seen_outside: dict[str, str] = {}  # key -> `updated` of a named issue outside
@@ -161,6 +166,7 @@ class JiraDeltas:
         snap, found, at = self.adapter.read_scope()
         stamps = {str(i["key"]): self._stamp(i) for i in found}
         self._stamps, self._leases, self._refs = {}, {}, {}
+        self._parked = set()
         self._named, self._seen_outside = Counter(), {}
         self._projects = frozenset(project_of(k) for k in stamps)
         for issue in found:
@@ -185,6 +191,7 @@ class JiraDeltas:
             forced |= {k for k, refs in self._refs.items() if refs & gone_keys} - gone_keys
         now = datetime.now(UTC)
         forced |= {k for k, end in self._leases.items() if end <= now + LEASE_MARGIN}
+        forced |= self._parked - deleted
         outside = {k for k in self._named if k not in self._stamps
                    and project_of(k) not in self._projects}
         if len(forced) > MAX_KEYS or len(forced | outside) > MAX_KEYS:
@@ -302,6 +309,8 @@ class JiraDeltas:
         self._stamps[key] = stamp
         if item.claim is not None and item.claim.lease_expires is not None:
             self._leases[key] = item.claim.lease_expires
+        if item.gates and awaiting(item) is not None:
+            self._parked.add(key)
         refs = _refs(item)
         self._refs[key] = refs
         self._named.update(refs)
@@ -316,6 +325,7 @@ class JiraDeltas:
     def _drop(self, key: str) -> None:
         self._stamps.pop(key, None)
         self._leases.pop(key, None)
+        self._parked.discard(key)
         refs = self._refs.pop(key, set())
         self._named.subtract(refs)
         for ref in refs:

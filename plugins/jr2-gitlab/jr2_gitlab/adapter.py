@@ -75,6 +75,9 @@ class GitLabAdapter(LabelCommentTracker):
     def issue_path(self, key: str) -> str:
         return f"/projects/{encode_project(self.project)}/issues/{self._iid(key)}"
 
+    def can_answer(self, who: str) -> bool | None:
+        return self.reader.gates.can_answer(who)
+
     def read_snapshot(self, skip: set[str]) -> Snapshot:
         return self.reader.snapshot(skip)
 

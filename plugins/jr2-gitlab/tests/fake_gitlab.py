@@ -18,7 +18,8 @@ inline fragment that does not match selects nothing). `set_parent()` files a chi
 parent; `graphql_error` answers a GraphQL error; `graphql = False` makes the endpoint answer
 404 (an instance without it). A GraphQL query is not a write.
 
-Members (the dashboard's author check): `GET /projects/:id/members/all/:user_id` answers the
+Members (the dashboard's author check, who may answer a gate):
+`GET /projects/:id/members/all/:user_id` answers the
 shape of "Get a member of a group or project, including inherited and invited members"
 (fixtures/gitlab/api/member_all.json, GitLab's doc/api/members.md) with the user's
 `access_level`, or 404 for a non-member. `add_user()` makes a user with a role (None: not a
@@ -123,6 +124,22 @@ class FakeGitLab:
         issue: dict[str, Any] = self.projects[path]["issues"][iid]
         return issue
 
+    def _user(self, username: str) -> dict[str, Any]:
+        """The user named `username` (made on first mention, a member only through
+        `add_user`)."""
+        with self.lock:
+            return self.users.get(username) or self.add_user(username, None)
+
+    def add_note(self, path: str, iid: int, body: str, username: str) -> int:
+        """A note a person (`username`) posts on an issue; its id."""
+        with self.lock:
+            issue = self.issue(path, iid)
+            t = self.now()
+            n = {"id": self._next("note"), "body": body, "created": t, "updated": t,
+                 "system": False, "noteable_id": issue["id"], "author": self._user(username)}
+            issue["notes"].append(n)
+            return int(n["id"])
+
     def block(self, blocker: tuple[str, int], blocked: tuple[str, int]) -> None:
         """Link two issues. GitLab writes a system note on both, which touches them."""
         with self.lock:
@@ -195,7 +212,8 @@ class FakeGitLab:
 
     def _note_json(self, n: dict[str, Any], iid: int) -> dict[str, Any]:
         return {"id": n["id"], "type": None, "body": n["body"], "attachment": None,
-                "author": _USER, "created_at": iso(n["created"]), "updated_at": iso(n["updated"]),
+                "author": n.get("author", _USER), "created_at": iso(n["created"]),
+                "updated_at": iso(n["updated"]),
                 "system": n["system"], "noteable_id": n["noteable_id"], "noteable_type": "Issue",
                 "noteable_iid": iid, "resolvable": False, "confidential": False,
                 "internal": False}
@@ -220,6 +238,8 @@ class FakeGitLab:
                     return 404, {"error": "404 Not Found"}, {}
                 return self._graphql(body)
             parts = [unquote(p) for p in raw_path.split("/") if p]
+            if parts == ["api", "v4", "user"] and method == "GET":  # "Get the current user"
+                return 200, _USER, {}
             if parts[:2] != ["api", "v4"] or len(parts) < 5 or parts[2] != "projects":
                 return 404, {"error": "404 Not Found"}, {}
             path = parts[3]
