@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`, GitHub only today: any other
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin; any other
   kind refuses in one line), check it once (`Board.check`: not a pull request, its author has
   write access), refuse it when it is one of the backlog's own items (it would be offered as
   work), and from then on hide it from the backlog (`dashboard.hide_items`), so a label a
@@ -107,8 +107,9 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     \b
         jr2 dashboard github:acme/app --label agent --issue 7 --every 1m
 
-    Read-only on SOURCE's items, except for what a person's tick asks. GitHub only. Exit codes:
-    0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130 interrupted.
+    Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin).
+    Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
+    interrupted.
     """
     if "jr2.kind_help" in ctx.meta:
         _show_kind_help(ctx.meta["jr2.kind_help"])
