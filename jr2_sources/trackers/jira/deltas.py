@@ -25,7 +25,9 @@ cannot be sure:
   (ISSUE-NOTES 6: a blocker closing need not bump the blocked issue's `updated`, so blockers
   are read directly and the incremental Ready-set re-evaluates their dependents); anything
   else is ignored and never written to. Issues of other projects are read only when an issue
-  of the set names them as blockers or sub-tasks.
+  of the set names them as blockers or sub-tasks. A named blocker can also leave the set yet
+  stay in the filter (reopened and taken by a person: the first search finds it, it is no
+  item): it is delivered the same way, with its state now, as a full reading reads it.
 * Issues read again whatever their time: those this process wrote (`note`: claims and
   settles), those a verified webhook delivery named (issue events name the issue, link events
   both issues' ids), and those whose claim (another pool's) ends now by the lease held here:
@@ -239,10 +241,16 @@ class JiraDeltas:
             if key in delta.left or (self._stamps.get(key) == stamp and key not in forced):
                 continue  # left per the newer answer, or unchanged since it was read
             item = ad.item_of(issue, own=True)
-            if item is None:  # a person's now, or settled here
+            if item is None:  # a person's now, or settled here: out of the set
                 if key in self._stamps:
-                    delta.left[key] = "done" if ad.done_here(key) else "open"
+                    delta.left[key] = self._left_state(key, issue)
                     self._drop(key)
+                elif key in self._named and (
+                        key in forced or self._seen_outside.get(key) != stamp):
+                    # a blocker outside the set (done, say) reopened and taken by a person:
+                    # in the filter, not in the set, and its dependents read its state now
+                    delta.left[key] = self._left_state(key, issue)
+                    self._seen_outside[key] = stamp
                 continue
             self._projects |= {project_of(key)}
             self._drop(key)

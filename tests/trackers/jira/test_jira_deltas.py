@@ -342,6 +342,8 @@ _EDITS = st.lists(st.tuples(
 @example(steps=[[("unlabel", 0, 0)], [("done", 0, 0), ("move", 0, 0)]])  # a blocker moved away
 @example(steps=[[("move", 0, 0)], [("done", 0, 0)]])  # then done under its new key
 @example(steps=[[("move", 0, 0), ("delete", 0, 0)]])  # then deleted under its new key
+# a blocker done, then reopened and taken by a person: in the filter, no item, open again
+@example(steps=[[("done", 0, 0)], [("reopen", 0, 0), ("assign", 0, 0)]])
 def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
         steps: list[list[tuple[str, int, int]]]) -> None:
     """Property: whatever people do between two polls (with the webhook delivering links and
