@@ -43,6 +43,7 @@ from collections.abc import Collection, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .gates import awaiting
 from .readyset import (
     BlockedEntry,
     BlockerState,
@@ -432,7 +433,7 @@ class IncrementalReadySet:
         else:
             self._busy.discard(iid)
         waits = busy or any(b.state != "done" for b in it.blockers) or it.failed is not None or (
-            iid in self._retrying) or (
+            iid in self._retrying) or (bool(it.gates) and awaiting(it) is not None) or (
             self.children_block and any(c.state == "open" for c in it.children))
         if waits:
             self._file(iid, "blocked")

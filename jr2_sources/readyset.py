@@ -12,7 +12,8 @@ whatever the tracker.
   over.
 - A blocked item carries every reason that applies, not only the first, so a report can say all a
   person must fix. Reasons come in a fixed order: blockers as listed (open or missing), then open
-  children, then the failure, then the retry time (`retry_after`), then busy conflict groups
+  children, then the failure, then the retry time (`retry_after`), then the gate awaiting
+  approval (`awaiting_approval`, `jr2_sources.gates`), then busy conflict groups
   (`group_busy`), then the cycle; `global_cap` only for an item nothing else keeps (the limits of
   `jr2_sources.limits`: a claimed group blocks the other items of that group; live claims at
   the cap block every item that would be ready). They are
@@ -43,6 +44,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from .gates import Gate, awaiting
+
 __all__ = [
     "SCHEMA_VERSION",
     "BlockedEntry",
@@ -68,7 +71,7 @@ SCHEMA_VERSION = 1
 BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
 ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
                      "waits_for_merge", "merged_not_green", "retry_after", "group_busy",
-                     "global_cap"]
+                     "global_cap", "awaiting_approval"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -134,6 +137,10 @@ class SnapshotItem:
     groups: tuple[str, ...] = ()
     """The conflict groups of the item (`jr2_sources.limits`, `--exclusive-by`), sorted: while
     another item of one of them holds a live claim, it waits (`group_busy`)."""
+    gates: tuple[Gate, ...] = ()
+    """The item's approval gates as the tracker records them (`jr2_sources.gates`): one
+    awaiting an answer blocks the item (`awaiting_approval`); answered ones are handed to its
+    next attempt."""
 
 
 @dataclass(slots=True)
@@ -155,7 +162,9 @@ class Reason:
     merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
     `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent). group_busy: `ref`
     (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now) and
-    `cap` (`--global-cap`).
+    `cap` (`--global-cap`). awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
+    UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
+    access: ignored).
     """
 
     kind: ReasonKind
@@ -167,6 +176,7 @@ class Reason:
     attempts: int | None = None
     count: int | None = None
     cap: int | None = None
+    text: str | None = None
 
     def to_json_obj(self) -> dict[str, Any]:
         """The reason as the JSON contract spells it: only the keys of its kind."""
@@ -184,6 +194,9 @@ class Reason:
             return {"kind": self.kind, "ref": self.ref, "pr": self.detail}
         if self.kind == "retry_after":
             return {"kind": self.kind, "at": self.detail, "attempts": self.attempts}
+        if self.kind == "awaiting_approval":
+            return {"kind": self.kind, "gate": self.ref, "since": self.detail,
+                    "reason": self.text, "ignored_answers_by": list(self.refs or ())}
         if self.kind == "group_busy":
             return {"kind": self.kind, "group": self.ref, "held_by": self.held_by}
         if self.kind == "global_cap":
@@ -261,6 +274,10 @@ class _Why:
         if _waits_for_retry(it, self.now):
             reasons.append(Reason("retry_after", None, None, None, None,
                                   iso_utc(it.retry_after), it.attempts))  # type: ignore[arg-type]
+        gate = awaiting(it) if it.gates else None
+        if gate is not None:
+            reasons.append(Reason("awaiting_approval", gate.name, list(gate.ignored),
+                                  detail=iso_utc(gate.at), text=gate.reason))
         for g in it.groups:
             holder = self.group_holders.get(g)
             if holder is not None and holder != it.id:
@@ -593,6 +610,7 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         succ.append(successors)
         if not waits:
             waits = it.failed is not None or _waits_for_retry(it, now) or (
+                bool(it.gates) and awaiting(it) is not None) or (
                 children_block and any(c.state == "open" for c in it.children)) or (
                 _group_busy(it, by_group))
         claim = it.claim

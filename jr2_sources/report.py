@@ -157,6 +157,12 @@ def describe_reasons(
         elif r.kind == "retry_after":
             parts.append(f"retry after {fmt_text(r.detail or '')} "
                          f"({r.attempts} attempt{'' if r.attempts == 1 else 's'} failed)")
+        elif r.kind == "awaiting_approval":
+            why = f": {fmt_text(r.text)}" if r.text else ""
+            who = ", ".join(fmt_text(w) for w in r.refs or ())
+            ignored = f" (ignored answers by {who}: no write access)" if who else ""
+            parts.append(f"awaits approval of gate {fmt_text(r.ref or '')} since "
+                         f"{fmt_text(r.detail or '')}{why}{ignored}")
         elif r.kind == "group_busy":
             parts.append(f"waits for group {fmt_text(r.ref or '')} "
                          f"(held by {fmt_id(r.held_by or '')})")

@@ -25,6 +25,11 @@ next to the code that reads them).
   whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
   WorkSource) live claims exist, and the item's claim holds its groups and its cap slot for
   the claim's lease. The WorkSource refuses those options on any other tracker.
+* Approval gates (`jr2 work --gate`, `jr2_sources.gates`): a tracker that can park an item sets
+  `gates = True`, implements `park(item_id, holder, request)` (record the gate as awaiting,
+  release the claim) and reads gates back as `SnapshotItem.gates`; it may also take
+  `answer_gate(item_id, name, status, reason, by)` (the dashboard, `jr2 local approve`). The
+  WorkSource refuses `--gate` on any other tracker.
 * `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
   `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it, so
   nothing is looked up with `getattr`. `layer_options(config)` reads them from any config model.
@@ -52,6 +57,7 @@ from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
 from .registry import REQUIRED_METHODS, OptionHint, missing_methods
 
 if TYPE_CHECKING:
+    from .gates import GateRequest
     from .kit.webhooks import Verdict
 
 __all__ = [
@@ -155,6 +161,10 @@ class Tracker(ABC):
     `jr2_sources.retries.Attempt | None`; see the module's notes). False: `--max-attempts` > 1
     is refused."""
 
+    gates: ClassVar[bool] = False
+    """True: this tracker parks items awaiting approval (`park`) and reads their gates back
+    (`SnapshotItem.gates`). False: `jr2 work --gate` is refused."""
+
     limits: ClassVar[bool] = False
     """True: `claim` keeps the global cap (`global_cap`) and the item's conflict groups
     (`SnapshotItem.groups`) against every pool (see the module's notes). False: `--global-cap`
@@ -214,6 +224,11 @@ class Tracker(ABC):
                 out[iid] = why
         return out
 
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Gates (`gates = True`): record that `item_id` awaits approval of `request.name` and
+        end `holder`'s claim (the item is not offered until a person answers)."""
+        raise UsageError(f"{self.name}: this source cannot park an item awaiting approval")
+
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
 
@@ -221,7 +236,7 @@ class Tracker(ABC):
         """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a
         `jr2_sources.dashboard.Board`. The default refuses: this tracker has none."""
         raise UsageError(f"{self.name}: a dashboard issue is not supported on this tracker "
-                         "(GitHub only; see docs/guides/controls.md)")
+                         "(GitHub, GitLab; see docs/guides/controls.md)")
 
 
 def taken_back(item: SnapshotItem | None, holder: str) -> str | None:
@@ -276,6 +291,7 @@ class _Legacy(Tracker):
         self.webhook = hook if callable(hook) else None
         self.spread_claims = bool(getattr(adapter, "spread_claims", False))  # type: ignore[misc]
         self.retries = bool(getattr(adapter, "retries", False))  # type: ignore[misc]
+        self.gates = bool(getattr(adapter, "gates", False))  # type: ignore[misc]
 
     def snapshot(self) -> Snapshot:
         snap: Snapshot = self._adapter.snapshot()
@@ -319,6 +335,9 @@ def as_tracker(obj: Any) -> Tracker:
 
 class _Duck(_Legacy):
     """An object with the four methods that does not subclass `Tracker`."""
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        self._adapter.park(item_id, holder, request)
 
     def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
         self._adapter.settle(item_id, holder, outcome, *attempt)

@@ -48,6 +48,12 @@ the rest, the same for every tracker:
   (`group_busy`, `global_cap`), and the tracker's claim decides them safely (`Tracker.limits`;
   refused at start on any other tracker). Items waiting for a group or the cap count as `held`:
   a pool waits for them (polling) instead of ending `deadlocked`.
+* Approval gates (`jr2_sources.gates`, `jr2 work --gate`): a worker that asks for approval of
+  one of the run's gates is parked through `Tracker.park` (the gate recorded as awaiting in the
+  tracker, the claim released, the slot freed) and settles as `cancelled` (`tally.parked` says
+  which gate); a gate the run was not given fails the item. An answered gate makes the item
+  ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker without
+  `gates` is refused at start.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
 """
@@ -67,10 +73,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from jr2_core import EventDef, Next, Outcome, RunEvent, Source, source
+from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from .gates import EX_AWAIT_APPROVAL, GateRequest
 from .limits import Limits
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
 from .retries import Attempt, AttemptPolicy
@@ -96,12 +103,16 @@ class WorkItem(BaseModel):
     branch: str | None = None
     source: str
     extra: dict[str, Any] = {}
+    gates: dict[str, dict[str, str | None]] = {}
+    """The item's answered gates (`--gate`): name -> status (approved | rejected), reason, by."""
 
     @classmethod
     def from_snapshot(cls, item: SnapshotItem, source: str) -> WorkItem:
+        gates = {g.name: {"status": g.status, "reason": g.reason, "by": g.by}
+                 for g in item.gates if g.status != "awaiting"}
         return cls(id=item.id, title=item.title, url=item.url, labels=list(item.labels),
                    priority=item.priority, branch=item.branch, source=source,
-                   extra=dict(item.extra))
+                   extra=dict(item.extra), gates=gates)
 
 
 class Tally:
@@ -121,6 +132,8 @@ class Tally:
         """Items whose settle the tracker refused (`ItemError`), with why."""
         self.retried: set[str] = set()
         """Items this pool failed whose failure a person cleared during the run."""
+        self.parked: dict[str, str] = {}
+        """Items parked awaiting approval (`--gate`) in this run, and the gate (the last one)."""
 
     @property
     def done(self) -> int:
@@ -130,6 +143,7 @@ class Tally:
         iid = ev.item_id or "?"
         if ev.kind == "worker_finished":
             self.done_ids.add(iid)
+            self.parked.pop(iid, None)
             self.failed.pop(iid, None)
         elif ev.kind == "worker_failed":
             self.failed[iid] = str(ev.detail)
@@ -174,6 +188,7 @@ class WorkSource:
         resync_every: float | None = DEFAULT_RESYNC_EVERY,
         attempts: AttemptPolicy | None = None,
         limits: Limits | None = None,
+        gates: Iterable[str] = (),
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
@@ -189,6 +204,10 @@ class WorkSource:
                                  "conflict groups between pools yet (drop --global-cap and "
                                  "--exclusive-by)")
             self.tracker.global_cap = self.limits.global_cap
+        self.gates = frozenset(gates)
+        if self.gates and not self.tracker.gates:
+            raise UsageError(f"{self.tracker.name}: this source cannot park an item awaiting "
+                             "approval, so it cannot use --gate")
         self.holder = holder
         self.lease = lease
         self.children_block = children_block
@@ -428,6 +447,10 @@ class WorkSource:
         if (outcome.status != "cancelled" and item_id not in self.tally.stopped
                 and await self._taken_back([item_id], stop=False)):
             outcome = Outcome("cancelled")
+        told = outcome
+        request, outcome = self._gate_asked(item_id, outcome)
+        if request is not None:
+            return await self._park(item_id, request)
         retry_after: datetime | None = None
         try:
             if outcome.status != "cancelled" and self.policy.max_attempts > 1:
@@ -451,4 +474,46 @@ class WorkSource:
                         outcome.failure.reason, number, self.policy.max_attempts,
                         retry_after.strftime("%Y-%m-%dT%H:%M:%SZ"))
             return Outcome("cancelled")
-        return None
+        return outcome if outcome is not told else None  # a gate this run lacks: re-filed
+
+    # -- approval gates -----------------------------------------------------------------------
+
+    def _gate_asked(self, item_id: str, outcome: Outcome) -> tuple[GateRequest | None, Outcome]:
+        """The gate a failed worker asked for (exit `EX_AWAIT_APPROVAL`), when it is one of the
+        run's `--gate`s; an ask this run cannot honour becomes a failure saying why."""
+        failure = outcome.failure
+        detail = failure.detail if failure is not None else None
+        if (outcome.status != "failed" or not isinstance(detail, dict)
+                or detail.get("exit_code") != EX_AWAIT_APPROVAL):
+            return None, outcome
+        asked = detail.get("await_approval")
+        if isinstance(asked, dict) and isinstance(asked.get("gate"), str):
+            reason = asked.get("reason")
+            request: GateRequest | None = GateRequest(
+                asked["gate"], reason if isinstance(reason, str) else None)
+        elif len(self.gates) == 1:
+            request = GateRequest(next(iter(self.gates)))
+        else:
+            request = None
+        if request is not None and request.name in self.gates:
+            return request, outcome
+        given = ", ".join(sorted(self.gates)) or "none"
+        what = (f"gate {request.name!r}" if request is not None
+                else "a gate it did not name (print `jr2: await-approval NAME`)")
+        why = f"asked for approval of {what}, which this run does not have (--gate: {given})"
+        return None, Outcome("failed", failure=Failure(why, detail=detail))
+
+    async def _park(self, item_id: str, request: GateRequest) -> Outcome | None:
+        """Park the item awaiting approval of `request` (the tracker releases the claim)."""
+        try:
+            await asyncio.to_thread(self.tracker.park, item_id, self.holder, request)
+        except ItemError as exc:
+            self.tally.unsettled[item_id] = str(exc)
+            log.warning("%s: could not park %s awaiting approval: %s", self.tracker.name,
+                        item_id, exc)
+            return None
+        self.tally.parked[item_id] = request.name
+        why = f": {request.reason}" if request.reason else ""
+        log.warning("%s: %s awaits approval of gate %s%s", self.tracker.name, item_id,
+                    request.name, why)
+        return Outcome("cancelled")

@@ -1,11 +1,21 @@
-"""Shared fixtures: every test gets its own state directory and working directory."""
+"""Shared fixtures: every test gets its own state directory and working directory.
+
+Hypothesis runs derandomized in CI (the `ci` profile, loaded when `CI=true`): a CI run is
+deterministic, so a red build is a real change, while local runs keep exploring new examples.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI", "").lower() in ("true", "1"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)

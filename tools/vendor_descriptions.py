@@ -3,6 +3,7 @@
     python tools/vendor_descriptions.py jira SWAGGER      # a path or URL of swagger-v3.v3.json
     python tools/vendor_descriptions.py gitlab WEBHOOK_MD # a path or URL of webhook_events.md
     python tools/vendor_descriptions.py gitlab-api LINKS_MD  # ... of doc/api/issue_links.md
+    python tools/vendor_descriptions.py gitlab-members MEMBERS_MD  # ... of doc/api/members.md
 
 Design note: the conformance tests check jr2's requests and the fake servers' answers against
 material nobody here wrote. Only the parts jr2 uses are kept, so the fixtures stay small and a
@@ -21,6 +22,9 @@ diff after regenerating shows what changed upstream:
   `work_item_task.json` is the Issue Hook example with exactly those two fields changed.
 * gitlab-api: the example answer of "List issue relations" of GitLab's issue links API page
   (doc/api/issue_links.md, same licence), written to fixtures/gitlab/api/issue_links.json.
+* gitlab-members: the example answer of "Get a member of a group or project, including
+  inherited (and invited) members" of GitLab's members API page (doc/api/members.md, same
+  licence), written to fixtures/gitlab/api/member_all.json (the dashboard's author check).
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ JIRA_SOURCE = "https://developer.atlassian.com/cloud/jira/platform/swagger-v3.v3
 GITLAB_SOURCE = ("https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/user/project/"
                  "integrations/webhook_events.md")
 GITLAB_API_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/issue_links.md"
+GITLAB_MEMBERS_OUT = ROOT / "fixtures" / "gitlab" / "api" / "member_all.json"
+GITLAB_MEMBERS_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/members.md"
+MEMBER_HEADINGS = ("Get a member of a group or project, including inherited and invited members",
+                   "Get a member of a group or project, including inherited members")
 
 # (method, path) of every Jira Cloud operation jr2 sends (as /rest/api/2/..., the same
 # operations: "Both versions offer the same collection of operations")
@@ -60,6 +68,7 @@ OPERATIONS = (
     ("post", "/rest/api/3/comment/list"),
     ("get", "/rest/api/3/issue/{issueIdOrKey}/transitions"),
     ("post", "/rest/api/3/issue/{issueIdOrKey}/transitions"),
+    ("get", "/rest/api/3/user/permission/search"),
 )
 
 
@@ -132,7 +141,7 @@ def gitlab_hooks(text: str) -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api"))
+    ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api", "gitlab-members"))
     ap.add_argument("source", nargs="?", help="a path or URL (default: the upstream URL)")
     args = ap.parse_args()
     if args.which == "jira":
@@ -148,6 +157,14 @@ def main() -> None:
         GITLAB_API_OUT.parent.mkdir(parents=True, exist_ok=True)
         GITLAB_API_OUT.write_text(json.dumps(links, indent=2) + "\n")
         print(f"wrote {GITLAB_API_OUT.relative_to(ROOT)}")
+        return
+    if args.which == "gitlab-members":
+        text = read(args.source or GITLAB_MEMBERS_SOURCE)
+        heading = next((h for h in MEMBER_HEADINGS
+                        if re.search(rf"^#+ {re.escape(h)}\s*$", text, re.MULTILINE)),
+                       MEMBER_HEADINGS[0])
+        GITLAB_MEMBERS_OUT.write_text(json.dumps(_json_after(text, heading), indent=2) + "\n")
+        print(f"wrote {GITLAB_MEMBERS_OUT.relative_to(ROOT)}")
         return
     source = args.source or GITLAB_SOURCE
     GITLAB_OUT.mkdir(parents=True, exist_ok=True)

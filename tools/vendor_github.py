@@ -56,6 +56,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
+    ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),
 )
 
 WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping")

@@ -196,6 +196,10 @@ class WorkCommand(SourceCommand):
 @click.option("--control-issue", metavar="ID", default=None,
               help="GitHub, Jira, GitLab: the issue whose comments hold the claims of "
                    "--global-cap and --exclusive-by (every pool names the same one, e.g. o/r#1).")
+@click.option("--gate", "gates", metavar="NAME", multiple=True,
+              help="An approval gate a command may ask for (exit 79 after printing `jr2: "
+                   "await-approval NAME [reason]`): the item waits for a person's answer on "
+                   "the tracker. Repeatable.")
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
 @click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
@@ -220,9 +224,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
              transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
              global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
-             workdir: Path | None, worktree_base: str | None, pass_env: tuple[str, ...],
-             quiet: bool, as_json: bool, dashboard: str | None, dashboard_interval: str,
-             state_dir: Path | None) -> None:
+             gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
+             pass_env: tuple[str, ...], quiet: bool, as_json: bool, dashboard: str | None,
+             dashboard_interval: str, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -234,8 +238,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     JR2_SANDBOX (a scratch directory of its own) and JR2_RUN_ID set, and without jr2's tokens
     and secrets (--pass-env NAME passes one); its output goes to a log per item under the state
     directory. Exit 0 succeeds the item, anything else fails it (with --max-attempts, exit 75
-    or a --transient-exit code retries it). Exit codes: 0 drained, 1 failed, 3 deadlocked,
-    4 error, 130 interrupted.
+    or a --transient-exit code retries it; with --gate, exit 79 asks for approval). Exit
+    codes: 0 drained, 1 failed, 3 deadlocked, 4 error, 130 interrupted.
     """
     if "jr2.kind_help" in ctx.meta:
         _show_kind_help(ctx.meta["jr2.kind_help"])
@@ -252,7 +256,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   quiet=quiet, max_attempts=max_attempts, transient_exit=transient_exit,
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
                   global_cap=global_cap, exclusive_by=exclusive_by,
-                  control_issue=control_issue, dashboard=dashboard,
+                  control_issue=control_issue, gates=gates, dashboard=dashboard,
                   dashboard_interval=dashboard_interval)
     _summary(result, quiet=quiet)
     if as_json:
@@ -301,6 +305,9 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     for iid in sorted(tally.retried):
         click.echo(f"jr2:   retried {one_line(iid)}: a person cleared its failure during the run",
                    err=True)
+    for iid, gate in tally.parked.items():
+        click.echo(f"jr2:   parked {one_line(iid)}: awaits approval of gate {one_line(gate)}",
+                   err=True)
     for iid, reason in tally.unsettled.items():
         click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
     rs = work.ready_set
@@ -333,6 +340,57 @@ def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) 
             click.echo(f"{iid}: {'failure cleared' if cleared else 'had no failure'}")
     finally:
         adapter.close()
+
+
+def _answer(backlog: Path, item_id: str, gate: str, state_dir: Path | None, *,
+            approve: bool, reason: str | None) -> None:
+    """Answer the gate GATE of ITEM in BACKLOG (`jr2 local approve|reject`)."""
+    import getpass
+
+    from jr2_sources.gates import answer
+
+    adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+                             read_only=False)
+    try:
+        try:
+            who = getpass.getuser()
+        except (KeyError, OSError):
+            who = None
+        try:
+            ok = answer(adapter, item_id, gate, approve=approve, reason=reason, by=who)
+        except ValueError as exc:
+            fail(str(exc), 2)
+    finally:
+        adapter.close()
+    if not ok:
+        fail(f"{item_id}: gate {gate!r} is not awaiting an answer", 1)
+    click.echo(f"{item_id}: gate {gate.lower()} {'approved' if approve else 'rejected'}")
+
+
+@local_group.command("approve")
+@click.argument("backlog", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("item_id")
+@click.argument("gate")
+@state_option
+def approve_cmd(backlog: Path, item_id: str, gate: str, state_dir: Path | None) -> None:
+    """Approve the gate GATE that ITEM_ID in BACKLOG awaits (`jr2 work --gate GATE`): its
+    next attempt runs with JR2_GATE_<GATE>=approved. Exit 1 when the gate awaits no answer."""
+    _answer(backlog, item_id, gate, state_dir, approve=True, reason=None)
+
+
+@local_group.command("reject")
+@click.argument("backlog", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("item_id")
+@click.argument("gate")
+@click.option("--reason", default=None, help="Why: the next attempt gets it in "
+                                              "JR2_GATE_<GATE>_REASON.")
+@state_option
+def reject_cmd(backlog: Path, item_id: str, gate: str, reason: str | None,
+               state_dir: Path | None) -> None:
+    """Reject the gate GATE that ITEM_ID in BACKLOG awaits: its next attempt runs with
+    JR2_GATE_<GATE>=rejected (and the reason), to clean up. Exit 1 when the gate awaits no
+    answer."""
+    _answer(backlog, item_id, gate, state_dir, approve=False, reason=reason)
 
 
 @hookimpl

@@ -55,7 +55,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
          retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
          global_cap: int | None = None, exclusive_by: Sequence[str] = (),
-         control_issue: str | None = None, dashboard: str | int | None = None,
+         control_issue: str | None = None, gates: Sequence[str] = (),
+         dashboard: str | int | None = None,
          dashboard_interval: float | str = "1m") -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
@@ -77,7 +78,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
                     retry_backoff_max=retry_backoff_max, global_cap=global_cap,
-                    exclusive_by=exclusive_by, control_issue=control_issue,
+                    exclusive_by=exclusive_by, control_issue=control_issue, gates=gates,
                     dashboard=dashboard, dashboard_interval=dashboard_interval)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
@@ -96,6 +97,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      retry_backoff_max: float | str = "1h", global_cap: int | None = None,
                      exclusive_by: Sequence[str] = (),
                      control_issue: str | None = None,
+                     gates: Sequence[str] = (),
                      dashboard: str | int | None = None,
                      dashboard_interval: float | str = "1m") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
@@ -107,7 +109,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
         transient_exit=transient_exit, retry_backoff=retry_backoff,
         retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
-        control_issue=control_issue, dashboard=dashboard,
+        control_issue=control_issue, gates=gates, dashboard=dashboard,
         dashboard_interval=dashboard_interval))
 
 
@@ -132,6 +134,7 @@ class _Plan:
     quiet: bool
     policy: Any = None
     limits: Any = None
+    gates: frozenset[str] = frozenset()
     dashboard: Any = None
     first: Any = None  # the full reading that checked the source: the pool's first
 
@@ -144,8 +147,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
              retry_backoff_max: float | str = "1h", global_cap: int | None = None,
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
-             dashboard: str | int | None = None, dashboard_interval: float | str = "1m"
-             ) -> _Plan:
+             gates: Sequence[str] = (), dashboard: str | int | None = None,
+             dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     import secrets as _secrets
@@ -163,7 +166,11 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     state_dir = resolve_state(state, create=True)
+    names = _gate_names(gates)
     adapter, config = open_source(source, list(options), state_dir, read_only=False)
+    if names and not getattr(adapter, "gates", False):
+        raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
+                         "so it cannot use --gate")
     adapter = _limited(adapter, limits, control_issue)
     if serve.secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
@@ -185,7 +192,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                               interval=interval_seconds("--dashboard-interval",
                                                         dashboard_interval))
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, dash, first)
+                 workspace, env, quiet, policy, limits, names, dash, first)
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
@@ -218,6 +225,16 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
     locked = LockedTracker(adapter, control_issue)
     locked.check()
     return locked
+
+
+def _gate_names(gates: Sequence[str]) -> frozenset[str]:
+    """`--gate NAME` (repeatable), checked (`jr2_sources.gates.check_name`)."""
+    from jr2_sources.gates import check_name
+
+    try:
+        return frozenset(check_name(g) for g in gates)
+    except ValueError as exc:
+        raise UsageError(f"--gate: {exc}") from None
 
 
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
@@ -341,7 +358,7 @@ async def _run(plan: _Plan) -> WorkResult:
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
                     wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
-                    limits=plan.limits)
+                    limits=plan.limits, gates=plan.gates)
     if plan.first is not None:
         ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
     worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
@@ -377,6 +394,10 @@ async def _run(plan: _Plan) -> WorkResult:
                               quiet=quiet or sys.stderr.isatty())  # a live view: no lines
 
     def setup_host(host: Any) -> None:
+        if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
+            from .approvals import attach_approvals
+
+            attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
         if hook is not None and board is not None:
             hook = board.receiver(hook)

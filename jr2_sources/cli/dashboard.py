@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`, GitHub only today: any other
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin; any other
   kind refuses in one line), check it once (`Board.check`: not a pull request, its author has
   write access), refuse it when it is one of the backlog's own items (it would be offered as
   work), and from then on hide it from the backlog (`dashboard.hide_items`), so a label a
@@ -58,10 +58,13 @@ def interval_seconds(option: str, value: float | str) -> float:
 
 
 def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: float,
-                   gates: Any = None) -> Any:
+                   gates: Any = None, answering: Callable[[], Any] | None = None) -> Any:
     """The `Dashboard` of issue `issue` of `adapter`'s tracker, checked against the backlog
-    `first` (a Snapshot): refused in one line when it is one of its items."""
+    `first` (a Snapshot): refused in one line when it is one of its items. A tracker that
+    keeps approval gates (`gates = True`) gets approve boxes (`gatedesk.TrackerGates`), answered
+    through `adapter`, or through the tracker `answering` opens (when `adapter` is read-only)."""
     from jr2_sources.dashboard import Dashboard, hide_items
+    from jr2_sources.dashboard.gatedesk import TrackerGates
 
     board = adapter.dashboard(issue)
     board.check()
@@ -70,6 +73,8 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
                          "source's filter, so it would be offered as work); use an issue "
                          "outside the filter, or a closed one")
     hide_items(adapter, [board.item_id])
+    if gates is None and getattr(adapter, "gates", False):
+        gates = TrackerGates(adapter, board.name, answering=answering)
     return Dashboard(board, interval=interval, gates=gates)
 
 
@@ -107,8 +112,9 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     \b
         jr2 dashboard github:acme/app --label agent --issue 7 --every 1m
 
-    Read-only on SOURCE's items, except for what a person's tick asks. GitHub only. Exit codes:
-    0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130 interrupted.
+    Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin).
+    Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
+    interrupted.
     """
     if "jr2.kind_help" in ctx.meta:
         _show_kind_help(ctx.meta["jr2.kind_help"])
@@ -138,8 +144,13 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return compute_ready_set(reader.snapshot(), now=datetime.now(UTC),
                                  children_block=children_block)
 
+    def answering() -> Any:  # a tick approving a gate writes its answer (gatedesk.py)
+        return open_source(source, list(ctx.args), resolve_state(state_dir), read_only=False)[0]
+
+    dash = None
     try:
-        dash = open_dashboard(adapter, issue, reader.snapshot(), interval=interval)
+        dash = open_dashboard(adapter, issue, reader.snapshot(), interval=interval,
+                              answering=answering)
         while True:
             try:
                 step = dash.update(read)
@@ -155,6 +166,9 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         click.echo("jr2: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
+        close = getattr(dash.gates, "close", None) if dash is not None else None
+        if close is not None:
+            close()
         adapter.close()
 
 

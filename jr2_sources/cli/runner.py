@@ -1,17 +1,17 @@
 """The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (by default the
-directory jr2 was started in; see `workspace.py`).
-
-The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
-`JR2_ITEM_JSON` — the path of a JSON file with the whole item —, `JR2_ITEM_BRANCH` — the branch
-the source names, else `jr2/<slug>` —, `JR2_SANDBOX` — a scratch directory of the item's own —,
-`JR2_RUN_ID`; where the source hands its blockers' pull requests over (GitHub's `--done-when
-merged`: `extra.blockers`, `extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a JSON file
-listing them, and `JR2_BASE_BRANCH`, the branch to start from under `--stack`), on top of
-`base_env` (jr2's environment without its secrets: `workerenv.py`). Its
-stdout and stderr go, with known secret values scrubbed, to one log file per item under
-`<state>/logs/<run id>/`, kept after a failure (the sandbox is not). Exit 0 is success and the
-output is the last stdout line (parsed as JSON when it is JSON); any other exit is a `Failure`
-carrying the exit code and the last lines of stderr.
+directory jr2 was started in; see `workspace.py`). The command gets the item in its environment
+(`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`, `JR2_ITEM_JSON` — the path of a JSON file with
+the whole item —, `JR2_ITEM_BRANCH` — the branch the source names, else `jr2/<slug>` —,
+`JR2_SANDBOX` — a scratch directory of the item's own —, `JR2_RUN_ID`; under `--gate`,
+`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate (`jr2_sources.gates`); where
+the source hands its blockers' pull requests over (GitHub's `--done-when merged`: `extra.blockers`,
+`extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a JSON file listing them, and
+`JR2_BASE_BRANCH`, the branch to start from under `--stack`), on top of `base_env` (jr2's
+environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret
+values scrubbed, to one log file per item under `<state>/logs/<run id>/`, kept after a failure (the
+sandbox is not). Exit 0 is success and the output is the last stdout line (parsed as JSON when it
+is JSON); any other exit is a `Failure` carrying the exit code and the last lines of stderr; exit
+79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval (`jr2_sources.gates`).
 
 Design notes (a blast radius of one item):
 
@@ -48,6 +48,7 @@ from typing import IO, Any
 from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
+from jr2_sources.gates import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.worksource import WorkItem
 
@@ -115,6 +116,7 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
     if sandbox is not None:
         values["JR2_SANDBOX"] = str(sandbox.resolve())
     values.update(hand_off(item, item_file.with_name(item_file.stem + ".blockers.json")))
+    values.update(env_for(item.gates))  # --gate: the answers for this attempt
     env: dict[str, str] = {}
     notes: list[str] = []
     for name, value in values.items():
@@ -276,7 +278,7 @@ def command_worker(
         own, notes = item_env(item, item_file, run_id, branch=branch, sandbox=ctx.sandbox)
         # a jr2 run inside a worker must not pass its own item's values on to this one
         env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
-               if not k.startswith("JR2_ITEM_") and k not in HANDED}
+               if not k.startswith(("JR2_ITEM_", "JR2_GATE_")) and k not in HANDED}
         env.update(own)
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
@@ -327,9 +329,14 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
             keep(text)
         return on_line
 
+    asked: list[dict[str, str | None]] = []
+
     def keep_out(text: str) -> None:
         if text.strip():
             last_out[:] = [text]
+            request = parse_ask(text) if "await-approval" in text else None
+            if request is not None:  # --gate: the last ask names the gate
+                asked[:] = [{"gate": request.name, "reason": request.reason}]
 
     readers = [asyncio.create_task(_read_lines(proc.stdout, sink("out", keep_out))),
                asyncio.create_task(_read_lines(proc.stderr, sink("err", err_tail.append)))]
@@ -353,8 +360,11 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
     if rc != 0:
         tail = list(err_tail)
         last = f": {_clip(tail[-1])}" if tail else ""
-        raise Failure(f"exit code {rc}{last}",
-                      detail={"exit_code": rc, "stderr": tail, "log": str(log_path)})
+        detail: dict[str, Any] = {"exit_code": rc, "stderr": tail, "log": str(log_path)}
+        if rc == EX_AWAIT_APPROVAL:
+            detail["await_approval"] = asked[0] if asked else None
+            last = f" (asks for approval{' of ' + str(asked[0]['gate']) if asked else ''})"
+        raise Failure(f"exit code {rc}{last}", detail=detail)
     if not last_out:
         return None
     try:

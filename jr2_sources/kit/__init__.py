@@ -10,6 +10,7 @@
 - `retry`: the one retry layer.
 - `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date` (`rest`): a counted, retried,
   spaced REST client for a tracker's JSON API (`requests` is loaded only when one is made).
+- `gates_of` (`gatecomments`): approval gates (`jr2 work --gate`) read from a comment thread.
 - `LabelOptions` (`labeloptions`): the config options of a label-based tracker (scope,
   priorities, jr2's labels); `LabelCommentTracker` (`labeltracker`): the base of a tracker whose
   claims are comments and whose marks are labels (GitHub, GitLab): the next one writes only its
@@ -28,6 +29,7 @@ from jr2_core.lazy import lazy_exports
 if TYPE_CHECKING:
     from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
     from .durations import Duration, parse_duration
+    from .gatecomments import gates_of
     from .labeloptions import LabelOptions
     from .labeltracker import LabelCommentTracker, labels_of
     from .redact import Redactor, secret_values
@@ -48,6 +50,7 @@ _WHERE = {
     "CommentThread": ".comment_claims",
     "Duration": ".durations",
     "parse_duration": ".durations",
+    "gates_of": ".gatecomments",
     "LabelOptions": ".labeloptions",
     "LabelCommentTracker": ".labeltracker",
     "labels_of": ".labeltracker",
@@ -84,6 +87,7 @@ __all__ = [
     "Verdict",
     "WindowGap",
     "attach_webhook",
+    "gates_of",
     "header",
     "hmac_sha256",
     "iso_z",

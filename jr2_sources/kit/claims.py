@@ -37,8 +37,9 @@ from typing import Any, Literal
 from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
-Kind = Literal["claim", "done", "failed", "released"]
-_MARKER = re.compile(r"\A\s*<!--\s*jr2:(claim|done|failed|released)\s+(\{.*?\})\s*-->",
+Kind = Literal["claim", "done", "failed", "released", "gate", "answer"]
+_MARKER = re.compile(
+    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer)\s+(\{.*?\})\s*-->",
                      re.DOTALL)
 
 
@@ -50,6 +51,8 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
+    author: str | None = None
+    """Who wrote it (the tracker's login), where the reader keeps it (approval gates)."""
 
 
 @dataclass(slots=True)

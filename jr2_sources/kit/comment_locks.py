@@ -27,8 +27,9 @@ one order every pool agrees on:
   first and released last: a pool holds an item under a limit only while it holds its lock.
 * renew with the item's lease (edit the comment; a renewal that lands after the lease ran out,
   `new updated_at >= old updated_at + lease`, has lost the lock: the worker is stopped); settle
-  deletes it. A pool killed with `kill -9` holds its lock until its lease ends, then it is
-  ignored (an expired lock comment stays in the thread; it costs only its bytes in a listing).
+  deletes it, and so does parking the item awaiting approval (`--gate`). A pool killed with
+  `kill -9` holds its lock until its lease ends, then it is ignored (an expired lock comment
+  stays in the thread; it costs only its bytes in a listing).
 * Cost per item under a limit: one comment creation (GitHub's content-creation limit: 500 an
   hour per token), one listing of the coordination issue, one deletion; one edit per renewal.
   Lock comments notify the coordination issue's watchers only (unsubscribe from it).
@@ -209,6 +210,7 @@ class LockedTracker(Tracker):
         self.webhook = inner.webhook
         self.spread_claims = bool(getattr(inner, "spread_claims", False))  # type: ignore[misc]
         self.retries = bool(getattr(inner, "retries", False))  # type: ignore[misc]
+        self.gates = bool(getattr(inner, "gates", False))  # type: ignore[misc]
         self._locks: dict[str, Lock] = {}
         self._guard = threading.Lock()
         self._engine: CommentLocks | None = None
@@ -271,6 +273,18 @@ class LockedTracker(Tracker):
     def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
         try:
             self.inner.settle(item_id, holder, outcome, *attempt)
+        finally:
+            with self._guard:
+                lock = self._locks.pop(item_id, None)
+            if lock is not None:
+                self._call(lambda: self.locks.release(lock))
+
+    def park(self, item_id: str, holder: str, request: Any) -> None:
+        """`--gate`: the inner tracker parks the item (its claim released), and the item's
+        group and slot locks go as on a settle: a parked item holds no place while it waits,
+        and takes them again when it is claimed after its answer."""
+        try:
+            self.inner.park(item_id, holder, request)
         finally:
             with self._guard:
                 lock = self._locks.pop(item_id, None)

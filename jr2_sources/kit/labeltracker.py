@@ -27,6 +27,11 @@ Design notes
   failed, claim label removed; its comments are read only when the issue changed since they were
   last read (a new claim comment moves `updated_at`), to see whether our claim is still the live
   one. So watching costs one request per held item, not a second full listing.
+* Approval gates (`jr2 work --gate`, `jr2_sources.gates`): `park` swaps the claim label for
+  `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
+  a `jr2:gate` marker saying how to answer; readers read the comments of issues with that
+  label (`jr2_sources.kit.gatecomments`). Once an answered issue is settled done or failed, the
+  awaiting label is taken off (`take_off_awaiting`).
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ from typing import Any, ClassVar
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 
+from ..gates import AWAITING_LABEL, GateRequest, GateStatus
 from ..incremental import Delta
-from ..readyset import Claim, Snapshot
+from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
 from ..tracker import CLAIM_REMOVED, GONE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
+from .gatecomments import record_answer
 from .labeloptions import LabelOptions
 from .webhooks import DeliveryDeduper, Verdict
 
@@ -98,6 +105,7 @@ class LabelCommentTracker(ClaimsByComment):
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
                                     spread=spread)
         self._done_here: set[str] = set()
+        self._gated: set[str] = set()  # claimed here with gates recorded: awaiting label on
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
         self._watched: dict[str, str] = {}  # held key -> `updated_at` when its comments were read
@@ -302,12 +310,72 @@ class LabelCommentTracker(ClaimsByComment):
         """Apply a failure: the failed label; our claim holds."""
         self.add_label(key, self.config.failed_label)
 
+    # -- approval gates ------------------------------------------------------------------------
+
+    gates: ClassVar[bool] = True
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        won = super().claim(item, holder, lease)
+        if won and item.gates:
+            with self._lock:
+                self._gated.add(item.id)
+        return won
+
+    def mark_parked(self, key: str) -> None:
+        """Park: the awaiting label (the claim label is removed after this, as on settle)."""
+        self.add_label(key, AWAITING_LABEL)
+
+    def take_off_awaiting(self, key: str) -> None:
+        """After a done or failed settle of an issue that carried gates: its awaiting label
+        goes (a tracker that removed it in the settle's own write overrides this)."""
+        with self._lock:
+            gated = key in self._gated
+            self._gated.discard(key)
+        if gated:
+            self.remove_label(key, AWAITING_LABEL)
+
+    def can_answer(self, who: str) -> bool | None:
+        """Whether `who` may answer a gate (write access); a tracker overrides it (by default
+        nobody may, so an unchecked answer never counts)."""
+        return False
+
+    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
+        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        self._writable()
+        self.issue_path(item_id)
+        return record_answer(self, item_id, name, status, reason, by, self.can_answer)
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Park the issue awaiting approval (see the module notes)."""
+        self._writable()
+        self.issue_path(item_id)  # a foreign id is refused before anything is written
+        held = self.claims.take(item_id, holder)
+        if held is None:
+            return
+        with self._lock:
+            self._gated.discard(item_id)
+        name, why = request.name, f": {request.reason}" if request.reason else ""
+        text = (f"jr2: awaiting approval of `{name}`{why}\n\nSomeone with write access "
+                f"answers with a comment `/jr2 approve {name}` or `/jr2 reject {name} REASON`.")
+        self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
+                           lambda: self.mark_parked(item_id))
+
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         cfg = self.config
-        if self.claims.record(item_id, holder, outcome, on_done=lambda: self.mark_done(item_id),
-                              on_failed=lambda: self.mark_failed(item_id),
+
+        def done() -> None:
+            self.mark_done(item_id)
+            self.take_off_awaiting(item_id)
+
+        def failed() -> None:
+            self.mark_failed(item_id)
+            self.take_off_awaiting(item_id)
+
+        if self.claims.record(item_id, holder, outcome, on_done=done, on_failed=failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
                                          "again.", attempt=attempt):
             with self._lock:

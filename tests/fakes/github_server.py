@@ -256,6 +256,8 @@ class FakeGitHub:
         # acts as a person at an exact moment of jr2's protocol (e.g. between read and write)
         self.hooks: list[Any] = []
         self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
+        self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}  # `labeled` issue events
+        self.next_event = 5000
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -420,6 +422,43 @@ class FakeGitHub:
             issue = self.issues[self._key(repo, number)]
             issue.labels = [self._spell(repo, n) for n in labels]
             self._touch(issue)
+
+    def add_comment(self, repo: str, number: int, body: str, user: str) -> int:
+        """A comment a person posts (as `user`) on an issue; its id."""
+        with self.lock:
+            issue = self._find(repo, number)
+            t = self.now()
+            c = Comment(self.next_comment, issue.repo, number, body, user, t, t)
+            self.next_comment += 1
+            self.comments[c.id] = c
+            issue.comments += 1
+            self._touch(issue)
+            return c.id
+
+    def _labeled(self, issue: Issue, name: str, user: str) -> None:
+        """Record a `labeled` issue event ("List issue events": `labeled-issue-event`)."""
+        self.next_event += 1
+        self.events.setdefault(self._key(issue.repo, issue.number), []).append(
+            {"id": self.next_event, "actor": user, "label": name, "created": self.now()})
+
+    def add_label_by(self, repo: str, number: int, label: str, user: str) -> None:
+        """A person (`user`) adds a label to an issue."""
+        with self.lock:
+            issue = self._find(repo, number)
+            name = self._spell(repo, label)
+            if name not in issue.labels:
+                issue.labels.append(name)
+                self._labeled(issue, name, user)
+            self._touch(issue)
+
+    def _event_json(self, base: str, repo: str, ev: dict[str, Any]) -> dict[str, Any]:
+        """One `labeled-issue-event` with every field the description requires."""
+        return {"id": ev["id"], "node_id": f"LE_{ev['id']}",
+                "url": f"{self._api(base, repo)}/issues/events/{ev['id']}",
+                "actor": _user(ev["actor"], 500 + len(ev["actor"])), "event": "labeled",
+                "commit_id": None, "commit_url": None, "created_at": iso(ev["created"]),
+                "performed_via_github_app": None,
+                "label": {"name": ev["label"], "color": "ededed"}}
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
         f = Fault(status=status, **kw)
@@ -892,11 +931,17 @@ class FakeGitHub:
                 issue.labels = [self._spell(repo, n) for n in body["labels"]]
             self._touch(issue)
             return 200, self.issue_json(base, issue), {}
+        if sub == "events" and method == "GET":  # "List issue events" (labeled events only)
+            evs = [self._event_json(base, repo, ev)
+                   for ev in self.events.get(self._key(repo, number), [])]
+            chunk, headers = self._page(evs, q, base, path)
+            return 200, chunk, headers
         if sub == "labels" and method == "POST":
             for name in body.get("labels", []):
                 name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
+                    self._labeled(issue, name, self.login)
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":

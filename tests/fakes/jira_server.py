@@ -384,6 +384,9 @@ class FakeJira:
         self.deny_auth = False
         self.me = dict(ME_CLOUD if cloud else ME_DC, timeZone=time_zone)
         self.search_lag = search_lag
+        # who holds the Edit Issues permission (account ids on Cloud, user names on DC);
+        # jr2's own account always does
+        self.editors: set[str] = set()
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
         self.notifications: list[tuple[str, str]] = []  # (issue key, why) per watcher e-mail
@@ -615,6 +618,42 @@ class FakeJira:
                  "from": STATUSES[old][0], "fromString": old, "to": STATUSES[status][0],
                  "toString": status}])
 
+    def person(self, name: str) -> dict[str, Any]:
+        """A person's user object, as this deployment spells one (Cloud: `accountId`)."""
+        if self.cloud:
+            return {"accountId": f"acc-{name}", "accountType": "atlassian",
+                    "displayName": name.title(), "active": True, "timeZone": "UTC"}
+        return {"key": name, "name": name, "displayName": name.title(), "active": True}
+
+    def add_comment(self, key: str, body: str, name: str) -> int:
+        """A comment a person (`person(name)`) posts on an issue; its id."""
+        with self.lock:
+            it = self.issue(key)
+            self.next_comment += 1
+            t = self.now()
+            c = {"id": self.next_comment, "issue": it.id, "body": self._store_body(body),
+                 "author": self.person(name), "created": t, "updated": t, "properties": []}
+            it.comments.append(c)
+            return int(c["id"])
+
+    def _permission_search(self, query: dict[str, str]) -> list[dict[str, Any]]:
+        """"Find users with permissions", `GET /rest/api/2/user/permission/search`
+        (fixtures/jira/atlassian: `/rest/api/3/user/permission/search`): the users matching
+        `accountId` (Cloud; `username` on Data Center) that hold every permission in
+        `permissions` for `issueKey`; only EDIT_ISSUES is modelled."""
+        if query.get("permissions") != "EDIT_ISSUES" or not query.get("issueKey"):
+            raise _error(400, "The permissions parameter is invalid.")
+        self.issue(query["issueKey"])
+        who = query.get("accountId") if self.cloud else query.get("username")
+        if not who:
+            raise _error(400, "accountId or query is required")
+        mine = self.me.get("accountId") if self.cloud else self.me.get("name")
+        if who != mine and who not in self.editors:
+            return []
+        if who == mine:
+            return [self._user(self.me)]
+        return [self._user(self.person(who.removeprefix("acc-")))]
+
     def issue(self, key: str) -> Issue:
         return self.issues[key]
 
@@ -808,6 +847,9 @@ class FakeJira:
                               "issuelinks", "subtasks", "parent")]
         if path == f"{API}/myself" and method == "GET":
             return self._user(self.me)
+        if path == f"{API}/user/permission/search" and method == "GET":
+            with self.lock:
+                return self._permission_search(query)
         m = re.fullmatch(rf"{API}/status/(\w+)", path)
         if m and method == "GET":
             for name, (sid, _) in STATUSES.items():

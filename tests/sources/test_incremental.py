@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jr2_sources.gates import Gate
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import (
     BlockerRef,
@@ -43,6 +44,7 @@ class Thing:
     claim: tuple[str, float | None] | None = None  # holder, lease end (seconds after T0)
     labels: frozenset[str] = frozenset()
     priority: int | None = None
+    gate: str | None = None  # the status of its approval gate `deploy` (awaiting, approved, ...)
 
 
 class World:
@@ -83,7 +85,8 @@ class World:
             blockers=[BlockerRef(n, self.state(n)) for n in th.needs],
             children=[BlockerRef(k, self.state(k)) for k in kids],
             failed=th.failed, claim=claim,
-            groups=tuple(sorted(g for g in th.labels if g.startswith("g"))))
+            groups=tuple(sorted(g for g in th.labels if g.startswith("g"))),
+            gates=() if th.gate is None else (Gate("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
 
     def done_count(self) -> int:
         return sum(1 for th in self.things.values()
@@ -118,6 +121,7 @@ def _thing() -> st.SearchStrategy[Thing]:
                                      st.none() | st.floats(0, 30)),
         labels=st.frozensets(st.sampled_from(LABELS)),
         priority=st.none() | st.integers(0, 3),
+        gate=st.none() | st.sampled_from(["awaiting", "approved", "rejected"]),
     )
 
 
@@ -137,6 +141,8 @@ _step = st.one_of(
     st.tuples(st.just("label"), st.sampled_from(IDS), st.frozensets(st.sampled_from(LABELS))),
     st.tuples(st.just("priority"), st.sampled_from(IDS), st.none() | st.integers(0, 3)),
     st.tuples(st.just("tick"), st.floats(0, 15)),
+    st.tuples(st.just("gate"), st.sampled_from(IDS),
+              st.none() | st.sampled_from(["awaiting", "approved", "rejected"])),
 )
 
 
@@ -174,6 +180,8 @@ def _do(world: World, step: tuple[Any, ...]) -> set[str]:
         th.labels = step[2]
     elif kind == "priority":
         th.priority = step[2]
+    elif kind == "gate":  # parked awaiting approval, or answered
+        th.gate = step[2]
     return touched
 
 

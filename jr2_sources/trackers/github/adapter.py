@@ -50,6 +50,7 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
+from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.incremental import Delta
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
@@ -272,10 +273,29 @@ class GitHubAdapter(LabelCommentTracker):
         path = self.issue_path(key)
         issue = self.client.get(path).data
         labels = labels_of(issue) if isinstance(issue, dict) else []
-        keep = [lab for lab in labels if cfg.label_key(lab) != cfg.label_key(drop)]
+        # jr2's own labels only: `drop`, and the awaiting label once the item moves on
+        gone = {cfg.label_key(drop)} | ({cfg.label_key(AWAITING_LABEL)} if add != AWAITING_LABEL
+                                        else set())
+        keep = [lab for lab in labels if cfg.label_key(lab) not in gone]
         if add is not None and not cfg.has_label(keep, add):
             keep.append(add)
         self.write(key, "PATCH", path, {**change, "labels": keep})
+
+    def can_answer(self, who: str) -> bool | None:
+        return self.reader.gates.can_answer(who)
+
+    def mark_parked(self, key: str) -> None:
+        """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
+        self._settle_issue(key, {}, add=AWAITING_LABEL)
+
+    def take_off_awaiting(self, key: str) -> None:
+        with self._lock:
+            relabelled = key in self._unmarked  # the settle's one PATCH took it off already
+        if relabelled:
+            with self._lock:
+                self._gated.discard(key)
+            return
+        super().take_off_awaiting(key)
 
     def record(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:

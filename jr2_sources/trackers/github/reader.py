@@ -54,12 +54,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
+from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
+from .gates import GateReader
 from .pulls import PullReader, PullRequest, item_branch, judge
 from .refs import (
     body_refs,
@@ -122,6 +124,7 @@ class IssueReader:
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
         self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
+        self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -342,10 +345,11 @@ class IssueReader:
         now: datetime | None = None
         claimed = cfg.has_label(labels, cfg.claim_label)
         failed_mark = cfg.has_label(labels, cfg.failed_label)
+        gated = cfg.has_label(labels, AWAITING_LABEL)
         own = own_claim(iid) if own_claim is not None and claimed and not failed_mark else None
         if own is not None:  # a delta: our own claim, held and renewed by this process
             claim = own
-        elif claimed or (detail and failed_mark):
+        elif claimed or gated or (detail and failed_mark):
             comments, now = self.read_comments(number)
         if failed_mark:
             reason = claims.last_failure(comments) if comments is not None else None
@@ -362,6 +366,8 @@ class IssueReader:
             parent=self._local_id(id_of_issue_url(issue.get("parent_issue_url"))),
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after, extra=extra,
+            gates=self.gates.of(comments, number, labels) if gated and comments is not None
+            else (),
             branch=item_branch(number) if self.pulls is not None else None)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
@@ -484,8 +490,10 @@ class IssueReader:
         for c in found:
             try:
                 created = parse_time(c["created_at"])
+                user = c.get("user")
                 out.append(claims.Comment(int(c["id"]), str(c.get("body") or ""), created,
-                                          parse_time(c.get("updated_at") or c["created_at"])))
+                                          parse_time(c.get("updated_at") or c["created_at"]),
+                                          user.get("login") if isinstance(user, dict) else None))
             except (KeyError, TypeError, ValueError):
                 continue
         return out, first.date or datetime.now(UTC)

@@ -18,6 +18,9 @@ or form-encoded (`application/x-www-form-urlencoded`, `payload=<json>`: the cont
 webhook form offers first); the signature covers the raw body either way. `receive` is what
 `GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook`
 on the run host).
+
+Approval gates (`jr2_sources.gates`): an `issue_comment` created or edited wakes the pool only
+when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments never do.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from jr2_sources.gates import answer_command
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 
 from .refs import repo_of_api_url, same_repo
@@ -48,7 +52,15 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str,
                   events: frozenset[str] = WAKE_EVENTS) -> bool:
     """True when the delivery can change the Ready-set of `repo` (`owner/repo`); `events`: the
     event names that can (`WAKE_EVENTS`, plus `PR_EVENTS` with `--done-when merged`)."""
-    if event_name not in events or not isinstance(payload, Mapping):
+    if not isinstance(payload, Mapping):
+        return False
+    if event_name == "issue_comment":  # a gate's answer (an approval gate, `--gate`)
+        comment = payload.get("comment")
+        text = comment.get("body") if isinstance(comment, Mapping) else None
+        if payload.get("action") not in ("created", "edited") or not isinstance(text, str) \
+                or answer_command(text) is None:
+            return False
+    elif event_name not in events:
         return False
     repository = payload.get("repository")
     if isinstance(repository, Mapping):

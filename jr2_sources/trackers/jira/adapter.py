@@ -59,10 +59,12 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
+from jr2_sources.gates import GateRequest, GateStatus
 from jr2_sources.incremental import Delta
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.gatecomments import record_answer
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
@@ -74,6 +76,7 @@ from . import markers
 from .client import JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .deltas import JiraDeltas
+from .gates import GateReader
 from .jql import (
     MAX_KEYS,
     keys_clause,
@@ -97,7 +100,9 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         created = parse_jira_time(str(raw["created"]))
         updated = parse_jira_time(str(raw.get("updated") or raw["created"]))
         body = markers.join(str(raw.get("body") or ""), raw.get("properties"))
-        return Comment(int(raw["id"]), body, created, updated)
+        author = raw.get("author")
+        who = (author.get("accountId") or author.get("name")) if isinstance(author, dict) else None
+        return Comment(int(raw["id"]), body, created, updated, str(who) if who else None)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -108,6 +113,7 @@ class JiraAdapter(ClaimsByComment):
     tracker = "Jira"
     comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
     reads_bodies = False  # the search asks for no description: --exclusive-by touches is refused
+    gates = True  # --gate: a `jr2:gate` marker in the claim comment (`park`)
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
                  client: JiraClient | None = None) -> None:
@@ -132,6 +138,8 @@ class JiraAdapter(ClaimsByComment):
         self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
         self._projects: frozenset[str] = frozenset()  # the projects the last results named
         self._echoes = Echoes()
+        self._gates = GateReader(  # --gate: who may answer (gates.py)
+            client, lambda who: self._is_me({"accountId": who, "name": who}))
         self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
 
     # -- reading --------------------------------------------------------------------------------
@@ -272,6 +280,7 @@ class JiraAdapter(ClaimsByComment):
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after,
+            gates=self._gates.of(key, comments) if comments is not None else (),
             extra={"key": key, "status": str(status.get("name") or "")})
 
     def _is_type(self, link_type: Any) -> bool:
@@ -452,6 +461,36 @@ class JiraAdapter(ClaimsByComment):
         if done and not name:
             with self._lock:
                 self._done_here.add(item_id)
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Park the issue awaiting approval (`jr2_sources.gates`): the claim comment becomes a
+        `jr2:gate` marker saying how to answer, and the claim label stays (as while a retry
+        waits): that is how every pool finds the gate again. One write."""
+        self._writable()
+        self._guard(item_id)
+        held = self.claims.take(item_id, holder)
+        if held is None:
+            return
+        name, why = request.name, f": {request.reason}" if request.reason else ""
+        text = (f"jr2: awaiting approval of {name}{why}\n\nSomeone who may edit this issue "
+                f"answers with a comment /jr2 approve {name} or /jr2 reject {name} REASON.")
+        try:
+            self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
+                               None, keep_mark=True)
+        finally:  # a comment edit need not move `updated`: the next delta reads it again
+            self._deltas.note(item_id)
+
+    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
+        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        self._writable()
+        self._guard(item_id)
+        try:
+            return record_answer(self, item_id, name, status, reason, by,
+                                 lambda who: self._gates.can_edit(who, item_id))
+        finally:
+            self._deltas.note(item_id)
 
     # -- writes ---------------------------------------------------------------------------------
 

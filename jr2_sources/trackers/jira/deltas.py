@@ -25,12 +25,17 @@ cannot be sure:
   (ISSUE-NOTES 6: a blocker closing need not bump the blocked issue's `updated`, so blockers
   are read directly and the incremental Ready-set re-evaluates their dependents); anything
   else is ignored and never written to. Issues of other projects are read only when an issue
-  of the set names them as blockers or sub-tasks.
+  of the set names them as blockers or sub-tasks. A named blocker can also leave the set yet
+  stay in the filter (reopened and taken by a person: the first search finds it, it is no
+  item): it is delivered the same way, with its state now, as a full reading reads it.
 * Issues read again whatever their time: those this process wrote (`note`: claims and
   settles), those a verified webhook delivery named (issue events name the issue, link events
   both issues' ids), and those whose claim (another pool's) ends now by the lease held here:
   renewals are comment edits, which Atlassian does not document as changing the issue's
-  `updated`. On Cloud their ids go in `reconcileIssues` (read-after-write consistency, up to 50).
+  `updated`; and parked issues (`jr2 work --gate`: an awaiting gate), since the answer is a
+  comment (`/jr2 approve NAME`) that jr2 does not rely on changing `updated` (below): a pool
+  sees an answer within one poll. On Cloud their ids go in `reconcileIssues` (read-after-write
+  consistency, up to 50).
   An issue a delivery says was deleted is confirmed by a direct read (404) and leaves as
   `missing`; the issues that named it are read again (Jira removes a deleted issue's links).
 * A moved issue keeps its id and gets a key of its new project. A delivery about an issue whose
@@ -58,6 +63,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.gates import awaiting
 from jr2_sources.incremental import Delta
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
@@ -106,6 +112,7 @@ class JiraDeltas:
         self._ids: dict[str, int] = {}  # key -> the issue's id, for every issue read
         self._keys: dict[int, str] = {}  # the other way round (a moved issue keeps its id)
         self._leases: dict[str, datetime] = {}  # key -> end of a live claim (this machine)
+        self._parked: set[str] = set()  # keys awaiting an approval gate: read every delta
         self._refs: dict[str, set[str]] = {}  # key -> the keys it names as blockers/children
         self._named: Counter[str] = Counter()  # key -> how many issues of the set name it
         self._seen_outside: dict[str, str] = {}  # key -> `updated` of a named issue outside
@@ -161,6 +168,7 @@ class JiraDeltas:
         snap, found, at = self.adapter.read_scope()
         stamps = {str(i["key"]): self._stamp(i) for i in found}
         self._stamps, self._leases, self._refs = {}, {}, {}
+        self._parked = set()
         self._named, self._seen_outside = Counter(), {}
         self._projects = frozenset(project_of(k) for k in stamps)
         for issue in found:
@@ -185,6 +193,7 @@ class JiraDeltas:
             forced |= {k for k, refs in self._refs.items() if refs & gone_keys} - gone_keys
         now = datetime.now(UTC)
         forced |= {k for k, end in self._leases.items() if end <= now + LEASE_MARGIN}
+        forced |= self._parked - deleted
         outside = {k for k in self._named if k not in self._stamps
                    and project_of(k) not in self._projects}
         if len(forced) > MAX_KEYS or len(forced | outside) > MAX_KEYS:
@@ -232,10 +241,16 @@ class JiraDeltas:
             if key in delta.left or (self._stamps.get(key) == stamp and key not in forced):
                 continue  # left per the newer answer, or unchanged since it was read
             item = ad.item_of(issue, own=True)
-            if item is None:  # a person's now, or settled here
+            if item is None:  # a person's now, or settled here: out of the set
                 if key in self._stamps:
-                    delta.left[key] = "done" if ad.done_here(key) else "open"
+                    delta.left[key] = self._left_state(key, issue)
                     self._drop(key)
+                elif key in self._named and (
+                        key in forced or self._seen_outside.get(key) != stamp):
+                    # a blocker outside the set (done, say) reopened and taken by a person:
+                    # in the filter, not in the set, and its dependents read its state now
+                    delta.left[key] = self._left_state(key, issue)
+                    self._seen_outside[key] = stamp
                 continue
             self._projects |= {project_of(key)}
             self._drop(key)
@@ -302,6 +317,8 @@ class JiraDeltas:
         self._stamps[key] = stamp
         if item.claim is not None and item.claim.lease_expires is not None:
             self._leases[key] = item.claim.lease_expires
+        if item.gates and awaiting(item) is not None:
+            self._parked.add(key)
         refs = _refs(item)
         self._refs[key] = refs
         self._named.update(refs)
@@ -316,6 +333,7 @@ class JiraDeltas:
     def _drop(self, key: str) -> None:
         self._stamps.pop(key, None)
         self._leases.pop(key, None)
+        self._parked.discard(key)
         refs = self._refs.pop(key, set())
         self._named.subtract(refs)
         for ref in refs:

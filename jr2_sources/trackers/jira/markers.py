@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
-from jr2_sources.kit.claims import Comment, parse_marker, render_marker
+from jr2_sources.kit.claims import Comment, Kind, parse_marker, render_marker
 from jr2_sources.kit.comment_locks import lock_fields, render_lock
 
 PROPERTY = "jr2"
@@ -55,8 +55,8 @@ def join(body: str, properties: Any) -> str:
         if not isinstance(value, Mapping):
             continue
         kind, fields = value.get("kind"), value.get("fields")
-        if kind in ("claim", "done", "failed", "released") and isinstance(fields, dict):
-            return render_marker(kind, fields, body)
+        if kind in get_args(Kind) and isinstance(fields, dict):
+            return render_marker(kind, fields, body)  # type: ignore[arg-type]
         if kind == "lock" and isinstance(fields, dict):
             return render_lock(fields, body)
     return body

@@ -78,7 +78,7 @@ class LocalChanges:
         if full or view is None or key != self._key or view.backlog is not backlog:
             state = store.state() if store is not None else StoreState({}, {})
             self._view = ItemView(backlog, dict(state.claims), dict(state.outcomes), self.wanted,
-                                  dict(state.retries))
+                                  dict(state.retries), dict(state.gates))
             self._key, self._version = key, version
             snap = self._view.snapshot(self.name)
             self._done_count = snap.done_count or 0
@@ -87,7 +87,7 @@ class LocalChanges:
             assert store is not None
             state = store.state()
             touched = _differ(view.claims, state.claims) | _differ(view.outcomes, state.outcomes)
-            touched |= _differ(view.retries, state.retries)
+            touched |= _differ(view.retries, state.retries) | _differ(view.gates, state.gates)
             touched |= noted
             self._version = version
         elif noted and store is not None:
@@ -105,7 +105,7 @@ class LocalChanges:
         backlog's size."""
         state = store.state(ids) if store is not None else StoreState({}, {})
         view = ItemView(backlog, state.claims, state.outcomes, self.wanted, state.retries,
-                        index=self._view)
+                        state.gates, index=self._view)
         return {iid: view.item(iid) for iid in ids}
 
     def _delta(self, view: ItemView, touched: set[str], state: StoreState) -> Delta:
@@ -115,6 +115,7 @@ class LocalChanges:
             _put(view.claims, iid, state.claims.get(iid))
             _put(view.outcomes, iid, state.outcomes.get(iid))
             _put(view.retries, iid, state.retries.get(iid))
+            _put(view.gates, iid, state.gates.get(iid))
         after = {iid for iid in touched if view.counted(iid)}
         self._done_count += len(after) - len(before)
         delta = Delta(done_count=self._done_count)

@@ -5,19 +5,21 @@ deltas of a running pool (`changes.py`), which rebuild only the items that chang
 rule per item in one place is what makes the two agree.
 
 `ItemView` holds what the rules read: the parsed backlog (and, computed once per file version,
-its items by id and its children by parent), the claim, outcome and retry rows (a mirror the delta
-reader keeps current), and the label filter. A view may hold the rows of a few items only (watching
-held items): then what it says of those items is right, and of their blockers' states is not read.
+its items by id and its children by parent), the claim, outcome, retry and gate rows (a mirror
+the delta reader keeps current), and the label filter. A view may hold the rows of a few items
+only (watching held items): then what it says of those items is right, and of their blockers'
+states is not read.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from jr2_sources.gates import Gate
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .backlog import Backlog, BacklogItem
-from .store import ClaimRow, OutcomeRow
+from .store import ClaimRow, GateRow, OutcomeRow
 
 
 def _ts(value: float) -> datetime:
@@ -33,6 +35,7 @@ class ItemView:
     def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
                  outcomes: dict[str, OutcomeRow], wanted: set[str],
                  retries: dict[str, tuple[int, float]] | None = None,
+                 gates: dict[str, tuple[GateRow, ...]] | None = None,
                  index: ItemView | None = None) -> None:
         """`index`: a view of the same backlog whose items by id and children by parent are
         reused (building them is O(n))."""
@@ -46,6 +49,7 @@ class ItemView:
         self.outcomes = outcomes
         self.wanted = wanted
         self.retries = {} if retries is None else retries
+        self.gates = {} if gates is None else gates
 
     def done(self, item_id: str) -> bool:
         """Done in the file, or settled done in the store."""
@@ -80,7 +84,7 @@ class ItemView:
             return None
         claim = self.claims.get(item_id)
         out = self.outcomes.get(item_id)
-        if not self.selected(it) and claim is None and out is None:
+        if not self.selected(it) and claim is None and out is None and item_id not in self.gates:
             return None
         return SnapshotItem(
             id=it.id, title=it.title, labels=list(it.labels), priority=it.priority,
@@ -96,6 +100,8 @@ class ItemView:
             if claim is not None else None,
             branch=it.branch, extra={"body": it.body} if it.body else {},
             in_scope=self.selected(it),
+            gates=tuple(Gate(g.name, g.status, _ts(g.at), g.reason, g.by)  # type: ignore[arg-type]
+                        for g in self.gates.get(item_id, ())),
         )
 
     def done_count(self) -> int:

@@ -35,6 +35,7 @@ from pydantic import ConfigDict, Field
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
+from jr2_sources.gates import GateRequest
 from jr2_sources.incremental import Delta
 from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
@@ -177,8 +178,8 @@ class LocalAdapter(Tracker):
         store = self._open_store()
         state = store.state() if store is not None else None
         return ItemView(backlog, state.claims if state else {}, state.outcomes if state else {},
-                        set(self.config.label),
-                        state.retries if state else {}).snapshot(self.name)
+                        set(self.config.label), state.retries if state else {},
+                        state.gates if state else {}).snapshot(self.name)
 
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last call (see `changes.py`): a `Delta`, or a full snapshot
@@ -222,6 +223,28 @@ class LocalAdapter(Tracker):
                 return
             reason = outcome.failure.reason if outcome.failure is not None else None
             self._writable().settle(item_id, holder, outcome.status, reason, retry=retry)
+        finally:
+            self._changes.note(item_id)
+
+    gates: ClassVar[bool] = True
+    """`park` keeps the gate in the claim store's `gates` table (`jr2 work --gate`)."""
+
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        try:
+            self._writable().park(item_id, holder, request.name, request.reason)
+        finally:
+            self._changes.note(item_id)
+
+    def answer_gate(self, item_id: str, name: str, status: str, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """A person's answer to a gate (`jr2 local approve|reject`, `jr2_sources.gates.answer`):
+        False when that gate does not await an answer."""
+        if item_id not in self.backlog().by_id():
+            from jr2_core.errors import UsageError
+
+            raise UsageError(f"{self.config.target}: no item {item_id!r}")
+        try:
+            return self._writable().answer(item_id, name, status, reason, by)
         finally:
             self._changes.note(item_id)
 

@@ -30,15 +30,23 @@ with it, and a pool killed with `kill -9` holds it no longer than its lease. Sch
 `claim_groups` (a schema-2 file gains it when a writer opens it; a jr2 that knows schema 2 only
 refuses the file, so it cannot ignore the groups).
 
+Approval gates (`jr2 work --gate`, `jr2_sources.gates`) live in the `gates` table, one row per
+item and gate: `awaiting` (with the worker's reason) until a person answers (`approved` or
+`rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
+transaction; a claim is refused while the item has an awaiting row, so a parked item never
+runs before its answer, whichever pool sees it. Schema 5 added the table (an older file gains
+it when a writer opens it; a reader of a schema-1 to -4 file sees no gates).
+
 Schema 4 dropped the `changes` table and the six triggers that bumped its counter on every claim
 and outcome write: a waiting pool learns that another process wrote from SQLite's own
 `PRAGMA data_version` (`data_version()`), which costs no write. A writer opening a file of an
 older schema upgrades it in the same transaction that checks its version (tables it lacks are
 created, the triggers and the table dropped, rows kept); a reader never upgrades, and reads every
-schema up to its own (a schema-1 file has no retry records, a schema-1 or -2 file no groups). An
-older jr2 opening a schema-4 file stops with one line (`claim store schema 4 is newer than this
-jr2's (3); upgrade jr2`); pools sharing one store should run one jr2 version, since an older pool
-already running when a newer one upgrades the file ends with a store error on its next read.
+schema up to its own (a schema-1 file has no retry records, a schema-1 or -2 file no groups, a
+schema-1 to -4 file no gates). An older jr2 opening a newer file stops with one line (`claim store
+schema 5 is newer than this jr2's (4); upgrade jr2`); pools sharing one store should run one jr2
+version, since an older pool already running when a newer one upgrades the file ends with a store
+error on its next read.
 
 A store opened with `open_readonly` (the dry-run report) never creates the database and never
 writes it. SQLite's WAL readers need the `-wal` and `-shm` files beside the database: while a
@@ -71,6 +79,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ClaimRow",
     "ClaimStore",
+    "GateRow",
     "OutcomeRow",
     "OutcomeStatus",
     "StoreError",
@@ -79,7 +88,7 @@ __all__ = [
 
 OutcomeStatus = Literal["done", "failed"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
@@ -108,6 +117,15 @@ CREATE TABLE IF NOT EXISTS claim_groups (
     PRIMARY KEY (item_id, grp)
 );
 CREATE INDEX IF NOT EXISTS claim_groups_grp ON claim_groups (grp);
+CREATE TABLE IF NOT EXISTS gates (
+    item_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('awaiting', 'approved', 'rejected')),
+    reason TEXT,
+    by TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (item_id, name)
+);
 """
 
 # Schema 4: the change counter of schemas 1 to 3 goes (PRAGMA data_version replaced it).
@@ -128,6 +146,7 @@ SELECT :item, :holder, :now, :expires, 1
 WHERE NOT EXISTS (SELECT 1 FROM outcomes WHERE item_id = :item)
   AND NOT EXISTS (SELECT 1 FROM retries WHERE item_id = :item AND retry_after > :now)
   AND COALESCE((SELECT attempts FROM retries WHERE item_id = :item), 0) = :attempts
+  AND NOT EXISTS (SELECT 1 FROM gates WHERE item_id = :item AND status = 'awaiting')
 ON CONFLICT (item_id) DO UPDATE SET
     holder = excluded.holder,
     since = CASE WHEN claims.holder = excluded.holder THEN claims.since ELSE excluded.since END,
@@ -189,6 +208,17 @@ class OutcomeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class GateRow:
+    """One approval gate of an item: awaiting, approved or rejected, why, by whom, when."""
+
+    name: str
+    status: str
+    reason: str | None
+    by: str | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class StoreState:
     """Everything in the store (or about some items), read in one transaction."""
 
@@ -196,6 +226,8 @@ class StoreState:
     outcomes: dict[str, OutcomeRow]
     retries: dict[str, tuple[int, float]] = field(default_factory=dict)
     """Items waiting to be retried: attempts spent, earliest next attempt (epoch seconds)."""
+    gates: dict[str, tuple[GateRow, ...]] = field(default_factory=dict)
+    """Items with approval gates: their rows, by gate name."""
 
 
 _MAX_VARS = 500  # host parameters per statement: far below every SQLite build's limit
@@ -494,6 +526,37 @@ class ClaimStore:
             )
             return cursor.rowcount == 1
 
+    def park(self, item_id: str, holder: str, gate: str, reason: str | None = None,
+             now: float | None = None) -> bool:
+        """Park `item_id` awaiting approval of `gate` and drop `holder`'s claim, in one
+        transaction; False, with nothing written, when `holder` no longer holds it."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            deleted = conn.execute(
+                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
+            ).rowcount
+            if deleted != 1:
+                return False
+            conn.execute(
+                "INSERT INTO gates (item_id, name, status, reason, by, at)"
+                " VALUES (?, ?, 'awaiting', ?, NULL, ?) ON CONFLICT (item_id, name) DO UPDATE"
+                " SET status = 'awaiting', reason = excluded.reason, by = NULL, at = excluded.at",
+                (item_id, gate, reason, at))
+            return True
+
+    def answer(self, item_id: str, gate: str, status: str, reason: str | None = None,
+               by: str | None = None, now: float | None = None) -> bool:
+        """A person's answer (`approved` or `rejected`) to the gate `gate` of `item_id`; False
+        when that gate is not awaiting an answer (never asked, or answered already)."""
+        if status not in ("approved", "rejected"):
+            raise ValueError(f"status must be 'approved' or 'rejected', not {status!r}")
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE gates SET status = ?, reason = ?, by = ?, at = ?"
+                " WHERE item_id = ? AND name = ? AND status = 'awaiting'",
+                (status, reason, by, at, item_id, gate)).rowcount == 1
+
     def state(self, ids: Collection[str] | None = None) -> StoreState:
         """Every claim, outcome and retry record (or only those of `ids`), from one consistent
         read."""
@@ -503,6 +566,7 @@ class ClaimStore:
             claims: dict[str, ClaimRow] = {}
             outcomes: dict[str, OutcomeRow] = {}
             retries: dict[str, tuple[int, float]] = {}
+            gates: dict[str, tuple[GateRow, ...]] = {}
             for where, args in _where_ids(ids):
                 for row in conn.execute(
                     f"SELECT item_id, holder, since, lease_expires, attempt FROM claims{where}",
@@ -519,7 +583,15 @@ class ClaimStore:
                     f"SELECT item_id, attempts, retry_after FROM retries{where}", args
                 ):
                     retries[row[0]] = (int(row[1]), float(row[2]))
-            return StoreState(claims=claims, outcomes=outcomes, retries=retries)
+                if version < 5:  # a schema-1 to -4 file a reader does not upgrade: no gates
+                    continue
+                for row in conn.execute(
+                    f"SELECT item_id, name, status, reason, by, at FROM gates{where}"
+                    " ORDER BY item_id, name", args
+                ):
+                    gates[row[0]] = (*gates.get(row[0], ()),
+                                     GateRow(row[1], row[2], row[3], row[4], float(row[5])))
+            return StoreState(claims=claims, outcomes=outcomes, retries=retries, gates=gates)
 
     def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` of this connection: it changes when ANOTHER connection

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from jr2_core import UsageError
 from jr2_sources import Delta, LabelCommentTracker, Snapshot, SourceEnv, Verdict
@@ -74,6 +75,9 @@ class GitLabAdapter(LabelCommentTracker):
     def issue_path(self, key: str) -> str:
         return f"/projects/{encode_project(self.project)}/issues/{self._iid(key)}"
 
+    def can_answer(self, who: str) -> bool | None:
+        return self.reader.gates.can_answer(who)
+
     def read_snapshot(self, skip: set[str]) -> Snapshot:
         return self.reader.snapshot(skip)
 
@@ -101,6 +105,12 @@ class GitLabAdapter(LabelCommentTracker):
     def close_issue(self, key: str) -> None:
         self.client.write("PUT", self.issue_path(key), {"state_event": "close"},
                           need=self.need_issues)
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The issue `issue` of this project as the dashboard (`board.py`)."""
+        from .board import GitLabBoard
+
+        return GitLabBoard(self, issue)
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Check a GitLab delivery and say whether it can change this project's Ready-set."""

@@ -42,11 +42,13 @@ from typing import Any, Literal
 
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Snapshot, SnapshotItem
+from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
 from .delta import GitLabChanges
+from .gates import GateReader
 from .refs import (
     body_refs,
     encode_project,
@@ -98,6 +100,7 @@ class IssueReader:
         self._warned = False
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitLabChanges | None = None  # set by an adapter that reads deltas
+        self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
 
     def issues_path(self, project: str | None = None) -> str:
         return f"/projects/{encode_project(project or self.project)}/issues"
@@ -328,7 +331,8 @@ class IssueReader:
         claim = None
         comments: list[claims.Comment] | None = None
         now: datetime | None = None
-        if cfg.claim_label in labels or (cfg.detail and cfg.failed_label in labels):
+        gated = AWAITING_LABEL in labels
+        if cfg.claim_label in labels or gated or (cfg.detail and cfg.failed_label in labels):
             comments, now = self.read_notes(iid)
         if cfg.failed_label in labels:
             reason = claims.last_failure(comments) if comments is not None else None
@@ -344,7 +348,8 @@ class IssueReader:
             created=parse_time(issue["created_at"]) if issue.get("created_at") else None,
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
             failed=failed, claim=claim, attempts=attempts, retry_after=retry_after,
-            extra=extra, in_scope=cfg.selects(labels))
+            extra=extra, in_scope=cfg.selects(labels),
+            gates=self.gates.of(comments) if gated and comments is not None else ())
 
     def _ref_state(self, ref: str, listed: Mapping[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)
@@ -386,8 +391,13 @@ class IssueReader:
                 continue
             try:
                 created = parse_time(n["created_at"])
+                author = n.get("author")
+                who = author.get("username") if isinstance(author, dict) else None
+                if who and isinstance(author, dict) and isinstance(author.get("id"), int):
+                    self.gates.ids[str(who)] = author["id"]
                 out.append(claims.Comment(int(n["id"]), str(n.get("body") or ""), created,
-                                          parse_time(n.get("updated_at") or n["created_at"])))
+                                          parse_time(n.get("updated_at") or n["created_at"]),
+                                          str(who) if who else None))
             except (KeyError, TypeError, ValueError):
                 continue
         return out, first.date or datetime.now(UTC)

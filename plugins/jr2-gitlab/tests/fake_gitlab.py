@@ -17,6 +17,14 @@ logs (method, path, query); `writes()` counts mutating requests; `fault()` queue
 inline fragment that does not match selects nothing). `set_parent()` files a child under a
 parent; `graphql_error` answers a GraphQL error; `graphql = False` makes the endpoint answer
 404 (an instance without it). A GraphQL query is not a write.
+
+Members (the dashboard's author check, who may answer a gate):
+`GET /projects/:id/members/all/:user_id` answers the
+shape of "Get a member of a group or project, including inherited and invited members"
+(fixtures/gitlab/api/member_all.json, GitLab's doc/api/members.md) with the user's
+`access_level`, or 404 for a non-member. `add_user()` makes a user with a role (None: not a
+member); an issue's `author` is the user `add_issue(author=...)` names (default: jr2-bot, a
+Maintainer). `PUT .../issues/:iid` takes `description` ("Edit an issue").
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 TOKEN = "glpat-fake-token-0123456789"
-_USER = {"id": 1, "username": "jr2-bot", "name": "jr2 bot", "state": "active",
+_USER: dict[str, Any] = {"id": 1, "username": "jr2-bot", "name": "jr2 bot", "state": "active",
          "avatar_url": None, "web_url": "http://gitlab.example/jr2-bot"}
 
 
@@ -64,7 +72,9 @@ class FakeGitLab:
         self.graphql_error: str | None = None  # answer `{"errors": [{"message": ...}]}`
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.faults: list[Fault] = []
-        self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0}
+        self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0, "user": 1}
+        self.users: dict[str, dict[str, Any]] = {"jr2-bot": dict(_USER)}
+        self.levels: dict[int, int] = {_USER["id"]: 40}  # user id -> access_level (members)
         self.server: ThreadingHTTPServer | None = None
 
     # -- setup ----------------------------------------------------------------------------------
@@ -79,6 +89,16 @@ class FakeGitLab:
         self._ids[kind] += 1
         return self._ids[kind]
 
+    def add_user(self, username: str, level: int | None) -> dict[str, Any]:
+        """A user, a project member with `access_level` `level` (None: not a member)."""
+        with self.lock:
+            uid = self._next("user")
+            self.users[username] = {**_USER, "id": uid, "username": username, "name": username,
+                                    "web_url": f"http://gitlab.example/{username}"}
+            if level is not None:
+                self.levels[uid] = level
+            return self.users[username]
+
     def project(self, path: str) -> dict[str, Any]:
         with self.lock:
             if path not in self.projects:
@@ -86,7 +106,8 @@ class FakeGitLab:
             return self.projects[path]
 
     def add_issue(self, path: str, title: str, *, labels: list[str] | None = None,
-                  description: str = "", state: str = "opened") -> int:
+                  description: str = "", state: str = "opened",
+                  author: str = "jr2-bot") -> int:
         with self.lock:
             proj = self.project(path)
             proj["next"] += 1
@@ -95,12 +116,29 @@ class FakeGitLab:
             proj["issues"][iid] = {
                 "id": self._next("issue"), "iid": iid, "project_id": proj["id"], "title": title,
                 "description": description, "state": state, "labels": list(labels or []),
-                "assignees": [], "created": t, "updated": t, "notes": []}
+                "assignees": [], "created": t, "updated": t, "notes": [],
+                "author": author}
             return iid
 
     def issue(self, path: str, iid: int) -> dict[str, Any]:
         issue: dict[str, Any] = self.projects[path]["issues"][iid]
         return issue
+
+    def _user(self, username: str) -> dict[str, Any]:
+        """The user named `username` (made on first mention, a member only through
+        `add_user`)."""
+        with self.lock:
+            return self.users.get(username) or self.add_user(username, None)
+
+    def add_note(self, path: str, iid: int, body: str, username: str) -> int:
+        """A note a person (`username`) posts on an issue; its id."""
+        with self.lock:
+            issue = self.issue(path, iid)
+            t = self.now()
+            n = {"id": self._next("note"), "body": body, "created": t, "updated": t,
+                 "system": False, "noteable_id": issue["id"], "author": self._user(username)}
+            issue["notes"].append(n)
+            return int(n["id"])
 
     def block(self, blocker: tuple[str, int], blocked: tuple[str, int]) -> None:
         """Link two issues. GitLab writes a system note on both, which touches them."""
@@ -152,7 +190,8 @@ class FakeGitLab:
             "created_at": iso(i["created"]), "updated_at": iso(i["updated"]),
             "closed_at": None, "labels": list(i["labels"]), "milestone": None,
             "assignees": list(i["assignees"]), "assignee": (i["assignees"] or [None])[0],
-            "author": _USER, "type": "ISSUE", "issue_type": "issue",
+            "author": self.users[i.get("author", "jr2-bot")], "type": "ISSUE",
+            "issue_type": "issue",
             "user_notes_count": len(i["notes"]), "confidential": False, "due_date": None,
             "web_url": self._web(path, i["iid"]), "blocking_issues_count": blocking,
             "references": {"short": f"#{i['iid']}", "relative": f"#{i['iid']}",
@@ -173,7 +212,8 @@ class FakeGitLab:
 
     def _note_json(self, n: dict[str, Any], iid: int) -> dict[str, Any]:
         return {"id": n["id"], "type": None, "body": n["body"], "attachment": None,
-                "author": _USER, "created_at": iso(n["created"]), "updated_at": iso(n["updated"]),
+                "author": n.get("author", _USER), "created_at": iso(n["created"]),
+                "updated_at": iso(n["updated"]),
                 "system": n["system"], "noteable_id": n["noteable_id"], "noteable_type": "Issue",
                 "noteable_iid": iid, "resolvable": False, "confidential": False,
                 "internal": False}
@@ -198,6 +238,8 @@ class FakeGitLab:
                     return 404, {"error": "404 Not Found"}, {}
                 return self._graphql(body)
             parts = [unquote(p) for p in raw_path.split("/") if p]
+            if parts == ["api", "v4", "user"] and method == "GET":  # "Get the current user"
+                return 200, _USER, {}
             if parts[:2] != ["api", "v4"] or len(parts) < 5 or parts[2] != "projects":
                 return 404, {"error": "404 Not Found"}, {}
             path = parts[3]
@@ -210,12 +252,22 @@ class FakeGitLab:
             q = {k: v[-1] for k, v in query.items()}
             if rest == ["issues"] and method == "GET":
                 return self._list(path, proj, q)
+            if rest[:2] == ["members", "all"] and len(rest) == 3 and method == "GET":
+                return self._member(rest[2])
             if len(rest) < 2 or rest[0] != "issues" or not rest[1].isdigit():
                 return 404, {"error": "404 Not Found"}, {}
             issue = proj["issues"].get(int(rest[1]))
             if issue is None:
                 return 404, {"message": "404 Not found"}, {}
             return self._on_issue(path, issue, method, rest[2:], q, body)
+
+    def _member(self, raw: str) -> tuple[int, Any, dict[str, str]]:
+        user = next((u for u in self.users.values() if str(u["id"]) == raw), None)
+        if user is None or user["id"] not in self.levels:
+            return 404, {"message": "404 Not found"}, {}
+        return 200, {**{k: user[k] for k in ("id", "username", "name", "state", "avatar_url",
+                                             "web_url")},
+                     "access_level": self.levels[user["id"]], "expires_at": None}, {}
 
     def _graphql(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         if self.graphql_error:
@@ -294,6 +346,8 @@ class FakeGitLab:
                         issue["labels"].append(lab)
                 drop = {x for x in str(body.get("remove_labels") or "").split(",") if x}
                 issue["labels"] = [x for x in issue["labels"] if x not in drop]
+                if isinstance(body.get("description"), str):
+                    issue["description"] = body["description"]
                 if body.get("state_event") == "close":
                     issue["state"] = "closed"
                 elif body.get("state_event") == "reopen":

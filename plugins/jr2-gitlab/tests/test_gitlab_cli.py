@@ -125,3 +125,54 @@ def test_jr2_work_retries_a_transient_failure_through_the_plugin(tmp_path: Any) 
         assert [mk.kind for mk in settled] == ["failed", "failed", "done"]
     finally:
         f.stop()
+
+
+GATE_WORKER = r'''
+import os, sys
+log = os.path.join(sys.argv[1], "runs")
+open(log, "a").write(os.environ.get("JR2_GATE_DEPLOY", "-") + "\n")
+if "JR2_GATE_DEPLOY" not in os.environ:
+    print("jr2: await-approval deploy ship it?")
+    sys.exit(79)
+'''
+
+
+def test_jr2_work_parks_a_gated_item_until_a_developer_approves(tmp_path: Any) -> None:
+    """`--gate deploy`: the worker asks (exit 79), the issue is parked (`jr2:awaiting-approval`,
+    the claim label gone) and the run ends deadlocked; `/jr2 approve deploy` by a Reporter is
+    ignored, by a Developer it counts: the next `jr2 work` runs it with
+    JR2_GATE_DEPLOY=approved, closes it and takes the awaiting label off."""
+    f = FakeGitLab().start()
+    try:
+        f.add_user("dev", 30)
+        f.add_user("rep", 20)
+        iid = f.add_issue("group/project", "Ship", labels=["agent"])
+        (tmp_path / "w.py").write_text(GATE_WORKER)
+        argv = [sys.executable, "-m", "jr2_core", "work", "gitlab:group/project", "--label",
+                "agent", "--write-spacing", "0.01", "--poll-every", "0.2", "--state",
+                str(tmp_path / "state"), "--gate", "deploy", "--", sys.executable,
+                str(tmp_path / "w.py"), str(tmp_path)]
+        env = {**os.environ, **_env(f)}
+
+        def run() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+
+        res = run()
+        assert res.returncode == 3, res.stderr[-2000:]
+        issue = f.projects["group/project"]["issues"][iid]
+        assert "jr2:awaiting-approval" in issue["labels"]
+        assert "jr2:claimed" not in issue["labels"]
+        f.add_note("group/project", iid, "/jr2 approve deploy", "rep")
+        f.add_note("group/project", iid, "/jr2 approve deploy", "jr2-bot")  # jr2's own token
+        report = jr2("ready", "gitlab:group/project", "--label", "agent", "--json", env=_env(f))
+        [entry] = json.loads(report.stdout)["blocked"]
+        [reason] = entry["reasons"]
+        assert reason["kind"] == "awaiting_approval" and reason["ignored_answers_by"] == ["rep"]
+        f.add_note("group/project", iid, "/jr2 approve deploy", "dev")
+        res = run()
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert (tmp_path / "runs").read_text() == "-\napproved\n"
+        assert issue["state"] == "closed"
+        assert "jr2:awaiting-approval" not in issue["labels"]
+    finally:
+        f.stop()

@@ -302,3 +302,51 @@ def test_ctrl_c_ends_jr2_work_dashboard_at_once_without_waiting_for_the_interval
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+GATED_WORKER = r'''
+import os, sys
+with open(sys.argv[1], "a") as out:
+    out.write(f"{os.environ['JR2_ITEM_ID']} {os.environ.get('JR2_GATE_DEPLOY', '-')}\n")
+if os.environ["JR2_ITEM_ID"] == "o/r#1" and "JR2_GATE_DEPLOY" not in os.environ:
+    print("jr2: await-approval deploy ship it?")
+    sys.exit(79)
+'''
+
+
+def test_an_approve_tick_answers_the_gate_and_the_next_jr2_work_runs_the_item_approved(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    """`jr2 work --gate deploy` parks #1; `jr2 dashboard` draws its approve box; a person ticks
+    it; the next update answers the gate (a `jr2:answer` comment naming the dashboard); the next
+    `jr2 work` runs #1 with `JR2_GATE_DEPLOY=approved`, then #3 that waited on it."""
+    seed(gh)
+    (tmp_path / "worker.py").write_text(GATED_WORKER)
+    runs = tmp_path / "runs"
+    work = ["work", "github:o/r", "--label", "agent", "--gate", "deploy", *FAST, "--",
+            sys.executable, str(tmp_path / "worker.py"), str(runs)]
+    jr2(gh, tmp_path, *work)
+    assert runs.read_text().splitlines() == ["o/r#1 -"]
+    assert "jr2:awaiting-approval" in gh.issue("o/r", 1).labels
+    first = dashboard_cmd(gh, tmp_path)
+    assert first.returncode == 0, first.stderr
+    boxes = [t for t in ticks(split(gh.issue("o/r", 4).body).section) if t.kind == "approve"]
+    assert [(t.item_id, t.gate, t.ticked) for t in boxes] == [("o/r#1", "deploy", False)]
+    issue = gh.issue("o/r", 4)
+    key = f"<!-- jr2:approve {b'o/r#1'.hex()} {b'deploy'.hex()} -->"
+    with gh.lock:  # a person ticks the approve box
+        issue.body = "".join(line.replace("- [ ]", "- [x]", 1) if key in line else line
+                             for line in issue.body.splitlines(keepends=True))
+        gh._touch(issue)
+    res = dashboard_cmd(gh, tmp_path, "--write-interval", "10s")
+    assert res.returncode == 0 and "approved deploy for o/r#1" in res.stderr, res.stderr
+    answers = [c for c in gh.comments_of("o/r", 1) if "jr2:answer" in c.body]
+    assert len(answers) == 1 and "a tick on" in answers[0].body
+    assert not any(t.kind == "approve" for t in ticks(split(gh.issue("o/r", 4).body).section))
+    again = dashboard_cmd(gh, tmp_path, "--write-interval", "10s")  # the tick is consumed
+    assert "approved" not in again.stderr
+    done = jr2(gh, tmp_path, *work)
+    assert done.returncode == 3 and "2 done" in done.stderr, done.stderr  # #2 stays failed
+    assert runs.read_text().splitlines() == ["o/r#1 -", "o/r#1 approved", "o/r#3 -"]
+    assert gh.issue("o/r", 1).state == "closed"
+    assert "jr2:awaiting-approval" not in gh.issue("o/r", 1).labels
+    assert gh.comments_of("o/r", 4) == []  # the dashboard issue was never claimed

@@ -326,3 +326,39 @@ def test_watching_a_held_item_is_one_conditional_get_not_a_second_listing(
     fake.clear_log()
     assert a.watch([item.id], "pool-a") == {item.id: "a person closed, removed or moved it"}
     assert len(fake.requests()) == 1
+
+
+def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas(fake: FakeGitHub) -> None:
+    """`--gate`: another pool parks an issue (the awaiting label, the claim comment edited into
+    the gate marker); a collaborator answers with a `/jr2 approve` comment. The deltas of a
+    pool that read the backlog before see both: blocked awaiting approval, then ready with the
+    gate approved, as a full reading says."""
+    from jr2_sources.gates import GateRequest, awaiting
+
+    fake.add_issue("o/r", "gated")
+    fake.add_issue("o/r", "free")
+    fake.advance(60)
+    a = make_adapter(fake.url, detail=False)
+    b = make_adapter(fake.url, detail=False)
+    kinds = counting(a)
+    reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
+                         resync_every=None)
+    reader.read().ready.close()
+    assert b.claim(b.reader.build_item(_json(fake, 1), [], set()), "pool-b", 600)
+    b.park("o/r#1", "pool-b", GateRequest("deploy", "ship it?"))
+    fake.advance(1)
+    reader.read().ready.close()
+    last = reader.last
+    assert last is not None and [e.item.id for e in last.ready] == ["o/r#2"]
+    [parked] = [e.item for e in last.blocked if e.item.id == "o/r#1"]
+    assert awaiting(parked) is not None
+    fake.permissions["alice"] = "write"
+    fake.add_comment("o/r", 1, "/jr2 approve deploy", "alice")
+    fake.advance(1)
+    reader.read().ready.close()
+    last = reader.last
+    assert last is not None
+    [answered] = [e.item for e in last.ready if e.item.id == "o/r#1"]
+    assert [(g.status, g.by) for g in answered.gates] == [("approved", "alice")]
+    assert shape(last) == full_shape(fake)
+    assert kinds[1:] == ["delta", "delta"]

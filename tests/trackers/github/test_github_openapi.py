@@ -65,6 +65,19 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)  # done: no post
     labeller.claims.look_first = False  # a claim that posts, then loses and deletes its comment
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)
+    # an approval gate (`--gate`): parked, answered by comments (a writer, a stranger: the
+    # permission endpoint) and by a label (the issue's events), read back by a report
+    from jr2_sources.gates import GateRequest
+
+    f = fake.add_issue("o/r", "f", labels=["agent"], milestone=ms)
+    fake.permissions.update(alice="write", bob="maintain")
+    assert pool.claim(SnapshotItem(id=f"o/r#{f}"), "pool-1", 60)
+    pool.park(f"o/r#{f}", "pool-1", GateRequest("deploy", "why"))
+    fake.add_comment("o/r", f, "/jr2 approve deploy", "stranger")
+    fake.add_comment("o/r", f, "/jr2 approve deploy", "alice")
+    fake.add_label_by("o/r", f, "jr2:reject:deploy", "bob")
+    [gated] = [it for it in reader.snapshot().items if it.id == f"o/r#{f}"]
+    assert [(g.status, g.by) for g in gated.gates] == [("approved", "alice")]
 
 
 @pytest.fixture
@@ -179,3 +192,27 @@ def test_on_enterprise_server_jr2_asks_a_missing_endpoint_once_and_the_rest_vali
                 + (response_problems(plan, e["method"], e["path"], e["status"], e["data"])
                    if e["status"] != 304 else [])]
     assert problems == []
+
+
+def test_the_dashboard_answers_a_gate_through_jr2() -> None:
+    """`jr2_sources.gates.answer` (what the dashboard calls) records a `jr2:answer` comment
+    when the gate awaits one, and the snapshot reads it as the answer, by whom it names; a
+    second answer is refused (False), nothing written."""
+    from jr2_sources.gates import GateRequest, answer
+
+    with FakeGitHub(capture=True) as fake:
+        fake.next_number.setdefault("o/r", 1)
+        n = fake.add_issue("o/r", "f", labels=["agent"])
+        pool = make_adapter(fake.url, label=["agent"])
+        assert pool.claim(SnapshotItem(id=f"o/r#{n}"), "pool-1", 60)
+        pool.park(f"o/r#{n}", "pool-1", GateRequest("deploy"))
+        assert answer(pool, f"o/r#{n}", "deploy", approve=False, reason="no", by="carol")
+        [item] = pool.snapshot().items
+        [gate] = item.gates
+        assert (gate.status, gate.reason, gate.by) == ("rejected", "no", "carol")
+        posts = len(fake.requests("POST"))
+        assert not answer(pool, f"o/r#{n}", "deploy", approve=True)
+        assert len(fake.requests("POST")) == posts
+        assert [p for e in fake.requests()
+                for p in request_problems("api.github.com", e["method"], e["path"],
+                                          e["query"], e["body"])] == []

@@ -142,3 +142,24 @@ def test_a_delivery_for_another_repository_never_wakes_for_an_issue_of_ours(
     assert any("octo/app" in str(payload.get(k, {}).get("repository_url"))
                for k in ("blocked_issue", "blocking_issue"))
     assert not webhook_wakes("issue_dependencies", payload, "octo/app")
+
+
+def test_a_comment_wakes_a_pool_only_when_it_answers_a_gate() -> None:
+    """`issue_comment` (GitHub's own example delivery, from the vendored webhook examples):
+    an ordinary comment, like jr2's own claim comments, wakes nothing; `/jr2 approve NAME` or
+    `/jr2 reject NAME` on the repository wakes the pool (an approval gate was answered)."""
+    from pathlib import Path
+
+    specs = Path(__file__).resolve().parents[3] / "fixtures" / "github" / "openapi"
+    events = json.loads((specs / "webhook-examples.json").read_text())
+    [example] = next(e for e in events if e["name"] == "issue_comment")["examples"][:1]
+    repo = example["repository"]["full_name"]
+    assert not webhook_wakes("issue_comment", example, repo)
+    for text in ("/jr2 approve deploy", "/jr2 reject deploy not now"):
+        answer = {**example, "comment": {**example["comment"], "body": text}}
+        assert webhook_wakes("issue_comment", answer, repo)
+        assert not webhook_wakes("issue_comment", answer, "octo/other")
+        assert not webhook_wakes("issue_comment", {**answer, "action": "deleted"}, repo)
+    claim = {**example, "comment": {**example["comment"],
+                                    "body": '<!-- jr2:claim {"holder": "h"} -->\n/jr2 approve x'}}
+    assert not webhook_wakes("issue_comment", claim, repo)

@@ -342,6 +342,8 @@ _EDITS = st.lists(st.tuples(
 @example(steps=[[("unlabel", 0, 0)], [("done", 0, 0), ("move", 0, 0)]])  # a blocker moved away
 @example(steps=[[("move", 0, 0)], [("done", 0, 0)]])  # then done under its new key
 @example(steps=[[("move", 0, 0), ("delete", 0, 0)]])  # then deleted under its new key
+# a blocker done, then reopened and taken by a person: in the filter, no item, open again
+@example(steps=[[("done", 0, 0)], [("reopen", 0, 0), ("assign", 0, 0)]])
 def test_any_sequence_of_edits_seen_through_deltas_gives_the_full_ready_set(
         steps: list[list[tuple[str, int, int]]]) -> None:
     """Property: whatever people do between two polls (with the webhook delivering links and
@@ -515,3 +517,72 @@ def test_resync_every_and_delta_overlap_are_checked_durations() -> None:
     assert (cfg.resync_every, cfg.delta_overlap) == (120.0, 30.0)
     with pytest.raises(ValueError, match="resync_every"):
         JiraConfig(jql="project = ENG", resync_every="0s")
+
+
+def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas() -> None:
+    """`--gate`: another pool parks an issue (its claim comment edited into the gate marker,
+    the claim label kept), then a person with Edit Issues answers with a `/jr2 approve`
+    comment. A comment need not move the issue's `updated` (the fake's does not), so the
+    deltas read parked issues again every time: the pool sees the answer at its next poll."""
+    from jr2_sources.gates import GateRequest, awaiting
+
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL)
+        reader = ReadyReader(ad.snapshot, ad.changes, children_block=True, clock=time.time)
+        assert k["e9"] in [it.id for it in reader.read().ready]
+        other = make_adapter(fake.url, jql=JQL)
+        [x] = [it for it in other.snapshot().items if it.id == k["e9"]]
+        assert other.claim(x, "other@host", 60)
+        other.park(k["e9"], "other@host", GateRequest("deploy", "ship it?"))
+        assert k["e9"] not in [it.id for it in reader.read().ready]
+        last = reader.last
+        assert last is not None
+        [parked] = [e.item for e in last.blocked if e.item.id == k["e9"]]
+        assert awaiting(parked) is not None
+        stamp = fake.issue(k["e9"]).updated
+        who = fake.person("alice")
+        editor = str(who.get("accountId") or who.get("name"))  # Cloud: an account id
+        fake.editors.add(editor)
+        fake.add_comment(k["e9"], "/jr2 approve deploy", "alice")
+        assert fake.issue(k["e9"]).updated == stamp  # the answer did not bump `updated`
+        assert k["e9"] in [it.id for it in reader.read().ready]
+        last = reader.last
+        assert last is not None
+        [answered] = [e.item for e in last.ready if e.item.id == k["e9"]]
+        assert [(g.status, g.by) for g in answered.gates] == [("approved", editor)]
+        assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
+    finally:
+        fake.stop()
+
+
+def test_an_issue_this_pool_parked_is_read_again_and_its_answer_seen() -> None:
+    """The pool that parks an issue (a comment edit, the claim label kept: `updated` need not
+    move) reads it again in its next delta, so it knows the issue parked and then sees a
+    person's answer comment at the next poll (not at its lease's end or the resync)."""
+    from jr2_sources.gates import GateRequest, awaiting
+
+    fake = FakeJira().start()
+    try:
+        k = _backlog(fake)
+        ad = make_adapter(fake.url, jql=JQL)
+        reader = ReadyReader(ad.snapshot, ad.changes, children_block=True, clock=time.time)
+        view = reader.read()
+        [x] = [it for it in view.ready if it.id == k["e9"]]
+        view.ready.close()
+        assert ad.claim(x, HOLDER, 600)
+        reader.read().ready.close()
+        ad.park(k["e9"], HOLDER, GateRequest("deploy"))
+        assert k["e9"] not in [it.id for it in reader.read().ready]
+        last = reader.last
+        assert last is not None
+        [parked] = [e.item for e in last.blocked if e.item.id == k["e9"]]
+        assert awaiting(parked) is not None
+        who = fake.person("alice")
+        fake.editors.add(str(who.get("accountId") or who.get("name")))
+        fake.add_comment(k["e9"], "/jr2 approve deploy", "alice")
+        assert k["e9"] in [it.id for it in reader.read().ready]
+        assert _shape(reader.last) == _reference(fake)  # type: ignore[arg-type]
+    finally:
+        fake.stop()

@@ -374,7 +374,8 @@ def test_a_schema_1_store_gains_the_retries_table_and_keeps_its_rows(tmp_path: P
 
 
 # The layout jr2 wrote at schema 2 (schema 1: the same without `retries`; schema 3: with
-# `claim_groups`): the change counter that schema 4 dropped, with the triggers that bumped it.
+# `claim_groups`): the change counter that schema 4 dropped, with the triggers that bumped it
+# (schema 4: schema 3 without them; schema 5 added `gates`).
 SCHEMA_2 = """
 CREATE TABLE claims (item_id TEXT PRIMARY KEY, holder TEXT NOT NULL, since REAL NOT NULL,
     lease_expires REAL NOT NULL, attempt INTEGER NOT NULL DEFAULT 1);
@@ -400,13 +401,21 @@ CREATE TRIGGER outcomes_deleted AFTER DELETE ON outcomes
 """
 
 
+_DEAD_COUNTER = """
+DROP TRIGGER claims_inserted; DROP TRIGGER claims_taken_over; DROP TRIGGER claims_deleted;
+DROP TRIGGER outcomes_inserted; DROP TRIGGER outcomes_updated; DROP TRIGGER outcomes_deleted;
+DROP TABLE changes;
+"""
+
+
 def _old_store(path: Path, version: int) -> None:
-    """A store as a jr2 of schema `version` (1 to 3) left it: a claim, an outcome, a retry."""
+    """A store as a jr2 of schema `version` (1 to 4) left it: a claim, an outcome, a retry."""
     raw = sqlite3.connect(path)
     raw.execute("PRAGMA journal_mode = WAL")
     raw.executescript(SCHEMA_2 + ("DROP TABLE retries;" if version == 1 else "") + (
         "CREATE TABLE claim_groups (item_id TEXT NOT NULL, grp TEXT NOT NULL,"
-        " PRIMARY KEY (item_id, grp));" if version == 3 else ""))
+        " PRIMARY KEY (item_id, grp));" if version >= 3 else "") + (
+        _DEAD_COUNTER if version == 4 else ""))
     raw.execute("INSERT INTO claims VALUES ('A', 'p1', 100.0, 9e9, 1)")
     raw.execute("INSERT INTO outcomes VALUES ('B', 'done', NULL, 'p1', 101.0)")
     if version >= 2:
@@ -432,14 +441,15 @@ def _assert_old_rows(state: StoreState, version: int) -> None:
     assert {k: (r.holder, r.since) for k, r in claims.items()} == {"A": ("p1", 100.0)}
     assert {k: (r.status, r.holder) for k, r in outcomes.items()} == {"B": ("done", "p1")}
     assert retries == ({"C": (1, 130.0)} if version >= 2 else {})
+    assert state.gates == {}  # a schema-1 to -4 file has none
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
-def test_a_writer_upgrades_an_old_store_to_schema_4_and_keeps_its_rows(tmp_path: Path,
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_a_writer_upgrades_an_old_store_to_schema_5_and_keeps_its_rows(tmp_path: Path,
                                                                        version: int) -> None:
     """Schema 4 dropped the change counter (`changes` and its six triggers, dead since
-    `PRAGMA data_version`): a writer opening a schema-1, -2 or -3 file upgrades it, rows kept
-    (and gains the tables it lacks)."""
+    `PRAGMA data_version`), schema 5 added `gates`: a writer opening a schema-1 to -4 file
+    upgrades it, rows kept (and gains the tables it lacks: a gate then parks and answers)."""
     db = tmp_path / "claims.db"
     _old_store(db, version)
     with ClaimStore(db) as store:
@@ -449,14 +459,22 @@ def test_a_writer_upgrades_an_old_store_to_schema_4_and_keeps_its_rows(tmp_path:
         assert not store.claim("B", "p2", 60, now=103.0)  # its outcome still stands
         assert store.settle("D", "p2", "failed", now=104.0, retry=(1, 200.0))
         assert store.state().retries["D"] == (1, 200.0)
-    assert SCHEMA_VERSION == 4
-    assert _layout(db) == (4, {("table", "claims"), ("table", "outcomes"),
-                               ("table", "retries"), ("table", "claim_groups")})
+        assert store.claim("E", "p2", 60, now=105.0)
+        assert store.park("E", "p2", "deploy", "why", now=106.0)
+        assert not store.claim("E", "p1", 60, now=107.0)  # parked: awaiting its answer
+        assert store.answer("E", "deploy", "approved", by="ann", now=108.0)
+        assert [(g.name, g.status, g.by) for g in store.state().gates["E"]] == [
+            ("deploy", "approved", "ann")]
+    assert SCHEMA_VERSION == 5
+    assert _layout(db) == (5, {("table", "claims"), ("table", "outcomes"),
+                               ("table", "retries"), ("table", "claim_groups"),
+                               ("table", "gates")})
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_a_reader_reads_an_old_store_as_it_is(tmp_path: Path, version: int) -> None:
-    """The report (a read-only store) reads a schema-1, -2 or -3 file and never upgrades it."""
+    """The report (a read-only store) reads a schema-1 to -4 file and never upgrades it (no
+    gates before schema 5)."""
     db = tmp_path / "claims.db"
     _old_store(db, version)
     before = _layout(db)
@@ -470,16 +488,16 @@ def test_a_reader_reads_an_old_store_as_it_is(tmp_path: Path, version: int) -> N
 
 def test_an_older_jr2_refuses_a_newer_store_in_one_line(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """What a jr2 of schema 3 says on a schema-4 file (the check it has: run here with its
+    """What a jr2 of schema 4 says on a schema-5 file (the check it has: run here with its
     version), as a writer and as a reader."""
     from jr2_sources.trackers.local import store as store_module
 
     db = tmp_path / "claims.db"
     ClaimStore(db).close()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
-    line = f"{db}: claim store schema 4 is newer than this jr2's (3); upgrade jr2"
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 4)
+    line = f"{db}: claim store schema 5 is newer than this jr2's (4); upgrade jr2"
     for opening in (lambda: ClaimStore(db), lambda: ClaimStore.open_readonly(db)):
         with pytest.raises(StoreError) as caught:
             opening()
         assert str(caught.value) == line
-    assert _layout(db)[0] == 4
+    assert _layout(db)[0] == 5

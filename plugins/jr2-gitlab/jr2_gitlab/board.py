@@ -1,0 +1,147 @@
+"""The dashboard issue on GitLab (`jr2 dashboard gitlab:group/project --issue N`, `jr2 work
+--dashboard N`): the `Board` of `jr2_sources.dashboard` (read, write, retry, about, check) over
+one issue's description.
+
+Design notes
+------------
+* The description is read with "Single project issue" (`GET /projects/:id/issues/:iid`, field
+  `description`; null when empty) and written with "Edit an issue" (`PUT` of the same path
+  with `{"description": ...}` only, so no other field a person set is touched). GitLab answers
+  no conditional requests, so every read is a 200; the dashboard reads only when it looks, and
+  writes only when its section changed. "Edit an issue" takes no expected version either: the
+  window in which a person's save can be overwritten is the one `jr2_sources.dashboard.sync`
+  describes (from the re-read to the PUT's arrival).
+* Who may tick. GitLab's REST API does not say who edited a description either. What GitLab's
+  permissions page does say is who *can*: "Update issue" (edit its title and description) is
+  allowed to the Planner, Reporter, Developer, Maintainer and Owner roles, and to a Guest only
+  on an issue they authored or are assigned to; adding and removing an issue's labels likewise
+  (Planner and up). So, as on GitHub, `check()` reads the issue's author once and asks "Get a
+  member of a group or project, including inherited and invited members" (`GET
+  /projects/:id/members/all/:user_id`, its `access_level`): an author below Planner (15) -
+  Guest (10), Minimal access (5), or no member at all (404) - could tick boxes no one with the
+  right to clear a failed label by hand ticked, so the issue is refused in one line. Then every
+  tick comes from someone who could remove the failed label by hand anyway. A project or group
+  access token's bot user is a member with a role, so it is judged the same way. The member
+  endpoint's answer is vendored in fixtures/gitlab/api/member_all.json. Sources: GitLab's
+  "Roles and permissions" page (https://docs.gitlab.com/user/permissions/, doc/user/
+  permissions.md: Planner role added in GitLab 17.7; Guest authors and assignees may update
+  their issue since gitlab-org/gitlab#424961) and its members API page (doc/api/members.md).
+* A retry tick removes the item's failed label (`PUT ... remove_labels`), exactly what a person
+  does by hand; a label already gone is fine (GitLab ignores an absent one).
+* `about(headers, body)` tells a webhook delivery about the dashboard issue apart: an issue
+  event (`object_kind` `issue`/`work_item`) of this project naming this iid in
+  `object_attributes`; jr2's own edit when its `description` is the one written last here
+  (ISSUE-NOTES 7: judged by what this process wrote, not by the account).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from jr2_core import SourceHTTPError, UsageError
+
+from .refs import encode_project, item_id
+from .webhook import wakes
+
+if TYPE_CHECKING:
+    from .adapter import GitLabAdapter
+
+__all__ = ["EDITOR_LEVEL", "GitLabBoard", "parse_iid"]
+
+EDITOR_LEVEL = 15
+"""The least `access_level` that may edit any issue and its labels: Planner (15); Reporter
+(20), Developer (30), Maintainer (40) and Owner (50) may too (GitLab's permissions page)."""
+
+_ROLES = {0: "no access", 5: "Minimal access", 10: "Guest", 15: "Planner", 20: "Reporter",
+          30: "Developer", 40: "Maintainer", 50: "Owner"}
+
+
+def parse_iid(issue: str | int) -> int:
+    """`7`, `#7` -> 7; a usage error for anything else."""
+    text = str(issue).strip().lstrip("#")
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--issue {issue!r}: expected an issue number (its iid), e.g. 7")
+    return int(text)
+
+
+class GitLabBoard:
+    """One GitLab issue used as the dashboard of an adapter's project."""
+
+    def __init__(self, adapter: GitLabAdapter, issue: str | int) -> None:
+        self.adapter = adapter
+        self.iid = parse_iid(issue)
+        self.item_id = item_id(adapter.project, self.iid)
+        self.name = f"gitlab:{self.item_id}"
+        self.project_path = f"/projects/{encode_project(adapter.project)}"
+        self.path = f"{self.project_path}/issues/{self.iid}"
+        self._written: str | None = None
+
+    def _get(self, path: str, need: str) -> Any:
+        return self.adapter.client.get(path, need=need).data
+
+    def _issue(self) -> dict[str, Any]:
+        try:
+            data = self._get(self.path, "read the dashboard issue")
+        except SourceHTTPError as exc:
+            if exc.status == 404:
+                raise UsageError(f"{self.name}: no such issue (HTTP 404: deleted, moved or not "
+                                 "visible to the token)") from None
+            raise
+        if not isinstance(data, dict):
+            raise UsageError(f"{self.name}: GitLab answered something other than an issue")
+        return data
+
+    def check(self) -> None:
+        """Refuse (one `UsageError` line) an issue whose author may not edit issues in the
+        project (below Planner, see the notes)."""
+        author = self._issue().get("author")
+        user_id = author.get("id") if isinstance(author, dict) else None
+        username = author.get("username") if isinstance(author, dict) else None
+        if not isinstance(user_id, int):
+            raise UsageError(f"{self.name}: its author is unknown, so who may tick its boxes "
+                             "cannot be checked; use another issue")
+        try:
+            member = self._get(f"{self.project_path}/members/all/{user_id}",
+                               "read project members")
+        except SourceHTTPError as exc:
+            if exc.status != 404:
+                raise
+            member = {"access_level": 0}
+        level = member.get("access_level") if isinstance(member, dict) else None
+        if not isinstance(level, int) or level < EDITOR_LEVEL:
+            role = _ROLES.get(level, "unknown") if isinstance(level, int) else "unknown"
+            raise UsageError(f"{self.name}: its author {username or user_id} may not edit "
+                             f"{self.adapter.project}'s issues ({role}), and an issue's author "
+                             "can edit its description: use an issue opened by a Planner, "
+                             "Reporter or above")
+
+    def read(self) -> str:
+        text = self._issue().get("description")
+        return text if isinstance(text, str) else ""
+
+    def write(self, body: str) -> None:
+        self.adapter.client.write("PUT", self.path, {"description": body},
+                                  need="edit the dashboard issue (the api scope, Planner or "
+                                       "Reporter and up)")
+        self._written = body
+
+    def retry(self, item: str) -> None:
+        self.adapter.remove_label(item, self.adapter.config.failed_label)
+
+    def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
+        """Whether a (verified) delivery is about the dashboard issue: `own` (its description is
+        the one written last here), `person` (any other change of it), None (not about it)."""
+        try:
+            payload = json.loads(body or b"{}")
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or not wakes(payload, self.adapter.project):
+            return None
+        attrs = payload.get("object_attributes")
+        if not isinstance(attrs, dict) or attrs.get("iid") != self.iid:
+            return None
+        return "own" if self._written is not None and attrs.get("description") == \
+            self._written else "person"
+

@@ -1,0 +1,66 @@
+"""`jr2_sources.gates`: the ask line, answers, names and the variables of the next attempt, and
+the `awaiting_approval` reason of the Ready-set."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from jr2_sources.gates import (
+    Gate,
+    GateRequest,
+    answer_command,
+    check_name,
+    env_for,
+    parse_ask,
+)
+from jr2_sources.readyset import Snapshot, SnapshotItem, compute_ready_set
+from jr2_sources.report import describe_reasons
+
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def test_the_ask_line_names_the_gate_and_an_optional_reason() -> None:
+    assert parse_ask("jr2: await-approval Deploy") == GateRequest("deploy", None)
+    assert parse_ask("  jr2: await-approval deploy ship it now?  ") == GateRequest(
+        "deploy", "ship it now?")
+    assert parse_ask("jr2: await-approval") is None
+    assert parse_ask("I said jr2: await-approval deploy") is None
+
+
+def test_answers_are_read_from_the_first_line_only() -> None:
+    assert answer_command("/jr2 approve deploy") == ("approved", "deploy", None)
+    assert answer_command("/JR2 Reject Deploy not on a Friday\nmore") == (
+        "rejected", "deploy", "not on a Friday")
+    assert answer_command("please /jr2 approve deploy") is None
+    assert answer_command("<!-- jr2:gate {} -->\n/jr2 approve deploy") is None
+    assert answer_command("/jr2 approve") is None
+
+
+def test_names_are_checked_and_the_variables_follow_them() -> None:
+    assert check_name("Deploy-Prod") == "deploy-prod"
+    for bad in ("", "-x", "a b", "x" * 64, "a/b"):
+        with pytest.raises(ValueError):
+            check_name(bad)
+    env = env_for({"deploy-prod": {"status": "rejected", "reason": "no"},
+                   "spend": {"status": "approved", "reason": None},
+                   "odd": {"status": "awaiting", "reason": None}})
+    assert env == {"JR2_GATE_DEPLOY_PROD": "rejected", "JR2_GATE_DEPLOY_PROD_REASON": "no",
+                   "JR2_GATE_SPEND": "approved"}
+
+
+def test_an_item_awaiting_a_gate_is_blocked_with_its_reason() -> None:
+    waiting = SnapshotItem("A", gates=(Gate("deploy", "awaiting", T0, "ship?", None,
+                                            ("mallory",)),))
+    answered = SnapshotItem("B", gates=(Gate("deploy", "approved", T0, None, "alice"),))
+    rs = compute_ready_set(Snapshot("s", [waiting, answered]), now=T0)
+    assert [e.item.id for e in rs.ready] == ["B"]
+    [entry] = rs.blocked
+    [reason] = entry.reasons
+    assert reason.to_json_obj() == {"kind": "awaiting_approval", "gate": "deploy",
+                                    "since": "2026-12-01T09:00:00Z", "reason": "ship?",
+                                    "ignored_answers_by": ["mallory"]}
+    text = describe_reasons(entry.reasons)
+    assert "awaits approval of gate deploy since 2026-12-01T09:00:00Z: ship?" in text
+    assert "ignored answers by mallory" in text
