@@ -63,6 +63,18 @@ def _show_kind_help(spec: str) -> None:
     click.echo(kind_help(kind))
 
 
+def _source_or_help(ctx: click.Context, source: str | None) -> str | None:
+    """What a source command does before anything else: `KIND: --help` shows the kind's options
+    (None: nothing more to do); no SOURCE shows the command's help and exits 2; else SOURCE."""
+    if "jr2.kind_help" in ctx.meta:
+        _show_kind_help(ctx.meta["jr2.kind_help"])
+        return None
+    if source is None:
+        click.echo(ctx.get_help())
+        ctx.exit(2)
+    return source
+
+
 # -- jr2 ready ----------------------------------------------------------------------------------
 
 
@@ -94,12 +106,9 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     SOURCE is KIND:TARGET (e.g. local:backlog.toml); `jr2 ready KIND: --help` lists the options
     of a kind. Exit 0 when the report was made, whatever it shows.
     """
-    if "jr2.kind_help" in ctx.meta:
-        _show_kind_help(ctx.meta["jr2.kind_help"])
-        return
+    source = _source_or_help(ctx, source)
     if source is None:
-        click.echo(ctx.get_help())
-        ctx.exit(2)
+        return
     import gc
 
     from jr2_sources import report
@@ -241,12 +250,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     or a --transient-exit code retries it; with --gate, exit 79 asks for approval). Exit
     codes: 0 drained, 1 failed, 3 deadlocked, 4 error, 130 interrupted.
     """
-    if "jr2.kind_help" in ctx.meta:
-        _show_kind_help(ctx.meta["jr2.kind_help"])
-        return
+    source = _source_or_help(ctx, source)
     if source is None:
-        click.echo(ctx.get_help())
-        ctx.exit(2)
+        return
     from .compose import work
 
     result = work(source, ctx.meta.get("jr2.command", []), options=list(ctx.args), cap=cap,

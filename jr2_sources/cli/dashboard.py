@@ -34,7 +34,7 @@ import click
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
 
-from .commands import SourceCommand, _show_kind_help
+from .commands import SourceCommand, _source_or_help
 
 log = logging.getLogger("jr2.dashboard")
 
@@ -116,12 +116,9 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """
-    if "jr2.kind_help" in ctx.meta:
-        _show_kind_help(ctx.meta["jr2.kind_help"])
-        return
+    source = _source_or_help(ctx, source)
     if source is None:
-        click.echo(ctx.get_help())
-        ctx.exit(2)
+        return
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
     from jr2_sources.kit.durations import parse_duration

@@ -473,13 +473,7 @@ class ClaimStore:
     def release(self, item_id: str, holder: str) -> bool:
         """Drop `holder`'s claim on `item_id` with no outcome; False if `holder` did not hold it."""
         with self._write() as conn:
-            cursor = conn.execute(
-                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
-            )
-            if cursor.rowcount != 1:
-                return False
-            conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
-            return True
+            return _drop_claim(conn, item_id, holder)
 
     def settle(
         self,
@@ -500,12 +494,8 @@ class ClaimStore:
             raise ValueError(f"status must be 'done' or 'failed', not {status!r}")
         at = time.time() if now is None else now
         with self._write() as conn:
-            deleted = conn.execute(
-                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
-            ).rowcount
-            if deleted != 1:
+            if not _drop_claim(conn, item_id, holder):
                 return False
-            conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
             if retry is not None and status == "failed":
                 conn.execute("INSERT INTO retries (item_id, attempts, retry_after) VALUES (?, ?, ?)"
                              " ON CONFLICT (item_id) DO UPDATE SET attempts = excluded.attempts,"
@@ -532,10 +522,7 @@ class ClaimStore:
         transaction; False, with nothing written, when `holder` no longer holds it."""
         at = time.time() if now is None else now
         with self._write() as conn:
-            deleted = conn.execute(
-                "DELETE FROM claims WHERE item_id = ? AND holder = ?", (item_id, holder)
-            ).rowcount
-            if deleted != 1:
+            if not _drop_claim(conn, item_id, holder):
                 return False
             conn.execute(
                 "INSERT INTO gates (item_id, name, status, reason, by, at)"
@@ -617,3 +604,14 @@ class ClaimStore:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _drop_claim(conn: sqlite3.Connection, item_id: str, holder: str) -> bool:
+    """Delete `holder`'s claim on `item_id` and the groups it held, inside the caller's write
+    transaction (release, settle and park all end a claim this way); False if `holder` did not
+    hold it."""
+    if conn.execute("DELETE FROM claims WHERE item_id = ? AND holder = ?",
+                    (item_id, holder)).rowcount != 1:
+        return False
+    conn.execute("DELETE FROM claim_groups WHERE item_id = ?", (item_id,))
+    return True
