@@ -122,6 +122,35 @@ def test_a_group_held_by_a_killed_github_pool_is_taken_after_its_lease_not_befor
         assert free_start < killed  # outside any group: it ran while the group was held
 
 
+def test_lock_comments_of_a_killed_github_pool_are_cleaned_up_by_two_pools_at_once(
+        tmp_path: Path) -> None:
+    """A pool killed with SIGKILL leaves its lock comment on the coordination issue; two pools
+    started after it run past the dead lock's lease and grace, both may delete it at once (the
+    second deletion's 404 is fine), both drain, and the thread ends with no lock comment."""
+    lease = 3.0
+    with tracker("github") as tr, pools(tmp_path, tr) as p:
+        control, ids = _seed(tr, ["db"] + ["free"] * 8)
+        number = int(control.split("#")[1])
+        limits = ("--global-cap", "10", "--cap", "1", "--lease", f"{lease}s")
+        first = _start(p, control, *limits, durations={ids[0]: 60, "*": 0.2})
+        end = time.monotonic() + 60
+        while ids[0] not in runs(p.journal):
+            assert time.monotonic() < end and first.poll() is None  # type: ignore[attr-defined]
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        first.communicate()  # type: ignore[attr-defined]
+        [dead] = [c for c in tr.fake.comments_of("o/r", number)
+                  if c.body.startswith("<!-- jr2:lock")]
+        later = [_start(p, control, *limits, seed=i, durations="2:2.2") for i in (1, 2)]
+        for proc in later:
+            rc, _, err = p.wait(proc, timeout=120)  # type: ignore[arg-type]
+            assert rc == 0, err
+        assert sorted(runs(p.journal)) == sorted(ids)
+        assert _live_locks(tr, control) == 0
+        gone = tr.fake.requests("DELETE", rf"/issues/comments/{dead.id}$")
+        assert gone and all(e["status"] in (204, 404) for e in gone)
+
+
 @pytest.mark.parametrize("missing", ["--control-issue", "limit"])
 def test_control_issue_and_limits_come_together(tmp_path: Path, missing: str) -> None:
     with tracker("github") as tr, pools(tmp_path, tr) as p:
