@@ -287,7 +287,7 @@ class JiraAdapter(ClaimsByComment):
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after,
-            gates=self._gates.of(key, comments) if comments is not None else (),
+            gates=self._gates.of(key, comments, labels) if comments is not None else (),
             extra=self._extra(key, f))
 
     @staticmethod
