@@ -17,15 +17,16 @@ added it, and when, comes from the issue's change history: "Get issue" with `exp
 ("Returns a list of recent updates to an issue, sorted by date, starting from the most recent";
 fixtures/jira/atlassian: `PageOfChangelogs` {histories: [Changelog {author, created, items:
 [ChangeDetails {field, fromString, toString}]}]}), `GET /rest/api/2/issue/KEY?fields=labels&
-expand=changelog`, the same operation on Cloud and Data Center. A `labels` item lists the
-labels before and after, separated by spaces (labels hold no spaces), so the labels it added
-are those in `toString` and not in `fromString`; the history's `author` (`accountId` on Cloud,
-`name` on Data Center) added them, and is checked for Edit Issues as a comment's author is.
-It is read only while the issue carries an answer label (one more request per reading of a
-parked issue then). Cloud returns the most recent 100 histories this way: an answer label
-followed by more than 100 other edits of the same issue before a pool reads it is not seen
-(answer with a comment then). jr2 removes no label a person set: the answer label stays on the
-issue (GitHub does the same); a later request of the same gate counts only later answers.
+expand=changelog`, the same operation on Cloud and Data Center. A `labels` item lists the labels
+before and after, separated by spaces (labels hold no spaces), so the labels it added are those
+in `toString` and not in `fromString`; the history's `author` (`accountId` on Cloud, `name` on
+Data Center) added them, and is checked for Edit Issues as a comment's author is. It is read
+only while the issue carries an answer label and its comments hold a gate request (one more
+request per reading of a parked issue then). Cloud returns the most recent 100 histories this
+way: an answer label followed by more than 100 other edits of the same issue before a pool reads
+it is not seen (answer with a comment then). jr2 removes no label a person set: the answer label
+stays on the issue (GitHub does the same); a later request of the same gate counts only later
+answers.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterable
 
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.gates import Gate, answer_label
-from jr2_sources.kit.claims import Comment
+from jr2_sources.kit.claims import Comment, markers
 from jr2_sources.kit.gatecomments import Answer, gates_of
 
 from .client import JiraClient, parse_jira_time
@@ -116,5 +117,7 @@ class GateReader:
            labels: Iterable[str] = ()) -> tuple[Gate, ...]:
         """The gates recorded in the comments of the issue `key` (and, while it carries an
         answer label, in its change history)."""
-        others = self.labelled(key) if any(answer_label(x) for x in labels) else []
-        return gates_of(comments, lambda who: self.can_edit(who, key), others)
+        thread = list(comments)
+        asked = any(mk.kind == "gate" for mk in markers(thread))  # a claimed issue: no history
+        others = self.labelled(key) if asked and any(answer_label(x) for x in labels) else []
+        return gates_of(thread, lambda who: self.can_edit(who, key), others)
