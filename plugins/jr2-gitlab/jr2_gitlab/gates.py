@@ -25,16 +25,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from datetime import datetime
 
 from jr2_core import SourceHTTPError
-from jr2_sources.gates import Gate, answer_label
+from jr2_sources.gates import Gate, GateStatus, answer_label
 from jr2_sources.kit import gates_of
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.gatecomments import Answer
-from jr2_sources.kit.labeltracker import parse_time
 
 from .client import GitLabClient
-from .refs import encode_project
+from .refs import encode_project, parse_time
+
+Answer = tuple[datetime, GateStatus, str, str | None, str | None]
+"""A label answer (as `jr2_sources.kit.gates_of` takes it): when, approved or rejected, the
+gate, who, why."""
 
 TTL = 300.0
 DEVELOPER = 30
