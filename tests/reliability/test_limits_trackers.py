@@ -221,6 +221,9 @@ def test_four_pools_on_jira_never_run_two_issues_that_touch_the_same_thing(
         items = [e["body"]["fields"] for e in jira.requests("POST", "/search/jql$")
                  if "summary" in e["body"]["fields"]]  # the searches that read items
         assert items and all("description" in f for f in items)
+        # the pools read Jira through REST v2 only: the descriptions came as Cloud's strings,
+        # never as v3's ADF documents (trackers/jira/description.py, design notes)
+        assert {e["path"].split("/")[3] for e in jira.requests()} == {"2"}
         assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]
 
 
