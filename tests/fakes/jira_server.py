@@ -94,6 +94,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 API = "/rest/api/2"
+API3 = "/rest/api/3"
+TEXT_LIMIT = 32_767  # Jira's default limit of a text field (jira.text.field.character.limit)
+TOO_LONG = ("The entered text is too long. It exceeds the allowed limit of "
+            f"{TEXT_LIMIT:,} characters.")
+NOT_ADF = "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
 CATEGORIES = {
     "new": {"id": 2, "key": "new", "colorName": "blue-gray", "name": "To Do"},
@@ -127,6 +132,25 @@ def from_doc(doc: dict[str, Any]) -> str:
     """An ADF document of paragraphs back as a plain body."""
     return "\n\n".join("".join(str(t.get("text", "")) for t in para.get("content") or [])
                        for para in doc.get("content") or [])
+
+
+def _plain(doc: Any) -> str | None:
+    """A description's text, as a changelog's `fromString`/`toString` shows it (its words;
+    the exact rendering is not modelled and jr2 does not read it)."""
+    if doc is None:
+        return None
+    if isinstance(doc, str):
+        return doc
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "text":
+                out.append(str(node.get("text") or ""))
+            for child in node.get("content") or []:
+                walk(child)
+    walk(doc)
+    return " ".join(out)
 
 
 def jira_time(t: float) -> str:
@@ -167,6 +191,8 @@ class Issue:
     comments: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     old_keys: list[str] = field(default_factory=list)  # keys it had before a move
+    description: Any = None  # an ADF document (Cloud) or wiki markup (Data Center); None: empty
+    history: list[dict[str, Any]] = field(default_factory=list)  # changelog, oldest first
 
 
 @dataclass
@@ -453,11 +479,12 @@ class FakeJira:
 
     def _emit(self, event: str, it: Issue, kind: str | None = None, *,
               items: list[dict[str, Any]] | None = None,
-              comment: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> None:
+              comment: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+              user: dict[str, Any] | None = None) -> None:
         if self._hook is None:
             return
         payload: dict[str, Any] = {"timestamp": int(self.now() * 1000), "webhookEvent": event,
-                                   "user": self._user(self.me)}
+                                   "user": self._user(user or self.me)}
         if kind is not None:
             payload["issue_event_type_name"] = kind
         payload["issue"] = {"id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}",
@@ -635,6 +662,60 @@ class FakeJira:
                  "author": self.person(name), "created": t, "updated": t, "properties": []}
             it.comments.append(c)
             return int(c["id"])
+
+    # -- the description (REST v3, ADF) and the changelog ---------------------------------------
+
+    def _record(self, it: Issue, author: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        """One changelog entry ("Get changelogs": id, author, created, items of
+        {field, fieldtype, fieldId, from, fromString, to, toString})."""
+        self.next_id += 1
+        it.history.append({"id": str(self.next_id), "author": self._user(author),
+                           "created": jira_time(self.now()), "items": items})
+
+    def set_description(self, key: str, doc: Any, name: str | None = None) -> None:
+        """A person (`person(name)`; jr2's account when None) saves the description (an ADF
+        document on Cloud): recorded in the changelog and delivered as `jira:issue_updated`."""
+        with self.lock:
+            it = self.issues[key]
+            self._describe(it, doc, self.person(name) if name else self.me)
+
+    def _describe(self, it: Issue, doc: Any, author: dict[str, Any]) -> None:
+        old, it.description = it.description, doc
+        it.updated = self.now()
+        item = {"field": "description", "fieldtype": "jira", "fieldId": "description",
+                "from": None, "fromString": _plain(old), "to": None, "toString": _plain(doc)}
+        self._record(it, author, [item])
+        self.notifications.append((it.key, "issue edited"))
+        self._emit("jira:issue_updated", it, "issue_updated", items=[item], user=author)
+
+    def _v3_issue(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+        """"Get issue" / "Edit issue" of REST v3 (fixtures/jira/atlassian), for the one field
+        modelled there: `description`, an ADF document (`{"type": "doc", "version": 1, ...}`);
+        `expand=changelog` gives the changelog newest first ("Returns a list of recent updates
+        to an issue, sorted by date, starting from the most recent"), at most 100."""
+        if method == "GET":
+            wanted = set((query.get("fields") or "*all").split(","))
+            out = self.render(it, sorted(wanted))
+            if wanted & {"description", "*all", "*navigable"}:
+                out["fields"]["description"] = it.description
+            if "changelog" in (query.get("expand") or "").split(","):
+                recent = list(reversed(it.history))[:100]
+                out["changelog"] = {"startAt": 0, "maxResults": len(recent),
+                                    "total": len(it.history), "histories": recent}
+            return out
+        fields = (body or {}).get("fields") or {}
+        if "description" not in fields:
+            raise _error(400, "Only the description is modelled on REST v3 here")
+        doc = fields["description"]
+        if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
+                                    and doc.get("version") == 1):
+            raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
+        if doc is not None and len(json.dumps(doc, separators=(",", ":"),
+                                              ensure_ascii=False).encode("utf-16-le")) // 2 \
+                > TEXT_LIMIT:
+            raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
+        self._describe(it, doc, self.me)
+        raise Reply(204)
 
     def _permission_search(self, query: dict[str, str]) -> list[dict[str, Any]]:
         """"Find users with permissions", `GET /rest/api/2/user/permission/search`
@@ -860,6 +941,14 @@ class FakeJira:
             return self.comment_list(query, body)
         if path in (f"{API}/search/jql", f"{API}/search"):
             return self._route_search(method, path, query, body)
+        m = re.fullmatch(rf"{API3}/issue/([A-Z][A-Z0-9]*-\d+)", path)
+        if m and self.cloud and method in ("GET", "PUT"):
+            with self.lock:
+                it = self.issues.get(m.group(1))
+                if it is None:
+                    raise _error(404, "Issue does not exist or you do not have permission to "
+                                      "see it.")
+                return self._v3_issue(method, it, query, body)
         m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
         if m:
             with self.lock:
@@ -947,6 +1036,10 @@ class FakeJira:
                 it.labels = [str(x) for x in body["fields"]["labels"]]
             it.updated = self.now()
             if before != it.labels:
+                self._record(it, self.me, [
+                    {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                     "fromString": " ".join(before), "to": None,
+                     "toString": " ".join(it.labels)}])
                 self.notifications.append((it.key, "issue edited"))
                 self._emit("jira:issue_updated", it, "issue_updated", items=[
                     {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
