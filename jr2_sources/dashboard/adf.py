@@ -18,8 +18,10 @@ Design notes
   (short, saying what they are; matched on the text alone, so marks a person or the editor adds
   do not matter). Not an `expand` (collapsed by default: the dashboard would be hidden) nor a
   `panel` (it takes no tables). As on GitHub: no markers -> the section is appended after a
-  person's content; markers that do not pair up, or a marker moved inside another block, are
-  `BrokenMarkers` and nothing is written.
+  person's content; markers that do not pair up at the top level (one moved into another
+  block counts as missing) are `BrokenMarkers` and nothing is written. jr2 never puts a title
+  or any tracker text in a top-level paragraph (they go in table cells and task items), so no
+  title can end the section.
 * Boxes are ADF action items: a `taskList` of `taskItem`s, each with `attrs.localId` and
   `attrs.state` `TODO` or `DONE` (ticked). jr2's `localId` is its key, `jr2-retry-HEX` or
   `jr2-approve-HEX-HEX` (the item id and the gate as UTF-8 in hexadecimal); only task items
@@ -114,16 +116,6 @@ def _marker(node: Any) -> str | None:
     return None
 
 
-def _nested_markers(nodes: Sequence[Any]) -> bool:
-    def walk(node: Any, top: bool) -> bool:
-        if not isinstance(node, dict):
-            return False
-        if not top and _marker(node) is not None:
-            return True
-        return any(walk(c, False) for c in node.get("content") or [])
-    return any(walk(n, True) for n in nodes)
-
-
 def _unhex(text: str) -> str | None:
     try:
         return bytes.fromhex(text).decode()
@@ -187,8 +179,6 @@ class AdfLayout:
         found = [(i, m) for i, n in enumerate(nodes) if (m := _marker(n)) is not None]
         starts = [i for i, m in found if m == START_TEXT]
         ends = [i for i, m in found if m == END_TEXT]
-        if _nested_markers(nodes):
-            raise BrokenMarkers("a dashboard marker line was moved inside another block")
         if not starts and not ends:
             return BodyParts(dumps(nodes), None, "[]")
         if len(starts) != 1 or len(ends) != 1:
