@@ -365,3 +365,53 @@ def test_its_own_edits_never_wake_the_pool_and_a_persons_edit_looks_at_once(
     person = receive({}, delivery(BOARD, jira.person("pat")), None)
     assert (person.wake, loop._poked.is_set()) == (False, True)
     assert receive({}, delivery("ENG-1", jira.person("pat")), None).wake
+
+
+def test_what_the_dashboard_sends_and_gets_is_described_by_atlassians_openapi(
+        jira: FakeJira) -> None:
+    """Every request of an update with a tick (read with the changelog, retry, write) is a
+    documented operation with documented parameters and body fields; the answer of "Get issue"
+    with `expand=changelog` holds only documented fields, down to each history's."""
+    from test_jira_description import _answer_schema, _operation, _prop, _props, _resolve
+
+    seed(jira)
+    jira.editors.add("acc-pat")
+    adapter = make_adapter(jira.url, jql="project = ENG AND labels = agent")
+    board = adapter.dashboard(BOARD)
+    board.check()
+    dash = Dashboard(board, interval=10.0, clock=lambda: 0.0)
+
+    def read() -> Any:
+        return compute_ready_set(adapter.snapshot(), now=_now())
+    assert dash.update(read).wrote
+    tick(jira, key_of("retry", "ENG-2"))
+    dash.clock = lambda: 100.0
+    step = dash.update(read)
+    assert step.acted == ["retried ENG-2"] and step.wrote
+    sent = jira.requests()
+    assert {(e["method"], e["path"]) for e in sent} >= {
+        ("GET", BOARD_PATH), ("PUT", BOARD_PATH), ("PUT", "/rest/api/2/issue/ENG-2")}
+    for e in sent:
+        op = _operation(e["method"], e["path"].replace(API3, "/rest/api/2"))
+        assert op is not None, f"undocumented: {e['method']} {e['path']}"
+        declared = {p["name"] for p in op.get("parameters") or [] if p.get("in") == "query"}
+        assert set(e["query"]) <= declared, (e["path"], set(e["query"]) - declared)
+        if isinstance(e["body"], dict):
+            assert set(e["body"]) <= _props((((op.get("requestBody") or {}).get("content")
+                                              or {}).get("application/json") or {})
+                                            .get("schema"))
+    op = _operation("GET", "/rest/api/2/issue/ENG-4")
+    assert op is not None
+    expand = next(p for p in op["parameters"] if p["name"] == "expand")
+    assert "changelog" in expand["description"] and "most recent" in expand["description"]
+    got = adapter.client.get(f"/issue/{BOARD}", {"fields": "description",
+                                                 "expand": "changelog"}, api=API3).data
+    schema = _answer_schema(op)
+    assert set(got) <= _props(schema)
+    page = _resolve(_prop(schema, "changelog"))
+    assert got["changelog"]["histories"] and set(got["changelog"]) <= _props(page)
+    history = _resolve(_prop(page, "histories")).get("items")
+    change = _resolve(_prop(history, "items")).get("items")
+    for h in got["changelog"]["histories"]:
+        assert set(h) <= _props(history), set(h) - _props(history)
+        assert all(set(i) <= _props(change) for i in h["items"])
