@@ -2,8 +2,8 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira
-  Cloud; any other kind refuses in one line), check it once (`Board.check`: on GitHub not a pull
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira;
+  any other kind refuses in one line), check it once (`Board.check`: on GitHub not a pull
   request, its author has write access), refuse it when it is one of the backlog's own items
   (it would be offered as work), and from then on hide it from the backlog
   (`dashboard.hide_items`), so a label a person adds later cannot make it work either.
@@ -113,7 +113,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         jr2 dashboard github:acme/app --label agent --issue 7 --every 1m
 
     Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin),
-    Jira Cloud (--issue takes a key).
+    Jira (--issue takes a key; no boxes on Data Center).
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """

@@ -70,6 +70,17 @@ Design notes
   as `issuelink_created`. Signed `X-Hub-Signature: sha256=<hex>` when there is a secret, with a
   fresh `X-Atlassian-Webhook-Identifier`. Sent in order from one thread; `deliveries` keeps each
   one's event and the receiver's JSON answer (so a test counts wakes).
+* The description (the dashboard issue): on Cloud through REST v3 only ("Get issue" / "Edit
+  issue" of /rest/api/3/issue/{key}, fixtures/jira/atlassian), an Atlassian Document Format
+  document (`{"type": "doc", "version": 1, ...}`; anything else is Jira's 400 "Operation value
+  must be an Atlassian Document"); on Data Center through REST v2, a string of wiki markup.
+  Longer than 32,767 characters (the ADF as compact JSON, in UTF-16 units) is Jira's 400 "The
+  entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
+  `jira.text.field.character.limit`). Each description and label edit is kept in the issue's
+  changelog (author, created, items {field, fieldtype, fieldId, from, fromString, to,
+  toString}), given newest first, at most 100, by `expand=changelog` ("Returns a list of recent
+  updates to an issue, sorted by date, starting from the most recent"); `set_description` is a
+  person's save. The strings of a description change are its words only (not modelled).
 * Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
 """
 
@@ -851,6 +862,8 @@ class FakeJira:
         }
         if it.parent is not None:
             all_fields["parent"] = self._ref(it.parent)
+        if not self.cloud:  # Data Center's description: wiki markup (Cloud's is ADF, on v3)
+            all_fields["description"] = it.description
         out_fields = {k: v for k, v in all_fields.items() if want is None or k in want}
         return {"expand": "renderedFields,names,schema,operations,editmeta,changelog",
                 "id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}", "key": it.key,
@@ -1023,6 +1036,17 @@ class FakeJira:
         raise _error(404, "null for uri")
 
     def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
+        fields = body.get("fields") or {}
+        if "description" in fields:  # Data Center (REST v2): a string of wiki markup
+            text = fields["description"]
+            if self.cloud or not (text is None or isinstance(text, str)):
+                raise _error(400, "Only Data Center's wiki-markup description is modelled on v2")
+            if text is not None and len(text.encode("utf-16-le")) // 2 > TEXT_LIMIT:
+                raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
+            with self.lock:
+                self._describe(it, text, self.me)
+            if set(fields) == {"description"} and not body.get("update"):
+                raise Reply(204)
         with self.lock:
             before = list(it.labels)
             for op in (body.get("update") or {}).get("labels") or []:

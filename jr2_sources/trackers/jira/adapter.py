@@ -599,7 +599,7 @@ class JiraAdapter(ClaimsByComment):
     # -- the dashboard issue -------------------------------------------------------------------
 
     def dashboard(self, issue: str | int) -> Any:
-        """The issue `issue` (a key) as the dashboard (`board.py`; Cloud only)."""
+        """The issue `issue` (a key) as the dashboard (`board.py`; read-only on Data Center)."""
         from .board import JiraBoard
 
         return JiraBoard(self, issue)

@@ -3,7 +3,7 @@
 
 Design notes
 ------------
-* Cloud only. The description is read with "Get issue" (`GET /rest/api/3/issue/{key}
+* On Cloud the description is read with "Get issue" (`GET /rest/api/3/issue/{key}
   ?fields=description&expand=changelog`) and written with "Edit issue" (`PUT /rest/api/3/issue/
   {key}` with `{"fields": {"description": DOC}}` only, so no other field a person set is
   touched); REST v3 because only it gives and takes the description as an Atlassian Document
@@ -11,10 +11,12 @@ Design notes
   Format content"), the format of the boxes (`taskItem`, `jr2_sources.dashboard.adf`). "Edit
   issue" takes no expected version: the window in which a person's save can be overwritten is
   the one `jr2_sources.dashboard.sync` describes.
-* Data Center is refused at start in one line. Its description is wiki markup (REST v2 only),
-  which has no checkboxes, so no one could tick anything; a read-only page would only repeat
-  `jr2 ready`, which Data Center users already have (and gates are answered there with
-  `/jr2 approve NAME` comments). See docs/guides/jira.md.
+* Data Center gets a read-only dashboard. Its description is wiki markup (REST v2: `GET`/`PUT
+  /rest/api/2/issue/{key}`, `fields.description` a string), which has no checkboxes, so the
+  same report is drawn without boxes (`jr2_sources.dashboard.wiki`), saying how to act where a
+  person already is: remove the failed label, comment `/jr2 approve NAME` on the issue. Cheap
+  (the sync, the budget and the markers are the shared ones) and it keeps the dashboard one
+  option on every Jira; see docs/guides/jira.md.
 * Who ticked. Unlike GitHub, Jira records who edited a description: the `changelog` expand of
   "Get issue" ("Returns a list of recent updates to an issue, sorted by date, starting from the
   most recent"), each history with its `author` and `items` (`field` `description`). The same
@@ -39,6 +41,7 @@ Design notes
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Mapping
@@ -47,13 +50,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from jr2_core.errors import SourceHTTPError, UsageError
 from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, empty_doc
 from jr2_sources.dashboard.body import Tick
+from jr2_sources.dashboard.layout import Layout
+from jr2_sources.dashboard.wiki import WIKI_LAYOUT
 
-from .client import API3, JiraClient
+from .client import API, API3, JiraClient
 
 if TYPE_CHECKING:
     from .adapter import JiraAdapter
 
 __all__ = ["JiraBoard", "parse_key"]
+
+log = logging.getLogger("jr2.jira")
 
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*-[1-9][0-9]*")
 
@@ -67,9 +74,8 @@ def parse_key(issue: str | int) -> str:
 
 
 class JiraBoard:
-    """One Jira Cloud issue used as the dashboard of an adapter's JQL scope."""
-
-    layout = ADF_LAYOUT
+    """One Jira issue used as the dashboard of an adapter's JQL scope (Cloud: ADF with boxes;
+    Data Center: wiki markup, read-only)."""
 
     def __init__(self, adapter: JiraAdapter, issue: str | int) -> None:
         self.adapter = adapter
@@ -83,12 +89,21 @@ class JiraBoard:
         self._echoes = 0  # own writes whose webhook delivery has not come back yet
         self._lock = threading.Lock()
 
+    @property
+    def cloud(self) -> bool:
+        return self.adapter.client.is_cloud
+
+    @property
+    def layout(self) -> Layout:
+        """ADF on Cloud (REST v3), wiki markup on Data Center (REST v2)."""
+        return ADF_LAYOUT if self.cloud else WIKI_LAYOUT
+
     # -- reading --------------------------------------------------------------------------------
 
     def _issue(self, fields: str, expand: str | None = None) -> dict[str, Any]:
         params = {"fields": fields, **({"expand": expand} if expand else {})}
         try:
-            data = self.adapter.client.get(self.path, params, api=API3,
+            data = self.adapter.client.get(self.path, params, api=API3 if self.cloud else API,
                                            need="read the dashboard issue").data
         except SourceHTTPError as exc:
             if exc.status == 404:
@@ -100,15 +115,19 @@ class JiraBoard:
         return data
 
     def check(self) -> None:
-        """Refuse (one `UsageError` line) a dashboard on Data Center (see the notes) or an
-        issue that does not exist."""
-        if not self.adapter.client.is_cloud:
-            raise UsageError(f"{self.name}: a dashboard issue needs Jira Cloud (its boxes are "
-                             "Atlassian Document Format task items); Data Center's description "
-                             "is wiki markup, which has no checkboxes: use jr2 ready there")
+        """Refuse (one `UsageError` line) an issue that does not exist; on Data Center, say
+        once that the dashboard is read-only there."""
         self._issue("summary")
+        if not self.cloud:
+            log.warning("%s: Jira Data Center keeps the description as wiki markup, which has "
+                        "no checkboxes: the dashboard is read-only there (ticks need Jira "
+                        "Cloud)", self.name)
 
     def read(self) -> str:
+        if not self.cloud:
+            fields = self._issue("description").get("fields")
+            text = fields.get("description") if isinstance(fields, dict) else None
+            return text if isinstance(text, str) else ""
         data = self._issue("description", "changelog")
         fields = data.get("fields")
         doc = fields.get("description") if isinstance(fields, dict) else None
@@ -166,8 +185,9 @@ class JiraBoard:
         return self._writer
 
     def write(self, body: str) -> None:
-        self._client().request("PUT", self.path, api=API3,
-                               body={"fields": {"description": json.loads(body)}},
+        value = json.loads(body) if self.cloud else body
+        self._client().request("PUT", self.path, api=API3 if self.cloud else API,
+                               body={"fields": {"description": value}},
                                need="edit the dashboard issue (Edit Issues)")
         with self._lock:
             self._echoes += 1

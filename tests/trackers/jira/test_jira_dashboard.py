@@ -20,6 +20,7 @@ from jira_helpers import make_adapter
 from jr2_sources.cli.dashboard import DashboardLoop
 from jr2_sources.dashboard import Dashboard
 from jr2_sources.dashboard.adf import ADF_LAYOUT, END_TEXT, START_TEXT, dumps, key_of
+from jr2_sources.dashboard.wiki import WIKI_END, WIKI_START
 from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
 
@@ -285,22 +286,50 @@ def test_the_description_stays_within_jiras_limit_and_a_full_one_is_not_written(
     assert jira.issue(board).description == huge
 
 
-def test_jr2_ready_never_writes_and_data_center_is_refused_in_one_line(
-        jira: FakeJira, tmp_path: Path) -> None:
+def test_jr2_ready_never_writes(jira: FakeJira, tmp_path: Path) -> None:
     seed(jira)
     assert dashboard(jira, tmp_path).returncode == 0
     jira.clear_log()
     ready = jr2(jira, tmp_path, "ready", f"jira:{jira.url}", *JQL)
     assert ready.returncode == 0, ready.stderr
-    assert all(e["method"] == "GET" or e["path"].endswith("/search/jql") for e in jira.log)
+    assert jira.log and all(e["method"] == "GET" or e["path"].endswith("/search/jql")
+                            for e in jira.log)
+    assert len(puts(jira)) == 0
+
+
+def test_on_data_center_the_dashboard_is_read_only_wiki_markup(tmp_path: Path) -> None:
+    """Data Center keeps the description as wiki markup (REST v2): the same report, no boxes,
+    a one-line note at start, the person's text kept, escaped titles, and no rewrite while
+    nothing changed."""
     dc = FakeJira(cloud=False).start()
     try:
         seed(dc)
-        res = jr2(dc, tmp_path, "dashboard", f"jira:{dc.url}", *JQL, "--issue", BOARD)
-        assert res.returncode == 2 and "needs Jira Cloud" in res.stderr, res.stderr
-        assert len(res.stderr.strip().splitlines()) == 1
-        assert [e for e in dc.log if e["method"] != "GET"
-                and not e["path"].endswith("/search")] == []
+        dc.add_issue("[~admin] |cell| {code} *bold* h1. x", labels=["agent"])
+        dc.issue(BOARD).description = "h2. Our board\nKeep this."
+        env = dict(env_for(tmp_path), JIRA_PAT=TOKEN)
+        env.pop("JIRA_EMAIL")
+        env.pop("JIRA_API_TOKEN")
+        cmd = [*LAUNCHER, "dashboard", f"jira:{dc.url}", *JQL, "--issue", BOARD, *FAST]
+        res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert res.returncode == 0 and "written" in res.stderr, res.stderr
+        assert TOKEN not in res.stderr
+        note = [line for line in res.stderr.splitlines() if "read-only" in line]
+        assert len(note) == 1 and "ticks need Jira Cloud" in note[0]
+        text = dc.issue(BOARD).description
+        assert isinstance(text, str) and text.startswith("h2. Our board\nKeep this.\n\n")
+        assert WIKI_START in text and text.rstrip().endswith(WIKI_END)
+        assert "h3. Failed (1)" in text and "remove its failed label" in text
+        assert "\\[\\~admin\\] \\|cell\\| \\{code\\} \\*bold\\*" in text
+        outside_graph = text.split("{noformat}")[0]  # the graph's text is not markup
+        assert "[~admin]" not in outside_graph and "[ ]" not in text
+        sent = dc.requests("PUT", f"^/rest/api/2/issue/{BOARD}$")
+        assert len(sent) == 1 and sent[0]["body"] == {"fields": {"description": text}}
+        again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=120)
+        assert again.returncode == 0 and "unchanged" in again.stderr, again.stderr
+        assert [(e["method"], e["path"]) for e in dc.log if e["method"] != "GET"
+                and not e["path"].endswith("/search")] == [("PUT", f"/rest/api/2/issue/{BOARD}")]
     finally:
         dc.stop()
 
