@@ -444,3 +444,49 @@ def test_what_the_dashboard_sends_and_gets_is_described_by_atlassians_openapi(
     for h in got["changelog"]["histories"]:
         assert set(h) <= _props(history), set(h) - _props(history)
         assert all(set(i) <= _props(change) for i in h["items"])
+
+
+def test_every_editor_since_jr2s_last_write_must_may_edit_and_an_unknown_tick_is_ignored(
+        jira: FakeJira) -> None:
+    """A tick counts only when each person who edited the description since jr2's last write
+    holds Edit Issues on the item: pat ticks, eve edits after, the tick is ignored; a box
+    that turns DONE with no edit of a person in the history (the history cut, or a save with
+    jr2's own account) is ignored too."""
+    seed(jira)
+    jira.editors.add("acc-pat")
+    adapter = make_adapter(jira.url, jql="project = ENG AND labels = agent")
+    board = adapter.dashboard(BOARD)
+    t = [0.0]
+    dash = Dashboard(board, interval=10.0, clock=lambda: t[0])
+
+    def read() -> Any:
+        return compute_ready_set(adapter.snapshot(), now=_now())
+
+    def update() -> Any:
+        t[0] += 60
+        return dash.update(read)
+
+    assert update().wrote
+    retry = key_of("retry", "ENG-2")
+    tick(jira, retry, person="pat")
+    body = description(jira)
+    body["content"].insert(0, para("eve was here"))
+    jira.set_description(BOARD, body, "eve")
+    assert update().acted == ["ignored the tick for ENG-2: ticked in an edit by Eve, who may "
+                              "not edit ENG-2"]
+    tick(jira, retry, person=None)  # saved with jr2's own account: no person to vouch for it
+    assert update().acted == ["ignored the tick for ENG-2: who ticked it is not in the issue's "
+                              "history"]
+    with jira.lock:  # 150 label edits by pat after jr2's last write: more than Jira returns
+        issue = jira.issue(BOARD)
+        for n in range(150):
+            jira._record(issue, jira.person("pat"), [
+                {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                 "fromString": "", "to": None, "toString": f"n{n}"}])
+    tick(jira, retry, person="pat")
+    assert update().acted == ["ignored the tick for ENG-2: the issue's history is too long to "
+                              "tell who ticked it; tick it again"]
+    assert "jr2:failed" in jira.issue("ENG-2").labels
+    tick(jira, retry, person="pat")
+    assert update().acted == ["retried ENG-2"]
+    assert "jr2:failed" not in jira.issue("ENG-2").labels
