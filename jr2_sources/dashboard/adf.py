@@ -49,7 +49,7 @@ from datetime import datetime
 from typing import Any
 
 from ..readyset import ReadySet, iso_utc
-from .body import BodyParts, BrokenMarkers, Tick, TickKind
+from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
            "empty_doc", "key_of", "loads_doc", "size"]
@@ -114,13 +114,6 @@ def _marker(node: Any) -> str | None:
         if text in (START_TEXT, END_TEXT):
             return text
     return None
-
-
-def _unhex(text: str) -> str | None:
-    try:
-        return bytes.fromhex(text).decode()
-    except ValueError:
-        return None
 
 
 def _walk(nodes: Sequence[Any]) -> Iterator[Node]:

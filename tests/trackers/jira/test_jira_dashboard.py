@@ -1,5 +1,5 @@
 """The dashboard issue on Jira Cloud, end to end against the fake Jira: `jr2 dashboard` and
-`jr2 work --dashboard KEY` (jr2_sources/trackers/jira/board.py, jr2_sources/dashboard/adf*.py).
+`jr2 work --dashboard KEY` (jr2_sources/trackers/fake/board.py, jr2_sources/dashboard/adf*.py).
 Every description jr2 writes is validated against the vendored ADF schema (fixtures/adf)."""
 
 from __future__ import annotations
@@ -8,12 +8,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import pytest
 from fakes.jira_server import API3, TEXT_LIMIT, FakeJira
 from jira_helpers import make_adapter
 
@@ -33,15 +31,6 @@ FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
 TOKEN = "test-token-123456"
 BOARD = "ENG-4"
 BOARD_PATH = f"{API3}/issue/{BOARD}"
-
-
-@pytest.fixture
-def jira() -> Iterator[FakeJira]:
-    server = FakeJira().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def env_for(tmp: Path) -> dict[str, str]:
@@ -127,34 +116,34 @@ def valid(value: Any) -> None:
 
 
 def test_jr2_dashboard_writes_an_adf_description_once_and_not_again_while_unchanged(
-        jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    first = dashboard(jira, tmp_path)
+        fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    first = dashboard(fake, tmp_path)
     assert first.returncode == 0 and "written" in first.stderr, first.stderr
-    written = puts(jira)
+    written = puts(fake)
     assert len(written) == 1
     sent = written[0]["body"]
     assert list(sent) == ["fields"] and list(sent["fields"]) == ["description"]
     valid(sent["fields"]["description"])
-    got = description(jira)
+    got = description(fake)
     assert got["content"][0] == para("Our board: tick a box to act.")  # the person's text
-    text = section(jira)
+    text = section(fake)
     assert "Failed (1)" in text and "Ready (1)" in text and "Blocked (1)" in text
     boxes = ADF_LAYOUT.ticks(text)
     assert [(t.kind, t.item_id, t.ticked) for t in boxes] == [("retry", "ENG-2", False)]
     assert BOARD not in text
     for _ in range(2):
-        again = dashboard(jira, tmp_path)
+        again = dashboard(fake, tmp_path)
         assert again.returncode == 0 and "unchanged" in again.stderr, again.stderr
-    assert len(puts(jira)) == 1 and description(jira) == got
-    assert writes_elsewhere(jira) == []  # read-only on the backlog's items
+    assert len(puts(fake)) == 1 and description(fake) == got
+    assert writes_elsewhere(fake) == []  # read-only on the backlog's items
 
 
 def test_a_persons_content_around_the_section_survives_and_attrs_jira_adds_do_not_rewrite(
-        jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    assert dashboard(jira, tmp_path).returncode == 0
-    body = description(jira)
+        fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    assert dashboard(fake, tmp_path).returncode == 0
+    body = description(fake)
     content = body["content"]
     start = next(i for i, n in enumerate(content) if START_TEXT in json.dumps(n))
     end = next(i for i, n in enumerate(content) if END_TEXT in json.dumps(n))
@@ -167,63 +156,63 @@ def test_a_persons_content_around_the_section_survives_and_attrs_jira_adds_do_no
     for node in middle:  # as Jira may store it: attributes jr2 did not send
         if node.get("type") == "table":
             node["attrs"]["localId"] = "abc-123"
-    jira.set_description(BOARD, doc(*mine, *middle, para("Signed, a person 🙂")), "pat")
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+    fake.set_description(BOARD, doc(*mine, *middle, para("Signed, a person 🙂")), "pat")
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert "unchanged" in res.stderr, res.stderr  # same state: no rewrite
-    jira.add_issue("New work", labels=["agent"])
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+    fake.add_issue("New work", labels=["agent"])
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert res.returncode == 0 and "written" in res.stderr, res.stderr
-    after = description(jira)
+    after = description(fake)
     valid(after)
     assert after["content"][:2] == mine and after["content"][-1] == para("Signed, a person 🙂")
-    assert "New work" in section(jira)
+    assert "New work" in section(fake)
 
 
-def test_broken_markers_write_nothing(jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    assert dashboard(jira, tmp_path).returncode == 0
-    body = description(jira)
+def test_broken_markers_write_nothing(fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    assert dashboard(fake, tmp_path).returncode == 0
+    body = description(fake)
     body["content"] = [n for n in body["content"] if END_TEXT not in json.dumps(n)]
-    jira.set_description(BOARD, body, "pat")
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+    fake.set_description(BOARD, body, "pat")
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert res.returncode == 0 and "broken" in res.stderr, res.stderr
-    assert len(puts(jira)) == 1
+    assert len(puts(fake)) == 1
 
 
 def test_a_retry_tick_by_an_editor_clears_the_failed_label_and_next_work_runs_it(
-        jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    jira.editors.add("acc-pat")
-    assert dashboard(jira, tmp_path).returncode == 0
-    tick(jira, key_of("retry", "ENG-2"))
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+        fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    fake.editors.add("acc-pat")
+    assert dashboard(fake, tmp_path).returncode == 0
+    tick(fake, key_of("retry", "ENG-2"))
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert res.returncode == 0 and "retried ENG-2" in res.stderr, res.stderr
-    assert "jr2:failed" not in jira.issue("ENG-2").labels
-    drawn = ADF_LAYOUT.ticks(section(jira))
+    assert "jr2:failed" not in fake.issue("ENG-2").labels
+    drawn = ADF_LAYOUT.ticks(section(fake))
     assert not any(t.ticked for t in drawn) and "ENG-2" not in {t.item_id for t in drawn}
-    again = dashboard(jira, tmp_path, "--write-interval", "10s")  # the tick is consumed
+    again = dashboard(fake, tmp_path, "--write-interval", "10s")  # the tick is consumed
     assert "retried" not in again.stderr
-    removes = [e for e in jira.requests("PUT", r"/rest/api/2/issue/ENG-2$")]
+    removes = [e for e in fake.requests("PUT", r"/rest/api/2/issue/ENG-2$")]
     assert [e["body"] for e in removes] == [{"update": {"labels": [{"remove": "jr2:failed"}]}}]
-    work = jr2(jira, tmp_path, "work", f"jira:{jira.url}", *JQL, *FAST,
+    work = jr2(fake, tmp_path, "work", f"jira:{fake.url}", *JQL, *FAST,
                "--on-success-transition", "Done", "--", "true")
     assert work.returncode == 0, work.stderr
-    assert jira.issue("ENG-2").status == "Done" and jira.issue(BOARD).status == "To Do"
-    assert jira.issue(BOARD).comments == []  # the dashboard issue was never claimed
+    assert fake.issue("ENG-2").status == "Done" and fake.issue(BOARD).status == "To Do"
+    assert fake.issue(BOARD).comments == []  # the dashboard issue was never claimed
 
 
 def test_a_tick_by_someone_without_edit_issues_is_ignored_and_reported(
-        jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    assert dashboard(jira, tmp_path).returncode == 0
-    tick(jira, key_of("retry", "ENG-2"), person="eve")  # eve may not edit issues
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+        fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    assert dashboard(fake, tmp_path).returncode == 0
+    tick(fake, key_of("retry", "ENG-2"), person="eve")  # eve may not edit issues
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert res.returncode == 0, res.stderr
     assert "ignored the tick for ENG-2: ticked in an edit by Eve, who may not edit ENG-2" \
         in res.stderr, res.stderr
-    assert "jr2:failed" in jira.issue("ENG-2").labels
-    assert jira.requests("PUT", r"/rest/api/2/issue/ENG-2$") == []
-    drawn = ADF_LAYOUT.ticks(section(jira))  # drawn unticked again
+    assert "jr2:failed" in fake.issue("ENG-2").labels
+    assert fake.requests("PUT", r"/rest/api/2/issue/ENG-2$") == []
+    drawn = ADF_LAYOUT.ticks(section(fake))  # drawn unticked again
     assert [(t.item_id, t.ticked) for t in drawn] == [("ENG-2", False)]
 
 
@@ -238,63 +227,63 @@ if os.environ["JR2_ITEM_ID"] == "ENG-1" and "JR2_GATE_DEPLOY" not in os.environ:
 
 
 def test_an_approve_tick_answers_the_gate_and_the_next_jr2_work_runs_it_approved(
-        jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    jira.editors.add("acc-pat")
+        fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    fake.editors.add("acc-pat")
     (tmp_path / "worker.py").write_text(GATED_WORKER)
     runs = tmp_path / "runs"
-    work = ["work", f"jira:{jira.url}", *JQL, "--gate", "deploy", *FAST,
+    work = ["work", f"jira:{fake.url}", *JQL, "--gate", "deploy", *FAST,
             "--on-success-transition", "Done", "--", sys.executable,
             str(tmp_path / "worker.py"), str(runs)]
-    jr2(jira, tmp_path, *work)
+    jr2(fake, tmp_path, *work)
     assert runs.read_text().splitlines() == ["ENG-1 -"]
-    first = dashboard(jira, tmp_path)
+    first = dashboard(fake, tmp_path)
     assert first.returncode == 0, first.stderr
-    valid(description(jira))
-    boxes = [t for t in ADF_LAYOUT.ticks(section(jira)) if t.kind == "approve"]
+    valid(description(fake))
+    boxes = [t for t in ADF_LAYOUT.ticks(section(fake)) if t.kind == "approve"]
     assert [(t.item_id, t.gate, t.ticked) for t in boxes] == [("ENG-1", "deploy", False)]
-    tick(jira, key_of("approve", "ENG-1", "deploy"))
-    res = dashboard(jira, tmp_path, "--write-interval", "10s")
+    tick(fake, key_of("approve", "ENG-1", "deploy"))
+    res = dashboard(fake, tmp_path, "--write-interval", "10s")
     assert res.returncode == 0 and "approved deploy for ENG-1" in res.stderr, res.stderr
-    answers = [b for b in jira.comment_bodies("ENG-1") if "jr2:answer" in b]
+    answers = [b for b in fake.comment_bodies("ENG-1") if "jr2:answer" in b]
     assert len(answers) == 1 and "a tick on jira:ENG-4" in answers[0]
-    assert not any(t.kind == "approve" for t in ADF_LAYOUT.ticks(section(jira)))
-    done = jr2(jira, tmp_path, *work)
+    assert not any(t.kind == "approve" for t in ADF_LAYOUT.ticks(section(fake)))
+    done = jr2(fake, tmp_path, *work)
     assert "2 done" in done.stderr, done.stderr  # ENG-2 stays failed
     assert runs.read_text().splitlines() == ["ENG-1 -", "ENG-1 approved", "ENG-3 -"]
-    assert jira.issue(BOARD).comments == []
+    assert fake.issue(BOARD).comments == []
 
 
 def test_the_description_stays_within_jiras_limit_and_a_full_one_is_not_written(
-        jira: FakeJira, tmp_path: Path) -> None:
+        fake: FakeJira, tmp_path: Path) -> None:
     for n in range(400):
-        jira.add_issue(f"Item {n} " + "long title words " * 6, labels=["agent"])
-    jira.add_issue("Dashboard")  # ENG-401
+        fake.add_issue(f"Item {n} " + "long title words " * 6, labels=["agent"])
+    fake.add_issue("Dashboard")  # ENG-401
     board = "ENG-401"
-    res = jr2(jira, tmp_path, "dashboard", f"jira:{jira.url}", *JQL, "--issue", board, *FAST)
+    res = jr2(fake, tmp_path, "dashboard", f"jira:{fake.url}", *JQL, "--issue", board, *FAST)
     assert res.returncode == 0 and "written" in res.stderr, res.stderr
-    sent = jira.requests("PUT", f"^{API3}/issue/{board}$")[0]["body"]["fields"]["description"]
+    sent = fake.requests("PUT", f"^{API3}/issue/{board}$")[0]["body"]["fields"]["description"]
     valid(sent)
     assert TEXT_LIMIT - 3000 < len(dumps(sent)) <= TEXT_LIMIT
     assert "more" in json.dumps(sent)  # cut with an "… and N more" row
     huge = doc(para("x" * (TEXT_LIMIT - 200)))
-    jira.set_description(board, huge, "pat")
-    res = jr2(jira, tmp_path, "dashboard", f"jira:{jira.url}", *JQL, "--issue", board, *FAST,
+    fake.set_description(board, huge, "pat")
+    res = jr2(fake, tmp_path, "dashboard", f"jira:{fake.url}", *JQL, "--issue", board, *FAST,
               "--write-interval", "10s")
     assert res.returncode == 0 and "full" in res.stderr and "Jira's limit" in res.stderr
-    assert len(jira.requests("PUT", f"^{API3}/issue/{board}$")) == 1
-    assert jira.issue(board).description == huge
+    assert len(fake.requests("PUT", f"^{API3}/issue/{board}$")) == 1
+    assert fake.issue(board).description == huge
 
 
-def test_jr2_ready_never_writes(jira: FakeJira, tmp_path: Path) -> None:
-    seed(jira)
-    assert dashboard(jira, tmp_path).returncode == 0
-    jira.clear_log()
-    ready = jr2(jira, tmp_path, "ready", f"jira:{jira.url}", *JQL)
+def test_jr2_ready_never_writes(fake: FakeJira, tmp_path: Path) -> None:
+    seed(fake)
+    assert dashboard(fake, tmp_path).returncode == 0
+    fake.clear_log()
+    ready = jr2(fake, tmp_path, "ready", f"jira:{fake.url}", *JQL)
     assert ready.returncode == 0, ready.stderr
-    assert jira.log and all(e["method"] == "GET" or e["path"].endswith("/search/jql")
-                            for e in jira.log)
-    assert len(puts(jira)) == 0
+    assert fake.log and all(e["method"] == "GET" or e["path"].endswith("/search/jql")
+                            for e in fake.log)
+    assert len(puts(fake)) == 0
 
 
 def test_on_data_center_the_dashboard_is_read_only_wiki_markup(tmp_path: Path) -> None:
@@ -334,29 +323,29 @@ def test_on_data_center_the_dashboard_is_read_only_wiki_markup(tmp_path: Path) -
         dc.stop()
 
 
-def test_a_bad_key_or_a_backlog_item_is_refused_in_one_line(jira: FakeJira,
+def test_a_bad_key_or_a_backlog_item_is_refused_in_one_line(fake: FakeJira,
                                                               tmp_path: Path) -> None:
-    seed(jira)
+    seed(fake)
     for issue, said in (("7", "expected a Jira issue key"),
                         ("ENG-1", "one of the backlog's own items"),
                         ("ENG-99", "no such issue")):
-        res = jr2(jira, tmp_path, "dashboard", f"jira:{jira.url}", *JQL, "--issue", issue)
+        res = jr2(fake, tmp_path, "dashboard", f"jira:{fake.url}", *JQL, "--issue", issue)
         assert res.returncode == 2 and said in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
-    assert [e for e in jira.log if e["method"] != "GET"
+    assert [e for e in fake.log if e["method"] != "GET"
             and not e["path"].endswith("/search/jql")] == []
 
 
 def test_jr2_work_dashboard_updates_while_the_pool_runs_and_at_the_end(
-        jira: FakeJira, tmp_path: Path) -> None:
+        fake: FakeJira, tmp_path: Path) -> None:
     for n in range(3):
-        jira.add_issue(f"Work {n + 1}", labels=["agent"])
-    jira.add_issue("Dashboard")
-    res = jr2(jira, tmp_path, "work", f"jira:{jira.url}", *JQL, *FAST, "--cap", "2",
+        fake.add_issue(f"Work {n + 1}", labels=["agent"])
+    fake.add_issue("Dashboard")
+    res = jr2(fake, tmp_path, "work", f"jira:{fake.url}", *JQL, *FAST, "--cap", "2",
               "--on-success-transition", "Done", "--dashboard", BOARD,
               "--dashboard-interval", "10s", "--", "sleep", "3")
     assert res.returncode == 0, res.stderr
-    writes = puts(jira)
+    writes = puts(fake)
     assert len(writes) >= 2, [e["body"] for e in writes]
     for e in writes:
         valid(e["body"]["fields"]["description"])
@@ -364,8 +353,8 @@ def test_jr2_work_dashboard_updates_while_the_pool_runs_and_at_the_end(
     last = json.dumps(writes[-1]["body"])
     assert "In progress (1)" in first or "In progress (2)" in first, first
     assert "0 ready, 0 in progress, 0 failed" in last, last
-    assert all(jira.issue(f"ENG-{n}").status == "Done" for n in (1, 2, 3))
-    assert jira.issue(BOARD).status == "To Do" and jira.issue(BOARD).comments == []
+    assert all(fake.issue(f"ENG-{n}").status == "Done" for n in (1, 2, 3))
+    assert fake.issue(BOARD).status == "To Do" and fake.issue(BOARD).comments == []
 
 
 def _now() -> Any:
@@ -375,9 +364,9 @@ def _now() -> Any:
 
 
 def test_its_own_edits_never_wake_the_pool_and_a_persons_edit_looks_at_once(
-        jira: FakeJira) -> None:
-    seed(jira)
-    adapter = make_adapter(jira.url, jql="project = ENG AND labels = agent")
+        fake: FakeJira) -> None:
+    seed(fake)
+    adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent")
     dash = Dashboard(adapter.dashboard(BOARD))
     assert dash.update(lambda: compute_ready_set(adapter.snapshot(), now=_now())).wrote
     loop = DashboardLoop(dash, lambda: None, lambda: None)
@@ -389,23 +378,23 @@ def test_its_own_edits_never_wake_the_pool_and_a_persons_edit_looks_at_once(
                            "changelog": {"items": [{"field": "description",
                                                     "fieldId": "description"}]}}).encode()
 
-    own = receive({}, delivery(BOARD, jira.me), None)
+    own = receive({}, delivery(BOARD, fake.me), None)
     assert (own.wake, loop._poked.is_set()) == (False, False)
-    person = receive({}, delivery(BOARD, jira.person("pat")), None)
+    person = receive({}, delivery(BOARD, fake.person("pat")), None)
     assert (person.wake, loop._poked.is_set()) == (False, True)
-    assert receive({}, delivery("ENG-1", jira.person("pat")), None).wake
+    assert receive({}, delivery("ENG-1", fake.person("pat")), None).wake
 
 
 def test_what_the_dashboard_sends_and_gets_is_described_by_atlassians_openapi(
-        jira: FakeJira) -> None:
+        fake: FakeJira) -> None:
     """Every request of an update with a tick (read with the changelog, retry, write) is a
     documented operation with documented parameters and body fields; the answer of "Get issue"
     with `expand=changelog` holds only documented fields, down to each history's."""
     from test_jira_description import _answer_schema, _operation, _prop, _props, _resolve
 
-    seed(jira)
-    jira.editors.add("acc-pat")
-    adapter = make_adapter(jira.url, jql="project = ENG AND labels = agent")
+    seed(fake)
+    fake.editors.add("acc-pat")
+    adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent")
     board = adapter.dashboard(BOARD)
     board.check()
     dash = Dashboard(board, interval=10.0, clock=lambda: 0.0)
@@ -413,11 +402,11 @@ def test_what_the_dashboard_sends_and_gets_is_described_by_atlassians_openapi(
     def read() -> Any:
         return compute_ready_set(adapter.snapshot(), now=_now())
     assert dash.update(read).wrote
-    tick(jira, key_of("retry", "ENG-2"))
+    tick(fake, key_of("retry", "ENG-2"))
     dash.clock = lambda: 100.0
     step = dash.update(read)
     assert step.acted == ["retried ENG-2"] and step.wrote
-    sent = jira.requests()
+    sent = fake.requests()
     assert {(e["method"], e["path"]) for e in sent} >= {
         ("GET", BOARD_PATH), ("PUT", BOARD_PATH), ("PUT", "/rest/api/2/issue/ENG-2")}
     for e in sent:
@@ -447,14 +436,14 @@ def test_what_the_dashboard_sends_and_gets_is_described_by_atlassians_openapi(
 
 
 def test_every_editor_since_jr2s_last_write_must_may_edit_and_an_unknown_tick_is_ignored(
-        jira: FakeJira) -> None:
+        fake: FakeJira) -> None:
     """A tick counts only when each person who edited the description since jr2's last write
     holds Edit Issues on the item: pat ticks, eve edits after, the tick is ignored; a box
     that turns DONE with no edit of a person in the history (the history cut, or a save with
     jr2's own account) is ignored too."""
-    seed(jira)
-    jira.editors.add("acc-pat")
-    adapter = make_adapter(jira.url, jql="project = ENG AND labels = agent")
+    seed(fake)
+    fake.editors.add("acc-pat")
+    adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent")
     board = adapter.dashboard(BOARD)
     t = [0.0]
     dash = Dashboard(board, interval=10.0, clock=lambda: t[0])
@@ -468,25 +457,25 @@ def test_every_editor_since_jr2s_last_write_must_may_edit_and_an_unknown_tick_is
 
     assert update().wrote
     retry = key_of("retry", "ENG-2")
-    tick(jira, retry, person="pat")
-    body = description(jira)
+    tick(fake, retry, person="pat")
+    body = description(fake)
     body["content"].insert(0, para("eve was here"))
-    jira.set_description(BOARD, body, "eve")
+    fake.set_description(BOARD, body, "eve")
     assert update().acted == ["ignored the tick for ENG-2: ticked in an edit by Eve, who may "
                               "not edit ENG-2"]
-    tick(jira, retry, person=None)  # saved with jr2's own account: no person to vouch for it
+    tick(fake, retry, person=None)  # saved with jr2's own account: no person to vouch for it
     assert update().acted == ["ignored the tick for ENG-2: who ticked it is not in the issue's "
                               "history"]
-    with jira.lock:  # 150 label edits by pat after jr2's last write: more than Jira returns
-        issue = jira.issue(BOARD)
+    with fake.lock:  # 150 label edits by pat after jr2's last write: more than Jira returns
+        issue = fake.issue(BOARD)
         for n in range(150):
-            jira._record(issue, jira.person("pat"), [
+            fake._record(issue, fake.person("pat"), [
                 {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
                  "fromString": "", "to": None, "toString": f"n{n}"}])
-    tick(jira, retry, person="pat")
+    tick(fake, retry, person="pat")
     assert update().acted == ["ignored the tick for ENG-2: the issue's history is too long to "
                               "tell who ticked it; tick it again"]
-    assert "jr2:failed" in jira.issue("ENG-2").labels
-    tick(jira, retry, person="pat")
+    assert "jr2:failed" in fake.issue("ENG-2").labels
+    tick(fake, retry, person="pat")
     assert update().acted == ["retried ENG-2"]
-    assert "jr2:failed" not in jira.issue("ENG-2").labels
+    assert "jr2:failed" not in fake.issue("ENG-2").labels
