@@ -479,3 +479,25 @@ def test_every_editor_since_jr2s_last_write_must_may_edit_and_an_unknown_tick_is
     tick(fake, retry, person="pat")
     assert update().acted == ["retried ENG-2"]
     assert "jr2:failed" not in fake.issue("ENG-2").labels
+
+
+def test_a_tick_whose_editor_cannot_be_checked_is_ignored_and_says_why(fake: FakeJira) -> None:
+    """Without Administer Projects jr2's account cannot ask who holds Edit Issues (a 403): no
+    tick is acted on, and the line says it was the check, not the person."""
+    seed(fake)
+    fake.editors.add("acc-pat")
+    adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent")
+    t = [0.0]
+    dash = Dashboard(adapter.dashboard(BOARD), interval=10.0, clock=lambda: t[0])
+
+    def update() -> Any:
+        t[0] += 60
+        return dash.update(lambda: compute_ready_set(adapter.snapshot(), now=_now()))
+
+    assert update().wrote
+    fake.fault(403, path="/user/permission/search", times=10,
+               message="You do not have the permission to see the specified project.")
+    tick(fake, key_of("retry", "ENG-2"), person="pat")
+    assert update().acted == ["ignored the tick for ENG-2: ticked in an edit by Pat, whose Edit "
+                              "Issues jr2 cannot check (its account needs Administer Projects)"]
+    assert "jr2:failed" in fake.issue("ENG-2").labels
