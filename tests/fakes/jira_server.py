@@ -416,6 +416,7 @@ class FakeJira:
         self.log: list[dict[str, Any]] = []
         self.next_id = 10000
         self.next_comment = 10000
+        self.next_history = 10000
         self.next_number: dict[str, int] = {}
         self.lock = threading.RLock()
         self.deny_auth = False
@@ -679,8 +680,8 @@ class FakeJira:
     def _record(self, it: Issue, author: dict[str, Any], items: list[dict[str, Any]]) -> None:
         """One changelog entry ("Get changelogs": id, author, created, items of
         {field, fieldtype, fieldId, from, fromString, to, toString})."""
-        self.next_id += 1
-        it.history.append({"id": str(self.next_id), "author": self._user(author),
+        self.next_history += 1
+        it.history.append({"id": str(self.next_history), "author": self._user(author),
                            "created": jira_time(self.now()), "items": items})
 
     def set_description(self, key: str, doc: Any, name: str | None = None) -> None:
