@@ -70,17 +70,27 @@ Design notes
   as `issuelink_created`. Signed `X-Hub-Signature: sha256=<hex>` when there is a secret, with a
   fresh `X-Atlassian-Webhook-Identifier`. Sent in order from one thread; `deliveries` keeps each
   one's event and the receiver's JSON answer (so a test counts wakes).
-* The description (the dashboard issue): on Cloud through REST v3 only ("Get issue" / "Edit
-  issue" of /rest/api/3/issue/{key}, fixtures/jira/atlassian), an Atlassian Document Format
-  document (`{"type": "doc", "version": 1, ...}`; anything else is Jira's 400 "Operation value
-  must be an Atlassian Document"); on Data Center through REST v2, a string of wiki markup.
-  Longer than 32,767 characters (the ADF as compact JSON, in UTF-16 units) is Jira's 400 "The
+* Descriptions (`add_issue(description=)`, `set_description`, a person's edit: `updated`
+  moves, a `description` changelog item). Cloud keeps a description as an ADF document like a
+  comment (the `description` of "Edit issue" takes ADF in v3; fixtures/jira/atlassian, the
+  issue-edit operation: "the `description` ... take Atlassian Document Format content"), so a
+  REST v2 answer gives it back as a string (`from_doc`: "v2 bodies are strings where v3 takes
+  ADF", fixtures/jira/README.md); Data Center keeps and answers the wiki-markup string.
+* The change history: every edit of labels or description and jr2's own `PUT /issue/{key}`
+  is recorded as a `Changelog` {id, author, created, items [ChangeDetails {field, fieldtype,
+  fieldId, from, fromString, to, toString}]} (fixtures/jira/atlassian: `PageOfChangelogs`), and
+  `GET /issue/{key}?expand=changelog` returns it as `changelog` {startAt, maxResults, total,
+  histories}, "sorted by date, starting from the most recent" (the `expand` parameter of "Get
+  issue"), at most 100 (Cloud's page of "recent updates").
+* The dashboard issue's description through REST v3 (Cloud only: "Get issue" / "Edit issue" of
+  /rest/api/3/issue/{key}, fixtures/jira/atlassian): an ADF document, given and taken as is
+  (`{"type": "doc", "version": 1, ...}`; anything else is Jira's 400 "Operation value must be an
+  Atlassian Document"); `expand=changelog` as on v2, with `maxResults` 100 ("The maximum number
+  of results that could be on the page") and `total` the number on the page. On Data Center a
+  v2 "Edit issue" with `fields.description` (a wiki-markup string) sets it. On both, longer than
+  32,767 characters (an ADF document as compact JSON, in UTF-16 units) is Jira's 400 "The
   entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
-  `jira.text.field.character.limit`). Each description and label edit is kept in the issue's
-  changelog (author, created, items {field, fieldtype, fieldId, from, fromString, to,
-  toString}), given newest first, at most 100, by `expand=changelog` ("Returns a list of recent
-  updates to an issue, sorted by date, starting from the most recent"); `set_description` is a
-  person's save. The strings of a description change are its words only (not modelled).
+  `jira.text.field.character.limit`).
 * Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
 """
 
@@ -145,23 +155,14 @@ def from_doc(doc: dict[str, Any]) -> str:
                        for para in doc.get("content") or [])
 
 
-def _plain(doc: Any) -> str | None:
-    """A description's text, as a changelog's `fromString`/`toString` shows it (its words;
-    the exact rendering is not modelled and jr2 does not read it)."""
-    if doc is None:
-        return None
-    if isinstance(doc, str):
-        return doc
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "text":
-                out.append(str(node.get("text") or ""))
-            for child in node.get("content") or []:
-                walk(child)
-    walk(doc)
-    return " ".join(out)
+def _check_length(value: Any) -> None:
+    """Jira's 400 for a description over `TEXT_LIMIT` (an ADF document as compact JSON)."""
+    if value is None:
+        return
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"),
+                                                           ensure_ascii=False)
+    if len(text.encode("utf-16-le")) // 2 > TEXT_LIMIT:
+        raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
 
 
 def jira_time(t: float) -> str:
@@ -202,8 +203,8 @@ class Issue:
     comments: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     old_keys: list[str] = field(default_factory=list)  # keys it had before a move
-    description: Any = None  # an ADF document (Cloud) or wiki markup (Data Center); None: empty
-    history: list[dict[str, Any]] = field(default_factory=list)  # changelog, oldest first
+    description: Any = None  # Cloud: an ADF document; Data Center: a wiki-markup string
+    history: list[dict[str, Any]] = field(default_factory=list)  # Changelogs, oldest first
 
 
 @dataclass
@@ -416,7 +417,6 @@ class FakeJira:
         self.log: list[dict[str, Any]] = []
         self.next_id = 10000
         self.next_comment = 10000
-        self.next_history = 10000
         self.next_number: dict[str, int] = {}
         self.lock = threading.RLock()
         self.deny_auth = False
@@ -491,12 +491,11 @@ class FakeJira:
 
     def _emit(self, event: str, it: Issue, kind: str | None = None, *,
               items: list[dict[str, Any]] | None = None,
-              comment: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-              user: dict[str, Any] | None = None) -> None:
+              comment: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> None:
         if self._hook is None:
             return
         payload: dict[str, Any] = {"timestamp": int(self.now() * 1000), "webhookEvent": event,
-                                   "user": self._user(user or self.me)}
+                                   "user": self._user(self.me)}
         if kind is not None:
             payload["issue_event_type_name"] = kind
         payload["issue"] = {"id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}",
@@ -554,7 +553,7 @@ class FakeJira:
     def add_issue(self, summary: str, project: str = "ENG", *, status: str = "To Do",
                   labels: list[str] | None = None, priority: str = "3",
                   parent: str | None = None, assignee: dict[str, Any] | None = None,
-                  created: float | None = None) -> str:
+                  created: float | None = None, description: str | None = None) -> str:
         with self.lock:
             n = self.next_number.get(project, 1)
             self.next_number[project] = n + 1
@@ -563,7 +562,69 @@ class FakeJira:
             t = self.now() if created is None else created
             self.issues[key] = Issue(key, self.next_id, summary, t, t, status,
                                      list(labels or []), assignee, priority, parent)
+            if description is not None:
+                self.issues[key].description = self._store_body(description)
             return key
+
+    def _record(self, it: Issue, author: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        """One Changelog of `it` (the change history `expand=changelog` reads)."""
+        self.next_id += 1
+        it.history.append({"id": str(self.next_id), "author": author, "created": self.now(),
+                           "items": items})
+
+    def set_description(self, key: str, text: Any, name: str | None = "alice") -> None:
+        """A person (`person(name)`; jr2's own account when None) edits an issue's description
+        (`updated` moves): `text` a string (stored as Cloud or Data Center stores it), or an
+        ADF document (Cloud, as its editor saves it)."""
+        with self.lock:
+            it = self.issues[key]
+            stored = text if isinstance(text, dict) else self._store_body(text)
+            self._describe(it, stored, self.person(name) if name else self.me)
+
+    def _describe(self, it: Issue, stored: Any, author: dict[str, Any]) -> None:
+        old, it.description = it.description, stored
+        it.updated = self.now()
+        items = [{"field": "description", "fieldtype": "jira", "fieldId": "description",
+                  "from": None, "fromString": self._text(old), "to": None,
+                  "toString": self._text(stored)}]
+        self._record(it, author, items)
+        self._emit("jira:issue_updated", it, "issue_updated", items=items)
+
+    def _changelog(self, it: Issue) -> dict[str, Any]:
+        """`expand=changelog`: the most recent 100, newest first (see the notes)."""
+        recent = [{**h, "author": self._user(h["author"]), "created": jira_time(h["created"])}
+                  for h in reversed(it.history)][:100]
+        return {"startAt": 0, "maxResults": 100, "total": len(recent), "histories": recent}
+
+    def _v3_issue(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+        """"Get issue" / "Edit issue" of REST v3 for the one field modelled there, the
+        description (see the notes)."""
+        if method == "GET":
+            fields = query.get("fields")
+            out = self.render(it, fields.split(",") if fields else None)
+            if "description" in out["fields"]:
+                out["fields"]["description"] = it.description  # ADF, as stored
+            if "changelog" in str(query.get("expand") or "").split(","):
+                out["changelog"] = self._changelog(it)
+            return out
+        fields = (body or {}).get("fields") or {}
+        if set(fields) != {"description"}:
+            raise _error(400, "Only the description is modelled on REST v3 here")
+        doc = fields["description"]
+        if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
+                                    and doc.get("version") == 1):
+            raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
+        _check_length(doc)
+        self._describe(it, doc, self.me)
+        self.notifications.append((it.key, "issue edited"))
+        raise Reply(204)
+
+    @staticmethod
+    def _text(stored: Any) -> str | None:
+        """A stored description as the string a REST v2 answer gives (None: empty)."""
+        if stored is None:
+            return None
+        return from_doc(stored) if isinstance(stored, dict) else str(stored)
 
     def add_link(self, blocker: str, blocked: str, link_type: str = "Blocks") -> None:
         with self.lock:
@@ -629,8 +690,9 @@ class FakeJira:
             self._emit("jira:issue_deleted", it, "issue_deleted")
 
     def edit(self, key: str, *, add: str | None = None, remove: str | None = None,
-             assignee: dict[str, Any] | bool | None = False) -> None:
-        """A person edits labels (or the assignee: a dict, or None to unassign)."""
+             assignee: dict[str, Any] | bool | None = False, by: str = "someone") -> None:
+        """A person (`person(by)`) edits labels (or the assignee: a dict, or None to
+        unassign)."""
         with self.lock:
             it = self.issues[key]
             before = list(it.labels)
@@ -641,10 +703,12 @@ class FakeJira:
             if assignee is not False:
                 it.assignee = assignee if isinstance(assignee, dict) else None
             it.updated = self.now()
-            self._emit("jira:issue_updated", it, "issue_updated", items=[
-                {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
-                 "fromString": " ".join(before), "to": None,
-                 "toString": " ".join(it.labels)}])
+            items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                      "fromString": " ".join(before), "to": None,
+                      "toString": " ".join(it.labels)}]
+            if before != it.labels:
+                self._record(it, self.person(by), items)
+            self._emit("jira:issue_updated", it, "issue_updated", items=items)
 
     def set_status(self, key: str, status: str) -> None:
         """A person's transition (the issue's `updated` moves)."""
@@ -674,60 +738,6 @@ class FakeJira:
                  "author": self.person(name), "created": t, "updated": t, "properties": []}
             it.comments.append(c)
             return int(c["id"])
-
-    # -- the description (REST v3, ADF) and the changelog ---------------------------------------
-
-    def _record(self, it: Issue, author: dict[str, Any], items: list[dict[str, Any]]) -> None:
-        """One changelog entry ("Get changelogs": id, author, created, items of
-        {field, fieldtype, fieldId, from, fromString, to, toString})."""
-        self.next_history += 1
-        it.history.append({"id": str(self.next_history), "author": self._user(author),
-                           "created": jira_time(self.now()), "items": items})
-
-    def set_description(self, key: str, doc: Any, name: str | None = None) -> None:
-        """A person (`person(name)`; jr2's account when None) saves the description (an ADF
-        document on Cloud): recorded in the changelog and delivered as `jira:issue_updated`."""
-        with self.lock:
-            it = self.issues[key]
-            self._describe(it, doc, self.person(name) if name else self.me)
-
-    def _describe(self, it: Issue, doc: Any, author: dict[str, Any]) -> None:
-        old, it.description = it.description, doc
-        it.updated = self.now()
-        item = {"field": "description", "fieldtype": "jira", "fieldId": "description",
-                "from": None, "fromString": _plain(old), "to": None, "toString": _plain(doc)}
-        self._record(it, author, [item])
-        self.notifications.append((it.key, "issue edited"))
-        self._emit("jira:issue_updated", it, "issue_updated", items=[item], user=author)
-
-    def _v3_issue(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
-        """"Get issue" / "Edit issue" of REST v3 (fixtures/jira/atlassian), for the one field
-        modelled there: `description`, an ADF document (`{"type": "doc", "version": 1, ...}`);
-        `expand=changelog` gives the changelog newest first ("Returns a list of recent updates
-        to an issue, sorted by date, starting from the most recent"), at most 100."""
-        if method == "GET":
-            wanted = set((query.get("fields") or "*all").split(","))
-            out = self.render(it, sorted(wanted))
-            if wanted & {"description", "*all", "*navigable"}:
-                out["fields"]["description"] = it.description
-            if "changelog" in (query.get("expand") or "").split(","):
-                recent = list(reversed(it.history))[:100]
-                out["changelog"] = {"startAt": 0, "maxResults": len(recent),
-                                    "total": len(it.history), "histories": recent}
-            return out
-        fields = (body or {}).get("fields") or {}
-        if "description" not in fields:
-            raise _error(400, "Only the description is modelled on REST v3 here")
-        doc = fields["description"]
-        if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
-                                    and doc.get("version") == 1):
-            raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
-        if doc is not None and len(json.dumps(doc, separators=(",", ":"),
-                                              ensure_ascii=False).encode("utf-16-le")) // 2 \
-                > TEXT_LIMIT:
-            raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
-        self._describe(it, doc, self.me)
-        raise Reply(204)
 
     def _permission_search(self, query: dict[str, str]) -> list[dict[str, Any]]:
         """"Find users with permissions", `GET /rest/api/2/user/permission/search`
@@ -860,11 +870,10 @@ class FakeJira:
             "issuelinks": links,
             "subtasks": [self._ref(k) for k in children.get(it.key, [])],
             "issuetype": self._issuetype(it.parent is not None),
+            "description": self._text(it.description),
         }
         if it.parent is not None:
             all_fields["parent"] = self._ref(it.parent)
-        if not self.cloud:  # Data Center's description: wiki markup (Cloud's is ADF, on v3)
-            all_fields["description"] = it.description
         out_fields = {k: v for k, v in all_fields.items() if want is None or k in want}
         return {"expand": "renderedFields,names,schema,operations,editmeta,changelog",
                 "id": str(it.id), "self": f"{self.url}{API}/issue/{it.id}", "key": it.key,
@@ -939,7 +948,7 @@ class FakeJira:
             return [{"id": f, "key": f, "name": f.title(), "custom": False, "orderable": True,
                      "navigable": True, "searchable": True, "clauseNames": [f]}
                     for f in ("summary", "status", "labels", "assignee", "priority", "created",
-                              "issuelinks", "subtasks", "parent")]
+                              "issuelinks", "subtasks", "parent", "description")]
         if path == f"{API}/myself" and method == "GET":
             return self._user(self.me)
         if path == f"{API}/user/permission/search" and method == "GET":
@@ -1012,7 +1021,14 @@ class FakeJira:
         if sub == "" and method == "GET":
             fields = query.get("fields")
             with self.lock:
-                return self.render(it, fields.split(",") if fields else None)
+                out = self.render(it, fields.split(",") if fields else None)
+                if "changelog" in str(query.get("expand") or "").split(","):
+                    recent = [{**h, "author": self._user(h["author"]),
+                               "created": jira_time(h["created"])}
+                              for h in reversed(it.history)][:100]
+                    out["changelog"] = {"startAt": 0, "maxResults": len(recent),
+                                        "total": len(recent), "histories": recent}
+                return out
         if sub == "" and method == "PUT":
             return self._edit(it, body or {})
         if sub == "/assignee" and method == "PUT":
@@ -1042,10 +1058,10 @@ class FakeJira:
             text = fields["description"]
             if self.cloud or not (text is None or isinstance(text, str)):
                 raise _error(400, "Only Data Center's wiki-markup description is modelled on v2")
-            if text is not None and len(text.encode("utf-16-le")) // 2 > TEXT_LIMIT:
-                raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
+            _check_length(text)
             with self.lock:
                 self._describe(it, text, self.me)
+                self.notifications.append((it.key, "issue edited"))
             if set(fields) == {"description"} and not body.get("update"):
                 raise Reply(204)
         with self.lock:
@@ -1061,15 +1077,12 @@ class FakeJira:
                 it.labels = [str(x) for x in body["fields"]["labels"]]
             it.updated = self.now()
             if before != it.labels:
-                self._record(it, self.me, [
-                    {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
-                     "fromString": " ".join(before), "to": None,
-                     "toString": " ".join(it.labels)}])
                 self.notifications.append((it.key, "issue edited"))
-                self._emit("jira:issue_updated", it, "issue_updated", items=[
-                    {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
-                     "fromString": " ".join(before), "to": None,
-                     "toString": " ".join(it.labels)}])
+                items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels",
+                          "from": None, "fromString": " ".join(before), "to": None,
+                          "toString": " ".join(it.labels)}]
+                self._record(it, self.me, items)
+                self._emit("jira:issue_updated", it, "issue_updated", items=items)
         raise Reply(204)
 
     def _store_body(self, body: str) -> Any:

@@ -154,8 +154,11 @@ class JiraBoard:
             if who and self.adapter._is_me({"accountId": who, "name": who}):
                 return out
             out.append((who, str(author.get("displayName") or who or "someone unknown")))
-        total = page.get("total")
-        cut = isinstance(total, int) and total > len(histories)
+        # a full page ("maxResults: The maximum number of results that could be on the page")
+        # may leave older edits out; so may a `total` above what came
+        most, total = page.get("maxResults"), page.get("total")
+        cut = (isinstance(most, int) and 0 < most <= len(histories)) or (
+            isinstance(total, int) and total > len(histories))
         return None if cut else out
 
     # -- ticks ----------------------------------------------------------------------------------
