@@ -618,6 +618,14 @@ class JiraAdapter(ClaimsByComment):
             if exc.status != 404:
                 raise
 
+    # -- the dashboard issue -------------------------------------------------------------------
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The issue `issue` (a key) as the dashboard (`board.py`; read-only on Data Center)."""
+        from .board import JiraBoard
+
+        return JiraBoard(self, issue)
+
     # -- wake -----------------------------------------------------------------------------------
 
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
