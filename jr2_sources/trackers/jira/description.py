@@ -34,12 +34,13 @@ Design notes
   has no REST v3: its /rest/api/2 answers the stored wiki markup. Every read of a pool and of
   `jr2 ready` goes through /rest/api/2 (`client.API`), on Cloud and Data Center alike, so the
   string branch is the one that runs: a `Touches:` line a person writes in Cloud's editor
-  (stored as ADF) reaches jr2 as Cloud's v2 string, and the end-to-end tests
-  (tests/reliability/test_limits_trackers.py, Jira touches; tests/trackers/jira/
-  test_jira_touches.py) pin that the pool's requests stay on /rest/api/2. The ADF branch is
-  kept, and unit-tested on Atlassian's node shapes, for a caller that reads a v3 description
-  (a v3 answer handed to `description_text` is read the same way); it is not reached by a
-  pool today.
+  (stored as ADF) reaches jr2 as Cloud's v2 string. The only REST v3 call is the dashboard's
+  (`board.py`, `client.API3`), on its own issue's description, never an item's. The tests pin
+  both: the pools' requests stay on /rest/api/2 (tests/reliability/test_limits_trackers.py,
+  Jira touches), and a person's ADF description gives the same groups read through v2 and
+  through v3 with this function (tests/trackers/jira/test_jira_touches.py). The ADF branch is
+  kept, unit-tested on Atlassian's node shapes, for a caller that reads a v3 description; no
+  pool reaches it today.
 """
 
 from __future__ import annotations
