@@ -125,8 +125,12 @@ def _intervals(lines: list[str]) -> list[tuple[str, float, float]]:
 
 
 def _overlap(runs: list[tuple[str, float, float]]) -> int:
-    return _most_at_once([ln for item, s, e in runs
-                          for ln in (f"start {item} {s}", f"end {item} {e}")], {r[0] for r in runs})
+    """The most runs open at one instant (an end at t comes before a start at t)."""
+    most = now = 0
+    for _, step in sorted([(s, 1) for _, s, _ in runs] + [(e, -1) for _, _, e in runs]):
+        now += step
+        most = max(most, now)
+    return most
 
 
 def test_lock_notes_of_a_killed_pool_are_cleaned_up_through_jr2_work(tmp_path: Path) -> None:
