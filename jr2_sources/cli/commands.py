@@ -221,11 +221,12 @@ class WorkCommand(SourceCommand):
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
-@click.option("--dashboard", "dashboard", metavar="N", default=None,
+@click.option("--dashboard", "dashboard", metavar="N|PATH", default=None,
               help="Keep issue N's body up to date with the Ready-set while the run lasts "
-                   "(see `jr2 dashboard`; GitHub only).")
+                   "(see `jr2 dashboard`; GitHub, GitLab; on local: a markdown file PATH).")
 @click.option("--dashboard-interval", metavar="DURATION", default="1m", show_default=True,
-              help="Least time between two writes of the --dashboard issue (at least 10s).")
+              help="Least time between two writes of the --dashboard issue (at least 10s on "
+                   "GitHub and GitLab, 1s on local).")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
