@@ -178,8 +178,9 @@ class Reason:
     open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
     merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
     `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent). group_busy: `ref`
-    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now) and
-    `cap` (`--global-cap`), and `locks` when the pools count lock comments (`HeldLocks`).
+    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now, or
+    the live locks when more) and `cap` (`--global-cap`), and `locks` when the pools count lock
+    comments (`HeldLocks`).
     awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
     UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
     access: ignored).

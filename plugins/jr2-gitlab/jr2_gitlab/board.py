@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import SourceHTTPError, UsageError
-from jr2_sources.dashboard.target import Target
+from jr2_sources.dashboard import Target
 
 from .refs import encode_project, item_id
 from .webhook import wakes
