@@ -273,7 +273,10 @@ class LocalAdapter(Tracker):
             from jr2_core.errors import UsageError
 
             raise UsageError(f"{self.config.target}: no item {item_id!r}")
-        return self._writable().clear(item_id)
+        try:
+            return self._writable().clear(item_id)
+        finally:  # a dashboard tick in a running pool: its next delta re-reads the item
+            self._changes.note(item_id)
 
     def writer(self) -> LocalAdapter:
         """A writable adapter of the same backlog and claim store (for a read-only one that

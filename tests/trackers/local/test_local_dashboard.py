@@ -188,6 +188,28 @@ def test_work_keeps_the_file_up_to_date_and_writes_the_final_state(tmp: Path) ->
     assert "**0 ready, 0 in progress" in text and "(2 done)" in text, text
 
 
+def test_a_retry_tick_during_a_waiting_run_is_picked_up_by_that_run(tmp: Path) -> None:
+    """`jr2 work --wait --dashboard`: the tick is answered through the pool's own claim store,
+    and the pool offers the item again in the same run (not after its next full reading)."""
+    assert work(tmp, FAIL="T-1").returncode == 1
+    proc = subprocess.Popen(
+        [*JR2, "work", "local:b.toml", "--poll-every", "0.1", "--wait", "--dashboard",
+         "board.md", "--dashboard-interval", "1s", "--", sys.executable,
+         str(tmp / "worker.py"), str(tmp / "journal")],
+        cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env(JR2_STATE_DIR=str(tmp / ".jr2")))
+    try:
+        wait_for(lambda: (tmp / "board.md").exists() and "<!-- jr2:retry " in board_text(tmp),
+                 timeout=30)
+        tick(tmp, "retry")
+        wait_for(lambda: (tmp / "journal").read_text().split("\n").count("T-1 -") == 2,
+                 timeout=30)
+        wait_for(lambda: "T-2 -" in (tmp / "journal").read_text(), timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_jr2_ready_writes_nothing(tmp: Path) -> None:
     assert work(tmp, FAIL="T-1").returncode == 1
     assert dashboard(tmp).returncode == 0
