@@ -128,6 +128,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     from jr2_sources.tracker import ReadOnly, layer_options
 
     limits = Limits.parse(global_cap, exclusive_by)
+    limits.prepare(adapter)
     locks = held_locks(adapter, limits, control_issue)
     snap = ReadOnly(adapter).snapshot()
     limits.tag(snap)
