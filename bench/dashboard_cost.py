@@ -3,12 +3,15 @@ the fakes' request logs, for a 200-issue backlog (60 blocked, 10 failed): the ch
 the first update, an update when nothing changed, one after the backlog changed, one acting on a
 retry tick; and, as the baseline of the same run, one `jr2 ready` read of the backlog. On the
 fake GitHub, on the fake GitLab (the jr2-gitlab plugin: the issue's description; GitLab answers
-no conditional requests), and for a `local:` backlog's dashboard file (no request: the file
-writes are counted). Run from the repository root:
-`.venv/bin/python bench/dashboard_cost.py [github] [gitlab] [local]` (default: all three).
+no conditional requests), on the fake Jira (Cloud: the description in REST v3's ADF, with its
+history), and for a `local:` backlog's dashboard file (no request: the file writes are counted).
+Run from the repository root:
+`.venv/bin/python bench/dashboard_cost.py [github] [gitlab] [jira] [local]` (default: all four).
 """
 import collections
+import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -16,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path[:0] = ["tests", "tests/trackers/github", "plugins/jr2-gitlab/tests"]
+sys.path[:0] = ["tests", "tests/trackers/github", "tests/trackers/jira",
+                 "plugins/jr2-gitlab/tests"]
 
 from jr2_sources.dashboard import Dashboard, split, ticks  # noqa: E402
 from jr2_sources.readyset import compute_ready_set  # noqa: E402
@@ -125,6 +129,54 @@ def gitlab() -> None:
         fake.stop()
 
 
+def jira() -> None:
+    from fakes.jira_server import FakeJira
+    from jira_helpers import make_adapter
+
+    from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, key_of
+
+    print("Jira Cloud (fake; REST v3 description, ADF):")
+    fake = FakeJira().start()
+    try:
+        keys = [fake.add_issue(f"Issue {n}",
+                               labels=["agent"] + (["jr2:failed"] if n % 20 == 0 else []))
+                for n in range(1, N + 1)]
+        for n in range(11, N + 1):
+            if n % 10 in (3, 6, 9):
+                fake.add_link(keys[n - 11], keys[n - 1])
+        board_key = fake.add_issue("Dashboard")
+        fake.editors.add("acc-pat")
+        adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent", read_only=True)
+        clock = [0.0]
+        dash = Dashboard(adapter.dashboard(board_key), clock=lambda: clock[0])
+
+        def count() -> str:
+            log = list(fake.log)
+            fake.clear_log()
+            by = collections.Counter(e["method"] for e in log)
+            reads = sum(1 for e in log if e["method"] == "GET" or e["path"].endswith(
+                ("/search/jql", "/comment/list")))
+            paths = collections.Counter(
+                re.sub(r"ENG-\d+", "KEY", e["path"]).removeprefix("/rest/api") for e in log)
+            return (f"{len(log):4d} requests ({reads} reads), {len(log) - reads} writes  "
+                    f"{dict(by)}" + (f"\n      {dict(paths)}" if len(log) < 20 else ""))
+
+        def tick() -> None:
+            doc = fake.issue(board_key).description
+            failed = next(t for t in ADF_LAYOUT.ticks(ADF_LAYOUT.split(dumps(doc)).section)
+                          if t.kind == "retry")
+            key = key_of("retry", failed.item_id)
+            text = dumps(doc).replace(f'"localId":"{key}","state":"TODO"',
+                                      f'"localId":"{key}","state":"DONE"')
+            fake.set_description(board_key, json.loads(text), "pat")
+
+        fake.clear_log()
+        steps(dash, lambda: compute_ready_set(adapter.snapshot(), now=datetime.now(UTC)), count,
+              lambda: fake.set_status(keys[0], "Done"), tick, clock)
+    finally:
+        fake.stop()
+
+
 def local() -> None:
     from jr2_sources.registry import SourceEnv
     from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
@@ -179,6 +231,6 @@ def local() -> None:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["github", "gitlab", "local"]
+    chosen = sys.argv[1:] or ["github", "gitlab", "jira", "local"]
     for name in chosen:
-        {"github": github, "gitlab": gitlab, "local": local}[name]()
+        {"github": github, "gitlab": gitlab, "jira": jira, "local": local}[name]()

@@ -230,10 +230,11 @@ class WorkCommand(SourceCommand):
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
 @click.option("--dashboard", "dashboard", metavar="N|PATH", default=None,
               help="Keep issue N's body up to date with the Ready-set while the run lasts "
-                   "(see `jr2 dashboard`; GitHub, GitLab; on local: a markdown file PATH).")
+                   "(see `jr2 dashboard`; GitHub, GitLab, Jira: N a key; on local: a markdown "
+                   "file PATH).")
 @click.option("--dashboard-interval", metavar="DURATION", default="1m", show_default=True,
               help="Least time between two writes of the --dashboard issue (at least 10s on "
-                   "GitHub and GitLab, 1s on local).")
+                   "GitHub, GitLab and Jira, 1s on local).")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,

@@ -2,13 +2,14 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, and
-  `local:`, whose dashboard is a markdown file named by `--issue PATH`, see
-  `trackers/local/board.py`; any other kind refuses in one line), check it once
-  (`Board.check`: not a pull request, its author has write access), refuse it when it is one
-  of the backlog's own items (it would be offered as work), and from then on hide it from the
-  backlog (`dashboard.hide_items`), so a label a person adds later cannot make it work either.
-  The shortest write interval is the board's (`dashboard.target`).
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira
+  (`--issue KEY`, see `trackers/jira/board.py`) and `local:`, whose dashboard is a markdown
+  file named by `--issue PATH`, see `trackers/local/board.py`; any other kind refuses in one
+  line), check it once (`Board.check`: on GitHub not a pull request, its author has write
+  access), refuse it when it is one of the backlog's own items (it would be offered as work),
+  and from then on hide it from the backlog (`dashboard.hide_items`), so a label a person adds
+  later cannot make it work either. The shortest write interval is the board's
+  (`dashboard.target`).
 * `jr2 dashboard` reads the tracker as `jr2 ready` does (read-only on the backlog's items) and
   writes only the dashboard's body, plus what a person's tick asks for (clearing a failure
   mark). One update, then exit; with `--every`, an update every DURATION until Ctrl-C.
@@ -97,14 +98,14 @@ def _said(board: str, step: Any) -> str:
 )
 @click.argument("source", required=False)
 @click.option("--issue", metavar="N|PATH", default=None,
-              help="The issue whose body shows the dashboard (required); on local: a markdown "
-                   "file.")
+              help="The issue whose body shows the dashboard (required); on Jira its key, on "
+                   "local: a markdown file.")
 @click.option("--every", metavar="DURATION", default=None,
               help="Keep it up to date: look every DURATION until Ctrl-C (default: one update, "
                    "then exit).")
 @click.option("--write-interval", metavar="DURATION", default="1m", show_default=True,
-              help="Least time between two writes of the issue (at least 10s on GitHub and "
-                   "GitLab, 1s on local); nothing is written while nothing changed.")
+              help="Least time between two writes of the issue (at least 10s on GitHub, "
+                   "GitLab and Jira, 1s on local); nothing is written while nothing changed.")
 @state_option
 @click.pass_context
 def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, every: str | None,
@@ -119,7 +120,8 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         jr2 dashboard local:backlog.toml --issue dashboard.md
 
     Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin),
-    local (a markdown file, written atomically).
+    Jira (--issue takes a key; no boxes on Data Center), local (a markdown file, written
+    atomically).
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """

@@ -35,9 +35,11 @@ Design notes
 * Content-creation limits. GitHub allows about 500 content-creating requests an hour and 80 a
   minute per user or App. `MIN_INTERVAL` (10 s, 360 an hour at most) keeps the dashboard alone
   within them; the default of one a minute uses 60 an hour at most, and nothing when nothing
-  changed. The cost is in docs/performance.md. Other targets allow other limits (GitLab, a
-  local file): each board names its own (`target.Target`: the most characters, the shortest
-  interval, and why), so no GitHub constant applies to another tracker.
+  changed. The cost is in docs/performance.md. Other targets allow other limits (GitLab, Jira,
+  a local file): each board names its own (`target.Target`: the most characters, the shortest
+  interval, and why), so no GitHub constant applies to another tracker. The board's layout only
+  says how a body's characters are counted against that limit (`Layout.size`: Jira's ADF as
+  the JSON sent, in UTF-16 units).
 * A board that can compare and set (a local file: `trackers/local/board.py`) checks, right
   before its write lands, that the body is still the one read last, and raises `BodyChanged`
   when it is not: the update starts over from that body as after a person's edit seen on the
@@ -60,8 +62,9 @@ from typing import Literal, Protocol
 from jr2_core.errors import ItemError, SourceError, UsageError
 
 from ..readyset import ReadySet
-from .body import BodyParts, BrokenMarkers, Tick, framing, merge, split, ticks
-from .render import PendingGate, core, render_section, stamp
+from .body import BodyParts, BrokenMarkers, Tick
+from .layout import MARKDOWN, Layout
+from .render import PendingGate
 from .target import target_of
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
@@ -90,8 +93,13 @@ class BodyChanged(Exception):
 
 class Board(Protocol):
     """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`). A board also
-    names what its tracker allows with a `target` attribute (`target.Target`; GitHub's when
-    it names none)."""
+    names what its tracker allows with a `target` attribute (`target.Target`: the most
+    characters and the shortest interval; GitHub's when it names none).
+
+    Optional: `layout` (a `layout.Layout`: the body's format and how its size is counted against
+    the target's limit; default Markdown) and `vet(tick) -> str | None` (why a ticked box must
+    be ignored, e.g. who ticked it may not do what it asks; None: act on it), for a tracker that
+    records who edited the body (Jira)."""
 
     name: str
     """The issue as people name it, e.g. `github:o/r#7`."""
@@ -157,9 +165,11 @@ class Dashboard:
                  gates: GateDesk | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  limit: int | None = None) -> None:
-        """`limit`: the most characters of the body (default: the board's `target.limit`)."""
+        """`limit`: the most characters of the body, as its layout counts them (default: the
+        board's `target.limit`, e.g. GitHub's 65,536)."""
         self.board = board
         self.target = target_of(board)
+        self.layout: Layout = getattr(board, "layout", None) or MARKDOWN
         self.interval = interval
         self.gates: GateDesk = gates or NoGates()
         self.clock = clock
@@ -196,15 +206,16 @@ class Dashboard:
         body = self.board.read()
         for _ in range(_ROUNDS):
             try:
-                parts = split(body)
+                parts = self.layout.split(body)
             except BrokenMarkers as exc:
                 return Step(False, f"broken: {exc}; fix the issue body (nothing written)", acted)
-            done, keep = self._act([t for t in ticks(parts.section) if t.ticked], rs)
+            done, keep = self._act([t for t in self.layout.ticks(parts.section) if t.ticked],
+                                   rs)
             if done:
                 acted += done
                 rs, is_fresh = (fresh or current)(), True
             section = self._render(rs, parts, keep)
-            if parts.section is not None and core(parts.section) == section:
+            if parts.section is not None and self._same(parts.section, section):
                 return Step(False, "unchanged", acted)
             wait = self.wait_left()
             if wait > 0:
@@ -212,10 +223,10 @@ class Dashboard:
             if not is_fresh and fresh is not None:  # a write is due: show the state as it is
                 rs, is_fresh = fresh(), True
                 section = self._render(rs, parts, keep)
-                if parts.section is not None and core(parts.section) == section:
+                if parts.section is not None and self._same(parts.section, section):
                     return Step(False, "unchanged", acted)
-            new = merge(parts, f"{stamp(self.now())}\n\n{section}")
-            if not section or len(new) > self.limit:
+            new = self.layout.merge(parts, section, self.now())
+            if not section or self.layout.size(new) > self.limit:
                 return Step(False, "full: the text outside jr2's section leaves no room for "
                             f"the dashboard ({self.target.limit_words}: {self.limit:,} "
                             "characters)", acted)
@@ -234,9 +245,13 @@ class Dashboard:
             return Step(True, "written", acted)
         return Step(False, "busy: the body kept changing; trying again later", acted)
 
+    def _same(self, written: str, section: str) -> bool:
+        """Whether the section in the body shows what `section` shows (no write needed)."""
+        return self.layout.core(written) == self.layout.core(section)
+
     def _render(self, rs: ReadySet, parts: BodyParts, keep: set[str]) -> str:
-        room = self.limit - framing(parts) - len(stamp(self.now())) - 2
-        return render_section(rs, budget=room, gates=self.gates.pending(rs), keep_ticked=keep)
+        return self.layout.render(rs, parts, gates=self.gates.pending(rs), keep=keep,
+                                  now=self.now(), limit=self.limit)
 
     def _act(self, ticked: Sequence[Tick], rs: ReadySet) -> tuple[list[str], set[str]]:
         """Act on ticked boxes: (what was done, in words; keys of ticks kept for later)."""
@@ -246,7 +261,12 @@ class Dashboard:
         waiting = {(g.item_id, g.gate) for g in self.gates.pending(rs)}
         done: list[str] = []
         keep: set[str] = set()
+        vet = getattr(self.board, "vet", None)  # a board that knows who ticked (Jira)
         for t in ticked:
+            why = vet(t) if vet is not None else None
+            if why is not None:  # consumed: drawn unticked again, and said
+                done.append(f"ignored the tick for {t.item_id}: {why}")
+                continue
             try:
                 if t.kind == "retry" and t.item_id in failed:
                     self.board.retry(t.item_id)
