@@ -54,6 +54,7 @@ __all__ = [
     "Claim",
     "ClaimedEntry",
     "Entry",
+    "HeldLocks",
     "ReadyEntry",
     "ReadySet",
     "Reason",
@@ -152,6 +153,22 @@ class Snapshot:
     done_count: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HeldLocks:
+    """The limits as the pools of a comment tracker keep them: the live lock comments on their
+    coordination issue (`--control-issue`, `kit/comment_locks.py`), read by `jr2 ready`
+    (`jr2_sources.lockreport`). A pool there claims only while fewer than `--global-cap` live
+    claims are in its reading AND fewer live locks are on that issue, and no live lock names a
+    group of the item: so the report counts both. `control` None: the issue was not read (the
+    report counts live claims only, and says so)."""
+
+    control: str | None = None
+    count: int = 0
+    """Live lock comments on `control`."""
+    groups: Mapping[str, str] = field(default_factory=dict)
+    """Each group a live lock names, and the item of that lock."""
+
+
 @dataclass(slots=True)
 class Reason:
     """One reason an item is blocked; only the fields of its kind are set.
@@ -161,8 +178,10 @@ class Reason:
     open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
     merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
     `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent). group_busy: `ref`
-    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now) and
-    `cap` (`--global-cap`). awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
+    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now, or
+    the live locks when more) and `cap` (`--global-cap`), and `locks` when the pools count lock
+    comments (`HeldLocks`).
+    awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
     UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
     access: ignored).
     """
@@ -177,6 +196,7 @@ class Reason:
     count: int | None = None
     cap: int | None = None
     text: str | None = None
+    locks: HeldLocks | None = None
 
     def to_json_obj(self) -> dict[str, Any]:
         """The reason as the JSON contract spells it: only the keys of its kind."""
@@ -200,7 +220,13 @@ class Reason:
         if self.kind == "group_busy":
             return {"kind": self.kind, "group": self.ref, "held_by": self.held_by}
         if self.kind == "global_cap":
-            return {"kind": self.kind, "count": self.count, "cap": self.cap}
+            obj: dict[str, Any] = {"kind": self.kind, "count": self.count, "cap": self.cap}
+            if self.locks is not None:  # a comment tracker: what its pools count too
+                read = self.locks.control is not None
+                obj["locks"] = self.locks.count if read else None
+                if read:
+                    obj["control_issue"] = self.locks.control
+            return obj
         return {"kind": self.kind, "reason": self.detail}
 
 
@@ -232,12 +258,13 @@ class _Why:
     the pool's path (which needs only the ready list) never builds them."""
 
     __slots__ = ("capped", "children_block", "cycle_of", "cycles", "group_holders", "holders",
-                 "now")
+                 "locks", "now")
 
     def __init__(self, holders: dict[str, str], cycles: list[list[str]],
                  cycle_of: dict[str, int], children_block: bool, now: datetime,
                  group_holders: dict[str, str] | None = None,
-                 capped: tuple[int, int] | None = None) -> None:
+                 capped: tuple[int, int] | None = None,
+                 locks: HeldLocks | None = None) -> None:
         self.holders = holders
         self.cycles = cycles
         self.cycle_of = cycle_of
@@ -245,6 +272,7 @@ class _Why:
         self.now = now
         self.group_holders = group_holders or {}
         self.capped = capped
+        self.locks = locks
 
     def reasons(self, it: SnapshotItem) -> list[Reason]:
         """Every reason `it` waits, in the fixed order: blockers as listed (a ref repeated as
@@ -286,7 +314,8 @@ class _Why:
         if i is not None:
             reasons.append(Reason("cycle", None, self.cycles[i], None, i))
         if not reasons and self.capped is not None:
-            reasons.append(Reason("global_cap", count=self.capped[0], cap=self.capped[1]))
+            reasons.append(Reason("global_cap", count=self.capped[0], cap=self.capped[1],
+                                  locks=self.locks))
         return reasons
 
 
@@ -549,21 +578,23 @@ def capped(live: int, global_cap: int | None) -> tuple[int, int] | None:
 
 def compute_ready_set(
     snapshot: Snapshot, *, now: datetime, children_block: bool = True,
-    global_cap: int | None = None,
+    global_cap: int | None = None, locks: HeldLocks | None = None,
 ) -> ReadySet:
     """Split a snapshot into ready / blocked / claimed and find its cycles (pure, linear time).
 
     `now` decides which leases have expired and becomes `generated_at`. With `children_block`
     an item with open children waits for them. An item of a conflict group (`groups`) another
     item holds waits (`group_busy`); with `global_cap`, while that many claims are live, every
-    item that would be ready waits (`global_cap`). Raises ValueError when an id appears twice (a
+    item that would be ready waits (`global_cap`). `locks`: what a comment tracker's pools also
+    count (`HeldLocks`: the live locks on their coordination issue, and the groups those name).
+    Raises ValueError when an id appears twice (a
     source must deduplicate, e.g. across pages that shifted while it listed them).
     """
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return _compute(snapshot, _utc(now), children_block, global_cap)
+        return _compute(snapshot, _utc(now), children_block, global_cap, locks)
     finally:
         if paused:
             gc.enable()
@@ -575,7 +606,7 @@ def _cycle_members(cycles: list[list[str]]) -> dict[str, int]:
 
 
 def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
-             global_cap: int | None = None) -> ReadySet:
+             global_cap: int | None = None, locks: HeldLocks | None = None) -> ReadySet:
     """The body of `compute_ready_set`, run with the cyclic GC paused."""
     items = snapshot.items
     position = {it.id: i for i, it in enumerate(items)}
@@ -585,6 +616,9 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         it.id: it.claim.holder for it in items if it.claim is not None and it.claim.is_live(now)
     }
     by_group = group_holders(it for it in items if it.groups and it.id in holders)
+    if locks is not None:  # a group a live lock names is held, whoever's reading shows it
+        for g, iid in locks.groups.items():
+            by_group.setdefault(g, iid)
     succ: list[list[int] | None] = []  # graph edges by position: item -> its open blockers
     ready: list[ReadyEntry] = []
     blocked: list[SnapshotItem] = []
@@ -621,11 +655,12 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         else:
             ready.append(ReadyEntry(it))
     cycles = _name_cycles(_cyclic_components(succ), succ, [it.id for it in items])
-    full = capped(len(holders), global_cap)
+    full = capped(max(len(holders), locks.count if locks is not None else 0), global_cap)
     if full is not None and ready:
         blocked.extend(e.item for e in ready)
         ready = []
-    why = _Why(holders, cycles, _cycle_members(cycles), children_block, now, by_group, full)
+    why = _Why(holders, cycles, _cycle_members(cycles), children_block, now, by_group, full,
+               locks)
     blocked.sort(key=_order_key)
     ready.sort(key=lambda e: _order_key(e.item))
     claimed.sort(key=lambda e: _order_key(e.item))

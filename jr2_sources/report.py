@@ -167,11 +167,25 @@ def describe_reasons(
             parts.append(f"waits for group {fmt_text(r.ref or '')} "
                          f"(held by {fmt_id(r.held_by or '')})")
         elif r.kind == "global_cap":
-            parts.append(f"waits for the global cap ({r.count} of {r.cap} held)")
+            parts.append(f"waits for the global cap ({r.count} of {r.cap} held"
+                         f"{_counted(r, fmt_id)})")
         elif r.kind == "cycle":
             # capped always: every member of a long cycle would otherwise repeat all of it
             parts.append("in cycle " + cycle_path(r.refs or (), fmt_id, _MAX_CYCLE_SHOWN))
     return "; ".join(parts)
+
+
+def _counted(r: Reason, fmt_id: Callable[[str], str]) -> str:
+    """What a `global_cap` reason counted, where the pools also count lock comments (a comment
+    tracker, `readyset.HeldLocks`): the live locks on the coordination issue, or that they were
+    not read. Nothing on a tracker whose claims are the locks (`local:`)."""
+    if r.locks is None:
+        return ""
+    if r.locks.control is None:
+        return (", counting live claims only: the pools also count the lock comments on their "
+                "--control-issue; give it to count them")
+    n = r.locks.count
+    return f"; {n} lock comment{'' if n == 1 else 's'} on {fmt_id(r.locks.control)}"
 
 
 def _summary(rs: ReadySet) -> str:

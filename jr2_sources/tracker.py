@@ -236,7 +236,7 @@ class Tracker(ABC):
         """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a
         `jr2_sources.dashboard.Board`. The default refuses: this tracker has none."""
         raise UsageError(f"{self.name}: a dashboard issue is not supported on this tracker "
-                         "(GitHub, GitLab; see docs/guides/controls.md)")
+                         "(GitHub, GitLab, Jira, local; see docs/guides/controls.md)")
 
 
 def taken_back(item: SnapshotItem | None, holder: str) -> str | None:

@@ -95,11 +95,15 @@ def _source_or_help(ctx: click.Context, source: str | None) -> str | None:
               help="Show the report as pools with this --global-cap see it.")
 @click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,
               help="Show the report as pools with this --exclusive-by see it (repeatable).")
+@click.option("--control-issue", metavar="ID", default=None,
+              help="GitHub, Jira, GitLab: the pools' --control-issue; its lock comments are "
+                   "read (read-only) and counted as the pools count them.")
 @state_option
 @click.pass_context
 def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | None,
               explain_id: str | None, fail_on: str | None, global_cap: int | None,
-              exclusive_by: tuple[str, ...], state_dir: Path | None) -> None:
+              exclusive_by: tuple[str, ...], control_issue: str | None,
+              state_dir: Path | None) -> None:
     """Show what is ready, what is blocked and why, and what is claimed. Read-only, always:
     it writes to no tracker and creates no state.
 
@@ -119,15 +123,17 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
     from jr2_sources.limits import Limits
+    from jr2_sources.lockreport import held_locks
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
 
     limits = Limits.parse(global_cap, exclusive_by)
     limits.prepare(adapter)
+    locks = held_locks(adapter, limits, control_issue)
     snap = ReadOnly(adapter).snapshot()
     limits.tag(snap)
     rs = compute_ready_set(snap, now=datetime.now(UTC), global_cap=limits.global_cap,
-                           children_block=layer_options(config).children_block)
+                           children_block=layer_options(config).children_block, locks=locks)
     fmt = "json" if as_json else (fmt or "table")
     if explain_id is not None:
         try:
@@ -222,11 +228,13 @@ class WorkCommand(SourceCommand):
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
-@click.option("--dashboard", "dashboard", metavar="N", default=None,
+@click.option("--dashboard", "dashboard", metavar="N|PATH", default=None,
               help="Keep issue N's body up to date with the Ready-set while the run lasts "
-                   "(see `jr2 dashboard`; GitHub, GitLab, Jira).")
+                   "(see `jr2 dashboard`; GitHub, GitLab, Jira: N a key; on local: a markdown "
+                   "file PATH).")
 @click.option("--dashboard-interval", metavar="DURATION", default="1m", show_default=True,
-              help="Least time between two writes of the --dashboard issue (at least 10s).")
+              help="Least time between two writes of the --dashboard issue (at least 10s on "
+                   "GitHub, GitLab and Jira, 1s on local).")
 @state_option
 @click.pass_context
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,

@@ -190,7 +190,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
 
         dash = open_dashboard(adapter, dashboard, first,
                               interval=interval_seconds("--dashboard-interval",
-                                                        dashboard_interval))
+                                                        dashboard_interval),
+                              option="--dashboard-interval")
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
                  workspace, env, quiet, policy, limits, names, dash, first)
 

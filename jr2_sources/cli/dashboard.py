@@ -2,11 +2,14 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira;
-  any other kind refuses in one line), check it once (`Board.check`: on GitHub not a pull
-  request, its author has write access), refuse it when it is one of the backlog's own items
-  (it would be offered as work), and from then on hide it from the backlog
-  (`dashboard.hide_items`), so a label a person adds later cannot make it work either.
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira
+  (`--issue KEY`, see `trackers/jira/board.py`) and `local:`, whose dashboard is a markdown
+  file named by `--issue PATH`, see `trackers/local/board.py`; any other kind refuses in one
+  line), check it once (`Board.check`: on GitHub not a pull request, its author has write
+  access), refuse it when it is one of the backlog's own items (it would be offered as work),
+  and from then on hide it from the backlog (`dashboard.hide_items`), so a label a person adds
+  later cannot make it work either. The shortest write interval is the board's
+  (`dashboard.target`).
 * `jr2 dashboard` reads the tracker as `jr2 ready` does (read-only on the backlog's items) and
   writes only the dashboard's body, plus what a person's tick asks for (clearing a failure
   mark). One update, then exit; with `--every`, an update every DURATION until Ctrl-C.
@@ -42,31 +45,33 @@ __all__ = ["DashboardLoop", "dashboard_cmd", "interval_seconds", "open_dashboard
 
 
 def interval_seconds(option: str, value: float | str) -> float:
-    """A write interval in seconds: a duration of at least `MIN_INTERVAL` (GitHub's content
-    limits, see `jr2_sources.dashboard.sync`)."""
-    from jr2_sources.dashboard import MIN_INTERVAL
+    """A write interval in seconds (a duration; what the dashboard's target allows at least is
+    checked once it is opened: `open_dashboard`)."""
     from jr2_sources.kit.durations import parse_duration
 
     try:
         seconds = parse_duration(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
-    if seconds < MIN_INTERVAL:
-        raise UsageError(f"{option}: at least {MIN_INTERVAL:g}s (GitHub allows about 500 "
-                         "content-creating requests an hour)")
+    if seconds <= 0:
+        raise UsageError(f"{option}: expected a duration above 0, e.g. 1m")
     return seconds
 
 
 def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: float,
-                   gates: Any = None, answering: Callable[[], Any] | None = None) -> Any:
+                   gates: Any = None, answering: Callable[[], Any] | None = None,
+                   option: str = "--write-interval") -> Any:
     """The `Dashboard` of issue `issue` of `adapter`'s tracker, checked against the backlog
-    `first` (a Snapshot): refused in one line when it is one of its items. A tracker that
-    keeps approval gates (`gates = True`) gets approve boxes (`gatedesk.TrackerGates`), answered
-    through `adapter`, or through the tracker `answering` opens (when `adapter` is read-only)."""
-    from jr2_sources.dashboard import Dashboard, hide_items
+    `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
+    (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
+    tracker that keeps approval gates (`gates = True`) gets approve boxes
+    (`gatedesk.TrackerGates`), answered through `adapter`, or through the tracker `answering`
+    opens (when `adapter` is read-only)."""
+    from jr2_sources.dashboard import Dashboard, check_interval, hide_items, target_of
     from jr2_sources.dashboard.gatedesk import TrackerGates
 
     board = adapter.dashboard(issue)
+    check_interval(option, interval, target_of(board))
     board.check()
     if any(it.id == board.item_id and it.in_scope for it in first.items):
         raise UsageError(f"{board.name} is one of the backlog's own items (it matches the "
@@ -92,14 +97,15 @@ def _said(board: str, step: Any) -> str:
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
 @click.argument("source", required=False)
-@click.option("--issue", metavar="N", default=None,
-              help="The issue whose body shows the dashboard (required).")
+@click.option("--issue", metavar="N|PATH", default=None,
+              help="The issue whose body shows the dashboard (required); on Jira its key, on "
+                   "local: a markdown file.")
 @click.option("--every", metavar="DURATION", default=None,
               help="Keep it up to date: look every DURATION until Ctrl-C (default: one update, "
                    "then exit).")
 @click.option("--write-interval", metavar="DURATION", default="1m", show_default=True,
-              help="Least time between two writes of the issue (at least 10s); nothing is "
-                   "written while nothing changed.")
+              help="Least time between two writes of the issue (at least 10s on GitHub, "
+                   "GitLab and Jira, 1s on local); nothing is written while nothing changed.")
 @state_option
 @click.pass_context
 def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, every: str | None,
@@ -111,9 +117,11 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
 
     \b
         jr2 dashboard github:acme/app --label agent --issue 7 --every 1m
+        jr2 dashboard local:backlog.toml --issue dashboard.md
 
     Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin),
-    Jira (--issue takes a key; no boxes on Data Center).
+    Jira (--issue takes a key; no boxes on Data Center), local (a markdown file, written
+    atomically).
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """
@@ -164,9 +172,10 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         click.echo("jr2: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
-        close = getattr(dash.gates, "close", None) if dash is not None else None
-        if close is not None:
-            close()
+        for part in (dash.gates, dash.board) if dash is not None else ():
+            close = getattr(part, "close", None)
+            if close is not None:
+                close()
         adapter.close()
 
 

@@ -57,7 +57,8 @@ __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "du
 Node = dict[str, Any]
 
 ADF_LIMIT = 32_767
-"""Jira's default limit of a text field, in characters (see the notes)."""
+"""Jira's default limit of a text field, in characters (see the notes); the Jira board's
+target (`trackers/jira/board.py`, `JIRA`) names it as its limit."""
 
 START_TEXT = "jr2 dashboard: kept up to date by jr2 down to its end line; write outside it"
 END_TEXT = "end of the jr2 dashboard"
@@ -163,9 +164,6 @@ def marker_node(text: str) -> Node:
 
 class AdfLayout:
     """The dashboard in an ADF description (a `layout.Layout`; see the module notes)."""
-
-    limit = ADF_LIMIT
-    limit_said = "Jira's limit"
 
     def split(self, body: str) -> BodyParts:
         nodes = loads_doc(body)["content"]

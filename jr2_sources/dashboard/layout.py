@@ -2,11 +2,14 @@
 
 Design note: `sync.Dashboard` keeps one issue body up to date the same way on every tracker
 (read, act on ticks, render, compare, write only when changed, at most once per interval);
-what differs is the body's format. GitHub and GitLab keep Markdown (`MARKDOWN`: `body.py`
-and `render.py`, the section between two HTML comments); Jira Cloud keeps an Atlassian
-Document Format document (`adf.ADF_LAYOUT`). A `Board` names its layout with a `layout`
-attribute; a board without one is Markdown. The body is a string in both (Jira's: the ADF
-document as JSON), so the sync logic never looks inside it.
+what differs is the body's format. GitHub, GitLab and a local file keep Markdown (`MARKDOWN`:
+`body.py` and `render.py`, the section between two HTML comments); Jira Cloud keeps an
+Atlassian Document Format document (`adf.ADF_LAYOUT`), Jira Data Center wiki markup
+(`wiki.WIKI_LAYOUT`). A `Board` names its layout with a `layout` attribute; a board without one
+is Markdown. The body is a string in all (Jira Cloud's: the ADF document as JSON), so the sync
+logic never looks inside it. How long a body may be is not the layout's to say but the board's
+target's (`target.Target`, the one place limits are named); a layout says how a body's size is
+counted against it (`size`).
 """
 
 from __future__ import annotations
@@ -17,18 +20,13 @@ from typing import Protocol
 
 from ..readyset import ReadySet
 from . import body as md
-from .render import BODY_LIMIT, PendingGate, core, render_section, stamp
+from .render import PendingGate, core, render_section, stamp
 
 __all__ = ["MARKDOWN", "Layout", "MarkdownLayout"]
 
 
 class Layout(Protocol):
     """A body format: cut, ticks, compare, draw, merge and measure (see the module note)."""
-
-    limit: int
-    """The most the tracker takes, as `size` counts."""
-    limit_said: str
-    """Whose limit it is, in words ("GitHub's limit")."""
 
     def split(self, body: str) -> md.BodyParts:
         """Cut `body` at jr2's section; `body.BrokenMarkers` when its markers do not pair."""
@@ -54,15 +52,12 @@ class Layout(Protocol):
         ...
 
     def size(self, body: str) -> int:
-        """The body's size as the tracker counts it against `limit`."""
+        """The body's size as the tracker counts it against its target's `limit`."""
         ...
 
 
 class MarkdownLayout:
     """GitHub Markdown between HTML-comment markers (`body.py`, `render.py`)."""
-
-    limit = BODY_LIMIT
-    limit_said = "GitHub's limit"
 
     def split(self, body: str) -> md.BodyParts:
         return md.split(body)

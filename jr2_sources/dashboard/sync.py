@@ -35,7 +35,15 @@ Design notes
 * Content-creation limits. GitHub allows about 500 content-creating requests an hour and 80 a
   minute per user or App. `MIN_INTERVAL` (10 s, 360 an hour at most) keeps the dashboard alone
   within them; the default of one a minute uses 60 an hour at most, and nothing when nothing
-  changed. The cost is in docs/performance.md.
+  changed. The cost is in docs/performance.md. Other targets allow other limits (GitLab, Jira,
+  a local file): each board names its own (`target.Target`: the most characters, the shortest
+  interval, and why), so no GitHub constant applies to another tracker. The board's layout only
+  says how a body's characters are counted against that limit (`Layout.size`: Jira's ADF as
+  the JSON sent, in UTF-16 units).
+* A board that can compare and set (a local file: `trackers/local/board.py`) checks, right
+  before its write lands, that the body is still the one read last, and raises `BodyChanged`
+  when it is not: the update starts over from that body as after a person's edit seen on the
+  re-read, so nothing a person saved is lost there at all.
 * Own writes. `own(body)` tells whether a body is the one this process wrote last, so a webhook
   delivery caused by the dashboard's own edit neither wakes a pool nor triggers an update
   (ISSUE-NOTES 7: judged by what this process wrote, not by the account).
@@ -57,9 +65,10 @@ from ..readyset import ReadySet
 from .body import BodyParts, BrokenMarkers, Tick
 from .layout import MARKDOWN, Layout
 from .render import PendingGate
+from .target import target_of
 
-__all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "Dashboard", "GateDesk", "NoGates",
-           "Step"]
+__all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
+           "NoGates", "Step"]
 
 log = logging.getLogger("jr2.dashboard")
 
@@ -67,17 +76,30 @@ DEFAULT_INTERVAL = 60.0
 """Least seconds between two writes of the dashboard by one process."""
 
 MIN_INTERVAL = 10.0
-"""The shortest interval allowed (see the notes: content-creation limits)."""
+"""The shortest interval allowed on GitHub (see the notes: content-creation limits); a board's
+`target.min_interval` says what its own tracker allows."""
 
 _ROUNDS = 3  # reads of a body that keeps changing before giving up until the next update
 
 
-class Board(Protocol):
-    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`).
+class BodyChanged(Exception):
+    """Raised by `Board.write` of a board that compares and sets: the body changed since it was
+    last read (`body`: as it is now), so nothing was written."""
 
-    Optional: `layout` (a `layout.Layout`: the body's format; default Markdown) and
-    `vet(tick) -> str | None` (why a ticked box must be ignored, e.g. who ticked it may not do
-    what it asks; None: act on it), for a tracker that records who edited the body (Jira)."""
+    def __init__(self, body: str) -> None:
+        super().__init__("the body changed since it was read")
+        self.body = body
+
+
+class Board(Protocol):
+    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`). A board also
+    names what its tracker allows with a `target` attribute (`target.Target`: the most
+    characters and the shortest interval; GitHub's when it names none).
+
+    Optional: `layout` (a `layout.Layout`: the body's format and how its size is counted against
+    the target's limit; default Markdown) and `vet(tick) -> str | None` (why a ticked box must
+    be ignored, e.g. who ticked it may not do what it asks; None: act on it), for a tracker that
+    records who edited the body (Jira)."""
 
     name: str
     """The issue as people name it, e.g. `github:o/r#7`."""
@@ -89,7 +111,7 @@ class Board(Protocol):
         ...
 
     def write(self, body: str) -> None:
-        """Replace the issue's body."""
+        """Replace the issue's body (may raise `BodyChanged`: nothing written)."""
         ...
 
     def retry(self, item_id: str) -> None:
@@ -143,15 +165,16 @@ class Dashboard:
                  gates: GateDesk | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  limit: int | None = None) -> None:
-        """`limit`: the most the body may hold (default: the board's layout's, e.g.
-        GitHub's 65,536 characters)."""
+        """`limit`: the most characters of the body, as its layout counts them (default: the
+        board's `target.limit`, e.g. GitHub's 65,536)."""
         self.board = board
+        self.target = target_of(board)
         self.layout: Layout = getattr(board, "layout", None) or MARKDOWN
         self.interval = interval
         self.gates: GateDesk = gates or NoGates()
         self.clock = clock
         self.now = now
-        self.limit = self.layout.limit if limit is None else limit
+        self.limit = self.target.limit if limit is None else limit
         self.writes = 0
         self._last_write: float | None = None
         self._written: str | None = None
@@ -205,13 +228,17 @@ class Dashboard:
             new = self.layout.merge(parts, section, self.now())
             if not section or self.layout.size(new) > self.limit:
                 return Step(False, "full: the text outside jr2's section leaves no room for "
-                            f"the dashboard ({self.layout.limit_said}: {self.limit:,} "
+                            f"the dashboard ({self.target.limit_words}: {self.limit:,} "
                             "characters)", acted)
             again = self.board.read()
             if again != body:  # a person edited in between: start over from their body
                 body = again
                 continue
-            self.board.write(new)
+            try:
+                self.board.write(new)
+            except BodyChanged as changed:  # a person saved just now: start over from it
+                body = changed.body
+                continue
             self._written = new
             self._last_write = self.clock()
             self.writes += 1

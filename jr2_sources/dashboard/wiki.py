@@ -15,8 +15,8 @@ Design notes
   `_`, `+`, `-`, `^`, `~`, `?`, `{`, `}`, `[`, `]`, `|`, `!`, `#`) escaped with a backslash, so a
   title cannot open a table cell, a macro, a link or a mention (`[~name]`), and posting the
   dashboard pings nobody.
-* Size: Jira's 32,767-character limit of a text field (`adf.ADF_LIMIT`), counted in UTF-16
-  units as Java does.
+* Size: Jira's 32,767-character limit of a text field (`adf.ADF_LIMIT`, named by the Jira
+  board's target), counted in UTF-16 units as Java does (`size`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from datetime import datetime
 
 from ..readyset import ReadySet, iso_utc
 from . import body as md
-from .adf import ADF_LIMIT, size
+from .adf import size
 from .render import PendingGate
 
 __all__ = ["WIKI_END", "WIKI_LAYOUT", "WIKI_START", "WikiLayout"]
@@ -43,9 +43,6 @@ def stamp(now: datetime) -> str:
 
 class WikiLayout:
     """A read-only dashboard in a wiki-markup description (a `layout.Layout`)."""
-
-    limit = ADF_LIMIT
-    limit_said = "Jira's limit"
 
     def split(self, body: str) -> md.BodyParts:
         return md.split(body, WIKI_START, WIKI_END)

@@ -33,6 +33,7 @@ from jr2_sources.readyset import (
     SnapshotItem,
     compute_ready_set,
 )
+from jr2_sources.trackers.jira.board import JIRA
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "adf" / "full.json")
                     .read_text())
@@ -68,6 +69,7 @@ class AdfBoard:
     name = "memory:ENG-9"
     item_id = "ENG-9"
     layout = ADF_LAYOUT
+    target = JIRA  # the limits a Jira board names (dashboard.target)
 
     def __init__(self, body: str = "") -> None:
         self.body = body

@@ -19,6 +19,7 @@ from jr2_sources.readyset import (
     SnapshotItem,
     compute_ready_set,
 )
+from jr2_sources.trackers.jira.board import JIRA
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -39,6 +40,7 @@ class WikiBoard:
     name = "memory:ENG-9"
     item_id = "ENG-9"
     layout = WIKI_LAYOUT
+    target = JIRA  # the limits a Jira board names (dashboard.target)
 
     def __init__(self, body: str = "") -> None:
         self.body = body

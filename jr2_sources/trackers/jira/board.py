@@ -29,6 +29,12 @@ Design notes
   whose editor cannot be told (no description edit since jr2's last in the history Jira returns)
   is ignored the same way. A tick acted on once (or kept because the tracker refused) is
   remembered, so drawing it ticked again does not make it unknown.
+* Limits (`JIRA`, the board's `target`). Jira's text fields hold at most 32,767 characters
+  (`adf.ADF_LIMIT`: "The entered text is too long. It exceeds the allowed limit of 32,767
+  characters."), counted by the layout as Jira counts them (UTF-16 units; on Cloud the ADF
+  document as the JSON sent), so the section is built to that, not to GitHub's 65,536. Each
+  edit of the description is recorded in the issue's history and e-mailed to its watchers, so
+  writes stay at least 10 s apart (`--write-interval`), one a minute by default.
 * A retry tick removes the item's failed label (`update.labels.remove`, never a replace), as a
   person does by hand. `jr2 dashboard` reads through a read-only client; its only writes (this
   description, what a tick asks) go through `JiraClient.for_writes`.
@@ -48,9 +54,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core.errors import SourceHTTPError, UsageError
-from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, empty_doc
+from jr2_sources.dashboard.adf import ADF_LAYOUT, ADF_LIMIT, dumps, empty_doc
 from jr2_sources.dashboard.body import Tick
 from jr2_sources.dashboard.layout import Layout
+from jr2_sources.dashboard.target import Target
 from jr2_sources.dashboard.wiki import WIKI_LAYOUT
 
 from .client import API, API3, JiraClient
@@ -58,9 +65,15 @@ from .client import API, API3, JiraClient
 if TYPE_CHECKING:
     from .adapter import JiraAdapter
 
-__all__ = ["JiraBoard", "parse_key"]
+__all__ = ["JIRA", "JiraBoard", "parse_key"]
 
 log = logging.getLogger("jr2.jira")
+
+JIRA = Target(
+    limit=ADF_LIMIT, min_interval=10.0, limit_words="Jira's limit on a text field",
+    interval_words="each edit of the description is recorded in the issue's history and "
+                   "e-mailed to its watchers on Jira")
+"""What a Jira dashboard allows, on Cloud and Data Center alike (see the notes: Limits)."""
 
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*-[1-9][0-9]*")
 
@@ -76,6 +89,8 @@ def parse_key(issue: str | int) -> str:
 class JiraBoard:
     """One Jira issue used as the dashboard of an adapter's JQL scope (Cloud: ADF with boxes;
     Data Center: wiki markup, read-only)."""
+
+    target = JIRA
 
     def __init__(self, adapter: JiraAdapter, issue: str | int) -> None:
         self.adapter = adapter

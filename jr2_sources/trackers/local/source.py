@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field
 
@@ -87,6 +87,7 @@ class LocalAdapter(Tracker):
         self.name = f"local:{config.target}"
         self.store_path = env.state_dir / "local" / f"{safe_name(str(self.path.resolve()))}.sqlite"
         self.read_only = env.read_only
+        self.env = env
         self._store: ClaimStore | None = None
         self._cache: tuple[FileKey, Backlog] | None = None
         self._lock = threading.Lock()
@@ -272,7 +273,24 @@ class LocalAdapter(Tracker):
             from jr2_core.errors import UsageError
 
             raise UsageError(f"{self.config.target}: no item {item_id!r}")
-        return self._writable().clear(item_id)
+        try:
+            return self._writable().clear(item_id)
+        finally:  # a dashboard tick in a running pool: its next delta re-reads the item
+            self._changes.note(item_id)
+
+    def writer(self) -> LocalAdapter:
+        """A writable adapter of the same backlog and claim store (for a read-only one that
+        must answer a person's request: a dashboard tick)."""
+        from dataclasses import replace
+
+        return LocalAdapter(self.config, replace(self.env, read_only=False))
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The markdown file `issue` (a path) as the dashboard (`board.py`): jr2 never writes
+        the backlog file, so the dashboard is a file of its own."""
+        from .board import LocalBoard
+
+        return LocalBoard(self, issue)
 
     def close(self) -> None:
         if self._store is not None:

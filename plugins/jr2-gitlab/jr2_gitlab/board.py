@@ -28,6 +28,13 @@ Design notes
   their issue since gitlab-org/gitlab#424961) and its members API page (doc/api/members.md).
 * A retry tick removes the item's failed label (`PUT ... remove_labels`), exactly what a person
   does by hand; a label already gone is fine (GitLab ignores an absent one).
+* Limits (`GITLAB`, the board's `target`). GitLab's Issues API page (doc/api/issues.md, "New
+  issue" and "Edit an issue") documents `description` as "Limited to 1,048,576 characters" (the
+  development guide on issuable-like models: "description: 1 megabyte"), so the section is built
+  to that, not to GitHub's 65,536 characters. GitLab documents no content-creation limit like
+  GitHub's, but each edit of a description is recorded in the issue's history (a "changed the
+  description" system note and a description version), so writes stay at least 10 s apart
+  (`--write-interval`), one a minute by default.
 * `about(headers, body)` tells a webhook delivery about the dashboard issue apart: an issue
   event (`object_kind` `issue`/`work_item`) of this project naming this iid in
   `object_attributes`; jr2's own edit when its `description` is the one written last here
@@ -41,6 +48,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import SourceHTTPError, UsageError
+from jr2_sources.dashboard import Target
 
 from .refs import encode_project, item_id
 from .webhook import wakes
@@ -48,7 +56,12 @@ from .webhook import wakes
 if TYPE_CHECKING:
     from .adapter import GitLabAdapter
 
-__all__ = ["EDITOR_LEVEL", "GitLabBoard", "parse_iid"]
+__all__ = ["EDITOR_LEVEL", "GITLAB", "GitLabBoard", "parse_iid"]
+
+GITLAB = Target(
+    limit=1_048_576, min_interval=10.0, limit_words="GitLab's limit on an issue description",
+    interval_words="each edit of the description is recorded in the issue's history on GitLab")
+"""What a GitLab dashboard allows (see the notes; doc/api/issues.md, `description`)."""
 
 EDITOR_LEVEL = 15
 """The least `access_level` that may edit any issue and its labels: Planner (15); Reporter
@@ -68,6 +81,8 @@ def parse_iid(issue: str | int) -> int:
 
 class GitLabBoard:
     """One GitLab issue used as the dashboard of an adapter's project."""
+
+    target = GITLAB
 
     def __init__(self, adapter: GitLabAdapter, issue: str | int) -> None:
         self.adapter = adapter

@@ -24,7 +24,9 @@ shape of "Get a member of a group or project, including inherited and invited me
 (fixtures/gitlab/api/member_all.json, GitLab's doc/api/members.md) with the user's
 `access_level`, or 404 for a non-member. `add_user()` makes a user with a role (None: not a
 member); an issue's `author` is the user `add_issue(author=...)` names (default: jr2-bot, a
-Maintainer). `PUT .../issues/:iid` takes `description` ("Edit an issue").
+Maintainer). `PUT .../issues/:iid` takes `description` ("Edit an issue"), "Limited to 1,048,576
+characters" (doc/api/issues.md): a longer one answers 400 with the message of a failed model
+validation (`{"message": {"description": ["is too long (maximum is 1048576 characters)"]}}`).
 
 Label events: every label added or removed (by jr2's `PUT ... add_labels/remove_labels`, as
 jr2-bot, or by a person's `set_labels(..., by=NAME)`) is recorded, and `GET /projects/:id/
@@ -48,6 +50,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 TOKEN = "glpat-fake-token-0123456789"
+DESCRIPTION_LIMIT = 1_048_576  # doc/api/issues.md: `description` "Limited to 1,048,576 characters"
 _USER: dict[str, Any] = {"id": 1, "username": "jr2-bot", "name": "jr2 bot", "state": "active",
          "avatar_url": None, "web_url": "http://gitlab.example/jr2-bot"}
 
@@ -367,6 +370,10 @@ class FakeGitLab:
             if method == "GET":
                 return 200, self._issue_json(path, issue), {}
             if method == "PUT":
+                text = body.get("description")
+                if isinstance(text, str) and len(text) > DESCRIPTION_LIMIT:
+                    return 400, {"message": {"description": [
+                        f"is too long (maximum is {DESCRIPTION_LIMIT} characters)"]}}, {}
                 before = list(issue["labels"])
                 for lab in str(body.get("add_labels") or "").split(","):
                     if lab and lab not in issue["labels"]:

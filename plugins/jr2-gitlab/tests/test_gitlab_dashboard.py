@@ -215,6 +215,58 @@ def test_own_edits_and_a_persons_edits_are_told_apart(fake: FakeGitLab) -> None:
     assert receive({**headers, "Idempotency-Key": "3"}, delivery(1, "an item"), None).wake
 
 
+def test_the_description_is_built_to_gitlabs_limit_not_githubs(fake: FakeGitLab) -> None:
+    """GitLab documents `description` as "Limited to 1,048,576 characters": a dashboard of
+    1,200 ready items (about 100,000 characters) is written whole, where GitHub's 65,536 would
+    cut the list short."""
+    seed(fake)
+    for n in range(1_200):
+        fake.add_issue(P, f"Ready item number {n:04d} with a title of some length",
+                       labels=["agent"])
+    adapter = make_adapter(fake.url, project=P, label=["agent"])
+    board = adapter.dashboard(4)
+    board.check()
+    dash = Dashboard(board)
+    assert dash.limit == 1_048_576
+    assert dash.update(lambda: compute_ready_set(adapter.snapshot(), now=_now())).wrote
+    text = description(fake)
+    assert 65_536 < len(text) <= 1_048_576
+    section = split(text).section or ""
+    assert "### Ready (1,201)" in section and "more |" not in section and "… and" not in section
+    assert "Ready item number 1199" in section
+
+
+def test_a_description_over_gitlabs_limit_is_never_sent(fake: FakeGitLab) -> None:
+    """With a person's text leaving no room under GitLab's limit, nothing is sent and the
+    update says so with GitLab's limit; the fake refuses a longer description as GitLab does."""
+    seed(fake)
+    fake.issue(P, 4)["description"] = "x" * (1_048_576 - 40)
+    adapter = make_adapter(fake.url, project=P, label=["agent"])
+    board = adapter.dashboard(4)
+    step = Dashboard(board).update(lambda: compute_ready_set(adapter.snapshot(), now=_now()))
+    assert not step.wrote and step.why.startswith("full")
+    assert "GitLab's limit on an issue description: 1,048,576 characters" in step.why
+    assert puts(fake) == 0
+    with pytest.raises(Exception, match="400"):
+        adapter.client.write("PUT", BOARD.removeprefix("/api/v4"),
+                             {"description": "y" * 1_048_577}, need="edit")
+
+
+def test_the_write_interval_floor_cites_gitlab_not_github(fake: FakeGitLab,
+                                                          tmp_path: Path) -> None:
+    seed(fake)
+    for args in (["dashboard", f"gitlab:{P}", "--label", "agent", "--issue", "4",
+                  "--write-interval", "5s", *FAST],
+                 ["work", f"gitlab:{P}", "--label", "agent", "--dashboard", "4",
+                  "--dashboard-interval", "5s", *FAST, "--", "true"]):
+        res = jr2(fake, tmp_path, *args)
+        assert res.returncode == 2, res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "at least 10s" in lines[0] and "GitLab" in lines[0], lines
+        assert "GitHub" not in res.stderr
+    assert puts(fake) == 0 and writes_elsewhere(fake) == []
+
+
 def test_the_fakes_member_answer_holds_only_documented_fields(fake: FakeGitLab) -> None:
     documented = json.loads((DOCS / "api" / "member_all.json").read_text())
     user = fake.add_user("dev", 30)

@@ -77,3 +77,15 @@ def test_jr2_work_works_through_the_plugin(tracker_url: str, tmp_path: Any) -> N
     assert res.returncode == 0, res.stderr
     assert json.loads(jr2("ready", f"httpbacklog:{tracker_url}", "--json").stdout)[
         "counts"]["done"] == 2
+
+
+def test_a_tracker_without_a_dashboard_refuses_it_in_one_line(tracker_url: str,
+                                                              tmp_path: Any) -> None:
+    """A kind that does not implement `Tracker.dashboard` refuses `jr2 dashboard` (and `jr2
+    work --dashboard`) at start, in one line, exit 2."""
+    for args in (["dashboard", f"httpbacklog:{tracker_url}", "--issue", "1"],
+                 ["work", f"httpbacklog:{tracker_url}", "--dashboard", "1", "--", "true"]):
+        res = subprocess.run([sys.executable, "-m", "jr2_core", *args], capture_output=True,
+                             text=True, timeout=60, cwd=tmp_path)
+        assert res.returncode == 2 and "not supported" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1

@@ -245,14 +245,6 @@ def test_its_own_edits_never_wake_the_pool_and_a_persons_edit_looks_at_once(
     assert other.wake
 
 
-def test_a_tracker_without_a_dashboard_refuses_it_in_one_line(tmp_path: Path,
-                                                              gh: FakeGitHub) -> None:
-    (tmp_path / "backlog.toml").write_text('[[items]]\nid = "T-1"\ntitle = "one"\n')
-    res = jr2(gh, tmp_path, "dashboard", "local:backlog.toml", "--issue", "1")
-    assert res.returncode == 2 and "not supported" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
-
-
 def test_what_the_dashboard_sends_and_gets_is_described_by_githubs_openapi(
         gh: FakeGitHub, tmp_path: Path) -> None:
     seed(gh)

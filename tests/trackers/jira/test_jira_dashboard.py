@@ -336,6 +336,19 @@ def test_a_bad_key_or_a_backlog_item_is_refused_in_one_line(fake: FakeJira,
             and not e["path"].endswith("/search/jql")] == []
 
 
+def test_the_jira_board_names_its_limits_through_its_target(fake: FakeJira,
+                                                             tmp_path: Path) -> None:
+    """One mechanism for limits (dashboard.target): Jira's 32,767 characters and a 10 s floor
+    whose reason is said in Jira's terms, not GitHub's."""
+    seed(fake)
+    adapter = make_adapter(fake.url, jql="project = ENG AND labels = agent", read_only=True)
+    assert Dashboard(adapter.dashboard(BOARD)).limit == TEXT_LIMIT
+    res = dashboard(fake, tmp_path, "--write-interval", "5s")
+    assert res.returncode == 2 and "at least 10s" in res.stderr and "Jira" in res.stderr
+    assert "GitHub" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert len(puts(fake)) == 0
+
+
 def test_jr2_work_dashboard_updates_while_the_pool_runs_and_at_the_end(
         fake: FakeJira, tmp_path: Path) -> None:
     for n in range(3):

@@ -1,0 +1,55 @@
+"""What the place a dashboard is written to allows: how long its text may be and how often it may
+be written, with the reason in the tracker's own words.
+
+Design note: the limits belong to the dashboard's target, not to GitHub. A `Board` says what its
+tracker allows with a `target` attribute (a `Target`); `target_of` reads it, and a board that
+names none (a plugin's, written before targets existed) gets GitHub's, the strictest known, as
+before. The section is built to `limit` (`render.render_section`'s budget), a body over it is
+never sent, and `--write-interval`/`--dashboard-interval` below `min_interval` are refused in one
+line that cites the target's own reason (`check_interval`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jr2_core.errors import UsageError
+
+__all__ = ["GITHUB", "Target", "check_interval", "target_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The limits of one kind of dashboard target."""
+
+    limit: int
+    """The most characters its text (issue body, description, file) may have."""
+    min_interval: float
+    """The least seconds allowed between two writes by one process."""
+    limit_words: str
+    """Where `limit` comes from, e.g. "GitHub's limit on an issue body"."""
+    interval_words: str
+    """Why `min_interval`, e.g. "GitHub allows about 500 content-creating requests an hour"."""
+
+
+GITHUB = Target(
+    limit=65_536, min_interval=10.0, limit_words="GitHub's limit on an issue body",
+    interval_words="GitHub allows about 500 content-creating requests an hour")
+"""GitHub: "body is too long (maximum is 65536 characters)" (the 422 of "Update an issue");
+about 500 content-creating requests an hour and 80 a minute per user or App (GitHub's REST
+"Rate limits" page, secondary limits)."""
+
+
+def target_of(board: Any) -> Target:
+    """`board.target`, or GitHub's limits for a board that names none (see the note)."""
+    target = getattr(board, "target", None)
+    return target if isinstance(target, Target) else GITHUB
+
+
+def check_interval(option: str, seconds: float, target: Target) -> float:
+    """`seconds`, or a one-line usage error when it is below what `target` allows."""
+    if seconds < target.min_interval:
+        raise UsageError(f"{option}: at least {target.min_interval:g}s here "
+                         f"({target.interval_words})")
+    return seconds
