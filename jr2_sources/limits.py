@@ -67,6 +67,9 @@ if TYPE_CHECKING:
 
 __all__ = ["GroupRule", "Limits", "parse_exclusive_by"]
 
+# emphasis and code marks around a group name, as people write it in markdown (`db`, *db*) or as
+# Jira returns a rich-text description in wiki markup (_db_, {{db}}): the same group
+_MARKS = "*_`~{}+"
 _TOUCHES = re.compile(r"^[ \t>*#-]*touches[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -80,7 +83,10 @@ class GroupRule:
         """The groups this rule puts an item with these labels and this body in."""
         if self.glob is None:
             for line in _TOUCHES.findall(body or ""):
-                yield from (n.strip().casefold() for n in line.split(",") if n.strip())
+                for part in line.split(","):
+                    name = part.strip().strip(_MARKS).strip().casefold()
+                    if name:
+                        yield name
             return
         pattern = self.glob.casefold()
         yield from (label.casefold() for label in labels

@@ -80,6 +80,15 @@ def test_a_tracker_that_cannot_keep_limits_is_refused_in_one_line() -> None:
     WorkSource(tracker, holder="me", limits=Limits())  # no limit asked: fine
 
 
+def test_marks_around_a_touched_name_do_not_make_another_group() -> None:
+    """Jira returns a rich-text description as wiki markup (`_cache_`, `{{db}}`), people write
+    markdown (`*cache*`, `` `db` ``): each is the same group as the plain name."""
+    limits = Limits.parse(None, ["touches"])
+    body = "Touches: _cache_, {{db}}, `api`, *ui*, **q**, +s+\nTouches: ~x~"
+    assert limits.groups_of([], body) == ("api", "cache", "db", "q", "s", "ui", "x")
+    assert limits.groups_of([], "Touches: `` , db") == ("db",)
+
+
 def test_touches_asks_a_source_for_bodies_or_is_refused_where_none_are_read() -> None:
     """`Limits.prepare`: with `touches`, a source that reads bodies on request (Jira) is asked
     to, one that reads none is refused in one line; label rules ask nothing."""
