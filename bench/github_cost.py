@@ -28,6 +28,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,15 @@ def claim_cost(fake: FakeGitHub) -> dict[str, int]:
 CLAIMS = 5
 
 
-def per_claim(fake: FakeGitHub, *, deltas: bool) -> dict[str, float]:
+def per_claim(make: Callable[[], Any], *, deltas: bool) -> dict[str, float]:
     """Requests per claim of a pool that keeps one item running while it claims the next (so
     each reading sees one claim and one settle since the last), `CLAIMS` times (module notes);
-    `deltas=False` reads everything before each claim (the baseline)."""
+    `deltas=False` reads everything before each claim (the baseline). `make()` gives a writing
+    `LabelCommentTracker` (GitHub here, GitLab in bench/gitlab_cost.py) whose `reader.changes`
+    reads deltas."""
     from jr2_sources.deltas import ReadyReader
 
-    a = adapter(fake)
+    a = make()
     if not deltas:
         a.reader.changes = None
     reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
@@ -146,7 +149,8 @@ def run(n: int, edges: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - t0
         nv = naive(fake)
         pages = math.ceil(n / 100)
-        pool = {"deltas": per_claim(fake, deltas=True), "full": per_claim(fake, deltas=False)}
+        pool = {"deltas": per_claim(lambda: adapter(fake), deltas=True),
+                "full": per_claim(lambda: adapter(fake), deltas=False)}
         return {
             "n": n, "edges": edges, "blocked": blocked, "ready": ready, "poll": poll,
             "report": report, "naive": nv, "claim+settle": claim_cost(fake),
