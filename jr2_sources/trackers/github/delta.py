@@ -39,6 +39,13 @@ Design notes
   settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
   edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
   is unchanged.
+* `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
+  each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
+  a webhook named them, or a blocker of theirs reopened: the chase above) have their links read
+  again, conditionally; the named references of the others are kept, and the incremental
+  Ready-set gives them their blocker's new state. A blocker closing is not chased then (its
+  dependents name it), so settling one costs no more than without `--detail`; one reopening
+  is (a dependent built while it was closed counted no open blocker and named none).
 * Servers without `issue_dependencies_summary` (read per issue instead) or without the
   `dependencies/blocking` endpoint (GHES 3.17-3.18) fall back to full snapshots when a state
   change needs chasing: correct, not cheaper.
@@ -80,8 +87,9 @@ class GitHubChanges:
     """The state a delta needs between readings, and the reading of one delta."""
 
     def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
-                 window: SinceWindow | None = None) -> None:
+                 window: SinceWindow | None = None, detail: bool = False) -> None:
         self.reader = reader
+        self.detail = detail  # `--detail`: rebuilt items name their blockers (module notes)
         self.config = reader.config
         self.window = window or SinceWindow()
         self.clock = clock
@@ -239,8 +247,9 @@ class GitHubChanges:
             if number in chased or "pull_request" in issue:
                 continue
             chased.add(number)
-            if self.state.get(number) == self._as_blocker(issue):
-                continue
+            state = self._as_blocker(issue)
+            if self.state.get(number) == state or (self.detail and state == "done"):
+                continue  # with --detail its dependents name it: their references follow
             summary = issue.get("issue_dependencies_summary")
             if not isinstance(summary, dict):
                 raise Gap("issue objects carry no issue_dependencies_summary")
@@ -287,7 +296,7 @@ class GitHubChanges:
                 self.in_set.discard(iid)
                 self.leases.pop(number, None)
                 continue
-            item = self.reader.build_item(issue, labels, self.open_numbers)
+            item = self.reader.build_item(issue, labels, self.open_numbers, self.detail)
             item.in_scope = self.selects(issue)
             self._lease(item)
             delta.items.append(item)

@@ -228,10 +228,10 @@ class IssueReader:
         return Snapshot(source=self.name, items=items, done_count=None)
 
     def build_item(self, issue: dict[str, Any], labels: list[str],
-                   open_numbers: set[int]) -> SnapshotItem:
+                   open_numbers: set[int], detail: bool = False) -> SnapshotItem:
         """One listed issue as an item, its body references judged against `open_numbers`
-        (for deltas: `delta.GitHubChanges`)."""
-        return self._item(issue, labels, open_numbers, False, self.own_claim)
+        (for deltas: `delta.GitHubChanges`); `detail` names its blockers and sub-issues."""
+        return self._item(issue, labels, open_numbers, detail, self.own_claim)
 
     def ref_state(self, ref: str) -> BlockerState:
         """The state of a body reference outside the listed set, read directly (deltas)."""
