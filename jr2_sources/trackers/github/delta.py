@@ -189,7 +189,7 @@ class GitHubChanges:
             fresh = self._since()
             marked = self._marked(fresh)
             self._chase(fresh)
-            first = self.merges.read(fresh, marked) if self.merges is not None else set()
+            first = self.merges.read(fresh, marked) if self.merges is not None else []
             delta = self._build(fresh, skip, first)
             self._outside_refs(delta)
         except Gap as gap:
@@ -288,9 +288,10 @@ class GitHubChanges:
         return [d for d in found if isinstance(d, dict) and "number" in d]
 
     def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str],
-               first: set[int]) -> Delta:
+               first: list[int]) -> Delta:
         """The delta: the fresh issues as items (when listed) or as states (when not); those
-        in `first` first (`mergedelta.py`: their state as a blocker is not `open`)."""
+        in `first` first, in its order (`mergedelta.py`: their state as a blocker is not
+        `open`, and an item is delivered after the ones it names)."""
         repo = self.reader.repo
         delta = Delta()
         for number, issue in fresh.items():  # states first: body references read them
@@ -301,7 +302,9 @@ class GitHubChanges:
             else:
                 self.open_numbers.discard(number)
         merges = self.merges
-        for number, issue in sorted(fresh.items(), key=lambda kv: (kv[0] not in first, kv[0])):
+        rank = {n: i for i, n in enumerate(first)}
+        for number, issue in sorted(fresh.items(), key=lambda kv: (rank.get(kv[0], len(rank)),
+                                                                   kv[0])):
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)

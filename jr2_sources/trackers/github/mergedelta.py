@@ -19,20 +19,23 @@ Design notes
   - the issues a changed PR's body mentions (`#N`, `owner/repo#N`, an issue URL): a closing
     reference added (closing keywords live in the body; a mention that is no closing keyword
     costs nothing more than its place in the same query);
+  - the issue whose jr2 branch (`jr2/issue-N`) is a changed PR's head. The issue object of a PR
+    does not carry its head, so the first time a PR shows up its head is asked (one GraphQL
+    query for all such PRs, `PullReader.heads`; a PR's head never changes, so it is kept);
   - changed issues (their `blocking` lists are read again too), except when the change is this
     process's own claim with nothing else moved (`own_claim`; dependency summary, review label
     and state unchanged): jr2's worker opens and merges its PRs while jr2 holds the issue, and
     the settle that follows changes the issue, which is then judged;
   - those judged `not_green`: checks finishing move nothing on an issue or a PR, so they are
     asked again at every delta (one GraphQL query a delta while any waits for green checks).
-  Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR on
-  `jr2/issue-N` that someone else opens without a closing reference while N does not change,
-  and a PR linked from the sidebar (not documented to move either side).
+  Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR
+  linked to an issue from the sidebar ("Development"; not documented to move either side).
 * When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
   items that name it are rebuilt: their names, states and hand-off (`extra.blockers`) come from
   it. Each is read directly (a conditional GET; `holders`, kept from every item built, says
-  which), and so is the issue itself when the delta did not list it (merged into the base and
-  not held, it leaves the Ready-set as the full reading leaves it out). The incremental
+  which), and so is the issue itself when the delta did not list it and it may leave or come
+  back (merged into the base and not held, it leaves the Ready-set as the full reading leaves
+  it out) or is held in review (its own item waits for its PR). The incremental
   Ready-set sets the references to a delivered item to `open`, so an item whose state is not
   `open` is delivered first and the items naming it after it.
 * An issue judged only because it blocks something stops being asked when what it blocked
@@ -45,8 +48,8 @@ Design notes
   it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
   something, the same (its judgement does not move); its settle, when the issue stays open
   (`--on-success nothing`, `review`), one GraphQL query more; a PR merged or closed: the list, one
-  GraphQL query, and one GET per issue naming its issue (bench/github_cost.py --done-when
-  merged).
+  GraphQL query, and one GET per issue naming its issue, plus one GraphQL query (its head) the
+  first time this process sees that PR (bench/github_cost.py --done-when merged).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from jr2_sources.kit import labels_of
 
+from .pulls import issue_of_branch
 from .refs import body_refs, item_id, same_repo, split_id
 
 if TYPE_CHECKING:
@@ -83,6 +87,7 @@ class MergeDelta:
         self.names: dict[int, set[int]] = {}  # item -> the issues of this repository it names
         self.bodies: dict[int, set[int]] = {}  # issue -> items whose body names it
         self.body_names: dict[int, set[int]] = {}  # item -> the issues its body names
+        self.heads: dict[int, str | None] = {}  # PR number -> its head branch (never changes)
 
     # -- after a full reading -----------------------------------------------------------------
 
@@ -156,10 +161,11 @@ class MergeDelta:
 
     # -- one delta ----------------------------------------------------------------------------
 
-    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int]) -> set[int]:
+    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int]) -> list[int]:
         """Judge again what `fresh` (the delta's issue objects, by number) calls for, and add to
         `fresh` the issues to rebuild because of it (module notes). Returns the numbers to
-        deliver first (their state is not `open`, or their judgement changed)."""
+        deliver first, in order (their state is not `open`, or their judgement changed; each
+        before the items naming it)."""
         reader, changes = self.reader, self.changes
         ask: set[int] = set()
         live = {n for n, i in fresh.items() if "pull_request" not in i
@@ -168,9 +174,16 @@ class MergeDelta:
         named = set(self.bodies)
         for number in sorted(live):
             named |= self._body_refs(fresh[number].get("body"), number)
+        changed_prs = {n for n, i in fresh.items() if "pull_request" in i}
+        unknown = [n for n in sorted(changed_prs) if n not in self.heads]
+        if unknown and reader.pulls is not None:
+            self.heads.update(reader.pulls.heads(unknown))
         for number, issue in fresh.items():
             if "pull_request" in issue:
                 ask |= self.prs.get(number, set()) | self._mentions(issue.get("body"))
+                own = issue_of_branch(self.heads.get(number))
+                if own is not None:
+                    ask.add(own)
             else:
                 self._saw(number, issue)
         recheck = {b for d in gone for b in reader.blockers_named(d)
@@ -200,18 +213,25 @@ class MergeDelta:
         ask |= {n for n in reader.asked if reader.state_of(n) == "not_green"}
         ask = {n for n in ask if n in reader.asked and n in self.node_ids} - left
         also: dict[int, set[int]] = {}
+        was = {n: reader.state_of(n) for n in ask | left}
         changed = self._forget(left, also) | self._judge(ask, fresh, also)
-        for number in sorted(changed - set(fresh)):
-            if item_id(reader.repo, number) in changes.in_set or reader.state_of(number) != "open":
+        for number in sorted(changed - set(fresh)):  # itself: when it may leave or come back
+            if "done" in (was.get(number), reader.state_of(number)) or number in self.review:
                 changes.read_issue(fresh, number)
-        first = changed | {n for n, i in fresh.items() if "pull_request" not in i
-                           and i.get("state") == "open" and reader.state_of(n) != "open"}
-        for number in sorted(first):
+        first = sorted(changed | {n for n, i in fresh.items() if "pull_request" not in i
+                                  and i.get("state") == "open" and reader.state_of(n) != "open"})
+        seen = set(first)
+        for number in first:  # grows: a holder whose own state is not open, its holders next
             holders = (self.holders.get(number, set()) | set(reader.blocks(number))
                        | also.get(number, set()))
-            for holder in sorted(holders):
-                if holder not in fresh and item_id(reader.repo, holder) in changes.in_set:
+            for holder in sorted(holders - seen):
+                if item_id(reader.repo, holder) not in changes.in_set:
+                    continue
+                if holder not in fresh:
                     changes.read_issue(fresh, holder)
+                if reader.state_of(holder) != "open":
+                    first.append(holder)
+                    seen.add(holder)
         return first
 
     def _held(self, number: int, issue: dict[str, Any]) -> bool:
