@@ -37,11 +37,14 @@ Design notes
   back (merged into the base and not held, it leaves the Ready-set as the full reading leaves
   it out) or is held in review (its own item waits for its PR). The incremental
   Ready-set sets the references to a delivered item to `open`, so an item whose state is not
-  `open` is delivered first and the items naming it after it.
-* An issue judged only because it blocks something stops being asked when what it blocked
-  closes or leaves (the full reading would not judge it: offered again if open): its blocked
-  issues are known (`IssueReader._blocking`), so when the last of them leaves, it is read
-  again (one conditional GET) to see whether it still blocks anything.
+  `open` is delivered first and the items naming it after it (the items whose state is `open`
+  last: that rewrite is right for them, so a cycle through one of them is no trouble; a cycle
+  of items none of which is `open` is, and the resynchronisation mends a wrong reason there).
+* An issue judged only because it blocks something or a body names it stops being asked when
+  the last of those closes, leaves or drops the reference (the full reading would not judge
+  it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
+  name it (`bodies`), so then it is read again (one conditional GET) to see whether it still
+  blocks anything.
 * `--stack` keeps full readings: a blocker's open PR turning green on its head commit (what
   stacking waits for) moves nothing a delta can see.
 * Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
@@ -86,13 +89,13 @@ class MergeDelta:
         self.holders: dict[int, set[int]] = {}  # issue -> items of the set that name it
         self.names: dict[int, set[int]] = {}  # item -> the issues of this repository it names
         self.bodies: dict[int, set[int]] = {}  # issue -> items whose body names it
-        self.body_names: dict[int, set[int]] = {}  # item -> the issues its body names
+        self.body_names: dict[int, set[int]] = {}  # open listed issue -> what its body names
         self.heads: dict[int, str | None] = {}  # PR number -> its head branch (never changes)
 
     # -- after a full reading -----------------------------------------------------------------
 
     def full_read(self, listed: dict[int, dict[str, Any]], items: list[SnapshotItem]) -> None:
-        self.node_ids, self.review = {}, set()
+        self.node_ids, self.review, self.bodies, self.body_names = {}, set(), {}, {}
         for number, issue in listed.items():
             self._saw(number, issue)
         self.keys = {n: self._key(listed[n]) for n in self.reader.asked if n in listed}
@@ -100,13 +103,25 @@ class MergeDelta:
         for number, prs in self.reader.pulls_of.items():
             for pr in prs:
                 self.prs.setdefault(pr, set()).add(number)
-        self.holders, self.names, self.bodies, self.body_names = {}, {}, {}, {}
+        self.holders, self.names = {}, {}
         for item in items:
             self.built(item)
 
     def _saw(self, number: int, issue: dict[str, Any]) -> None:
+        """Note what an issue object read says: its node id, review label, body references (of
+        an open listed issue, as the full reading's `asked` counts them)."""
         if "pull_request" in issue:
             return
+        for other in self.body_names.pop(number, set()):
+            by = self.bodies.get(other)
+            if by is not None:
+                by.discard(number)
+                if not by:
+                    del self.bodies[other]
+        if issue.get("state") == "open" and self.changes.listed(issue):
+            self.body_names[number] = self._body_refs(issue.get("body"), number)
+            for other in self.body_names[number]:
+                self.bodies.setdefault(other, set()).add(number)
         if issue.get("node_id"):
             self.node_ids[number] = str(issue["node_id"])
         if self.reader.in_review(labels_of(issue)):
@@ -136,20 +151,15 @@ class MergeDelta:
         self.names[number] = named
         for other in named:
             self.holders.setdefault(other, set()).add(number)
-        self.body_names[number] = self._body_refs(item.extra.get("body"), number)
-        for other in self.body_names[number]:
-            self.bodies.setdefault(other, set()).add(number)
 
     def dropped(self, number: int) -> None:
         """Item `number` left the set (or is about to be rebuilt)."""
-        for index, named in ((self.holders, self.names.pop(number, set())),
-                             (self.bodies, self.body_names.pop(number, set()))):
-            for other in named:
-                held = index.get(other)
-                if held is not None and number in held:
-                    held.discard(number)
-                    if not held:
-                        del index[other]
+        for other in self.names.pop(number, set()):
+            held = self.holders.get(other)
+            if held is not None:
+                held.discard(number)
+                if not held:
+                    del self.holders[other]
 
     def _body_refs(self, body: Any, number: int) -> set[int]:
         out = set()
@@ -171,7 +181,8 @@ class MergeDelta:
         live = {n for n, i in fresh.items() if "pull_request" not in i
                 and i.get("state") == "open" and changes.listed(i)}
         gone = {n for n, i in fresh.items() if "pull_request" not in i} - live
-        named = set(self.bodies)
+        before = {d: self.body_names.get(d, set()) for d in fresh}  # (`_saw` replaces them)
+        named = {n for n, by in self.bodies.items() if by - fresh.keys()}  # by a body still
         for number in sorted(live):
             named |= self._body_refs(fresh[number].get("body"), number)
         changed_prs = {n for n, i in fresh.items() if "pull_request" in i}
@@ -186,8 +197,10 @@ class MergeDelta:
                     ask.add(own)
             else:
                 self._saw(number, issue)
-        recheck = {b for d in gone for b in reader.blockers_named(d)
-                   if set(reader.blocks(b)) <= gone} - set(fresh)
+        recheck = {x for d in fresh.keys() - changed_prs  # what a changed issue named before
+                   for x in {*reader.blockers_named(d), *before[d]}
+                   if x in reader.asked and x not in named and set(reader.blocks(x)) <= gone
+                   } - fresh.keys()
         for number in sorted(recheck):
             changes.read_issue(fresh, number)
             issue = fresh[number]
@@ -224,15 +237,38 @@ class MergeDelta:
         for number in first:  # grows: a holder whose own state is not open, its holders next
             holders = (self.holders.get(number, set()) | set(reader.blocks(number))
                        | also.get(number, set()))
-            for holder in sorted(holders - seen):
+            for holder in sorted(holders):
                 if item_id(reader.repo, holder) not in changes.in_set:
                     continue
                 if holder not in fresh:
                     changes.read_issue(fresh, holder)
-                if reader.state_of(holder) != "open":
+                if holder not in seen and reader.state_of(holder) != "open":
                     first.append(holder)
                     seen.add(holder)
-        return first
+        return self._order(first)
+
+    def _order(self, numbers: list[int]) -> list[int]:
+        """`numbers` with each one whose state is not `open` after the ones it names (as a
+        blocker or in its body), those whose state is `open` last (module notes)."""
+        reader = self.reader
+        todo = [n for n in numbers if reader.state_of(n) != "open"]
+        within = set(todo)
+        out: list[int] = []
+        placed: set[int] = set()
+
+        def place(number: int, path: set[int]) -> None:
+            if number in placed or number in path:
+                return  # placed, or a cycle: broken here
+            path.add(number)
+            for other in sorted({*reader.blockers_named(number),
+                                 *self.body_names.get(number, ())} & within):
+                place(other, path)
+            placed.add(number)
+            out.append(number)
+
+        for number in todo:
+            place(number, set())
+        return out + [n for n in numbers if n not in within]
 
     def _held(self, number: int, issue: dict[str, Any]) -> bool:
         """Is the change of `issue` our own claim (its PRs are not judged again for it)?"""
