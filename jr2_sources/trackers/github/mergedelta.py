@@ -76,6 +76,16 @@ _MENTION = re.compile(
 Key = tuple[int, bool, str]
 
 
+def _unindex(index: dict[int, set[int]], number: int, others: set[int]) -> None:
+    """Take `number` out of `index`'s entries for `others` (dropping emptied entries)."""
+    for other in others:
+        entry = index.get(other)
+        if entry is not None:
+            entry.discard(number)
+            if not entry:
+                del index[other]
+
+
 class MergeDelta:
     """The bookkeeping of merge-aware deltas for one `GitHubChanges` (module notes)."""
 
@@ -112,12 +122,7 @@ class MergeDelta:
         an open listed issue, as the full reading's `asked` counts them)."""
         if "pull_request" in issue:
             return
-        for other in self.body_names.pop(number, set()):
-            by = self.bodies.get(other)
-            if by is not None:
-                by.discard(number)
-                if not by:
-                    del self.bodies[other]
+        _unindex(self.bodies, number, self.body_names.pop(number, set()))
         if issue.get("state") == "open" and self.changes.listed(issue):
             self.body_names[number] = self._body_refs(issue.get("body"), number)
             for other in self.body_names[number]:
@@ -154,12 +159,7 @@ class MergeDelta:
 
     def dropped(self, number: int) -> None:
         """Item `number` left the set (or is about to be rebuilt)."""
-        for other in self.names.pop(number, set()):
-            held = self.holders.get(other)
-            if held is not None:
-                held.discard(number)
-                if not held:
-                    del self.holders[other]
+        _unindex(self.holders, number, self.names.pop(number, set()))
 
     def _body_refs(self, body: Any, number: int) -> set[int]:
         out = set()
@@ -182,9 +182,12 @@ class MergeDelta:
                 and i.get("state") == "open" and changes.listed(i)}
         gone = {n for n, i in fresh.items() if "pull_request" not in i} - live
         before = {d: self.body_names.get(d, set()) for d in fresh}  # (`_saw` replaces them)
-        named = {n for n, by in self.bodies.items() if by - fresh.keys()}  # by a body still
+        newly: set[int] = set()  # what the bodies of the changed issues name now
         for number in sorted(live):
-            named |= self._body_refs(fresh[number].get("body"), number)
+            newly |= self._body_refs(fresh[number].get("body"), number)
+
+        def named(number: int) -> bool:  # by a body, still
+            return number in newly or bool(self.bodies.get(number, set()) - fresh.keys())
         changed_prs = {n for n, i in fresh.items() if "pull_request" in i}
         unknown = [n for n in sorted(changed_prs) if n not in self.heads]
         if unknown and reader.pulls is not None:
@@ -199,7 +202,7 @@ class MergeDelta:
                 self._saw(number, issue)
         recheck = {x for d in fresh.keys() - changed_prs  # what a changed issue named before
                    for x in {*reader.blockers_named(d), *before[d]}
-                   if x in reader.asked and x not in named and set(reader.blocks(x)) <= gone
+                   if x in reader.asked and not named(x) and set(reader.blocks(x)) <= gone
                    } - fresh.keys()
         for number in sorted(recheck):
             changes.read_issue(fresh, number)
@@ -212,18 +215,19 @@ class MergeDelta:
         left = {n for n in gone if n in reader.asked}
         for number in sorted(live):
             issue = fresh[number]
-            if reader.asks(issue) or number in named:
+            if reader.asks(issue) or named(number):
                 if (number not in reader.asked or self.keys.get(number) != self._key(issue)
                         or number in marked or not self._held(number, issue)):
                     ask.add(number)
                 reader.asked.add(number)
             elif number in reader.asked:
                 left.add(number)
-        for number in named - reader.asked:  # a body names it now: asked when open, listed
-            if number in (changes.open_numbers - gone) | live and number in self.node_ids:
+        for number in sorted(newly - reader.asked):  # a body names it now: asked when open
+            listed = number in live or (number in changes.open_numbers and number not in gone)
+            if listed and number in self.node_ids:
                 reader.asked.add(number)
                 ask.add(number)
-        ask |= {n for n in reader.asked if reader.state_of(n) == "not_green"}
+        ask |= reader.waiting_for_checks()
         ask = {n for n in ask if n in reader.asked and n in self.node_ids} - left
         also: dict[int, set[int]] = {}
         was = {n: reader.state_of(n) for n in ask | left}

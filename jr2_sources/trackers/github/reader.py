@@ -309,6 +309,10 @@ class IssueReader:
                 changed.add(number)
         return changed
 
+    def waiting_for_checks(self) -> set[int]:
+        """The judged issues whose PR merged with checks not green (`--require-checks`)."""
+        return {n for n, (state, _) in self._merge.items() if state == "not_green"}
+
     def blocks(self, number: int) -> list[int]:
         """The issues a judged issue blocks (its GraphQL `blocking` list, this repository)."""
         return self._blocking.get(number, [])

@@ -137,8 +137,8 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
         numbers.append(fake.add_issue("o/r", "new one", created=fake.now()))
     elif op == "review" and open_:
         labels = fake.issue("o/r", n).labels
-        fake.set_labels("o/r", n, [x for x in labels if x != "jr2:review"]
-                        if "jr2:review" in labels else [*labels, "jr2:review"])
+        fake.set_labels("o/r", n, [x for x in labels if x != "jr2:in-review"]
+                        if "jr2:in-review" in labels else [*labels, "jr2:in-review"])
     else:
         return "nothing"
     return f"{op} #{pr if op.endswith('_pr') or op in ('merge', 'check') else n}"
@@ -147,7 +147,7 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
 @pytest.mark.parametrize("options", [{}, {"base": "feature"}, {"require_checks": True},
                                      {"on_success": "review"}],
                          ids=["default", "feature", "checks", "review"])
-@pytest.mark.parametrize("seed_", [1, 2, 3, 41, 52, 72, 79, 90])  # 4-139 clean once
+@pytest.mark.parametrize("seed_", [1, 2, 3, 41, 52, 72, 79, 90])  # 1-139 clean once
 def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
         fake: FakeGitHub, seed_: int, options: dict[str, Any]) -> None:
     rng = random.Random(seed_)
@@ -166,10 +166,13 @@ def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
     done = []
     for _ in range(40):
         done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main"))
+        writes = a.client.stats.writes
         reader.read().ready.close()
+        if a.client.stats.writes != writes:  # a review ended (closed, relabelled) after the
+            reader.read().ready.close()  # reading: the next one sees it, as the full one does
         assert reader.last is not None
         assert merged_shape(reader.last) == full(fake, options), ", ".join(done)
-    assert kinds.count("delta") >= 35, kinds  # deltas, not full readings
+    assert kinds.count("full") == 1, kinds  # deltas, not full readings
 
 
 def _sent(fake: FakeGitHub, since: int) -> list[str]:
