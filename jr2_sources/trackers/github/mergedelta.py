@@ -210,6 +210,7 @@ class MergeDelta:
             self._saw(number, issue)
             if issue.get("state") == "open" and changes.listed(issue):
                 live.add(number)
+                newly |= self._body_refs(issue.get("body"), number)  # it is in `fresh` now
             else:
                 gone.add(number)
         left = {n for n in gone if n in reader.asked}
