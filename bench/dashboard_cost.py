@@ -5,6 +5,8 @@ a retry tick; and, as the baseline of the same run, one `jr2 ready` read of the 
 from the repository root: `.venv/bin/python bench/dashboard_cost.py`.
 """
 import collections
+import json
+import re
 import sys
 from datetime import UTC, datetime
 
@@ -63,3 +65,71 @@ with FakeGitHub() as fake:
     fake.clear_log()
     dash.update(lambda: rs, read)
     print(f"update acting on one retry tick (+ fresh read): {count(fake)}")
+
+
+# -- Jira Cloud: the same steps against the fake Jira (REST v3 description, ADF) ---------------
+
+sys.path[:0] = ["tests/trackers/jira"]
+from fakes.jira_server import FakeJira  # noqa: E402
+from jira_helpers import make_adapter as jira_adapter  # noqa: E402
+
+from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, key_of  # noqa: E402
+
+
+def jira_count(fake: FakeJira) -> str:
+    log = list(fake.log)
+    fake.clear_log()
+    by = collections.Counter(e["method"] for e in log)
+    reads = sum(1 for e in log if e["method"] == "GET" or e["path"].endswith(
+        ("/search/jql", "/comment/list")))
+    paths = collections.Counter(re.sub(r"ENG-\d+", "KEY", e["path"]).removeprefix("/rest/api")
+                                for e in log)
+    return (f"{len(log):4d} requests ({reads} reads), {len(log) - reads} writes  {dict(by)}"
+            + (f"\n      {dict(paths)}" if len(log) < 20 else ""))
+
+
+print("\nJira Cloud")
+jira = FakeJira().start()
+try:
+    keys = [jira.add_issue(f"Issue {n}", labels=["agent"] + (["jr2:failed"] if n % 20 == 0
+                                                              else []))
+            for n in range(1, 201)]
+    for n in range(11, 201):
+        if n % 10 in (3, 6, 9):
+            jira.add_link(keys[n - 11], keys[n - 1])
+    board_key = jira.add_issue("Dashboard")
+    jira.editors.add("acc-pat")
+    adapter = jira_adapter(jira.url, jql="project = ENG AND labels = agent", read_only=True)
+    clock = [0.0]
+    jdash = Dashboard(adapter.dashboard(board_key), clock=lambda: clock[0])
+
+    def jread() -> object:
+        return compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
+
+    jira.clear_log()
+    rs = jread()
+    print(f"baseline, one read of the backlog (jr2 ready):  {jira_count(jira)}")
+    adapter.dashboard(board_key).check()
+    print(f"check of the issue at start (once):              {jira_count(jira)}")
+    jdash.update(lambda: rs)
+    print(f"first update (Ready-set given):                  {jira_count(jira)}")
+    jdash.update(lambda: rs)
+    print(f"update, nothing changed:                         {jira_count(jira)}")
+    jira.set_status(keys[0], "Done")
+    clock[0] += 60
+    rs = jread()
+    jira.clear_log()
+    jdash.update(lambda: rs)
+    print(f"update after a change (Ready-set given):         {jira_count(jira)}")
+    doc = jira.issue(board_key).description
+    failed = next(t for t in ADF_LAYOUT.ticks(ADF_LAYOUT.split(dumps(doc)).section)
+                  if t.kind == "retry")
+    text = dumps(doc).replace(f'"localId":"{key_of("retry", failed.item_id)}","state":"TODO"',
+                              f'"localId":"{key_of("retry", failed.item_id)}","state":"DONE"')
+    jira.set_description(board_key, json.loads(text), "pat")
+    clock[0] += 60
+    jira.clear_log()
+    jdash.update(lambda: rs, jread)
+    print(f"update acting on one retry tick (+ fresh read): {jira_count(jira)}")
+finally:
+    jira.stop()

@@ -8,6 +8,11 @@ read-only snapshot, as `jr2 ready` makes it (one more search: jr2's marks beside
 the projects the results name), and (4) a naive loop that searches for the keys and then reads
 each issue's links with one GET per issue.
 
+`--exclusive-by touches` (the description in every search, a lock comment on the coordination
+issue around each claim of an issue with a `Touches:` line) is measured by
+bench/limits_tracker_cost.py, which owns those figures: per full reading, per claim of a
+draining pool as here, and per unchanged poll, against the same pool without the option.
+
     .venv/bin/python bench/jira_cost.py [--issues 1000] [--links 300] [--dc]
 """
 

@@ -5,6 +5,7 @@
     python tools/vendor_descriptions.py gitlab-api LINKS_MD  # ... of doc/api/issue_links.md
     python tools/vendor_descriptions.py gitlab-members MEMBERS_MD  # ... of doc/api/members.md
     python tools/vendor_descriptions.py gitlab-label-events EVENTS_MD  # resource_label_events.md
+    python tools/vendor_descriptions.py adf PACKAGE_TGZ   # `npm pack @atlaskit/adf-schema`
 
 Design note: the conformance tests check jr2's requests and the fake servers' answers against
 material nobody here wrote. Only the parts jr2 uses are kept, so the fixtures stay small and a
@@ -29,6 +30,11 @@ diff after regenerating shows what changed upstream:
 * gitlab-label-events: the example answer of "List project issue label events" of GitLab's
   resource label events API page (doc/api/resource_label_events.md, same licence), written to
   fixtures/gitlab/api/resource_label_events.json (who added a gate's answer label).
+* adf: the JSON schema of the Atlassian Document Format, `json-schema/v1/full.json` of the npm
+  package `@atlaskit/adf-schema` (Apache-2.0, its `package.json` and LICENSE), from the tarball
+  `npm pack @atlaskit/adf-schema` writes, to fixtures/adf/full.json with the package's name,
+  version and licence added as `x-source` (the Jira dashboard's documents are validated
+  against it).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ GITLAB_EVENTS_SOURCE = ("https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/a
                         "resource_label_events.md")
 GITLAB_MEMBERS_OUT = ROOT / "fixtures" / "gitlab" / "api" / "member_all.json"
 GITLAB_MEMBERS_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/members.md"
+ADF_OUT = ROOT / "fixtures" / "adf" / "full.json"
 MEMBER_HEADINGS = ("Get a member of a group or project, including inherited and invited members",
                    "Get a member of a group or project, including inherited members")
 
@@ -146,10 +153,32 @@ def gitlab_hooks(text: str) -> dict[str, dict[str, Any]]:
             "work_item_task.json": task}
 
 
+def adf_schema(tarball: str) -> dict[str, Any]:
+    """`full.json` of an `@atlaskit/adf-schema` npm tarball, with its source noted."""
+    import tarfile
+
+    with tarfile.open(tarball) as tar:
+        def member(name: str) -> Any:
+            f = tar.extractfile(f"package/{name}")
+            if f is None:
+                raise SystemExit(f"no {name} in {tarball}")
+            return json.loads(f.read().decode("utf-8"))
+
+        meta = member("package.json")
+        schema: dict[str, Any] = member("json-schema/v1/full.json")
+    if meta.get("name") != "@atlaskit/adf-schema":
+        raise SystemExit(f"{tarball} is {meta.get('name')}, not @atlaskit/adf-schema")
+    source = {"package": meta["name"], "version": meta.get("version"),
+              "license": meta.get("license"), "file": "json-schema/v1/full.json",
+              "regenerate": "npm pack @atlaskit/adf-schema && "
+                            "python tools/vendor_descriptions.py adf atlaskit-adf-schema-*.tgz"}
+    return {"x-source": source, **schema}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api", "gitlab-members",
-                                      "gitlab-label-events"))
+                                      "gitlab-label-events", "adf"))
     ap.add_argument("source", nargs="?", help="a path or URL (default: the upstream URL)")
     args = ap.parse_args()
     if args.which == "jira":
@@ -159,6 +188,13 @@ def main() -> None:
         JIRA_OUT.write_text(json.dumps(subset, indent=1, sort_keys=True) + "\n")
         print(f"wrote {JIRA_OUT.relative_to(ROOT)} ({len(subset['paths'])} paths, "
               f"{len(subset['components']['schemas'])} schemas)")
+        return
+    if args.which == "adf":
+        if not args.source:
+            raise SystemExit("adf: name the tarball `npm pack @atlaskit/adf-schema` wrote")
+        ADF_OUT.parent.mkdir(parents=True, exist_ok=True)
+        ADF_OUT.write_text(json.dumps(adf_schema(args.source), indent=1) + "\n")
+        print(f"wrote {ADF_OUT.relative_to(ROOT)}")
         return
     if args.which == "gitlab-api":
         links = _json_after(read(args.source or GITLAB_API_SOURCE), "List issue relations")

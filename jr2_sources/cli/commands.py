@@ -224,7 +224,7 @@ class WorkCommand(SourceCommand):
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
 @click.option("--dashboard", "dashboard", metavar="N", default=None,
               help="Keep issue N's body up to date with the Ready-set while the run lasts "
-                   "(see `jr2 dashboard`; GitHub only).")
+                   "(see `jr2 dashboard`; GitHub, GitLab, Jira).")
 @click.option("--dashboard-interval", metavar="DURATION", default="1m", show_default=True,
               help="Least time between two writes of the --dashboard issue (at least 10s).")
 @state_option

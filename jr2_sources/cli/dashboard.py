@@ -2,11 +2,11 @@
 
 Design notes
 ------------
-* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin; any other
-  kind refuses in one line), check it once (`Board.check`: not a pull request, its author has
-  write access), refuse it when it is one of the backlog's own items (it would be offered as
-  work), and from then on hide it from the backlog (`dashboard.hide_items`), so a label a
-  person adds later cannot make it work either.
+* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira;
+  any other kind refuses in one line), check it once (`Board.check`: on GitHub not a pull
+  request, its author has write access), refuse it when it is one of the backlog's own items
+  (it would be offered as work), and from then on hide it from the backlog
+  (`dashboard.hide_items`), so a label a person adds later cannot make it work either.
 * `jr2 dashboard` reads the tracker as `jr2 ready` does (read-only on the backlog's items) and
   writes only the dashboard's body, plus what a person's tick asks for (clearing a failure
   mark). One update, then exit; with `--every`, an update every DURATION until Ctrl-C.
@@ -112,7 +112,8 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     \b
         jr2 dashboard github:acme/app --label agent --issue 7 --every 1m
 
-    Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin).
+    Read-only on SOURCE's items, except for what a person's tick asks. GitHub, GitLab (plugin),
+    Jira (--issue takes a key; no boxes on Data Center).
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """

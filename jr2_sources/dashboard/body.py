@@ -83,24 +83,25 @@ def tick_key(kind: TickKind, item_id: str, gate: str | None = None) -> str:
     return f"<!-- jr2:{' '.join(parts)} -->"
 
 
-def split(body: str) -> BodyParts:
-    """Cut `body` at jr2's section; `BrokenMarkers` when the markers do not pair up."""
-    starts = body.count(START)
-    ends = body.count(END)
+def split(body: str, start: str = START, end: str = END) -> BodyParts:
+    """Cut `body` at jr2's section; `BrokenMarkers` when the markers do not pair up (other
+    markers: `start`, `end`, e.g. Jira wiki markup's anchors)."""
+    starts = body.count(start)
+    ends = body.count(end)
     if starts == 0 and ends == 0:
         return BodyParts(body, None, "")
     if starts != 1 or ends != 1:
         raise BrokenMarkers(f"{starts} start and {ends} end markers (want one of each)")
-    i = body.index(START)
-    j = body.index(END)
+    i = body.index(start)
+    j = body.index(end)
     if j < i:
         raise BrokenMarkers("the end marker comes before the start marker")
-    return BodyParts(body[:i], body[i + len(START):j], body[j + len(END):])
+    return BodyParts(body[:i], body[i + len(start):j], body[j + len(end):])
 
 
-def merge(parts: BodyParts, section: str) -> str:
+def merge(parts: BodyParts, section: str, start: str = START, end: str = END) -> str:
     """The body with `section` as jr2's part and a person's text around it kept as it was."""
-    block = f"{START}\n{section.strip(chr(10))}\n{END}"
+    block = f"{start}\n{section.strip(chr(10))}\n{end}"
     if parts.section is None:
         before = parts.before.rstrip("\n")
         return f"{before}\n\n{block}\n" if before else f"{block}\n"

@@ -54,8 +54,9 @@ from typing import Literal, Protocol
 from jr2_core.errors import ItemError, SourceError, UsageError
 
 from ..readyset import ReadySet
-from .body import BodyParts, BrokenMarkers, Tick, framing, merge, split, ticks
-from .render import BODY_LIMIT, PendingGate, core, render_section, stamp
+from .body import BodyParts, BrokenMarkers, Tick
+from .layout import MARKDOWN, Layout
+from .render import PendingGate
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "Dashboard", "GateDesk", "NoGates",
            "Step"]
@@ -72,7 +73,11 @@ _ROUNDS = 3  # reads of a body that keeps changing before giving up until the ne
 
 
 class Board(Protocol):
-    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`)."""
+    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`).
+
+    Optional: `layout` (a `layout.Layout`: the body's format; default Markdown) and
+    `vet(tick) -> str | None` (why a ticked box must be ignored, e.g. who ticked it may not do
+    what it asks; None: act on it), for a tracker that records who edited the body (Jira)."""
 
     name: str
     """The issue as people name it, e.g. `github:o/r#7`."""
@@ -137,13 +142,16 @@ class Dashboard:
     def __init__(self, board: Board, *, interval: float = DEFAULT_INTERVAL,
                  gates: GateDesk | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 limit: int = BODY_LIMIT) -> None:
+                 limit: int | None = None) -> None:
+        """`limit`: the most the body may hold (default: the board's layout's, e.g.
+        GitHub's 65,536 characters)."""
         self.board = board
+        self.layout: Layout = getattr(board, "layout", None) or MARKDOWN
         self.interval = interval
         self.gates: GateDesk = gates or NoGates()
         self.clock = clock
         self.now = now
-        self.limit = limit
+        self.limit = self.layout.limit if limit is None else limit
         self.writes = 0
         self._last_write: float | None = None
         self._written: str | None = None
@@ -175,15 +183,16 @@ class Dashboard:
         body = self.board.read()
         for _ in range(_ROUNDS):
             try:
-                parts = split(body)
+                parts = self.layout.split(body)
             except BrokenMarkers as exc:
                 return Step(False, f"broken: {exc}; fix the issue body (nothing written)", acted)
-            done, keep = self._act([t for t in ticks(parts.section) if t.ticked], rs)
+            done, keep = self._act([t for t in self.layout.ticks(parts.section) if t.ticked],
+                                   rs)
             if done:
                 acted += done
                 rs, is_fresh = (fresh or current)(), True
             section = self._render(rs, parts, keep)
-            if parts.section is not None and core(parts.section) == section:
+            if parts.section is not None and self._same(parts.section, section):
                 return Step(False, "unchanged", acted)
             wait = self.wait_left()
             if wait > 0:
@@ -191,12 +200,13 @@ class Dashboard:
             if not is_fresh and fresh is not None:  # a write is due: show the state as it is
                 rs, is_fresh = fresh(), True
                 section = self._render(rs, parts, keep)
-                if parts.section is not None and core(parts.section) == section:
+                if parts.section is not None and self._same(parts.section, section):
                     return Step(False, "unchanged", acted)
-            new = merge(parts, f"{stamp(self.now())}\n\n{section}")
-            if not section or len(new) > self.limit:
+            new = self.layout.merge(parts, section, self.now())
+            if not section or self.layout.size(new) > self.limit:
                 return Step(False, "full: the text outside jr2's section leaves no room for "
-                            f"the dashboard (GitHub's limit: {self.limit:,} characters)", acted)
+                            f"the dashboard ({self.layout.limit_said}: {self.limit:,} "
+                            "characters)", acted)
             again = self.board.read()
             if again != body:  # a person edited in between: start over from their body
                 body = again
@@ -208,9 +218,13 @@ class Dashboard:
             return Step(True, "written", acted)
         return Step(False, "busy: the body kept changing; trying again later", acted)
 
+    def _same(self, written: str, section: str) -> bool:
+        """Whether the section in the body shows what `section` shows (no write needed)."""
+        return self.layout.core(written) == self.layout.core(section)
+
     def _render(self, rs: ReadySet, parts: BodyParts, keep: set[str]) -> str:
-        room = self.limit - framing(parts) - len(stamp(self.now())) - 2
-        return render_section(rs, budget=room, gates=self.gates.pending(rs), keep_ticked=keep)
+        return self.layout.render(rs, parts, gates=self.gates.pending(rs), keep=keep,
+                                  now=self.now(), limit=self.limit)
 
     def _act(self, ticked: Sequence[Tick], rs: ReadySet) -> tuple[list[str], set[str]]:
         """Act on ticked boxes: (what was done, in words; keys of ticks kept for later)."""
@@ -220,7 +234,12 @@ class Dashboard:
         waiting = {(g.item_id, g.gate) for g in self.gates.pending(rs)}
         done: list[str] = []
         keep: set[str] = set()
+        vet = getattr(self.board, "vet", None)  # a board that knows who ticked (Jira)
         for t in ticked:
+            why = vet(t) if vet is not None else None
+            if why is not None:  # consumed: drawn unticked again, and said
+                done.append(f"ignored the tick for {t.item_id}: {why}")
+                continue
             try:
                 if t.kind == "retry" and t.item_id in failed:
                     self.board.retry(t.item_id)

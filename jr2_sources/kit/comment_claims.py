@@ -22,6 +22,11 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
   transient failure to retry settles as `jr2:failed` with `attempts` and `retry_after` and
   KEEPS the claim mark (no failed label): readers list the comments of marked items only, and
   that is how they find the record again.
+* gates (`jr2_sources.gates`): a claim is lost when the listing shows a `jr2:gate` request the
+  snapshot the claimer chose the item by did not know (`gates`) while the item is still marked
+  parked (`parked`): another pool ran and parked it after that snapshot, and without this check
+  it would run again before anyone approved. An old request on an item no longer marked (its
+  approved attempt released, or a person took the mark off) does not stop the claim.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, re
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
+    from jr2_sources.gates import Gate
     from jr2_sources.readyset import SnapshotItem
     from jr2_sources.retries import Attempt
 
@@ -69,6 +75,12 @@ class CommentThread(Protocol):
 
     def still_to_do(self, key: str, found: list[Marker]) -> bool:
         """After winning: is the item still open, unmarked, claimable? (may read the tracker)"""
+        ...
+
+    def parked(self, key: str) -> bool:
+        """Whether the item carries, now, the mark that tells readers it is parked awaiting
+        approval (GitHub/GitLab the awaiting label; Jira the claim label a parked issue keeps).
+        Asked only when the thread holds a gate request the claimer's snapshot did not know."""
         ...
 
     def mark_claimed(self, key: str) -> None:
@@ -98,6 +110,20 @@ class Held:
     settled: bool = False
 
 
+def parked_since(found: list[Marker], gates: tuple[Gate, ...]) -> bool:
+    """Whether a `jr2:gate` marker in `found` was asked after the snapshot that knew `gates`: a
+    gate the snapshot did not know, or knew only from before this request (an answered gate's
+    time is its answer's, at or after its request). Server times of one tracker throughout."""
+    known = {g.name: g.at for g in gates}
+    for mk in found:
+        name = mk.fields.get("gate")
+        if mk.kind == "gate" and isinstance(name, str):
+            at = known.get(name.lower())
+            if at is None or at < mk.updated_at:
+                return True
+    return False
+
+
 def _now_text() -> str:
     """Local time for people reading a renewed marker (never used to judge a lease)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -124,7 +150,7 @@ class CommentClaims:
             held = self._held.get(key)
         return None if held is None or held.settled else held
 
-    def _look(self, key: str) -> bool:
+    def _look(self, key: str, gates: tuple[Gate, ...] = ()) -> bool:
         """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
         where the tracker has them: free when unchanged) and give up at once when another live
         claim holds the item or it is no longer to do (`still_to_do`: another pool settled it
@@ -139,13 +165,20 @@ class CommentClaims:
         if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
         comments, now = self.thread.list_comments(key)
-        return holder_of(comments, now) is None and self.thread.still_to_do(key,
-                                                                            markers(comments))
+        found = markers(comments)
+        return (holder_of(comments, now) is None and not self._parked(key, found, gates)
+                and self.thread.still_to_do(key, found))
 
-    def claim(self, key: str, holder: str, lease: float, attempts: int = 0) -> bool:
-        """Claim `key` for `holder`; True when won (see the module's note). `attempts`: the
-        attempts spent by the record the item was chosen by (`SnapshotItem.attempts`)."""
-        if not self._look(key):
+    def _parked(self, key: str, found: list[Marker], gates: tuple[Gate, ...]) -> bool:
+        """Parked since the claimer's snapshot (see the module's note on gates)."""
+        return parked_since(found, gates) and self.thread.parked(key)
+
+    def claim(self, key: str, holder: str, lease: float, attempts: int = 0,
+              gates: tuple[Gate, ...] = ()) -> bool:
+        """Claim `key` for `holder`; True when won (see the module's note). `attempts` and
+        `gates`: the attempts spent and the gates known by the snapshot the item was chosen by
+        (`SnapshotItem.attempts`, `SnapshotItem.gates`)."""
+        if not self._look(key, gates):
             return False
         nonce = secrets.token_hex(8)
         body = render_marker("claim", {"holder": holder, "lease": lease, "attempt": 1,
@@ -159,7 +192,8 @@ class CommentClaims:
         winner = holder_of(comments, now)
         spent, after = retry_record(found)
         if winner is None or winner.nonce != nonce or spent != attempts or (
-                after is not None and after > now) or not self.thread.still_to_do(key, found):
+                after is not None and after > now) or self._parked(key, found, gates) or (
+                not self.thread.still_to_do(key, found)):
             with self._lock:
                 self._raced = True
             for cid in sorted(mine):
@@ -310,7 +344,7 @@ class ClaimsByComment(Tracker):
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()
-        return self.claims.claim(item.id, holder, lease, item.attempts)
+        return self.claims.claim(item.id, holder, lease, item.attempts, item.gates)
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
         self._writable()

@@ -325,6 +325,13 @@ class LabelCommentTracker(ClaimsByComment):
         """Park: the awaiting label (the claim label is removed after this, as on settle)."""
         self.add_label(key, AWAITING_LABEL)
 
+    def parked(self, key: str) -> bool:
+        """The issue carries the awaiting label now (read conditionally: usually a 304 after
+        `still_to_do`'s read)."""
+        issue = self.client.get(self.issue_path(key)).data
+        return isinstance(issue, dict) and self.config.has_label(self.labels_of(issue),
+                                                                 AWAITING_LABEL)
+
     def take_off_awaiting(self, key: str) -> None:
         """After a done or failed settle of an issue that carried gates: its awaiting label
         goes (a tracker that removed it in the settle's own write overrides this)."""

@@ -82,6 +82,15 @@ Design notes
   `GET /issue/{key}?expand=changelog` returns it as `changelog` {startAt, maxResults, total,
   histories}, "sorted by date, starting from the most recent" (the `expand` parameter of "Get
   issue"), at most 100 (Cloud's page of "recent updates").
+* The dashboard issue's description through REST v3 (Cloud only: "Get issue" / "Edit issue" of
+  /rest/api/3/issue/{key}, fixtures/jira/atlassian): an ADF document, given and taken as is
+  (`{"type": "doc", "version": 1, ...}`; anything else is Jira's 400 "Operation value must be an
+  Atlassian Document"); `expand=changelog` as on v2, with `maxResults` 100 ("The maximum number
+  of results that could be on the page") and `total` the number on the page. On Data Center a
+  v2 "Edit issue" with `fields.description` (a wiki-markup string) sets it. On both, longer than
+  32,767 characters (an ADF document as compact JSON, in UTF-16 units) is Jira's 400 "The
+  entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
+  `jira.text.field.character.limit`).
 * Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
 """
 
@@ -106,6 +115,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 API = "/rest/api/2"
+API3 = "/rest/api/3"
+TEXT_LIMIT = 32_767  # Jira's default limit of a text field (jira.text.field.character.limit)
+TOO_LONG = ("The entered text is too long. It exceeds the allowed limit of "
+            f"{TEXT_LIMIT:,} characters.")
+NOT_ADF = "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
 CATEGORIES = {
     "new": {"id": 2, "key": "new", "colorName": "blue-gray", "name": "To Do"},
@@ -139,6 +153,16 @@ def from_doc(doc: dict[str, Any]) -> str:
     """An ADF document of paragraphs back as a plain body."""
     return "\n\n".join("".join(str(t.get("text", "")) for t in para.get("content") or [])
                        for para in doc.get("content") or [])
+
+
+def _check_length(value: Any) -> None:
+    """Jira's 400 for a description over `TEXT_LIMIT` (an ADF document as compact JSON)."""
+    if value is None:
+        return
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"),
+                                                           ensure_ascii=False)
+    if len(text.encode("utf-16-le")) // 2 > TEXT_LIMIT:
+        raise Reply(400, {"errorMessages": [], "errors": {"description": TOO_LONG}})
 
 
 def jira_time(t: float) -> str:
@@ -548,18 +572,52 @@ class FakeJira:
         it.history.append({"id": str(self.next_id), "author": author, "created": self.now(),
                            "items": items})
 
-    def set_description(self, key: str, text: str, name: str = "alice") -> None:
-        """A person (`person(name)`) edits an issue's description (`updated` moves)."""
+    def set_description(self, key: str, text: Any, name: str | None = "alice") -> None:
+        """A person (`person(name)`; jr2's own account when None) edits an issue's description
+        (`updated` moves): `text` a string (stored as Cloud or Data Center stores it), or an
+        ADF document (Cloud, as its editor saves it)."""
         with self.lock:
             it = self.issues[key]
-            old = it.description
-            it.description = self._store_body(text)
-            it.updated = self.now()
-            items = [{"field": "description", "fieldtype": "jira", "fieldId": "description",
-                      "from": None, "fromString": self._text(old), "to": None,
-                      "toString": text}]
-            self._record(it, self.person(name), items)
-            self._emit("jira:issue_updated", it, "issue_updated", items=items)
+            stored = text if isinstance(text, dict) else self._store_body(text)
+            self._describe(it, stored, self.person(name) if name else self.me)
+
+    def _describe(self, it: Issue, stored: Any, author: dict[str, Any]) -> None:
+        old, it.description = it.description, stored
+        it.updated = self.now()
+        items = [{"field": "description", "fieldtype": "jira", "fieldId": "description",
+                  "from": None, "fromString": self._text(old), "to": None,
+                  "toString": self._text(stored)}]
+        self._record(it, author, items)
+        self._emit("jira:issue_updated", it, "issue_updated", items=items)
+
+    def _changelog(self, it: Issue) -> dict[str, Any]:
+        """`expand=changelog`: the most recent 100, newest first (see the notes)."""
+        recent = [{**h, "author": self._user(h["author"]), "created": jira_time(h["created"])}
+                  for h in reversed(it.history)][:100]
+        return {"startAt": 0, "maxResults": 100, "total": len(recent), "histories": recent}
+
+    def _v3_issue(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+        """"Get issue" / "Edit issue" of REST v3 for the one field modelled there, the
+        description (see the notes)."""
+        if method == "GET":
+            fields = query.get("fields")
+            out = self.render(it, fields.split(",") if fields else None)
+            if "description" in out["fields"]:
+                out["fields"]["description"] = it.description  # ADF, as stored
+            if "changelog" in str(query.get("expand") or "").split(","):
+                out["changelog"] = self._changelog(it)
+            return out
+        fields = (body or {}).get("fields") or {}
+        if set(fields) != {"description"}:
+            raise _error(400, "Only the description is modelled on REST v3 here")
+        doc = fields["description"]
+        if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
+                                    and doc.get("version") == 1):
+            raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
+        _check_length(doc)
+        self._describe(it, doc, self.me)
+        self.notifications.append((it.key, "issue edited"))
+        raise Reply(204)
 
     @staticmethod
     def _text(stored: Any) -> str | None:
@@ -906,6 +964,14 @@ class FakeJira:
             return self.comment_list(query, body)
         if path in (f"{API}/search/jql", f"{API}/search"):
             return self._route_search(method, path, query, body)
+        m = re.fullmatch(rf"{API3}/issue/([A-Z][A-Z0-9]*-\d+)", path)
+        if m and self.cloud and method in ("GET", "PUT"):
+            with self.lock:
+                it = self.issues.get(m.group(1))
+                if it is None:
+                    raise _error(404, "Issue does not exist or you do not have permission to "
+                                      "see it.")
+                return self._v3_issue(method, it, query, body)
         m = re.fullmatch(rf"{API}/issue/([A-Z][A-Z0-9]*-\d+)(/.*)?", path)
         if m:
             with self.lock:
@@ -987,6 +1053,17 @@ class FakeJira:
         raise _error(404, "null for uri")
 
     def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
+        fields = body.get("fields") or {}
+        if "description" in fields:  # Data Center (REST v2): a string of wiki markup
+            text = fields["description"]
+            if self.cloud or not (text is None or isinstance(text, str)):
+                raise _error(400, "Only Data Center's wiki-markup description is modelled on v2")
+            _check_length(text)
+            with self.lock:
+                self._describe(it, text, self.me)
+                self.notifications.append((it.key, "issue edited"))
+            if set(fields) == {"description"} and not body.get("update"):
+                raise Reply(204)
         with self.lock:
             before = list(it.labels)
             for op in (body.get("update") or {}).get("labels") or []:

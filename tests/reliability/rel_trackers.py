@@ -114,9 +114,11 @@ class Tracker:
         env["JR2_STATE_DIR"] = str(state)
         if self.kind == "github":
             env.update(GITHUB_API_URL=self.fake.url, GITHUB_TOKEN=self.token)
-        else:
+        elif self.fake.cloud:
             env.update(JIRA_SERVER=self.fake.url, JIRA_EMAIL="bot@example.com",
                        JIRA_API_TOKEN=self.token)
+        else:  # Data Center: a personal access token (Bearer)
+            env.update(JIRA_SERVER=self.fake.url, JIRA_PAT=self.token)
         env.update(extra)
         return env
 
@@ -192,13 +194,15 @@ class Tracker:
 
 
 @contextlib.contextmanager
-def tracker(kind: str, token: str = "rel-token-0123456789") -> Iterator[Tracker]:
+def tracker(kind: str, token: str = "rel-token-0123456789", *,
+            cloud: bool = True) -> Iterator[Tracker]:
+    """A started fake of `kind`; `cloud=False` makes the fake Jira a Data Center."""
     if kind == "github":
         gh = FakeGitHub().start()
         gh.next_number.setdefault("o/r", 1)
         t = Tracker(kind, gh, token, first_comment=gh.next_comment)
     else:
-        t = Tracker(kind, FakeJira().start(), token)
+        t = Tracker(kind, FakeJira(cloud=cloud).start(), token)
     try:
         yield t
     finally:

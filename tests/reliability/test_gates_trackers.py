@@ -137,7 +137,8 @@ class Setup:
 
 
 @contextmanager
-def setup(kind: str, tmp: Path, n: int = 1) -> Iterator[Setup]:
+def setup(kind: str, tmp: Path, n: int = 1, *, cloud: bool = True) -> Iterator[Setup]:
+    """`n` items on `kind` (`cloud=False`: the fake Jira is a Data Center)."""
     (tmp / "worker.py").write_text(WORKER)
     if kind == "local":
         lines = []
@@ -150,11 +151,12 @@ def setup(kind: str, tmp: Path, n: int = 1) -> Iterator[Setup]:
         finally:
             _kill(s)
         return
-    with tracker(kind) as tr:
+    with tracker(kind, cloud=cloud) as tr:
         if kind == "github":
             tr.fake.permissions.update(alice="write", bob="maintain", mallory="read")
-        else:  # Edit Issues, by account id (the fake is Jira Cloud)
-            tr.fake.editors.update({"acc-alice", "acc-bob"})
+        else:  # Edit Issues, by account id on Cloud, by user name on Data Center
+            tr.fake.editors.update(tr.fake.person(who)["accountId" if cloud else "name"]
+                                   for who in ("alice", "bob"))
         s = Setup(kind, tmp, tr, tr.seed(n, 1))
         try:
             yield s
@@ -355,17 +357,19 @@ def test_a_label_answers_a_github_gate_by_whoever_added_it(tmp_path: Path) -> No
         assert s.runs(item) == [("-", "-"), ("rejected", "-")]
 
 
-def test_a_label_answers_a_jira_gate_by_whoever_added_it(tmp_path: Path) -> None:
-    """Jira: the label `jr2:approve:deploy` added by someone without Edit Issues is ignored (who
-    added it comes from the issue's change history) and named in the report; `jr2:reject:deploy`
-    added by an editor rejects it, the next attempt runs with JR2_GATE_DEPLOY=rejected, and the
-    answer labels stay: jr2 removes no label a person set."""
-    with setup("jira", tmp_path) as s:
+@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+def test_a_label_answers_a_jira_gate_by_whoever_added_it(tmp_path: Path, cloud: bool) -> None:
+    """Jira Cloud and Data Center: the label `jr2:approve:deploy` added by someone without Edit
+    Issues is ignored (who added it comes from the issue's change history: an account id on
+    Cloud, a user name on Data Center) and named in the report; `jr2:reject:deploy` added by an
+    editor rejects it, the next attempt runs with JR2_GATE_DEPLOY=rejected, and the answer
+    labels stay: jr2 removes no label a person set."""
+    with setup("jira", tmp_path, cloud=cloud) as s:
         [item] = s.items
         assert finish(s.start(ask=item))[0] == 3
         assert s.tr is not None
         s.tr.fake.edit(item, add="jr2:approve:deploy", by="mallory")
-        assert awaiting(s, item)["ignored_answers_by"] == ["acc-mallory"]
+        assert awaiting(s, item)["ignored_answers_by"] == ["acc-mallory" if cloud else "mallory"]
         assert finish(s.start(ask=item))[0] == 3  # still waits: nothing ran
         s.tr.fake.edit(item, add="jr2:reject:deploy", by="alice")
         assert s.reasons(item) == []

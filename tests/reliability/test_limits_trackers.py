@@ -221,4 +221,68 @@ def test_four_pools_on_jira_never_run_two_issues_that_touch_the_same_thing(
         items = [e["body"]["fields"] for e in jira.requests("POST", "/search/jql$")
                  if "summary" in e["body"]["fields"]]  # the searches that read items
         assert items and all("description" in f for f in items)
+        # the pools read Jira through REST v2 only: the descriptions came as Cloud's strings,
+        # never as v3's ADF documents (trackers/jira/description.py, design notes)
+        assert {e["path"].split("/")[3] for e in jira.requests()} == {"2"}
         assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]
+
+
+@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+def test_lock_comments_of_a_killed_jira_pool_are_cleaned_up_and_people_comments_stay(
+        tmp_path: Path, cloud: bool) -> None:
+    """Jira (Cloud: the lock marker rides in a comment property; Data Center: in the body): a
+    pool holding the lock of an area/db issue under --global-cap 2 is killed with SIGKILL and
+    leaves its lock comment on the coordination issue. Two pools of --cap 2 started at once
+    run past the dead lock's lease and grace: at most 2 issues run at any instant (the killed
+    pool's run included) and only 1 while the dead lock's lease lasts; both drain, the dead
+    lock is deleted (a second deletion's 404 is fine), and the thread ends with no jr2 lock
+    comment and every person's comment as it was, one that pastes a lock marker included."""
+    lease = 3.0
+    with tracker("jira", cloud=cloud) as tr, pools(tmp_path, tr) as p:
+        jira = tr.fake
+        control = jira.add_issue("jr2 coordination")
+        # a pasted marker that holds nothing (lease 0: the first pool takes the db issue at once)
+        marker = ('<!-- jr2:lock {"groups": ["area/db"], "holder": "alice", "item": "ENG-9", '
+                  '"lease": 0, "nonce": "0"} -->')
+        people = [jira.add_comment(control, "please keep this thread tidy", "alice"),
+                  jira.add_comment(control, f"{marker}\nwhat does this lock mean?", "bob")]
+        before = {c["id"]: b for c, b in zip(jira.issue(control).comments,
+                                             jira.comment_bodies(control), strict=True)}
+        ids = [jira.add_issue("db", labels=["agent", "area/db"])]
+        limits = ("--control-issue", control, "--exclusive-by", "label:area/*",
+                  "--global-cap", "2", "--lease", f"{lease}s")
+        first = p.start(*limits, "--cap", "1", durations={ids[0]: 60, "*": 0.2})
+        end = time.monotonic() + 60
+        while ids[0] not in runs(p.journal):
+            assert time.monotonic() < end and first.poll() is None
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)
+        first.communicate()
+        # the other issues come now: the later pools run all of them, past the dead lock's
+        # grace (the killed pool, which picks any ready issue first, ran the db one only)
+        ids += [jira.add_issue(f"free {i}", labels=["agent"]) for i in range(8)]
+        tr.items = ids
+        with jira.lock:
+            [(dead, updated)] = [(c["id"], c["updated"]) for c, b in zip(
+                jira.issue(control).comments, jira.comment_bodies(control), strict=True)
+                if c["id"] not in people and "jr2:lock" in b]
+        killed = time.time()
+        later = [p.start(*limits, "--cap", "2", seed=i, durations="2:2.2") for i in (1, 2)]
+        for proc in later:
+            rc, _, err = p.wait(proc, timeout=120)
+            assert rc == 0, err
+        done = runs(p.journal)
+        assert sorted(done) == sorted(ids)
+        assert most_at_once([iv for r in done.values() for iv in r]) <= 2
+        # the dead lock keeps its slot until its lease ends (server time, milliseconds)
+        held = [(s, min(e, updated + lease)) for r in done.values() for s, e in r
+                if killed < s < updated + lease]
+        assert most_at_once(held) <= 1
+        assert all(tr.is_done(i) for i in ids)
+        after = {c["id"]: b for c, b in zip(jira.issue(control).comments,
+                                            jira.comment_bodies(control), strict=True)}
+        assert after == {i: before[i] for i in people}
+        gone = jira.requests("DELETE", rf"/issue/{control}/comment/{dead}$")
+        assert gone and all(e["status"] in (204, 404) for e in gone)
+        assert not [e for e in jira.requests("DELETE", rf"/issue/{control}/comment/")
+                    if int(e["path"].rsplit("/", 1)[1]) in people]

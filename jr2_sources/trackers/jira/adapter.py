@@ -424,6 +424,11 @@ class JiraAdapter(ClaimsByComment):
         assignee = f.get("assignee")
         return not assignee or self._is_me(assignee)
 
+    def parked(self, key: str) -> bool:
+        """A parked issue keeps the claim label (see `park`): is it there now?"""
+        data = self.client.get(f"/issue/{key}", {"fields": "labels"}).data
+        return self.config.claim_label in (((data or {}).get("fields") or {}).get("labels") or [])
+
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         """People win, in one search (`key in (<held keys>)` inside the scope; an issue this
         process holds is judged without listing its comments). An issue missing from it is
@@ -519,7 +524,7 @@ class JiraAdapter(ClaimsByComment):
             raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
         self._guard(item.id)
         try:
-            return self.claims.claim(item.id, holder, lease, item.attempts)
+            return self.claims.claim(item.id, holder, lease, item.attempts, item.gates)
         finally:
             self._deltas.note(item.id)
 
@@ -612,6 +617,14 @@ class JiraAdapter(ClaimsByComment):
         except JiraHTTPError as exc:
             if exc.status != 404:
                 raise
+
+    # -- the dashboard issue -------------------------------------------------------------------
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The issue `issue` (a key) as the dashboard (`board.py`; read-only on Data Center)."""
+        from .board import JiraBoard
+
+        return JiraBoard(self, issue)
 
     # -- wake -----------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ FIELDS = ("summary", "status", "labels", "assignee", "priority", "created", "upd
           "issuelinks", "subtasks", "parent")
 PAGE = 100
 API = "/rest/api/2"
+API3 = "/rest/api/3"  # Cloud's REST v3: the same operations, rich text as ADF
 READS = ("/search", "/search/jql", "/comment/list")  # POSTs that only read
 
 
@@ -199,18 +200,19 @@ class JiraClient:
     # -- plain requests -------------------------------------------------------------------------
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *,
-            need: str = "read issues") -> Reply:
-        return self.request("GET", path, params=params, need=need)
+            need: str = "read issues", api: str = API) -> Reply:
+        return self.request("GET", path, params=params, need=need, api=api)
 
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
-                body: Any = None, need: str = "read issues") -> Reply:
-        """One REST call (`path` under /rest/api/2), retried; writes are spaced."""
+                body: Any = None, need: str = "read issues", api: str = API) -> Reply:
+        """One REST call (`path` under `api`: /rest/api/2, or API3 for what only REST v3 says
+        in ADF, the dashboard's description), retried; writes are spaced."""
         method = method.upper()
         if method != "GET" and not path.endswith(READS):
             if self.read_only:
                 raise UsageError(f"{self.label}: read-only here (a report never writes to Jira)")
             self._spacer.wait()
-        url = f"{self.server}{API}{path}"
+        url = f"{self.server}{api}{path}"
 
         def once() -> Reply:
             data = json.dumps(body) if body is not None else None
@@ -288,6 +290,16 @@ class JiraClient:
         else:
             text_ = f"{self.label}: Jira refused to {need} (HTTP {status}: {hint})"
         raise JiraHTTPError(text_, status)
+
+    def for_writes(self) -> JiraClient:
+        """This client (same session, counts and write spacing) allowed to write: for the one
+        issue `jr2 dashboard` keeps and what a person's tick asks, while the report's reads
+        stay on the read-only client."""
+        import copy
+
+        writer = copy.copy(self)
+        writer.read_only = False
+        return writer
 
     def close(self) -> None:
         self._session.close()

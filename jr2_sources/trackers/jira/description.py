@@ -25,6 +25,22 @@ Design notes
   correct order". So `description_text` walks the tree in order: the text nodes of one block
   that holds inline content make one line (a hardBreak starts a new one), and every such block
   ends its line. Marks (bold, links, ...) do not change a text node's `text`.
+* Which API version delivers which shape, and which one jr2 reads. Atlassian's description of
+  Jira Cloud's REST API (fixtures/jira/atlassian/platform-subset.json, cut from its
+  swagger-v3.v3.json): version 3's "Edit issue" (`PUT /rest/api/3/issue/{issueIdOrKey}`) says
+  "the `description`, `environment`, and any `textarea` type custom fields (multi-line text
+  fields) take Atlassian Document Format content", and the same operations under
+  /rest/api/2 take and return those fields as strings (fixtures/jira/README.md). Data Center
+  has no REST v3: its /rest/api/2 answers the stored wiki markup. Every read of a pool and of
+  `jr2 ready` goes through /rest/api/2 (`client.API`), on Cloud and Data Center alike, so the
+  string branch is the one that runs: a `Touches:` line a person writes in Cloud's editor
+  (stored as ADF) reaches jr2 as Cloud's v2 string. The only REST v3 call is the dashboard's
+  (`board.py`, `client.API3`), on its own issue's description, never an item's. The tests pin
+  both: the pools' requests stay on /rest/api/2 (tests/reliability/test_limits_trackers.py,
+  Jira touches), and a person's ADF description gives the same groups read through v2 and
+  through v3 with this function (tests/trackers/jira/test_jira_touches.py). The ADF branch is
+  kept, unit-tested on Atlassian's node shapes, for a caller that reads a v3 description; no
+  pool reaches it today.
 """
 
 from __future__ import annotations

@@ -124,3 +124,37 @@ def test_jr2_ready_exclusive_by_touches_shows_group_busy_and_writes_nothing(
         assert not (tmp_path / ".jr2").exists()
     finally:
         jira.stop()
+
+
+def test_a_touches_line_a_person_saves_as_adf_on_cloud_is_read_the_same_by_v2_and_v3() -> None:
+    """Cloud keeps a description a person saves in its editor as an ADF document (REST v3's
+    "Edit issue" takes ADF). A pool reads it through REST v2 (a string; the fake renders
+    paragraphs of text, marks dropped) and the dashboard's reader through REST v3 (the
+    document, walked by `description_text`): both give the same groups, and so does the
+    wiki-markup spelling of the bold mark (`*Touches:*`, Atlassian's text formatting
+    notation). The pool's reading stays on REST v2."""
+    from jr2_sources.trackers.jira.client import API3
+
+    jira = FakeJira(cloud=True).start()
+    try:
+        key = jira.add_issue("a", labels=["agent"], description="nothing yet")
+        doc = {"type": "doc", "version": 1, "content": [
+            _para(_text("Plan: move the index.")),
+            _para(_text("Touches:", "strong"), _text(" DB, cache")),
+            _para(_text("not a touches: line")),
+        ]}
+        jira.set_description(key, doc, "alice")
+        ad = make_adapter(jira.url, jql=JQL)
+        TOUCHES.prepare(ad)
+        jira.clear_log()
+        [item] = TOUCHES.tagging(ad.snapshot, None)[0]().items
+        assert item.groups == ("cache", "db")
+        assert {e["path"].split("/")[3] for e in jira.requests()} == {"2"}
+        v3 = ad.client.get(f"/issue/{key}", {"fields": "description"}, api=API3).data
+        stored = v3["fields"]["description"]
+        assert stored == doc  # REST v3 gives the document as the person saved it
+        assert TOUCHES.groups_of([], description_text(stored)) == item.groups
+        assert TOUCHES.groups_of([], "Plan: move the index.\n\n*Touches:* DB, cache"
+                                 ) == item.groups
+    finally:
+        jira.stop()
