@@ -1,6 +1,6 @@
 """What the GitHub source costs in requests and rate-limit points, against the fake GitHub.
 
-    python bench/github_cost.py [--big] [--json]
+    python bench/github_cost.py [--big] [--json] [--done-when merged]
 
 For N open issues (N counts what the list returns, PRs included; 1 in 20 is a PR) and, at
 N >= 1000, 300 dependency edges:
@@ -19,6 +19,13 @@ N >= 1000, 300 dependency edges:
   `changes` off) in the same run.
 
 Points are primary rate-limit points (a 304 costs none, per GitHub's docs).
+
+`--done-when merged` measures the same pool with merge-aware readiness (`mergedelta.py`):
+`per claim` as above (deltas against full readings, which add one GraphQL query per 100 issues
+that block something), and what a pull request costs the next reading: one opened on jr2's
+branch of an issue that blocks something (first seen: its head asked), then merged (no closing
+keyword, so the issue stays open and leaves the Ready-set as landed): REST and GraphQL
+requests, against the issues naming it (each read again).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,9 +54,11 @@ from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
 
 
-def adapter(fake: FakeGitHub, *, detail: bool = False) -> GitHubAdapter:
+def adapter(fake: FakeGitHub, *, detail: bool = False,
+            done_when: str = "closed") -> GitHubAdapter:
     client = GitHubClient(fake.url, SecretStr("bench"), label="github:o/r", write_spacing=0.0)
-    config = GitHubConfig(target="o/r", write_spacing=0.001, detail=detail)
+    config = GitHubConfig(target="o/r", write_spacing=0.001, detail=detail,
+                          done_when=done_when)  # type: ignore[arg-type]
     return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent")), client=client)
 
 
@@ -91,13 +101,15 @@ def claim_cost(fake: FakeGitHub) -> dict[str, int]:
 CLAIMS = 5
 
 
-def per_claim(fake: FakeGitHub, *, deltas: bool) -> dict[str, float]:
+def per_claim(make: Callable[[], Any], *, deltas: bool) -> dict[str, float]:
     """Requests per claim of a pool that keeps one item running while it claims the next (so
     each reading sees one claim and one settle since the last), `CLAIMS` times (module notes);
-    `deltas=False` reads everything before each claim (the baseline)."""
+    `deltas=False` reads everything before each claim (the baseline). `make()` gives a writing
+    `LabelCommentTracker` (GitHub here, GitLab in bench/gitlab_cost.py) whose `reader.changes`
+    reads deltas."""
     from jr2_sources.deltas import ReadyReader
 
-    a = adapter(fake)
+    a = make()
     if not deltas:
         a.reader.changes = None
     reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
@@ -146,7 +158,8 @@ def run(n: int, edges: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - t0
         nv = naive(fake)
         pages = math.ceil(n / 100)
-        pool = {"deltas": per_claim(fake, deltas=True), "full": per_claim(fake, deltas=False)}
+        pool = {"deltas": per_claim(lambda: adapter(fake), deltas=True),
+                "full": per_claim(lambda: adapter(fake), deltas=False)}
         return {
             "n": n, "edges": edges, "blocked": blocked, "ready": ready, "poll": poll,
             "report": report, "naive": nv, "claim+settle": claim_cost(fake),
@@ -164,12 +177,79 @@ def run(n: int, edges: int) -> dict[str, Any]:
         fake.stop()
 
 
+def pr_cost(fake: FakeGitHub) -> dict[str, Any]:
+    """Requests of the reading after a PR is opened on jr2's branch of an issue that blocks
+    something, and after it merges (module notes)."""
+    from jr2_sources.deltas import ReadyReader
+    from jr2_sources.trackers.github.pulls import item_branch
+
+    a = adapter(fake, done_when="merged")
+    reader = ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
+                         resync_every=None)
+    reader.read().ready.close()
+    reader.read().ready.close()
+    blocker = max(b[1] for v in fake.deps.values() for b in v)
+    naming = sum(1 for v in fake.deps.values() if ("o/r", blocker) in v)
+
+    def read() -> dict[str, int]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        sent = [r["path"] for r in fake.requests()[before:]]
+        return {"rest": sum(p != "/graphql" for p in sent), "graphql": sent.count("/graphql")}
+
+    pr = fake.pulls.open_pr("o/r", item_branch(blocker), "main")
+    opened = read()
+    fake.pulls.merge("o/r", pr)
+    merged = read()
+    a.close()
+    return {"naming": naming, "opened": opened, "merged": merged}
+
+
+def run_merged(n: int, edges: int) -> dict[str, Any]:
+    fake = FakeGitHub().start()
+    try:
+        seed(fake, "o/r", n - n // 20, deps=edges, prs=n // 20)
+        pool = {"deltas": per_claim(lambda: adapter(fake, done_when="merged"), deltas=True),
+                "full": per_claim(lambda: adapter(fake, done_when="merged"), deltas=False)}
+        pr = pr_cost(fake)
+        return {"n": n, "edges": edges, "per_claim": pool, "pr": pr,
+                "ok": {"per_claim_snapshot": pool["deltas"]["snapshot"] <= 2,
+                       "unchanged_poll": pool["deltas"]["poll"] <= 2}}
+    finally:
+        fake.stop()
+
+
+def main_merged(sizes: list[tuple[int, int]], as_json: bool) -> None:
+    results = [run_merged(n, e) for n, e in sizes]
+    if as_json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"--done-when merged, per claim ({CLAIMS} claims and settles in turn; requests): "
+          "deltas vs full readings before each claim")
+    print(f"{'N':>6} | {'snapshot part':>21} | {'claim+settle':>12} | {'unchanged poll':>21} | "
+          "PR opened: REST+GraphQL | merged: REST+GraphQL (issues naming it)")
+    for r in results:
+        d, f, pr = r["per_claim"]["deltas"], r["per_claim"]["full"], r["pr"]
+        print(f"{r['n']:>6} | {d['snapshot']:>5.1f} vs {f['snapshot']:>5.1f} "
+              f"({f['snapshot'] / max(d['snapshot'], 0.1):>4.0f}x) | {d['claim']:>12.1f} | "
+              f"{d['poll']:>5.1f} vs {f['poll']:>5.1f} ({f['poll'] / max(d['poll'], 0.1):>4.0f}x)"
+              f" | {pr['opened']['rest']:>10} + {pr['opened']['graphql']} | "
+              f"{pr['merged']['rest']:>6} + {pr['merged']['graphql']} ({pr['naming']})")
+    bad = [(r["n"], k) for r in results for k, ok in r["ok"].items() if not ok]
+    print("targets met" if not bad else f"targets MISSED: {bad}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="GitHub source request costs (fake GitHub)")
     ap.add_argument("--big", action="store_true", help="also N = 10000")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--done-when", choices=("closed", "merged"), default="closed",
+                    help="merged: the merge-aware pool's costs (module notes)")
     args = ap.parse_args()
     sizes = [(100, 30), (1000, 300)] + ([(10000, 300)] if args.big else [])
+    if args.done_when == "merged":
+        main_merged(sizes, args.json)
+        return
     results = [run(n, e) for n, e in sizes]
     if args.json:
         print(json.dumps(results, indent=2))

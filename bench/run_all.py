@@ -28,6 +28,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("work_drain", ["--sizes", "100,1000,10000", "--dag"], ["--sizes", "100,1000"]),
     ("github_cost", ["--big"], []),
     ("jira_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
+    ("gitlab_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
     ("work_start_reads", ["--sizes", "250,1000"], ["--sizes", "250"]),
 ]
 

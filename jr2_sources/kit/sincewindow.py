@@ -1,5 +1,7 @@
 """`SinceWindow`: the bookkeeping of a tracker read by "what changed since", shared by the GitHub
-source and the GitLab plugin (both list issues filtered by their update time).
+source and the GitLab plugin (both list issues filtered by their update time). Jira's deltas
+keep their own (`trackers/jira/deltas.py` says why: a server-side scope, page tokens, minute
+literals in the account's zone).
 
 Design notes
 ------------

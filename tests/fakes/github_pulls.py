@@ -27,7 +27,9 @@ Design notes (every behaviour cites GitHub's own description)
   FAILURE, PENDING, SUCCESS): a failing one wins, then a pending one, else SUCCESS.
 * GraphQL (`POST /graphql`, body `{query, variables}`): this subset answers the one query shape jr2
   sends (`jr2_sources.trackers.github.pulls.QUERY`): `repository(owner, name)` with
-  `defaultBranchRef { name }` and aliased `pullRequests(headRefName: "...")` connections, and
+  `defaultBranchRef { name }` and aliased `pullRequests(headRefName: "...")` connections (or
+  aliased `pullRequest(number: N)`, "Returns a single pull request from the current repository by
+  number", null when there is none: the heads query, `pulls.HEADS`), and
   `nodes(ids: $ids)` (at most 100 ids, as GitHub limits) giving each `Issue`'s `number`,
   `blocking` (the issues it blocks, GraphQL `Issue.blocking`) and
   `closedByPullRequestsReferences`. Each pull request has `number`, `url`, `state`
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)", re.I)
 _HEAD_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequests\(\s*headRefName\s*:\s*\"([^\"]+)\"")
+_NUMBER_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequest\(\s*number\s*:\s*(\d+)\s*\)")
 _FAILING = {"failure", "cancelled", "timed_out", "action_required", "startup_failure"}
 
 
@@ -116,6 +119,23 @@ class Pulls:
             pr = self.pull(repo, number)
             pr.state = "closed"
             self.fake.close_issue(repo, number)
+
+    def reopen(self, repo: str, number: int) -> None:
+        """Reopen a pull request closed unmerged ("Update a pull request", `state: open`;
+        GitHub refuses to reopen a merged one)."""
+        with self.fake.lock:
+            pr = self.pull(repo, number)
+            if pr.merged or pr.state != "closed":
+                raise ValueError(f"#{number} cannot be reopened")
+            pr.state = "open"
+            self.fake.reopen_issue(repo, number)
+
+    def edit_body(self, repo: str, number: int, body: str) -> None:
+        """Edit a pull request's body ("Update a pull request", `body`): its closing keywords
+        link the issues they name (default branch only); the PR's `updated_at` moves."""
+        with self.fake.lock:
+            self.pull(repo, number).body = body
+            self.fake.edit_body(repo, number, body)
 
     def add_check(self, repo: str, sha: str, name: str = "ci", status: str = "completed",
                   conclusion: str | None = "success") -> None:
@@ -253,6 +273,9 @@ class Pulls:
                                                              for pr in closing]},
             })
         repository: dict[str, Any] = {"defaultBranchRef": {"name": self.default_of(repo)}}
+        for alias, number in _NUMBER_ALIAS.findall(query):
+            pr = self.pulls.get((repo.lower(), int(number)))
+            repository[alias] = None if pr is None else self.pr_node(pr)
         for alias, head in _HEAD_ALIAS.findall(query):
             repository[alias] = {"nodes": [self.pr_node(pr) for pr in self.pulls.values()
                                            if pr.repo.lower() == repo.lower()

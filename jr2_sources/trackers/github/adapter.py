@@ -27,8 +27,9 @@ Design notes
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`); the issues
   a waking delivery names are read directly by the next delta.
 * `jr2 work` reads deltas (`delta.py`: the issues updated since the last reading) after one full
-  snapshot; `--done-when merged` and `--detail` keep full readings (pull requests and named
-  blockers are not in the since-window).
+  snapshot, with `--detail` too (a rebuilt issue reads its links again) and with `--done-when
+  merged` (`mergedelta.py`: changed pull requests are in the same list); `--stack` keeps full
+  readings (a PR's head checks turning green move nothing).
 * `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
   GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
   while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
@@ -112,8 +113,8 @@ class GitHubAdapter(LabelCommentTracker):
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        if not env.read_only and config.done_when == "closed" and not self.detail:
-            self.reader.changes = GitHubChanges(self.reader)  # deltas (delta.py)
+        if not env.read_only and not config.stack:  # --stack: module notes of mergedelta.py
+            self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
         self._login: str | None = None
@@ -154,6 +155,8 @@ class GitHubAdapter(LabelCommentTracker):
         if delta is None and changes.window.last_gap:
             log.info("%s: reading everything again: %s", self.name, changes.window.last_gap)
             changes.window.last_gap = None
+        if delta is not None and self.reader.review_moves:
+            self._settle_reviews()
         return delta
 
     def wrote(self, key: str) -> None:

@@ -39,6 +39,13 @@ Design notes
   settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
   edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
   is unchanged.
+* `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
+  each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
+  a webhook named them, or a blocker of theirs reopened: the chase above) have their links read
+  again, conditionally; the named references of the others are kept, and the incremental
+  Ready-set gives them their blocker's new state. A blocker closing is not chased then (its
+  dependents name it), so settling one costs no more than without `--detail`; one reopening
+  is (a dependent built while it was closed counted no open blocker and named none).
 * Servers without `issue_dependencies_summary` (read per issue instead) or without the
   `dependencies/blocking` endpoint (GHES 3.17-3.18) fall back to full snapshots when a state
   change needs chasing: correct, not cheaper.
@@ -59,6 +66,7 @@ from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, 
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError
+from .mergedelta import MergeDelta
 from .refs import id_of_issue_url, item_id, parse_time, repo_of_api_url, same_repo, split_id
 
 if TYPE_CHECKING:
@@ -80,8 +88,9 @@ class GitHubChanges:
     """The state a delta needs between readings, and the reading of one delta."""
 
     def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
-                 window: SinceWindow | None = None) -> None:
+                 window: SinceWindow | None = None, detail: bool = False) -> None:
         self.reader = reader
+        self.detail = detail  # `--detail`: rebuilt items name their blockers (module notes)
         self.config = reader.config
         self.window = window or SinceWindow()
         self.clock = clock
@@ -92,6 +101,7 @@ class GitHubChanges:
         self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
+        self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
 
     # -- scope as the full reading's filters judge it --------------------------------------------
 
@@ -142,6 +152,8 @@ class GitHubChanges:
         self.leases = {}
         for it in items:
             self._lease(it)
+        if self.merges is not None:
+            self.merges.full_read(listed, items)
         self._broken = began is None
 
     def _lease(self, item: SnapshotItem) -> None:
@@ -175,9 +187,10 @@ class GitHubChanges:
             now = datetime.now(UTC)
             self.window.mark(n for n, end in self.leases.items() if end <= now)
             fresh = self._since()
-            self._marked(fresh)
+            marked = self._marked(fresh)
             self._chase(fresh)
-            delta = self._build(fresh, skip)
+            first = self.merges.read(fresh, marked) if self.merges is not None else []
+            delta = self._build(fresh, skip, first)
             self._outside_refs(delta)
         except Gap as gap:
             self.window.gap(str(gap))
@@ -222,12 +235,18 @@ class GitHubChanges:
             raise Gap(f"issue #{number} moved (HTTP {resp.status})")
         return resp.data
 
-    def _marked(self, fresh: dict[int, dict[str, Any]]) -> None:
-        """Read the issues webhooks marked, directly."""
-        for number in sorted(self.window.take_marks(), key=str):
-            if isinstance(number, int) and number not in fresh:
-                self.window.forget(number)  # rebuilt even when the issue object is unchanged
-                self._take(fresh, self._get_issue(number))
+    def _marked(self, fresh: dict[int, dict[str, Any]]) -> set[int]:
+        """Read the issues webhooks marked, directly; their numbers."""
+        marked = {n for n in self.window.take_marks() if isinstance(n, int)}
+        for number in sorted(marked):
+            if number not in fresh:
+                self.read_issue(fresh, number)
+        return marked
+
+    def read_issue(self, fresh: dict[int, dict[str, Any]], number: int) -> None:
+        """Read issue `number` directly into `fresh`, rebuilt even when it is unchanged."""
+        self.window.forget(number)
+        self._take(fresh, self._get_issue(number))
 
     def _chase(self, fresh: dict[int, dict[str, Any]]) -> None:
         """Issues whose state as a blocker changed: read what they block and their parent."""
@@ -239,8 +258,9 @@ class GitHubChanges:
             if number in chased or "pull_request" in issue:
                 continue
             chased.add(number)
-            if self.state.get(number) == self._as_blocker(issue):
-                continue
+            state = self._as_blocker(issue)
+            if self.state.get(number) == state or (self.detail and state == "done"):
+                continue  # with --detail its dependents name it: their references follow
             summary = issue.get("issue_dependencies_summary")
             if not isinstance(summary, dict):
                 raise Gap("issue objects carry no issue_dependencies_summary")
@@ -267,31 +287,42 @@ class GitHubChanges:
             raise
         return [d for d in found if isinstance(d, dict) and "number" in d]
 
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
-        """The delta: the fresh issues as items (when listed) or as states (when not)."""
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str],
+               first: list[int]) -> Delta:
+        """The delta: the fresh issues as items (when listed) or as states (when not); those
+        in `first` first, in its order (`mergedelta.py`: their state as a blocker is not
+        `open`, and an item is delivered after the ones it names)."""
         repo = self.reader.repo
         delta = Delta()
         for number, issue in fresh.items():  # states first: body references read them
             state = self._as_blocker(issue)
             self.state[number] = state
-            if state == "open" and ("pull_request" in issue or self._listed(issue)):
+            if state == "open" and ("pull_request" in issue or self.listed(issue)):
                 self.open_numbers.add(number)
             else:
                 self.open_numbers.discard(number)
-        for number, issue in sorted(fresh.items()):
+        merges = self.merges
+        rank = {n: i for i, n in enumerate(first)}
+        for number, issue in sorted(fresh.items(), key=lambda kv: (rank.get(kv[0], len(rank)),
+                                                                   kv[0])):
             iid = item_id(repo, number)
             labels = labels_of(issue)
+            landed = merges is not None and self.reader.landed(number, labels)
             if ("pull_request" in issue or self.state[number] == "done" or iid in skip
-                    or not self._listed(issue)):
-                delta.left[iid] = self.state[number]
+                    or not self.listed(issue) or landed):
+                delta.left[iid] = "done" if landed else self.state[number]
                 self.in_set.discard(iid)
                 self.leases.pop(number, None)
+                if merges is not None:
+                    merges.dropped(number)
                 continue
-            item = self.reader.build_item(issue, labels, self.open_numbers)
+            item = self.reader.build_item(issue, labels, self.open_numbers, self.detail)
             item.in_scope = self.selects(issue)
             self._lease(item)
             delta.items.append(item)
             self.in_set.add(iid)
+            if merges is not None:
+                merges.built(item)
             self.outside.update(b.id for b in item.blockers
                                 if b.state == "open" and self._foreign(b.id))
         for iid in sorted(skip & self.in_set):  # settled as done by this process
@@ -299,7 +330,8 @@ class GitHubChanges:
             self.in_set.discard(iid)
         return delta
 
-    def _listed(self, issue: dict[str, Any]) -> bool:
+    def listed(self, issue: dict[str, Any]) -> bool:
+        """Would the full reading list `issue` (the user's filter, or one of jr2's marks)?"""
         return self.selects(issue) or self.marked(labels_of(issue))
 
     def _outside_refs(self, delta: Delta) -> None:

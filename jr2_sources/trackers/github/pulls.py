@@ -49,6 +49,24 @@ def item_branch(number: int) -> str:
     return f"jr2/issue-{number}"
 
 
+def issue_of_branch(head: str | None) -> int | None:
+    """The issue whose jr2 branch `head` is (`item_branch`'s inverse), or None."""
+    prefix = item_branch(0)[:-1]
+    rest = head[len(prefix):] if head and head.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
+
+
+def heads_query(numbers: Sequence[int]) -> str:
+    """The GraphQL query for the head branches of pull requests `numbers` (aliased `p<number>`:
+    `Repository.pullRequest(number:)`, null for a number that is no pull request)."""
+    prs = "\n".join(f"    p{n}: pullRequest(number: {n}) {{ headRefName }}" for n in numbers)
+    return f"""query($owner: String!, $name: String!) {{
+  repository(owner: $owner, name: $name) {{
+{prs}
+  }}
+}}"""
+
+
 def query(numbers: Sequence[int]) -> str:
     """The GraphQL query for one batch: the default branch, jr2's branch's PRs per issue (aliased
     `b<number>`), and per node id: number, the issues it blocks, the PRs that close it."""
@@ -153,11 +171,21 @@ class PullReader:
             self._read_batch(batch, links)
         return links
 
-    def _read_batch(self, batch: Sequence[tuple[int, str]], links: Links) -> None:
-        numbers = [n for n, _ in batch]
-        body = {"query": query(numbers),
-                "variables": {"owner": self.owner, "name": self.name,
-                              "ids": [node_id for _, node_id in batch]}}
+    def heads(self, numbers: Sequence[int]) -> dict[int, str | None]:
+        """The head branch of each pull request in `numbers` (None: no such PR), 100 a query
+        (`mergedelta.py`: which issue a PR on jr2's branch is for)."""
+        out: dict[int, str | None] = {}
+        numbers = sorted(numbers)
+        for batch in (numbers[i:i + BATCH] for i in range(0, len(numbers), BATCH)):
+            repository = self._ask(heads_query(batch), {}).get("repository") or {}
+            for n in batch:
+                node = repository.get(f"p{n}")
+                out[n] = str(node.get("headRefName") or "") if isinstance(node, dict) else None
+        return out
+
+    def _ask(self, text: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One GraphQL query about this repository: its `data` (failures raise)."""
+        body = {"query": text, "variables": {"owner": self.owner, "name": self.name, **variables}}
         self.queries += 1
         resp = self.client.call("POST", self.graphql_url(), body,
                                 "read pull requests (GraphQL; Pull requests: read)", write=False)
@@ -168,6 +196,11 @@ class PullReader:
             first = errors[0].get("message") if isinstance(errors[0], dict) else None
             raise SourceError(f"github:{self.repo}: GraphQL query failed: "
                               f"{first or 'no data in the answer'}")
+        return answer
+
+    def _read_batch(self, batch: Sequence[tuple[int, str]], links: Links) -> None:
+        numbers = [n for n, _ in batch]
+        answer = self._ask(query(numbers), {"ids": [node_id for _, node_id in batch]})
         repository = answer.get("repository") or {}
         links.default_branch = (repository.get("defaultBranchRef") or {}).get("name")
         for node in answer.get("nodes") or []:

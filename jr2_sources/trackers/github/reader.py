@@ -120,7 +120,10 @@ class IssueReader:
         self._merge: dict[int, tuple[BlockerState, str | None]] = {}
         self._judged: dict[int, PullRequest] = {}
         self.review_moves: dict[int, str] = {}  # number -> "close" | "reopen" (module notes)
-        self._blockers_of: dict[int, list[int]] = {}
+        self._blockers_of: dict[int, list[int]] = {}  # dependent -> its judged blockers
+        self._blocking: dict[int, list[int]] = {}  # judged blocker -> what it blocks
+        self.asked: set[int] = set()  # the issues whose pull requests are judged
+        self.pulls_of: dict[int, list[int]] = {}  # judged issue -> every PR linked to it
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
         self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
@@ -214,11 +217,7 @@ class IssueReader:
             iid = item_id(self.repo, number)
             if self.config.has_label(labels, self.config.done_label) or iid in skip:
                 continue
-            if (self._merge.get(number, ("open",))[0] == "done"
-                    and not self.config.has_label(labels, self.config.claim_label)):
-                # landed: its pull request merged into the base (--done-when merged). One jr2
-                # still holds stays listed until its holder settles it: its own worker's merge
-                # is not a person taking the item back (people win, `Tracker.watch`).
+            if self.landed(number, labels):
                 continue
             item = self._item(issue, labels, open_numbers, detail)
             item.in_scope = number in scoped
@@ -227,58 +226,115 @@ class IssueReader:
             self.changes.full_read(self.began, listed, items)
         return Snapshot(source=self.name, items=items, done_count=None)
 
+    def landed(self, number: int, labels: list[str]) -> bool:
+        """Has issue `number` landed: its pull request merged into the base (--done-when
+        merged)? It is then left out. One jr2 still holds stays listed until its holder settles
+        it: its own worker's merge is not a person taking the item back (people win,
+        `Tracker.watch`)."""
+        return (self._merge.get(number, ("open",))[0] == "done"
+                and not self.config.has_label(labels, self.config.claim_label))
+
+    def state_of(self, number: int) -> BlockerState:
+        """An open issue's state as a blocker by its pull requests (`open` when not judged)."""
+        return self._merge.get(number, ("open", None))[0]
+
     def build_item(self, issue: dict[str, Any], labels: list[str],
-                   open_numbers: set[int]) -> SnapshotItem:
+                   open_numbers: set[int], detail: bool = False) -> SnapshotItem:
         """One listed issue as an item, its body references judged against `open_numbers`
-        (for deltas: `delta.GitHubChanges`)."""
-        return self._item(issue, labels, open_numbers, False, self.own_claim)
+        (for deltas: `delta.GitHubChanges`); `detail` names its blockers and sub-issues."""
+        return self._item(issue, labels, open_numbers, detail, self.own_claim)
 
     def ref_state(self, ref: str) -> BlockerState:
         """The state of a body reference outside the listed set, read directly (deltas)."""
         return self._ref_state(ref, set(), [])
 
+    def asks(self, issue: dict[str, Any]) -> bool:
+        """Are an issue's pull requests judged on its own account (it blocks something, or it is
+        held in review)? Issues a listed body names are asked about too (`_read_pulls`)."""
+        if "pull_request" in issue:
+            return False
+        blocking = int((issue.get("issue_dependencies_summary") or {}).get("blocking") or 0)
+        return blocking > 0 or self.in_review(labels_of(issue))
+
     def _read_pulls(self, listed: dict[int, dict[str, Any]]) -> None:
         """Judge, by their pull requests, the listed issues that block something."""
-        assert self.pulls is not None
         asked: set[int] = set()
         for number, issue in listed.items():
             if "pull_request" in issue:
                 continue
-            if int((issue.get("issue_dependencies_summary") or {}).get("blocking") or 0) > 0:
-                asked.add(number)
-            if self._in_review(labels_of(issue)):
+            if self.asks(issue):
                 asked.add(number)
             for ref in body_refs(issue.get("body"), self.repo, number):
                 repo, other = split_id(ref)
                 if same_repo(repo, self.repo) and other in listed:
                     asked.add(other)
-        pairs = [(n, str(listed[n]["node_id"])) for n in sorted(asked)
-                 if listed[n].get("node_id") and "pull_request" not in listed[n]]
+        self.asked = {n for n in asked if "pull_request" not in listed[n]}
+        self._merge, self._judged, self.review_moves = {}, {}, {}
+        self._blocking, self._blockers_of, self.pulls_of = {}, {}, {}
+        review = {n for n in self.asked if self.in_review(labels_of(listed[n]))}
+        self.judge([(n, str(listed[n]["node_id"])) for n in sorted(self.asked)
+                    if listed[n].get("node_id")], review)
+
+    def judge(self, pairs: list[tuple[int, str]], review: set[int]) -> set[int]:
+        """Judge issues ((number, node id) pairs: open, not pull requests; `review`: those held
+        in review) by their pull requests (ceil(len/100) GraphQL queries), replacing what was
+        known of them: their state as a blocker, the PR that says so, every PR linked to them,
+        the issues each blocks, and a review move for one held in review. Returns the numbers
+        whose state, PR or `blocking` list changed (deltas: `mergedelta.py`)."""
+        assert self.pulls is not None
         links = self.pulls.read(pairs)
         base = self.config.base or links.default_branch or "main"
-        merge: dict[int, tuple[BlockerState, str | None]] = {}
-        judged: dict[int, PullRequest] = {}
-        for number, prs in links.prs.items():
-            state, pr = judge(prs, base, self.config.require_checks)
+        changed: set[int] = set()
+        for number, _ in pairs:
+            before = (self._merge.get(number), self._judged.get(number),
+                      self._blocking.get(number))
+            self.forget_pulls(number)
+            state, pr = judge(links.prs.get(number, []), base, self.config.require_checks)
             if pr is not None:
-                merge[number] = (state, pr.url or f"#{pr.number}")
-                judged[number] = pr
-        self._judged = judged
-        self.review_moves = {}
-        for number in asked:
-            if self._in_review(labels_of(listed[number])):
-                state = merge.get(number, ("open", None))[0]
+                self._merge[number] = (state, pr.url or f"#{pr.number}")
+                self._judged[number] = pr
+            self.pulls_of[number] = [p.number for p in links.prs.get(number, [])]
+            if number in review:
                 if state == "done":
                     self.review_moves[number] = "close"
                 elif state == "open":
                     self.review_moves[number] = "reopen"
-        blockers_of: dict[int, list[int]] = {}
-        for blocker, dependents in links.blocking.items():
+            dependents = links.blocking.get(number, [])
+            self._blocking[number] = dependents
             for dependent in dependents:
-                blockers_of.setdefault(dependent, []).append(blocker)
-        self._merge, self._blockers_of = merge, blockers_of
+                named = self._blockers_of.setdefault(dependent, [])
+                named.append(number)
+                named.sort()
+            if (self._merge.get(number), self._judged.get(number), dependents) != before:
+                changed.add(number)
+        return changed
 
-    def _in_review(self, labels: list[str]) -> bool:
+    def waiting_for_checks(self) -> set[int]:
+        """The judged issues whose PR merged with checks not green (`--require-checks`)."""
+        return {n for n, (state, _) in self._merge.items() if state == "not_green"}
+
+    def blocks(self, number: int) -> list[int]:
+        """The issues a judged issue blocks (its GraphQL `blocking` list, this repository)."""
+        return self._blocking.get(number, [])
+
+    def blockers_named(self, number: int) -> list[int]:
+        """The judged issues that block issue `number`."""
+        return self._blockers_of.get(number, [])
+
+    def forget_pulls(self, number: int) -> None:
+        """Drop what was judged of issue `number` (closed, or about to be judged again)."""
+        self._merge.pop(number, None)
+        self._judged.pop(number, None)
+        self.pulls_of.pop(number, None)
+        self.review_moves.pop(number, None)
+        for dependent in self._blocking.pop(number, []):
+            named = self._blockers_of.get(dependent)
+            if named is not None and number in named:
+                named.remove(number)
+                if not named:
+                    del self._blockers_of[dependent]
+
+    def in_review(self, labels: list[str]) -> bool:
         """Does an issue carry the review label (`--on-success review`)?"""
         cfg = self.config
         return cfg.on_success == "review" and cfg.has_label(labels, cfg.review_label)
@@ -335,7 +391,7 @@ class IssueReader:
         if self.pulls is not None:
             blockers = self._hand_off(blockers, extra)
             state, pr = self._merge.get(number, ("open", None))
-            if self._in_review(labels) and state in ("unmerged", "not_green"):
+            if self.in_review(labels) and state in ("unmerged", "not_green"):
                 extra["in_review"] = pr  # held: it waits for the merge of its own PR
                 blockers.append(BlockerRef(pr or iid, state, pr))
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)

@@ -51,6 +51,21 @@ cannot be sure:
 * A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
   the server's clock going backwards, a delta search Jira refuses (an issue named by key may
   have been deleted), or more issues to name than `jql.MAX_KEYS`.
+* Why not the kit's `SinceWindow` (the since-window GitHub and GitLab share): the idea is the
+  same (a watermark in server time less an overlap; a gap answers a full reading), the
+  mechanism is not. (1) The scope is the user's JQL, judged by Jira, not locally: what left
+  it needs its own search (`NOT (<scope>)`), and an issue both searches return is judged by
+  the newer `updated`, so "news" is a per-key `updated` stamp held for the set and for named
+  issues outside it, not a digest of one list's objects. (2) Pages come by Jira's page token
+  within one search; `SinceWindow.collect` walks pages by time, which with JQL's minute-floored
+  literal, written in the account's time zone, would stall on (or call a gap for) any minute
+  with 100 changes. (3) The watermark is the search's `Date` when the previous reading began,
+  never an issue's `updated` (the enhanced search may show an older update later: "Recent
+  updates might not be immediately visible"), and the overlap is minutes, not seconds.
+  (4) Marks carry ids (a move keeps the id, changes the key) and deletions to confirm, and
+  the issues to read again go in the search itself (`key in (...)`, `reconcileIssues`).
+  Sharing only the marks or the overlap arithmetic would couple the two without removing
+  either's own bookkeeping, so Jira keeps this module.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class GitLabAdapter(LabelCommentTracker):
         self.project = config.target
         self.reader = IssueReader(config, client)
         if not env.read_only and config.detail:
-            self.reader.changes = GitLabChanges(self.reader)  # deltas (delta.py)
+            self.reader.changes = GitLabChanges(self.reader, own_claim=self.own_claim)  # deltas
 
     def _iid(self, ident: str) -> int:
         try:

@@ -18,6 +18,14 @@ Design notes
   note on both, and notes touch their issue (GitLab's `Note#touch_noteable`), so both issues
   show up in the next delta. `--no-detail` (links read only for issues that block something)
   keeps full readings.
+* An issue whose change is this process's own claim (the claim label on it, no failure or
+  awaiting label, `LabelCommentTracker.own_claim` names our claim) is rebuilt without a request
+  (`IssueReader.held_item`): its links, description references and children as last read, its
+  claim ours (while we renew the lease no other claim can win; the people-win watch reads its
+  notes when it changes). What those requests would find does not matter while we hold it: the
+  Ready-set offers no held item, and its dependents read their own links. When it stops being
+  ours (settled, released, a failure to retry, lost) it shows up again and is read whole. So a
+  claim costs a delta no request beyond the list, as on GitHub (bench/gitlab_cost.py).
 * Webhooks mark what changed: an Issue Hook names `object_attributes.iid`; the next delta reads
   it directly. A marked issue that is gone (404) is a sign of a gap: a full snapshot. Without
   webhooks a deleted issue is seen at the next resynchronisation (`--resync-every`), and a
@@ -34,8 +42,9 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources import Delta, SnapshotItem
-from jr2_sources.kit import SinceWindow, WindowGap, iso_z
+from jr2_sources import Claim, Delta, SnapshotItem
+from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.kit import SinceWindow, WindowGap, iso_z, labels_of
 
 from .client import GitLabHTTPError
 from .refs import item_id, parse_time
@@ -77,12 +86,15 @@ class GitLabChanges:
     """The state a delta needs between readings, and the reading of one delta."""
 
     def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
-                 window: SinceWindow | None = None) -> None:
+                 window: SinceWindow | None = None,
+                 own_claim: Callable[[str], Claim | None] | None = None) -> None:
         self.reader = reader
         self.window = window or SinceWindow()
         self.clock = clock
+        self.own_claim = own_claim  # the adapter's: our claim on an item, or None
         self.open_iids: set[int] = set()  # open and listed
         self.in_set: set[str] = set()
+        self.items: dict[str, SnapshotItem] = {}  # the items last delivered, by id
         self._broken = True
 
     def full_read(self, began: datetime | None, listed: dict[int, dict[str, Any]],
@@ -91,6 +103,7 @@ class GitLabChanges:
         self.window.reset(began, listed.items())
         self.open_iids = {iid for iid, i in listed.items() if not self.reader.is_done(i)}
         self.in_set = {it.id for it in items}
+        self.items = {it.id: it for it in items}
         self._broken = began is None
 
     def read(self, skip: set[str]) -> Delta | None:
@@ -161,6 +174,10 @@ class GitLabChanges:
             if done or ident in skip or not listed:
                 delta.left[ident] = "done" if done else "open"
                 self.in_set.discard(ident)
+                self.items.pop(ident, None)
+            elif (held := self._held(ident, issue)) is not None:
+                delta.items.append(held)
+                self.items[ident] = held
             else:
                 build[iid] = issue
         if build:
@@ -168,7 +185,22 @@ class GitLabChanges:
             for item in reader.build_items(build, known, skip):
                 delta.items.append(item)
                 self.in_set.add(item.id)
+                self.items[item.id] = item
         for ident in sorted(skip & self.in_set):
             delta.left[ident] = "open"
             self.in_set.discard(ident)
+            self.items.pop(ident, None)
         return delta
+
+    def _held(self, ident: str, issue: dict[str, Any]) -> SnapshotItem | None:
+        """`issue` rebuilt without a request when its change is our own claim (module notes);
+        None when it must be read whole."""
+        prev = self.items.get(ident)
+        if prev is None or self.own_claim is None or ident not in self.in_set:
+            return None
+        cfg = self.reader.config
+        labels = set(labels_of(issue))
+        if cfg.claim_label not in labels or {cfg.failed_label, AWAITING_LABEL} & labels:
+            return None
+        own = self.own_claim(ident)
+        return None if own is None else self.reader.held_item(issue, prev, own)

@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from jr2_core import SourceError
-from jr2_sources import BlockerRef, Snapshot, SnapshotItem
+from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
 from jr2_sources.gates import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
 
@@ -314,8 +314,18 @@ class IssueReader:
             return "done"
         return "open"
 
+    def held_item(self, issue: dict[str, Any], prev: SnapshotItem, own: Claim) -> SnapshotItem:
+        """An issue this process holds (`own`, its claim as the Ready-set shows it), rebuilt for
+        a delta without a request: its links, description references and children as last
+        read (`prev`), the rest from the issue object (`delta.py`'s notes say why)."""
+        item = self._item(issue, labels_of(issue), {}, list(prev.extra.get("blocks") or []),
+                          own=own)
+        item.blockers, item.children = list(prev.blockers), list(prev.children)
+        item.attempts, item.retry_after = prev.attempts, prev.retry_after
+        return item
+
     def _item(self, issue: dict[str, Any], labels: list[str], refs: dict[str, State],
-              blocks: list[str]) -> SnapshotItem:
+              blocks: list[str], own: Claim | None = None) -> SnapshotItem:
         cfg = self.config
         iid = int(issue["iid"])
         prios = [self._priorities[lab] for lab in labels if lab in self._priorities]
@@ -332,7 +342,9 @@ class IssueReader:
         comments: list[claims.Comment] | None = None
         now: datetime | None = None
         gated = AWAITING_LABEL in labels
-        if cfg.claim_label in labels or gated or (cfg.detail and cfg.failed_label in labels):
+        if own is not None:
+            claim = own
+        elif cfg.claim_label in labels or gated or (cfg.detail and cfg.failed_label in labels):
             comments, now = self.read_notes(iid)
         if cfg.failed_label in labels:
             reason = claims.last_failure(comments) if comments is not None else None

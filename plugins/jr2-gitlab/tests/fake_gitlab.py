@@ -453,6 +453,7 @@ class FakeGitLab:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms wait
 
             def _do(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)

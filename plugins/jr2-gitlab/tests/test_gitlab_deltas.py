@@ -15,6 +15,7 @@ import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
+from jr2_core import Failure, Outcome
 from jr2_gitlab.adapter import GitLabAdapter
 from jr2_sources import Delta, Snapshot, compute_ready_set
 from jr2_sources.deltas import ReadyReader
@@ -159,3 +160,46 @@ def test_no_detail_keeps_full_readings(fake: FakeGitLab) -> None:
     fake.add_issue("g/p", "one")
     a = make_adapter(fake.url, detail=False)
     assert isinstance(a.changes(), Snapshot) and isinstance(a.changes(), Snapshot)
+
+
+
+def test_our_own_claim_costs_a_delta_one_request_and_a_release_is_read_whole(
+        fake: FakeGitLab) -> None:
+    """A delta rebuilds an issue whose change is our own claim from what it last read (no
+    links, children or notes request: one request in all at N = 1,000); once the claim is not
+    ours (a failure) it is read whole. Each Ready-set is the full reading's."""
+    for i in range(1000):
+        fake.add_issue("g/p", f"issue {i}", description="Depends on #2" if i == 4 else "")
+    fake.block(("g/p", 1), ("g/p", 2))
+    fake.set_parent(("g/p", 7), ("g/p", 2))
+    fake.advance(60)
+    a = make_adapter(fake.url)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    inc = reader._inc
+    assert inc is not None
+
+    def step() -> list[str]:
+        before = len(fake.requests)
+        got = a.changes()
+        sent = [p for _, p, _ in fake.requests[before:]]
+        assert isinstance(got, Delta)
+        inc.apply(got, now=datetime.now(UTC))
+        want = shape(compute_ready_set(make_adapter(fake.url).snapshot(), now=datetime.now(UTC)))
+        assert shape(inc.ready_set()) == want
+        return sent
+
+    held = next(it for it in a.snapshot().items if it.id == "g/p#2")
+    assert held.blockers and held.children  # blocked, with a child: what a rebuild must keep
+    step()
+    assert a.claim(held, "pool-a", 600)
+    sent = step()
+    assert len(sent) == 1 and sent[0].endswith("/issues"), sent
+    got = {e.item.id: e for e in inc.ready_set().claimed}
+    assert got["g/p#2"].claim.holder == "pool-a"
+    assert [b.id for b in got["g/p#2"].item.blockers] == ["g/p#1"]
+    assert [c.id for c in got["g/p#2"].item.children] == ["g/p#7"]
+    a.record("g/p#2", "pool-a", Outcome("failed", failure=Failure("broke")))
+    sent = step()
+    assert any(p.endswith("/issues/2/links") for p in sent), sent
+    assert any(p.endswith("/issues/2/notes") for p in sent), sent

@@ -132,7 +132,8 @@ def _json(fake: FakeGitHub, n: int) -> dict[str, Any]:
     return fake.issue_json(fake.url, fake.issue("o/r", n))
 
 
-@pytest.mark.parametrize("options", [{}, {"label": ["agent"]}], ids=["all", "label"])
+@pytest.mark.parametrize("options", [{}, {"label": ["agent"]}, {"detail": True}],
+                         ids=["all", "label", "detail"])
 @pytest.mark.parametrize("seed_", [1, 2, 3])
 def test_edits_seen_through_deltas_give_the_full_snapshots_ready_set(
         fake: FakeGitHub, seed_: int, options: dict[str, Any]) -> None:
@@ -146,7 +147,7 @@ def test_edits_seen_through_deltas_give_the_full_snapshots_ready_set(
     for blocked, blocker in [(5, 1), (6, 5), (9, 2), (12, 9)]:
         fake.add_dependency("o/r", blocked, blocker)
     fake.add_sub_issue("o/r", 20, 21)
-    a = make_adapter(fake.url, detail=False, **options)
+    a = make_adapter(fake.url, **{"detail": False, **options})
     other = make_adapter(fake.url, detail=False)
     kinds = counting(a)
     reader = reader_of(a)
@@ -156,7 +157,8 @@ def test_edits_seen_through_deltas_give_the_full_snapshots_ready_set(
         done.append(_edit(fake, a, other, rng, numbers))
         reader.read().ready.close()
         assert reader.last is not None
-        assert shape(reader.last) == full_shape(fake, **options), done
+        want = full_shape(fake, **{k: v for k, v in options.items() if k != "detail"})
+        assert shape(reader.last) == want, done
     assert kinds.count("delta") >= 15, kinds  # most readings were deltas, not full ones
 
 
@@ -203,10 +205,11 @@ def _drain_costs(fake: FakeGitHub, a: GitHubAdapter) -> dict[str, list[int]]:
     return costs
 
 
+@pytest.mark.parametrize("detail", [False, True], ids=["counts", "detail"])
 def test_an_unchanged_poll_and_a_claims_reading_cost_at_most_2_requests_at_n_1000(
-        fake: FakeGitHub) -> None:
-    seed(fake, "o/r", 1000, deps=0, prs=0)
-    a = make_adapter(fake.url, detail=False)
+        fake: FakeGitHub, detail: bool) -> None:
+    seed(fake, "o/r", 1000, deps=0 if not detail else 300, prs=0)
+    a = make_adapter(fake.url, detail=detail)
     costs = _drain_costs(fake, a)
     print(costs)
     assert max(costs["unchanged"]) <= 2 and max(costs["claim"]) <= 2, costs

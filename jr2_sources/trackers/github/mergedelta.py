@@ -1,0 +1,329 @@
+"""What a GitHub delta adds under `--done-when merged` (`GitHubChanges.merges`).
+
+Design notes
+------------
+* A pull request merging need not move its issue's `updated_at` (a merge into a branch other
+  than the default one, or on jr2's branch without a closing keyword, changes nothing on the
+  issue; the fake never moves it: the worst case). It moves its own: GitHub's REST API
+  "considers every pull request an issue" (the description of "List repository issues",
+  fixtures/github/openapi/api.github.com.json), so the since-window's list (`state=all`, no
+  filter: `delta.py`) already returns every PR opened, edited, merged, closed or reopened since
+  the last reading, with its `body` (the issue schema's `pull_request.merged_at` says merged).
+  No request is added to find them; the pulls list (`GET .../pulls`) has no `since` and would be
+  a second walk.
+* Which issues are judged again (`IssueReader.judge`: one GraphQL query per 100), among those
+  the full reading judges (`IssueReader.asked`: open listed issues that block something, are
+  held in review, or a listed body names):
+  - the issues a changed PR was linked to at their last judgement (`pulls_of`: jr2's branch
+    `jr2/issue-N` or a closing reference): a merge, a close, a reopen, a reference removed;
+  - the issues a changed PR's body mentions (`#N`, `owner/repo#N`, an issue URL): a closing
+    reference added (closing keywords live in the body; a mention that is no closing keyword
+    costs nothing more than its place in the same query);
+  - the issue whose jr2 branch (`jr2/issue-N`) is a changed PR's head. The issue object of a PR
+    does not carry its head, so the first time a PR shows up its head is asked (one GraphQL
+    query for all such PRs, `PullReader.heads`; a PR's head never changes, so it is kept);
+  - changed issues (their `blocking` lists are read again too), except when the change is this
+    process's own claim with nothing else moved (`own_claim`; dependency summary, review label
+    and state unchanged): jr2's worker opens and merges its PRs while jr2 holds the issue, and
+    the settle that follows changes the issue, which is then judged;
+  - those judged `not_green`: checks finishing move nothing on an issue or a PR, so they are
+    asked again at every delta (one GraphQL query a delta while any waits for green checks).
+  Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR
+  linked to an issue from the sidebar ("Development"; not documented to move either side).
+* When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
+  items that name it are rebuilt: their names, states and hand-off (`extra.blockers`) come from
+  it. Each is read directly (a conditional GET; `holders`, kept from every item built, says
+  which), and so is the issue itself when the delta did not list it and it may leave or come
+  back (merged into the base and not held, it leaves the Ready-set as the full reading leaves
+  it out) or is held in review (its own item waits for its PR). The incremental
+  Ready-set sets the references to a delivered item to `open`, so an item whose state is not
+  `open` is delivered first and the items naming it after it (the items whose state is `open`
+  last: that rewrite is right for them, so a cycle through one of them is no trouble; a cycle
+  of items none of which is `open` is, and the resynchronisation mends a wrong reason there).
+* An issue judged only because it blocks something or a body names it stops being asked when
+  the last of those closes, leaves or drops the reference (the full reading would not judge
+  it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
+  name it (`bodies`), so then it is read again (one conditional GET) to see whether it still
+  blocks anything.
+* `--stack` keeps full readings: a blocker's open PR turning green on its head commit (what
+  stacking waits for) moves nothing a delta can see.
+* Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
+  it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
+  something, the same (its judgement does not move); its settle, when the issue stays open
+  (`--on-success nothing`, `review`), one GraphQL query more; a PR merged or closed: the list, one
+  GraphQL query, and one GET per issue naming its issue, plus one GraphQL query (its head) the
+  first time this process sees that PR (bench/github_cost.py --done-when merged).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from jr2_sources.kit import labels_of
+
+from .pulls import issue_of_branch
+from .refs import body_refs, item_id, same_repo, split_id
+
+if TYPE_CHECKING:
+    from jr2_sources.readyset import SnapshotItem
+
+    from .delta import GitHubChanges
+
+_MENTION = re.compile(
+    r"(?:(?<![\w/])([\w.-]+/[\w.-]+)?#|https?://[^\s/]+/([\w.-]+/[\w.-]+)/issues/)(\d+)")
+
+Key = tuple[int, bool, str]
+
+
+def _unindex(index: dict[int, set[int]], number: int, others: set[int]) -> None:
+    """Take `number` out of `index`'s entries for `others` (dropping emptied entries)."""
+    for other in others:
+        entry = index.get(other)
+        if entry is not None:
+            entry.discard(number)
+            if not entry:
+                del index[other]
+
+
+class MergeDelta:
+    """The bookkeeping of merge-aware deltas for one `GitHubChanges` (module notes)."""
+
+    def __init__(self, changes: GitHubChanges) -> None:
+        self.changes = changes
+        self.reader = changes.reader
+        self.node_ids: dict[int, str] = {}  # open issues seen (GraphQL asks by node id)
+        self.review: set[int] = set()  # issues carrying the review label
+        self.keys: dict[int, Key] = {}  # asked issue -> what its judgement was made from
+        self.prs: dict[int, set[int]] = {}  # PR number -> the judged issues it was linked to
+        self.holders: dict[int, set[int]] = {}  # issue -> items of the set that name it
+        self.names: dict[int, set[int]] = {}  # item -> the issues of this repository it names
+        self.bodies: dict[int, set[int]] = {}  # issue -> items whose body names it
+        self.body_names: dict[int, set[int]] = {}  # open listed issue -> what its body names
+        self.heads: dict[int, str | None] = {}  # PR number -> its head branch (never changes)
+
+    # -- after a full reading -----------------------------------------------------------------
+
+    def full_read(self, listed: dict[int, dict[str, Any]], items: list[SnapshotItem]) -> None:
+        self.node_ids, self.review, self.bodies, self.body_names = {}, set(), {}, {}
+        for number, issue in listed.items():
+            self._saw(number, issue)
+        self.keys = {n: self._key(listed[n]) for n in self.reader.asked if n in listed}
+        self.prs = {}
+        for number, prs in self.reader.pulls_of.items():
+            for pr in prs:
+                self.prs.setdefault(pr, set()).add(number)
+        self.holders, self.names = {}, {}
+        for item in items:
+            self.built(item)
+
+    def _saw(self, number: int, issue: dict[str, Any]) -> None:
+        """Note what an issue object read says: its node id, review label, body references (of
+        an open listed issue, as the full reading's `asked` counts them)."""
+        if "pull_request" in issue:
+            return
+        _unindex(self.bodies, number, self.body_names.pop(number, set()))
+        if issue.get("state") == "open" and self.changes.listed(issue):
+            self.body_names[number] = self._body_refs(issue.get("body"), number)
+            for other in self.body_names[number]:
+                self.bodies.setdefault(other, set()).add(number)
+        if issue.get("node_id"):
+            self.node_ids[number] = str(issue["node_id"])
+        if self.reader.in_review(labels_of(issue)):
+            self.review.add(number)
+        else:
+            self.review.discard(number)
+
+    def _key(self, issue: dict[str, Any]) -> Key:
+        summary = issue.get("issue_dependencies_summary") or {}
+        return (int(summary.get("blocking") or 0), int(issue["number"]) in self.review,
+                str(issue.get("state")))
+
+    # -- the items built ----------------------------------------------------------------------
+
+    def built(self, item: SnapshotItem) -> None:
+        """`item` was delivered: index the issues of this repository it names."""
+        number = split_id(item.id)[1]
+        self.dropped(number)
+        named: set[int] = set()
+        for ref in [*item.blockers, *item.children]:
+            try:
+                repo, other = split_id(ref.id)
+            except ValueError:
+                continue  # a count ("2 open GitHub dependencies"), not an issue
+            if same_repo(repo, self.reader.repo):
+                named.add(other)
+        self.names[number] = named
+        for other in named:
+            self.holders.setdefault(other, set()).add(number)
+
+    def dropped(self, number: int) -> None:
+        """Item `number` left the set (or is about to be rebuilt)."""
+        _unindex(self.holders, number, self.names.pop(number, set()))
+
+    def _body_refs(self, body: Any, number: int) -> set[int]:
+        out = set()
+        for ref in body_refs(body if isinstance(body, str) else None, self.reader.repo, number):
+            repo, other = split_id(ref)
+            if same_repo(repo, self.reader.repo):
+                out.add(other)
+        return out
+
+    # -- one delta ----------------------------------------------------------------------------
+
+    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int]) -> list[int]:
+        """Judge again what `fresh` (the delta's issue objects, by number) calls for, and add to
+        `fresh` the issues to rebuild because of it (module notes). Returns the numbers to
+        deliver first, in order (their state is not `open`, or their judgement changed; each
+        before the items naming it)."""
+        reader, changes = self.reader, self.changes
+        ask: set[int] = set()
+        live = {n for n, i in fresh.items() if "pull_request" not in i
+                and i.get("state") == "open" and changes.listed(i)}
+        gone = {n for n, i in fresh.items() if "pull_request" not in i} - live
+        before = {d: self.body_names.get(d, set()) for d in fresh}  # (`_saw` replaces them)
+        newly: set[int] = set()  # what the bodies of the changed issues name now
+        for number in sorted(live):
+            newly |= self._body_refs(fresh[number].get("body"), number)
+
+        def named(number: int) -> bool:  # by a body, still
+            return number in newly or bool(self.bodies.get(number, set()) - fresh.keys())
+        changed_prs = {n for n, i in fresh.items() if "pull_request" in i}
+        unknown = [n for n in sorted(changed_prs) if n not in self.heads]
+        if unknown and reader.pulls is not None:
+            self.heads.update(reader.pulls.heads(unknown))
+        for number, issue in fresh.items():
+            if "pull_request" in issue:
+                ask |= self.prs.get(number, set()) | self._mentions(issue.get("body"))
+                own = issue_of_branch(self.heads.get(number))
+                if own is not None:
+                    ask.add(own)
+            else:
+                self._saw(number, issue)
+        recheck = {x for d in fresh.keys() - changed_prs  # what a changed issue named before
+                   for x in {*reader.blockers_named(d), *before[d]}
+                   if x in reader.asked and not named(x) and set(reader.blocks(x)) <= gone
+                   } - fresh.keys()
+        for number in sorted(recheck):
+            changes.read_issue(fresh, number)
+            issue = fresh[number]
+            self._saw(number, issue)
+            if issue.get("state") == "open" and changes.listed(issue):
+                live.add(number)
+                newly |= self._body_refs(issue.get("body"), number)  # it is in `fresh` now
+            else:
+                gone.add(number)
+        left = {n for n in gone if n in reader.asked}
+        for number in sorted(live):
+            issue = fresh[number]
+            if reader.asks(issue) or named(number):
+                if (number not in reader.asked or self.keys.get(number) != self._key(issue)
+                        or number in marked or not self._held(number, issue)):
+                    ask.add(number)
+                reader.asked.add(number)
+            elif number in reader.asked:
+                left.add(number)
+        for number in sorted(newly - reader.asked):  # a body names it now: asked when open
+            listed = number in live or (number in changes.open_numbers and number not in gone)
+            if listed and number in self.node_ids:
+                reader.asked.add(number)
+                ask.add(number)
+        ask |= reader.waiting_for_checks()
+        ask = {n for n in ask if n in reader.asked and n in self.node_ids} - left
+        also: dict[int, set[int]] = {}
+        was = {n: reader.state_of(n) for n in ask | left}
+        changed = self._forget(left, also) | self._judge(ask, fresh, also)
+        for number in sorted(changed - set(fresh)):  # itself: when it may leave or come back
+            if "done" in (was.get(number), reader.state_of(number)) or number in self.review:
+                changes.read_issue(fresh, number)
+        first = sorted(changed | {n for n, i in fresh.items() if "pull_request" not in i
+                                  and i.get("state") == "open" and reader.state_of(n) != "open"})
+        seen = set(first)
+        for number in first:  # grows: a holder whose own state is not open, its holders next
+            holders = (self.holders.get(number, set()) | set(reader.blocks(number))
+                       | also.get(number, set()))
+            for holder in sorted(holders):
+                if item_id(reader.repo, holder) not in changes.in_set:
+                    continue
+                if holder not in fresh:
+                    changes.read_issue(fresh, holder)
+                if holder not in seen and reader.state_of(holder) != "open":
+                    first.append(holder)
+                    seen.add(holder)
+        return self._order(first)
+
+    def _order(self, numbers: list[int]) -> list[int]:
+        """`numbers` with each one whose state is not `open` after the ones it names (as a
+        blocker or in its body), those whose state is `open` last (module notes)."""
+        reader = self.reader
+        todo = [n for n in numbers if reader.state_of(n) != "open"]
+        within = set(todo)
+        out: list[int] = []
+        placed: set[int] = set()
+
+        def place(number: int, path: set[int]) -> None:
+            if number in placed or number in path:
+                return  # placed, or a cycle: broken here
+            path.add(number)
+            for other in sorted({*reader.blockers_named(number),
+                                 *self.body_names.get(number, ())} & within):
+                place(other, path)
+            placed.add(number)
+            out.append(number)
+
+        for number in todo:
+            place(number, set())
+        return out + [n for n in numbers if n not in within]
+
+    def _held(self, number: int, issue: dict[str, Any]) -> bool:
+        """Is the change of `issue` our own claim (its PRs are not judged again for it)?"""
+        cfg, own = self.reader.config, self.reader.own_claim
+        return (own is not None and cfg.has_label(labels_of(issue), cfg.claim_label)
+                and own(item_id(self.reader.repo, number)) is not None)
+
+    def _mentions(self, body: Any) -> set[int]:
+        """The issues of this repository a PR body mentions (a superset of its closing
+        references)."""
+        out: set[int] = set()
+        for m in _MENTION.finditer(str(body or "")):
+            repo = m.group(1) or m.group(2)
+            if repo is None or same_repo(repo, self.reader.repo):
+                out.add(int(m.group(3)))
+        return out
+
+    def _forget(self, numbers: set[int], also: dict[int, set[int]]) -> set[int]:
+        """Issues no longer asked: what was judged of them is dropped (their holders rebuilt)."""
+        for number in numbers:
+            also[number] = set(self.reader.blocks(number))
+            self.reader.asked.discard(number)
+            self.keys.pop(number, None)
+            self._unlink(number)
+            self.reader.forget_pulls(number)
+        return set(numbers)
+
+    def _unlink(self, number: int) -> None:
+        for pr in self.reader.pulls_of.get(number, []):
+            linked = self.prs.get(pr)
+            if linked is not None:
+                linked.discard(number)
+                if not linked:
+                    del self.prs[pr]
+
+    def _judge(self, numbers: set[int], fresh: dict[int, dict[str, Any]],
+               also: dict[int, set[int]]) -> set[int]:
+        """Judge `numbers` again; those whose judgement changed (`also`: what they blocked)."""
+        if not numbers:
+            return set()
+        old = {n: set(self.reader.blocks(n)) for n in numbers}
+        for number in numbers:
+            self._unlink(number)
+        changed = self.reader.judge([(n, self.node_ids[n]) for n in sorted(numbers)],
+                                    self.review & numbers)
+        for number in numbers:
+            for pr in self.reader.pulls_of.get(number, []):
+                self.prs.setdefault(pr, set()).add(number)
+            if number in fresh:
+                self.keys[number] = self._key(fresh[number])
+        for number in changed:
+            also[number] = old[number]
+        return changed

@@ -1,0 +1,264 @@
+"""GitHub deltas under `--done-when merged` (`trackers/github/mergedelta.py`) against the fake
+GitHub: pull requests opened, merged, closed, reopened and their closing references edited,
+seen through deltas, give the Ready-set (and the hand-off) a full reading gives; an unchanged
+poll and a claim's reading cost <= 2 requests at N = 1,000; a merge costs the list, one GraphQL
+query, the issue and one GET per issue naming it."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.github_server import FakeGitHub, seed
+from gh_helpers import make_client
+from test_github_deltas import counting, deliver, reader_of, shape
+
+from jr2_core import Outcome
+from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_sources.registry import SourceEnv
+from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.config import GitHubConfig
+from jr2_sources.trackers.github.pulls import item_branch
+
+MERGED = {"done_when": "merged", "detail": False}
+
+
+def make_adapter(options: dict[str, Any], fake: FakeGitHub) -> GitHubAdapter:
+    """A writing adapter with `--done-when merged` and `options` (`base` is an option here)."""
+    config = GitHubConfig(target="o/r", write_spacing=0.001, claim_spread=0.001,
+                          **{**MERGED, **options})
+    client = make_client(fake.url)
+    client.label = "github:o/r"
+    return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent-state")), client=client)
+
+
+def merged_shape(rs: ReadySet) -> dict[str, Any]:
+    """`shape` plus what a worker is handed: each ready item's blockers (state, PR, merge)."""
+    out = shape(rs)
+    out["hand_off"] = sorted(
+        (e.item.id, sorted((b["id"], b["state"], b["pr"], b["merge_commit"])
+                           for b in e.item.extra.get("blockers", [])))
+        for e in rs.ready)
+    cyclic = _cyclic({e.item.id: [b.id for b in e.item.blockers] for e in rs.blocked})
+    out["reasons"] = sorted(  # in a cycle of items none of which is open, a delta may give
+        # a wrong state (mergedelta.py's notes): both wait either way
+        (e.item.id, sorted((b.id, b.state if e.item.id not in cyclic else "") for b in
+                           e.item.blockers)) for e in rs.blocked)
+    return out
+
+
+def _cyclic(graph: dict[str, list[str]]) -> set[str]:
+    """The members of cycles of `graph` (small: a walk from each)."""
+    out = set()
+    for start in graph:
+        todo, seen = list(graph[start]), set()
+        while todo:
+            node = todo.pop()
+            if node == start:
+                out.add(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                todo += graph.get(node, [])
+    return out
+
+
+def full(fake: FakeGitHub, options: dict[str, Any]) -> dict[str, Any]:
+    fresh = make_adapter(options, fake)
+    try:
+        return merged_shape(compute_ready_set(fresh.snapshot(), now=datetime.now(UTC),
+                                              children_block=True))
+    finally:
+        fresh.close()
+
+
+def _open(fake: FakeGitHub, numbers: list[int]) -> list[int]:
+    return [n for n in numbers if ("o/r", n) in fake.issues
+            and fake.issue("o/r", n).state == "open"]
+
+
+def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.Random,
+          numbers: list[int], prs: list[int], base: str) -> str:
+    """One tracker-side edit, chosen at random: mostly pull requests."""
+    open_ = _open(fake, numbers)
+    n = rng.choice(open_ or numbers)
+    pulls = fake.pulls
+    open_prs = [p for p in prs if pulls.pull("o/r", p).state == "open"]
+    closed_prs = [p for p in prs if pulls.pull("o/r", p).state == "closed"
+                  and not pulls.pull("o/r", p).merged]
+    op = rng.choice(["pr_own", "pr_own", "pr_closing", "merge", "merge", "merge", "close_pr",
+                     "reopen_pr", "edit_pr", "check", "close", "reopen", "block", "body",
+                     "claim", "new", "review"])
+    pr = rng.choice(open_prs or closed_prs or [0])
+    if op == "pr_own" and open_:
+        prs.append(pulls.open_pr("o/r", item_branch(n), base))
+        return f"{op} #{prs[-1]} for #{n}"
+    elif op == "pr_closing" and open_:
+        prs.append(pulls.open_pr("o/r", f"fix-{n}-{len(prs)}", None, f"Closes #{n}"))
+        return f"{op} #{prs[-1]} for #{n}"
+    elif op == "merge" and open_prs:
+        sha = pulls.merge("o/r", pr, rng.choice(["merge", "squash"]))
+        if rng.random() < 0.5:
+            pulls.add_check("o/r", sha, conclusion=rng.choice(["success", "failure"]))
+    elif op == "close_pr" and open_prs:
+        pulls.close("o/r", pr)
+    elif op == "reopen_pr" and closed_prs:
+        pr = rng.choice(closed_prs)
+        pulls.reopen("o/r", pr)
+    elif op == "edit_pr" and open_prs:
+        pulls.edit_body("o/r", pr, rng.choice(["", f"Closes #{n}", f"Fixes o/r#{n}, see #{n}"]))
+    elif op == "check":
+        merged = [p for p in prs if pulls.pull("o/r", p).merged]
+        if merged:
+            sha = pulls.pull("o/r", rng.choice(merged)).merge_sha
+            assert sha is not None
+            pulls.add_check("o/r", sha, name=f"c{rng.random()}", conclusion="success")
+    elif op == "close" and open_:
+        fake.close_issue("o/r", n)
+    elif op == "reopen":
+        closed = [m for m in numbers if fake.issue("o/r", m).state == "closed"]
+        if not closed:
+            return "nothing"
+        fake.reopen_issue("o/r", rng.choice(closed))
+    elif op == "block" and len(open_) > 1:
+        blocker = rng.choice([m for m in open_ if m != n])
+        fake.add_dependency("o/r", n, blocker)
+        deliver(a, "issue_dependencies", blocked_issue=n, blocking_issue=blocker)
+    elif op == "body" and open_:
+        fake.edit_body("o/r", n, f"Depends on #{rng.choice(numbers)}")
+    elif op == "claim" and open_:
+        item = other.reader.build_item(fake.issue_json(fake.url, fake.issue("o/r", n)), [],
+                                       set())
+        other.claim(item, "pool-b", 600)
+    elif op == "new":
+        numbers.append(fake.add_issue("o/r", "new one", created=fake.now()))
+    elif op == "review" and open_:
+        labels = fake.issue("o/r", n).labels
+        fake.set_labels("o/r", n, [x for x in labels if x != "jr2:in-review"]
+                        if "jr2:in-review" in labels else [*labels, "jr2:in-review"])
+    else:
+        return "nothing"
+    return f"{op} #{pr if op.endswith('_pr') or op in ('merge', 'check') else n}"
+
+
+@pytest.mark.parametrize("options", [{}, {"base": "feature"}, {"require_checks": True},
+                                     {"on_success": "review"}],
+                         ids=["default", "feature", "checks", "review"])
+@pytest.mark.parametrize("seed_", [1, 2, 3, 41, 52, 72, 79, 90])  # 1-139 clean once
+def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
+        fake: FakeGitHub, seed_: int, options: dict[str, Any]) -> None:
+    rng = random.Random(seed_)
+    numbers = []
+    for i in range(16):
+        body = f"Depends on #{i - 2}" if i % 5 == 3 and i > 2 else ""
+        numbers.append(fake.add_issue("o/r", f"issue {i}", body))
+    for blocked, blocker in [(5, 1), (6, 5), (9, 2), (12, 9), (13, 2), (14, 1)]:
+        fake.add_dependency("o/r", blocked, blocker)
+    prs: list[int] = []
+    a = make_adapter(options, fake)
+    other = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    done = []
+    for _ in range(40):
+        done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main"))
+        writes = a.client.stats.writes
+        reader.read().ready.close()
+        if a.client.stats.writes != writes:  # a review ended (closed, relabelled) after the
+            reader.read().ready.close()  # reading: the next one sees it, as the full one does
+        assert reader.last is not None
+        assert merged_shape(reader.last) == full(fake, options), ", ".join(done)
+    assert kinds.count("full") == 1, kinds  # deltas, not full readings
+
+
+def _sent(fake: FakeGitHub, since: int) -> list[str]:
+    return [r["path"] for r in fake.requests()[since:]]
+
+
+def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_per_dependent(
+        fake: FakeGitHub) -> None:
+    seed(fake, "o/r", 1000, deps=300, prs=0)
+    a = make_adapter({"on_success": "nothing"}, fake)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    reader.read().ready.close()
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    costs: dict[str, list[int]] = {"unchanged": [], "claim": [], "settle": []}
+    worked: set[str] = set()
+    blockers = sorted({b[1] for v in fake.deps.values() for b in v})
+    for number in blockers[:5]:  # issues that block something: their PRs are judged
+        view = reader.read()
+        item = next(e.item for e in reader.last.ready if e.item.id == f"o/r#{number}") if (
+            reader.last is not None and any(e.item.id == f"o/r#{number}"
+                                             for e in reader.last.ready)) else None
+        view.ready.close()
+        if item is None:
+            continue
+        costs["unchanged"].append(len(read()))
+        assert a.claim(item, "pool-a", 600)
+        costs["claim"].append(len(read()))
+        a.record(item.id, "pool-a", Outcome("done"))  # --on-success nothing: stays open
+        worked.add(item.id)
+        costs["settle"].append(len(read()))
+    assert len(costs["claim"]) >= 3, costs
+    assert max(costs["unchanged"]) == 1 and max(costs["claim"]) == 1, costs
+    assert max(costs["settle"]) <= 2, costs  # the list and one GraphQL query
+
+    blocker = blockers[-1]  # not claimed above
+    dependents = {k[1] for k, v in fake.deps.items() if ("o/r", blocker) in v}
+    pr = fake.pulls.open_pr("o/r", item_branch(blocker), "main")
+    holders = sorted(f"/repos/o/r/issues/{d}" for d in dependents)
+    opened = read()  # a PR first seen: its head (1 query), then its issue judged (1 query)
+    assert opened[:3] == ["/repos/o/r/issues", "/graphql", "/graphql"], opened
+    assert sorted(opened[3:]) == holders, opened  # open -> unmerged: the items naming it
+    fake.pulls.merge("o/r", pr)  # into main without a closing keyword: the issue stays open
+    merged = read()  # the list, its issue judged, the issue itself (it leaves), the holders
+    assert merged[:2] == ["/repos/o/r/issues", "/graphql"], merged
+    assert sorted(merged[2:]) == sorted([f"/repos/o/r/issues/{blocker}", *holders]), merged
+    assert reader.last is not None
+    assert f"o/r#{blocker}" not in {e.item.id for e in reader.last.ready}  # landed: left
+    want = full(fake, {"on_success": "nothing"})  # less what this process did (left open)
+    want = {k: [e for e in v if e[0] not in worked] for k, v in want.items()}
+    assert merged_shape(reader.last) == want
+
+
+def test_a_closing_reference_edited_onto_another_issue_moves_the_judgement(
+        fake: FakeGitHub) -> None:
+    for i in range(4):
+        fake.add_issue("o/r", f"issue {i}")
+    fake.add_dependency("o/r", 3, 1)
+    fake.add_dependency("o/r", 4, 2)
+    a = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", "fix", None, "Closes #1")
+    reader.read().ready.close()
+    assert reader.last is not None
+    reasons = {e.item.id: [(b.id, b.state) for b in e.item.blockers] for e in reader.last.blocked}
+    assert reasons["o/r#3"] == [("o/r#1", "unmerged")] and reasons["o/r#4"] == [("o/r#2", "open")]
+    fake.pulls.edit_body("o/r", pr, "Closes #2")
+    reader.read().ready.close()
+    reasons = {e.item.id: [(b.id, b.state) for b in e.item.blockers] for e in reader.last.blocked}
+    assert reasons["o/r#3"] == [("o/r#1", "open")] and reasons["o/r#4"] == [("o/r#2", "unmerged")]
+    assert kinds == ["full", "delta", "delta"]
+    assert merged_shape(reader.last) == full(fake, {})
+
+
+def test_stack_keeps_full_readings(fake: FakeGitHub) -> None:
+    fake.add_issue("o/r", "one")
+    a = make_adapter({"stack": True}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    reader.read().ready.close()
+    assert kinds == ["full", "full"]
