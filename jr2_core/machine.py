@@ -19,12 +19,12 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .events import Event, EventDef
 from .paths import safe_name
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .runs import Run
 
 
