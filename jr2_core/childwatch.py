@@ -61,7 +61,8 @@ class PidfdWatcher(asyncio.AbstractChildWatcher):
         for pid in list(self._callbacks):
             self.remove_child_handler(pid)
 
-    def add_child_handler(self, pid: int, callback: Callable[..., Any], *args: Any) -> None:
+    def add_child_handler(self, pid: int, callback: Callable[..., object],  # type: ignore[override]
+                          *args: Any) -> None:
         loop = asyncio.get_running_loop()
         old = self._callbacks.get(pid)
         if old is not None:

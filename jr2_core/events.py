@@ -23,7 +23,7 @@ Audience = Literal["external", "internal", "any"]
 
 def _empty_model() -> type[BaseModel]:
     """`Empty`, the payload model of an event that carries no data (built on first use)."""
-    made = globals().get("_Empty")
+    made: type[BaseModel] | None = globals().get("_Empty")
     if made is None:
         from pydantic import BaseModel, ConfigDict
 
@@ -34,7 +34,7 @@ def _empty_model() -> type[BaseModel]:
 
         Empty.__module__ = __name__
         globals()["_Empty"] = made = Empty
-    return made  # type: ignore[no-any-return]
+    return made
 
 
 def __getattr__(name: str) -> Any:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,10 @@ class SourceKind:
     object with the model's fields as attributes), or None for anything it does not fully
     understand, which the model then validates (and words the error of). Its answers must
     equal the model's; a kind tests that (`local:`: tests/trackers/local/test_local_quick.py)."""
+    options: Mapping[str, str] | None = None
+    """With `quick`: the kind's options in help order and their shapes (`bool`, `list`,
+    `value`), so that reading them off the command line needs no model either; they must be
+    `option_shapes` of the model (the same test)."""
 
 
 _models: dict[Any, type[BaseModel]] = {}
@@ -230,12 +234,24 @@ def kind_fields(config: type[BaseModel]) -> list[str]:
     return [n for n in names if n not in layer] + [n for n in names if n in layer]
 
 
+def option_shapes(kind: SourceKind) -> dict[str, str]:
+    """The kind's options in help order, each `bool` (`--x`/`--no-x`), `list` (repeats) or
+    `value`: `SourceKind.options` when the kind gives them, else read from its model."""
+    if kind.options is not None:
+        return dict(kind.options)
+    model = model_of(kind)
+    shapes: dict[str, str] = {}
+    for name in kind_fields(model):
+        ann = model.model_fields[name].annotation
+        shapes[name] = "bool" if _is_bool(ann) else "list" if _is_list(ann) else "value"
+    return shapes
+
+
 def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
     """Turn `--name value` options into raw field values of the kind's config model."""
     if not args:
         return {}  # no model needed (nor loaded) to read no options
-    model = model_of(kind)
-    fields = {n: model.model_fields[n] for n in kind_fields(model)}
+    fields = option_shapes(kind)
     values: dict[str, Any] = {}
     i = 0
     while i < len(args):
@@ -251,7 +267,7 @@ def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
         if field is None:
             known = ", ".join("--" + n.replace("_", "-") for n in fields) or "none"
             raise UsageError(f"{kind.name}: no such option --{name} (options: {known})")
-        if _is_bool(field.annotation) and not eq:
+        if field == "bool" and not eq:
             values[key] = not negate
             i += 1
             continue
@@ -263,7 +279,7 @@ def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
             value = args[i + 1]
             i += 1
         i += 1
-        if _is_list(field.annotation):
+        if field == "list":
             values.setdefault(key, []).append(value)
         else:
             values[key] = value

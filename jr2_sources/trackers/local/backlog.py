@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from jr2_core.errors import UsageError
 
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from .backlogmodel import Backlog, BacklogItem
     from .plainbacklog import PlainBacklog, PlainItem
 
-    AnyBacklog = Backlog | PlainBacklog
+    AnyBacklog: TypeAlias = Backlog | PlainBacklog
     """A backlog as a run reads it (`read_backlog`): the models' or the hand check's."""
-    AnyItem = BacklogItem | PlainItem
+    AnyItem: TypeAlias = BacklogItem | PlainItem
 else:
     try:  # tomllib's upstream: same API and messages, compiled, ~2.5x faster
         import tomli as _toml

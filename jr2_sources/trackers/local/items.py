@@ -13,6 +13,7 @@ states is not read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ def _ts(value: float) -> datetime:
 class ItemView:
     """The rules that make one backlog item a snapshot item (see the module notes)."""
 
-    by_id: dict[str, AnyItem]
+    by_id: Mapping[str, AnyItem]
     kids: dict[str, list[str]]
 
     def __init__(self, backlog: AnyBacklog, claims: dict[str, ClaimRow],

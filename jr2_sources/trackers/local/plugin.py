@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from jr2_core.hookspecs import hookimpl
 from jr2_sources.registry import SourceEnv, SourceKind
 
-from .settings import quick_config
+from .settings import OPTIONS, quick_config
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -34,4 +34,4 @@ def _model() -> type[BaseModel]:
 def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     register(SourceKind("local", _model, _factory,
                         help="a backlog file (TOML/JSON) with claims in SQLite; no network",
-                        target_is_path=True, quick=quick_config))
+                        target_is_path=True, quick=quick_config, options=OPTIONS))

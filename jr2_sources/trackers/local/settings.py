@@ -30,6 +30,11 @@ class LocalSettings:
     resync_every: float = 300.0
 
 
+OPTIONS = {"label": "list", "invalid_grace": "value", "children_block": "bool",
+           "poll_every": "value", "resync_every": "value"}
+"""The options on the command line, in `--help` order, and their shapes
+(`registry.option_shapes` of the model: tested)."""
+
 _DURATIONS = ("poll_every", "invalid_grace", "resync_every")
 FIELDS = frozenset({"target", "label", "children_block", *_DURATIONS})
 
