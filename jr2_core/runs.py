@@ -126,6 +126,14 @@ class Run:
         self._gates: dict[str, _Gate] = {}
         self._task: asyncio.Task[RunResult] | None = None
         self._interrupted = False
+        self._sandboxes: Path | None = None
+
+    def sandbox_root(self) -> Path:
+        """`<state>/sandboxes/<run id>`, resolved, where the workers' sandboxes are made
+        (computed once: a worker's sandbox is one `mkdir` in it)."""
+        if self._sandboxes is None:
+            self._sandboxes = (self.state_dir / "sandboxes" / self.id).resolve()
+        return self._sandboxes
 
     # -- the public handle -------------------------------------------------------------------
 

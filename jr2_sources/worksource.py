@@ -135,9 +135,14 @@ def _json_default(value: Any) -> Any:
     return str(value) if out is value else out
 
 
+_dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+"""Compact JSON by the C encoder (`indent=` would make `json` fall back to pure Python)."""
+
+
 def item_json(item: WorkItem) -> str:
-    """The item file's text (`JR2_ITEM_JSON`): the item as indented JSON, UTF-8 as it is."""
-    return json.dumps(item.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    """The item file's text (`JR2_ITEM_JSON`): one top-level key a line, UTF-8 as it is."""
+    lines = [f"  {_dumps(k)}: {_dumps(v)}" for k, v in item.to_json().items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 class Tally:

@@ -132,7 +132,10 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
 def _absolute(path: Path) -> str:
     """`path` resolved; one the caller already resolved is taken as it is (a `realpath` per item
     is a system call per path component)."""
-    return str(path) if path.is_absolute() and ".." not in path.parts else str(path.resolve())
+    text = str(path)
+    if text.startswith(os.sep) and f"{os.sep}..{os.sep}" not in f"{text}{os.sep}":
+        return text
+    return str(path.resolve())
 
 
 # -- the process group -----------------------------------------------------------------------
