@@ -70,8 +70,11 @@ AWAITING_LABEL = "jr2:awaiting-approval"
 GateStatus = Literal["awaiting", "approved", "rejected"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
-_ASK = re.compile(r"\s*jr2:\s+await-approval\s+(\S+)(?:\s+(.*\S))?\s*\Z")
-_ANSWER = re.compile(r"\s*/jr2\s+(approve|reject)\s+(\S+)(?:[ \t]+([^\r\n]*\S))?", re.IGNORECASE)
+# Possessive whitespace and a reason taken to the end of its line, then stripped: anyone can
+# write a comment (up to 65,536 characters on GitHub), so a pattern must not backtrack over a run
+# of spaces (`[ \t]+([^\r\n]*\S)` took 50 s on one comment of 65,536 spaces).
+_ASK = re.compile(r"jr2:\s++await-approval\s++(\S+)(?:\s++(.*))?\Z")
+_ANSWER = re.compile(r"\s*+/jr2\s++(approve|reject)\s++(\S+)(?:[ \t]++([^\r\n]*))?", re.IGNORECASE)
 _LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 
@@ -113,10 +116,10 @@ def check_name(name: str) -> str:
 
 def parse_ask(line: str) -> GateRequest | None:
     """The request in one stdout line `jr2: await-approval NAME [reason]`, or None."""
-    m = _ASK.match(line)
+    m = _ASK.match(line.strip())
     if m is None:
         return None
-    return GateRequest(m.group(1).lower(), m.group(2))
+    return GateRequest(m.group(1).lower(), m.group(2) or None)
 
 
 def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
@@ -126,7 +129,7 @@ def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
     if m is None:
         return None
     status: GateStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
-    return status, m.group(2).lower(), m.group(3)
+    return status, m.group(2).lower(), (m.group(3) or "").strip() or None
 
 
 def answer_label(label: str) -> tuple[GateStatus, str] | None:

@@ -38,6 +38,24 @@ def test_answers_are_read_from_the_first_line_only() -> None:
     assert answer_command("/jr2 approve") is None
 
 
+def test_answers_and_asks_parse_in_linear_time_on_adversarial_text() -> None:
+    """Anyone can comment (65,536 characters on GitHub) and every poll reads the comments: a run
+    of spaces after the gate's name made the answer pattern backtrack (50 s for one comment)."""
+    import time
+
+    n = 65_536
+    texts = ["/jr2 approve deploy" + " " * n, "/jr2 reject deploy" + " \t" * (n // 2) + "\nx",
+             "/jr2 approve deploy " + "a " * (n // 2)]
+    for text in texts:
+        start = time.perf_counter()
+        answer_command(text)
+        assert time.perf_counter() - start < n * 5e-6  # 0.33 s; the old pattern: 50 s
+    start = time.perf_counter()
+    assert parse_ask("jr2: await-approval deploy" + " " * n) == GateRequest("deploy", None)
+    assert time.perf_counter() - start < n * 5e-6
+    assert answer_command("/jr2 reject deploy   not  now  ") == ("rejected", "deploy", "not  now")
+
+
 def test_names_are_checked_and_the_variables_follow_them() -> None:
     assert check_name("Deploy-Prod") == "deploy-prod"
     for bad in ("", "-x", "a b", "x" * 64, "a/b"):

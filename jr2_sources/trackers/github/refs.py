@@ -16,8 +16,13 @@ import re
 from datetime import datetime
 
 _KEYWORD = re.compile(r"\b(?:depends\s+on|blocked\s+by|needs)\s*:?", re.IGNORECASE)
-_REF = (r"(?:https?://[^\s/]+/(?P<uo>[\w.-]+)/(?P<ur>[\w.-]+)/(?:issues|pull)/(?P<un>\d+)"
-        r"|(?:(?P<o>[\w.-]+)/(?P<r>[\w.-]+))?#(?P<n>\d+))")
+# Owners and repositories are bounded by GitHub's own limits (a user or organisation name is at
+# most 39 characters, a repository name at most 100), and a host by DNS's 253: with `+` a body
+# like `needs-needs-needs-...` rescanned the whole run after every keyword (8 s for 65,536
+# characters).
+_OWNER, _NAME, _HOST = r"[\w.-]{1,39}", r"[\w.-]{1,100}", r"[^\s/]{1,253}"
+_REF = (rf"(?:https?://{_HOST}/(?P<uo>{_OWNER})/(?P<ur>{_NAME})/(?:issues|pull)/(?P<un>\d+)"
+        rf"|(?:(?P<o>{_OWNER})/(?P<r>{_NAME}))?#(?P<n>\d+))")
 _NEXT_REF = re.compile(r"\s*(?:(?:,|&|\band\b)\s*)*" + _REF + r"(?![\w/])", re.IGNORECASE)
 _FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
 _INLINE = re.compile(r"`[^`\n]*`")

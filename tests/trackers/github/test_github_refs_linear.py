@@ -37,6 +37,16 @@ def test_an_unclosed_comment_of_maximal_length_parses_quickly() -> None:
     assert _seconds(body) < MAX_BODY * SECONDS_PER_CHAR
 
 
+def test_a_run_of_keywords_joined_by_dashes_parses_quickly() -> None:
+    """`needs-needs-...` is one run of name characters: an unbounded owner pattern rescanned it
+    after every keyword (8 s for a maximal body; names are bounded by GitHub's limits now)."""
+    for unit in ("needs-", "depends on o.-", "needs https://a-", "needs a/a-"):
+        body = (unit * (MAX_BODY // len(unit) + 1))[:MAX_BODY]
+        assert _seconds(body) < MAX_BODY * SECONDS_PER_CHAR
+    assert body_refs("needs " + "a" * 39 + "/r#6", "o/r") == ["a" * 39 + "/r#6"]
+    assert body_refs("needs " + "a" * 40 + "/r#6", "o/r") == []  # no GitHub owner is that long
+
+
 def test_an_unclosed_comment_hides_the_rest_of_the_body() -> None:
     """As GitHub renders it: an HTML comment never closed runs to the end of the body."""
     assert body_refs("Depends on #1\n<!-- draft: depends on #2", "o/r") == ["o/r#1"]
