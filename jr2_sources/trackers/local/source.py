@@ -79,8 +79,8 @@ class LocalAdapter(Tracker):
     """Called on the event loop, not in a thread (`Tracker.inline`): a claim or settle is one
     SQLite transaction of a fraction of a millisecond, less than the thread hop around it, and a
     DAG's serial chain waits for every hop. A transaction another pool's write lock delays waits
-    for that transaction (milliseconds); only a backlog file edited mid-run is re-read on the
-    loop, once per edit."""
+    for that transaction (milliseconds); a backlog file edited mid-run is re-read on the loop,
+    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle."""
 
     def __init__(self, config: LocalConfig | LocalSettings, env: SourceEnv) -> None:
         self.config = config
