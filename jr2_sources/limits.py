@@ -21,6 +21,10 @@ in the tracker, so pools on other machines and restarted pools honour them.
   Names are compared case-insensitively (kept lower-case) and share one namespace, so
   `Touches: area/db` joins the label's group. `Limits.tag` writes each item's groups into
   `SnapshotItem.groups` as it is read, so the Ready-set rules and the claim see the same groups.
+  The line may sit in a list or a quote, or carry bold marks (`**Touches:**` in Markdown,
+  `*Touches:*` in Jira's wiki markup). A tracker that reads bodies only on request (Jira: its
+  description costs bytes on every search) has a `want_bodies()` method; `Limits.prepare`
+  calls it when `touches` is in use, and refuses `touches` on a source that reads no bodies.
 * **The Ready-set.** An unclaimed item of a group held by a live claim of another item is
   blocked with `group_busy` (the group and the holding item); while live claims number
   `global_cap` or more, every item that would otherwise be ready is blocked with `global_cap`
@@ -52,7 +56,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import UsageError
 
@@ -63,7 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GroupRule", "Limits", "parse_exclusive_by"]
 
-_TOUCHES = re.compile(r"^[ \t>*-]*touches[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_TOUCHES = re.compile(r"^[ \t>*#-]*touches[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +121,19 @@ class Limits:
     def active(self) -> bool:
         """True when this pool has any limit to keep."""
         return self.global_cap is not None or bool(self.rules)
+
+    def prepare(self, adapter: Any) -> None:
+        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies
+        (`want_bodies()`, where reading them costs and is done only on request); a source
+        that reads no bodies (`reads_bodies = False`) is refused in one line."""
+        if not any(rule.glob is None for rule in self.rules):
+            return
+        want = getattr(adapter, "want_bodies", None)
+        if callable(want):
+            want()
+        elif not getattr(adapter, "reads_bodies", True):
+            raise UsageError(f"{adapter.name}: this source does not read the items' bodies, so "
+                             "it cannot see 'Touches:' lines (use --exclusive-by label:GLOB)")
 
     def groups_of(self, labels: Iterable[str], body: str | None) -> tuple[str, ...]:
         """The sorted, distinct groups of an item with these labels and this body."""

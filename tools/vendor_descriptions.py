@@ -4,6 +4,7 @@
     python tools/vendor_descriptions.py gitlab WEBHOOK_MD # a path or URL of webhook_events.md
     python tools/vendor_descriptions.py gitlab-api LINKS_MD  # ... of doc/api/issue_links.md
     python tools/vendor_descriptions.py gitlab-members MEMBERS_MD  # ... of doc/api/members.md
+    python tools/vendor_descriptions.py gitlab-label-events EVENTS_MD  # resource_label_events.md
 
 Design note: the conformance tests check jr2's requests and the fake servers' answers against
 material nobody here wrote. Only the parts jr2 uses are kept, so the fixtures stay small and a
@@ -25,6 +26,9 @@ diff after regenerating shows what changed upstream:
 * gitlab-members: the example answer of "Get a member of a group or project, including
   inherited (and invited) members" of GitLab's members API page (doc/api/members.md, same
   licence), written to fixtures/gitlab/api/member_all.json (the dashboard's author check).
+* gitlab-label-events: the example answer of "List project issue label events" of GitLab's
+  resource label events API page (doc/api/resource_label_events.md, same licence), written to
+  fixtures/gitlab/api/resource_label_events.json (who added a gate's answer label).
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ JIRA_SOURCE = "https://developer.atlassian.com/cloud/jira/platform/swagger-v3.v3
 GITLAB_SOURCE = ("https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/user/project/"
                  "integrations/webhook_events.md")
 GITLAB_API_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/issue_links.md"
+GITLAB_EVENTS_OUT = ROOT / "fixtures" / "gitlab" / "api" / "resource_label_events.json"
+GITLAB_EVENTS_SOURCE = ("https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/"
+                        "resource_label_events.md")
 GITLAB_MEMBERS_OUT = ROOT / "fixtures" / "gitlab" / "api" / "member_all.json"
 GITLAB_MEMBERS_SOURCE = "https://gitlab.com/gitlab-org/gitlab/-/raw/master/doc/api/members.md"
 MEMBER_HEADINGS = ("Get a member of a group or project, including inherited and invited members",
@@ -141,7 +148,8 @@ def gitlab_hooks(text: str) -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api", "gitlab-members"))
+    ap.add_argument("which", choices=("jira", "gitlab", "gitlab-api", "gitlab-members",
+                                      "gitlab-label-events"))
     ap.add_argument("source", nargs="?", help="a path or URL (default: the upstream URL)")
     args = ap.parse_args()
     if args.which == "jira":
@@ -157,6 +165,12 @@ def main() -> None:
         GITLAB_API_OUT.parent.mkdir(parents=True, exist_ok=True)
         GITLAB_API_OUT.write_text(json.dumps(links, indent=2) + "\n")
         print(f"wrote {GITLAB_API_OUT.relative_to(ROOT)}")
+        return
+    if args.which == "gitlab-label-events":
+        events = _json_after(read(args.source or GITLAB_EVENTS_SOURCE),
+                             "List project issue label events")
+        GITLAB_EVENTS_OUT.write_text(json.dumps(events, indent=2) + "\n")
+        print(f"wrote {GITLAB_EVENTS_OUT.relative_to(ROOT)}")
         return
     if args.which == "gitlab-members":
         text = read(args.source or GITLAB_MEMBERS_SOURCE)

@@ -123,6 +123,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     from jr2_sources.tracker import ReadOnly, layer_options
 
     limits = Limits.parse(global_cap, exclusive_by)
+    limits.prepare(adapter)
     snap = ReadOnly(adapter).snapshot()
     limits.tag(snap)
     rs = compute_ready_set(snap, now=datetime.now(UTC), global_cap=limits.global_cap,

@@ -204,10 +204,7 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
                          "give one of them too, or drop it")
     if not limits.active:
         return adapter
-    if any(rule.glob is None for rule in limits.rules) and not getattr(adapter, "reads_bodies",
-                                                                         True):
-        raise UsageError(f"{adapter.name}: this source does not read the items' bodies, so it "
-                         "cannot see 'Touches:' lines (use --exclusive-by label:GLOB)")
+    limits.prepare(adapter)
     if adapter.limits:
         if control_issue is not None:
             raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "

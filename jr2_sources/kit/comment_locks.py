@@ -28,10 +28,24 @@ one order every pool agrees on:
 * renew with the item's lease (edit the comment; a renewal that lands after the lease ran out,
   `new updated_at >= old updated_at + lease`, has lost the lock: the worker is stopped); settle
   deletes it, and so does parking the item awaiting approval (`--gate`). A pool killed with
-  `kill -9` holds its lock until its lease ends, then it is ignored (an expired lock comment
-  stays in the thread; it costs only its bytes in a listing).
+  `kill -9` holds its lock until its lease ends, then it is ignored.
+* clean-up: a lock comment a killed pool left behind would stay in the thread forever (every
+  listing paying its bytes, every page of them one more request). A claimer that finds, in the
+  listing it reads anyway, a lock comment expired for one more lease, at most `GRACE` seconds
+  (`now >= updated_at + lease + min(lease, GRACE)`, the server's times as above) deletes it: at
+  most `SWEEP` per acquire, oldest first, so a thread full of dead locks is emptied over a few
+  claims instead of in one burst of deletions. Only jr2's own lock comments are ever deleted:
+  the body must parse as a complete `jr2:lock` marker (item, groups, holder, lease, nonce)
+  followed by jr2's line for people; any other comment (a person's, jr2's claim or gate markers)
+  is never touched. A dead lock's holder cannot come back (a renewal past the lease has lost,
+  `renew` below), so deleting it changes no decision; the grace is only a margin for clock skew
+  between the pools' views. Two pools sweeping at once may delete the same comment: the second
+  deletion's 404 is fine (`delete_comment` of every adapter treats a comment already gone as
+  deleted).
 * Cost per item under a limit: one comment creation (GitHub's content-creation limit: 500 an
-  hour per token), one listing of the coordination issue, one deletion; one edit per renewal.
+  hour per token), one listing of the coordination issue, one deletion; one edit per renewal;
+  plus at most `SWEEP` deletions of dead locks, only when a pool was killed holding some (each
+  dead lock is deleted once, by whichever claimer sees it first).
   Lock comments notify the coordination issue's watchers only (unsubscribe from it).
 
 `LockedTracker` wraps a tracker whose adapter is a comment thread (`post_comment`,
@@ -58,9 +72,18 @@ from ..readyset import Snapshot, SnapshotItem
 from ..tracker import Tracker
 from .claims import MAX_LEASE, Comment
 
-__all__ = ["CommentLocks", "Lock", "LockThread", "LockedTracker", "lock_fields", "render_lock"]
+__all__ = ["GRACE", "SWEEP", "CommentLocks", "Lock", "LockThread", "LockedTracker", "lock_fields",
+           "render_lock"]
 
 _LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
+_PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
+
+GRACE = 60.0
+"""A lock comment is dead, and cleaned up, one more lease after its lease ended, at most this
+many seconds after (module notes: clean-up)."""
+
+SWEEP = 3
+"""At most this many dead lock comments are deleted per acquire (module notes: clean-up)."""
 
 
 class LockThread(Protocol):
@@ -85,8 +108,16 @@ class _Found:
     updated_at: datetime
     lease: float
 
+    own: bool = False
+    """The comment is exactly what jr2 writes (complete marker and jr2's line): deletable."""
+
     def live(self, now: datetime) -> bool:
         return now < self.updated_at + timedelta(seconds=self.lease)
+
+    def dead(self, now: datetime) -> bool:
+        """Expired for one more lease (at most `GRACE` s): its holder can never renew it."""
+        grace = min(self.lease, GRACE)
+        return self.own and now >= self.updated_at + timedelta(seconds=self.lease + grace)
 
 
 def render_lock(fields: dict[str, Any], text: str) -> str:
@@ -117,7 +148,11 @@ def _parse(comment: Comment) -> _Found | None:
         nonce = str(fields["nonce"])
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    return _Found(comment.id, groups, nonce, comment.updated_at, lease)
+    own = (isinstance(fields.get("item"), str) and isinstance(fields.get("holder"), str)
+           and isinstance(fields.get("groups"), list) and isinstance(fields.get("nonce"), str)
+           and isinstance(fields.get("lease"), (int, float)) and fields["lease"] > 0
+           and _PEOPLE_LINE.match(comment.body) is not None)
+    return _Found(comment.id, groups, nonce, comment.updated_at, lease, own)
 
 
 @dataclass
@@ -165,6 +200,7 @@ class CommentLocks:
             self._delete(mine)
             return None
         first = ours[0]
+        self._sweep([f for f in found if f.nonce != nonce], now)
         earlier = [f for f in found if f.comment_id < first.comment_id and f.nonce != nonce
                    and f.live(now)]
         wanted = set(groups)
@@ -192,8 +228,12 @@ class CommentLocks:
         """Delete the lock comment (a comment already gone is fine)."""
         self._delete({lock.comment_id})
 
-    def _delete(self, ids: set[int]) -> None:
-        for cid in sorted(ids):
+    def _sweep(self, others: list[_Found], now: datetime) -> None:
+        """Delete up to `SWEEP` dead lock comments of other (killed) pools, oldest first."""
+        self._delete({f.comment_id for f in others if f.dead(now)}, limit=SWEEP)
+
+    def _delete(self, ids: set[int], limit: int | None = None) -> None:
+        for cid in sorted(ids)[:limit]:
             self.thread.delete_comment(self.key, cid)
 
 

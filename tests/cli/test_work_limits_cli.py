@@ -38,13 +38,3 @@ def test_a_bad_exclusive_by_is_one_line_and_exit_2(tmp_path: Path, command: str)
                          capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
     assert "--exclusive-by 'area/*': expected label:GLOB" in out.stderr
-
-
-def test_touches_is_refused_where_bodies_are_not_read(tmp_path: Path) -> None:
-    out = subprocess.run([*JR2, "work", "jira:https://x.atlassian.net", "--jql", "project = X",
-                          "--exclusive-by", "touches", "--control-issue", "X-1", "--", "true"],
-                         cwd=tmp_path,
-                         env={**os.environ, **OFFLINE, "JR2_STATE_DIR": str(tmp_path / "s")},
-                         capture_output=True, text=True, timeout=60)
-    assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
-    assert "cannot see 'Touches:' lines" in out.stderr

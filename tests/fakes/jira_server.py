@@ -70,6 +70,18 @@ Design notes
   as `issuelink_created`. Signed `X-Hub-Signature: sha256=<hex>` when there is a secret, with a
   fresh `X-Atlassian-Webhook-Identifier`. Sent in order from one thread; `deliveries` keeps each
   one's event and the receiver's JSON answer (so a test counts wakes).
+* Descriptions (`add_issue(description=)`, `set_description`, a person's edit: `updated`
+  moves, a `description` changelog item). Cloud keeps a description as an ADF document like a
+  comment (the `description` of "Edit issue" takes ADF in v3; fixtures/jira/atlassian, the
+  issue-edit operation: "the `description` ... take Atlassian Document Format content"), so a
+  REST v2 answer gives it back as a string (`from_doc`: "v2 bodies are strings where v3 takes
+  ADF", fixtures/jira/README.md); Data Center keeps and answers the wiki-markup string.
+* The change history: every edit of labels or description and jr2's own `PUT /issue/{key}`
+  is recorded as a `Changelog` {id, author, created, items [ChangeDetails {field, fieldtype,
+  fieldId, from, fromString, to, toString}]} (fixtures/jira/atlassian: `PageOfChangelogs`), and
+  `GET /issue/{key}?expand=changelog` returns it as `changelog` {startAt, maxResults, total,
+  histories}, "sorted by date, starting from the most recent" (the `expand` parameter of "Get
+  issue"), at most 100 (Cloud's page of "recent updates").
 * Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
 """
 
@@ -167,6 +179,8 @@ class Issue:
     comments: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     old_keys: list[str] = field(default_factory=list)  # keys it had before a move
+    description: Any = None  # Cloud: an ADF document; Data Center: a wiki-markup string
+    history: list[dict[str, Any]] = field(default_factory=list)  # Changelogs, oldest first
 
 
 @dataclass
@@ -515,7 +529,7 @@ class FakeJira:
     def add_issue(self, summary: str, project: str = "ENG", *, status: str = "To Do",
                   labels: list[str] | None = None, priority: str = "3",
                   parent: str | None = None, assignee: dict[str, Any] | None = None,
-                  created: float | None = None) -> str:
+                  created: float | None = None, description: str | None = None) -> str:
         with self.lock:
             n = self.next_number.get(project, 1)
             self.next_number[project] = n + 1
@@ -524,7 +538,35 @@ class FakeJira:
             t = self.now() if created is None else created
             self.issues[key] = Issue(key, self.next_id, summary, t, t, status,
                                      list(labels or []), assignee, priority, parent)
+            if description is not None:
+                self.issues[key].description = self._store_body(description)
             return key
+
+    def _record(self, it: Issue, author: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        """One Changelog of `it` (the change history `expand=changelog` reads)."""
+        self.next_id += 1
+        it.history.append({"id": str(self.next_id), "author": author, "created": self.now(),
+                           "items": items})
+
+    def set_description(self, key: str, text: str, name: str = "alice") -> None:
+        """A person (`person(name)`) edits an issue's description (`updated` moves)."""
+        with self.lock:
+            it = self.issues[key]
+            old = it.description
+            it.description = self._store_body(text)
+            it.updated = self.now()
+            items = [{"field": "description", "fieldtype": "jira", "fieldId": "description",
+                      "from": None, "fromString": self._text(old), "to": None,
+                      "toString": text}]
+            self._record(it, self.person(name), items)
+            self._emit("jira:issue_updated", it, "issue_updated", items=items)
+
+    @staticmethod
+    def _text(stored: Any) -> str | None:
+        """A stored description as the string a REST v2 answer gives (None: empty)."""
+        if stored is None:
+            return None
+        return from_doc(stored) if isinstance(stored, dict) else str(stored)
 
     def add_link(self, blocker: str, blocked: str, link_type: str = "Blocks") -> None:
         with self.lock:
@@ -590,8 +632,9 @@ class FakeJira:
             self._emit("jira:issue_deleted", it, "issue_deleted")
 
     def edit(self, key: str, *, add: str | None = None, remove: str | None = None,
-             assignee: dict[str, Any] | bool | None = False) -> None:
-        """A person edits labels (or the assignee: a dict, or None to unassign)."""
+             assignee: dict[str, Any] | bool | None = False, by: str = "someone") -> None:
+        """A person (`person(by)`) edits labels (or the assignee: a dict, or None to
+        unassign)."""
         with self.lock:
             it = self.issues[key]
             before = list(it.labels)
@@ -602,10 +645,12 @@ class FakeJira:
             if assignee is not False:
                 it.assignee = assignee if isinstance(assignee, dict) else None
             it.updated = self.now()
-            self._emit("jira:issue_updated", it, "issue_updated", items=[
-                {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
-                 "fromString": " ".join(before), "to": None,
-                 "toString": " ".join(it.labels)}])
+            items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
+                      "fromString": " ".join(before), "to": None,
+                      "toString": " ".join(it.labels)}]
+            if before != it.labels:
+                self._record(it, self.person(by), items)
+            self._emit("jira:issue_updated", it, "issue_updated", items=items)
 
     def set_status(self, key: str, status: str) -> None:
         """A person's transition (the issue's `updated` moves)."""
@@ -767,6 +812,7 @@ class FakeJira:
             "issuelinks": links,
             "subtasks": [self._ref(k) for k in children.get(it.key, [])],
             "issuetype": self._issuetype(it.parent is not None),
+            "description": self._text(it.description),
         }
         if it.parent is not None:
             all_fields["parent"] = self._ref(it.parent)
@@ -844,7 +890,7 @@ class FakeJira:
             return [{"id": f, "key": f, "name": f.title(), "custom": False, "orderable": True,
                      "navigable": True, "searchable": True, "clauseNames": [f]}
                     for f in ("summary", "status", "labels", "assignee", "priority", "created",
-                              "issuelinks", "subtasks", "parent")]
+                              "issuelinks", "subtasks", "parent", "description")]
         if path == f"{API}/myself" and method == "GET":
             return self._user(self.me)
         if path == f"{API}/user/permission/search" and method == "GET":
@@ -909,7 +955,14 @@ class FakeJira:
         if sub == "" and method == "GET":
             fields = query.get("fields")
             with self.lock:
-                return self.render(it, fields.split(",") if fields else None)
+                out = self.render(it, fields.split(",") if fields else None)
+                if "changelog" in str(query.get("expand") or "").split(","):
+                    recent = [{**h, "author": self._user(h["author"]),
+                               "created": jira_time(h["created"])}
+                              for h in reversed(it.history)][:100]
+                    out["changelog"] = {"startAt": 0, "maxResults": len(recent),
+                                        "total": len(recent), "histories": recent}
+                return out
         if sub == "" and method == "PUT":
             return self._edit(it, body or {})
         if sub == "/assignee" and method == "PUT":
@@ -948,10 +1001,11 @@ class FakeJira:
             it.updated = self.now()
             if before != it.labels:
                 self.notifications.append((it.key, "issue edited"))
-                self._emit("jira:issue_updated", it, "issue_updated", items=[
-                    {"field": "labels", "fieldtype": "jira", "fieldId": "labels", "from": None,
-                     "fromString": " ".join(before), "to": None,
-                     "toString": " ".join(it.labels)}])
+                items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels",
+                          "from": None, "fromString": " ".join(before), "to": None,
+                          "toString": " ".join(it.labels)}]
+                self._record(it, self.me, items)
+                self._emit("jira:issue_updated", it, "issue_updated", items=items)
         raise Reply(204)
 
     def _store_body(self, body: str) -> Any:

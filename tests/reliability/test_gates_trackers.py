@@ -353,3 +353,24 @@ def test_a_label_answers_a_github_gate_by_whoever_added_it(tmp_path: Path) -> No
         rc, err = finish(s.start(ask=item))
         assert rc == 0, err[-3000:]
         assert s.runs(item) == [("-", "-"), ("rejected", "-")]
+
+
+def test_a_label_answers_a_jira_gate_by_whoever_added_it(tmp_path: Path) -> None:
+    """Jira: the label `jr2:approve:deploy` added by someone without Edit Issues is ignored (who
+    added it comes from the issue's change history) and named in the report; `jr2:reject:deploy`
+    added by an editor rejects it, the next attempt runs with JR2_GATE_DEPLOY=rejected, and the
+    answer labels stay: jr2 removes no label a person set."""
+    with setup("jira", tmp_path) as s:
+        [item] = s.items
+        assert finish(s.start(ask=item))[0] == 3
+        assert s.tr is not None
+        s.tr.fake.edit(item, add="jr2:approve:deploy", by="mallory")
+        assert awaiting(s, item)["ignored_answers_by"] == ["acc-mallory"]
+        assert finish(s.start(ask=item))[0] == 3  # still waits: nothing ran
+        s.tr.fake.edit(item, add="jr2:reject:deploy", by="alice")
+        assert s.reasons(item) == []
+        rc, err = finish(s.start(ask=item))
+        assert rc == 0, err[-3000:]
+        assert s.runs(item) == [("-", "-"), ("rejected", "-")]
+        labels = s.tr.labels(item)
+        assert "jr2:approve:deploy" in labels and "jr2:reject:deploy" in labels

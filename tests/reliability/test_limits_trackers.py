@@ -122,6 +122,35 @@ def test_a_group_held_by_a_killed_github_pool_is_taken_after_its_lease_not_befor
         assert free_start < killed  # outside any group: it ran while the group was held
 
 
+def test_lock_comments_of_a_killed_github_pool_are_cleaned_up_by_two_pools_at_once(
+        tmp_path: Path) -> None:
+    """A pool killed with SIGKILL leaves its lock comment on the coordination issue; two pools
+    started after it run past the dead lock's lease and grace, both may delete it at once (the
+    second deletion's 404 is fine), both drain, and the thread ends with no lock comment."""
+    lease = 3.0
+    with tracker("github") as tr, pools(tmp_path, tr) as p:
+        control, ids = _seed(tr, ["db"] + ["free"] * 8)
+        number = int(control.split("#")[1])
+        limits = ("--global-cap", "10", "--cap", "1", "--lease", f"{lease}s")
+        first = _start(p, control, *limits, durations={ids[0]: 60, "*": 0.2})
+        end = time.monotonic() + 60
+        while ids[0] not in runs(p.journal):
+            assert time.monotonic() < end and first.poll() is None  # type: ignore[attr-defined]
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        first.communicate()  # type: ignore[attr-defined]
+        [dead] = [c for c in tr.fake.comments_of("o/r", number)
+                  if c.body.startswith("<!-- jr2:lock")]
+        later = [_start(p, control, *limits, seed=i, durations="2:2.2") for i in (1, 2)]
+        for proc in later:
+            rc, _, err = p.wait(proc, timeout=120)  # type: ignore[arg-type]
+            assert rc == 0, err
+        assert sorted(runs(p.journal)) == sorted(ids)
+        assert _live_locks(tr, control) == 0
+        gone = tr.fake.requests("DELETE", rf"/issues/comments/{dead.id}$")
+        assert gone and all(e["status"] in (204, 404) for e in gone)
+
+
 @pytest.mark.parametrize("missing", ["--control-issue", "limit"])
 def test_control_issue_and_limits_come_together(tmp_path: Path, missing: str) -> None:
     with tracker("github") as tr, pools(tmp_path, tr) as p:
@@ -161,3 +190,35 @@ def test_four_pools_on_jira_keep_a_group_and_the_cap_with_an_issue_outside_the_j
         assert all(e["body"]["properties"][0]["value"]["kind"] == "lock" for e in posted)
         assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]
         assert jira.issue(control).labels == []  # only lock comments went there, now deleted
+
+
+def test_four_pools_on_jira_never_run_two_issues_that_touch_the_same_thing(
+        tmp_path: Path) -> None:
+    """`--exclusive-by touches` on Jira: the `Touches:` lines are in the descriptions (read only
+    because the option is given); 4 pools of --cap 2 run the issues touching `db` one at a time
+    (whatever the case and the list or bold marks around the line), the others side by side;
+    the `ui` issue joins `db`'s group by a second name. No lock comment is left."""
+    with tracker("jira") as tr, pools(tmp_path, tr) as p:
+        jira = tr.fake
+        control = jira.add_issue("jr2 coordination")
+        texts = ["Fix the index.\n\nTouches: db", "* *Touches:* DB, cache",
+                 "Intro line\nTouches: ui, db", "h3. Plan\n\nTouches: cache"]
+        db = [jira.add_issue(f"db {i}", labels=["agent"], description=t)
+              for i, t in enumerate(texts[:3])]
+        cache = jira.add_issue("cache", labels=["agent"], description=texts[3])
+        free = [jira.add_issue(f"free {i}", labels=["agent"], description="no line here")
+                for i in range(3)]
+        tr.items = [*db, cache, *free]
+        procs = [p.start("--control-issue", control, "--exclusive-by", "touches", "--cap", "2",
+                         seed=i, durations="0.3:0.5") for i in range(4)]
+        for proc in procs:
+            rc, _, err = p.wait(proc, timeout=180)
+            assert rc == 0, err
+        done = runs(p.journal)
+        assert sorted(done) == sorted(tr.items) and all(len(r) == 1 for r in done.values())
+        assert most_at_once([iv for i in db for iv in done[i]]) == 1
+        assert most_at_once([iv for i in (db[1], cache) for iv in done[i]]) == 1
+        items = [e["body"]["fields"] for e in jira.requests("POST", "/search/jql$")
+                 if "summary" in e["body"]["fields"]]  # the searches that read items
+        assert items and all("description" in f for f in items)
+        assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]

@@ -78,3 +78,20 @@ def test_a_tracker_that_cannot_keep_limits_is_refused_in_one_line() -> None:
         with pytest.raises(UsageError, match=r"cannot share a global cap or conflict groups"):
             WorkSource(tracker, holder="me", limits=limits)
     WorkSource(tracker, holder="me", limits=Limits())  # no limit asked: fine
+
+
+def test_touches_asks_a_source_for_bodies_or_is_refused_where_none_are_read() -> None:
+    """`Limits.prepare`: with `touches`, a source that reads bodies on request (Jira) is asked
+    to, one that reads none is refused in one line; label rules ask nothing."""
+    from types import SimpleNamespace
+
+
+    asked: list[bool] = []
+    on_request = SimpleNamespace(name="jira:x", want_bodies=lambda: asked.append(True))
+    Limits.parse(None, ["label:area/*"]).prepare(on_request)
+    assert asked == []
+    Limits.parse(None, ["touches"]).prepare(on_request)
+    assert asked == [True]
+    with pytest.raises(UsageError, match="cannot see 'Touches:' lines"):
+        Limits.parse(None, ["touches"]).prepare(SimpleNamespace(name="x:y", reads_bodies=False))
+    Limits.parse(None, ["touches"]).prepare(SimpleNamespace(name="github:o/r"))

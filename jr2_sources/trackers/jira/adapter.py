@@ -41,6 +41,9 @@ Design notes
   comment into `done` / `failed` (with the reason) / `released`. jr2 removes only its own claim
   label and never an assignee.
 * A read-only adapter (a dry run) never writes: the client refuses, and so does `_writable`.
+* `--exclusive-by touches`: the `Touches:` lines are in the description, which searches read
+  only after `want_bodies()` (`description.py`: the cost, the two shapes); the item's text is
+  `extra["body"]`, as on GitHub, where `jr2_sources.limits` finds its groups.
 * A running pool reads by deltas (`changes`, `deltas.py`): one full reading, then at most two
   searches for what changed. This process's own writes and verified webhook deliveries mark
   the issues the next delta reads again. Held items are watched with one search, `key in
@@ -73,9 +76,10 @@ from jr2_sources.retries import Attempt
 from jr2_sources.tracker import GONE, taken_back
 
 from . import markers
-from .client import JiraClient, JiraHTTPError, parse_jira_time
+from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .deltas import JiraDeltas
+from .description import description_text
 from .gates import GateReader
 from .jql import (
     MAX_KEYS,
@@ -112,7 +116,6 @@ class JiraAdapter(ClaimsByComment):
 
     tracker = "Jira"
     comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
-    reads_bodies = False  # the search asks for no description: --exclusive-by touches is refused
     gates = True  # --gate: a `jr2:gate` marker in the claim comment (`park`)
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
@@ -143,6 +146,11 @@ class JiraAdapter(ClaimsByComment):
         self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
 
     # -- reading --------------------------------------------------------------------------------
+
+    def want_bodies(self) -> None:
+        """`--exclusive-by touches` (`jr2_sources.limits`): every search from now on also reads
+        the description (`description.py`), so items carry their body."""
+        self.client.fields = (*FIELDS, "description")
 
     def scope(self) -> str:
         """The JQL jr2 sends: the user's filter, open issues only."""
@@ -271,7 +279,6 @@ class JiraAdapter(ClaimsByComment):
             attempts, retry_after = retry_record(markers_of(comments))
         elif held is not None:
             claim = Claim(held.holder, since=held.updated_at)
-        status = f.get("status") or {}
         return SnapshotItem(
             id=key, title=str(f.get("summary") or ""), url=f"{self.client.server}/browse/{key}",
             labels=labels,
@@ -280,8 +287,18 @@ class JiraAdapter(ClaimsByComment):
             parent=str(parent["key"]) if isinstance(parent, dict) and parent.get("key") else None,
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after,
-            gates=self._gates.of(key, comments) if comments is not None else (),
-            extra={"key": key, "status": str(status.get("name") or "")})
+            gates=self._gates.of(key, comments, labels) if comments is not None else (),
+            extra=self._extra(key, f))
+
+    @staticmethod
+    def _extra(key: str, f: Mapping[str, Any]) -> dict[str, Any]:
+        """The item's `extra`: its key, status name and (`want_bodies`) description text."""
+        extra: dict[str, Any] = {"key": key, "status": str((f.get("status") or {}).get("name")
+                                                           or "")}
+        body = description_text(f.get("description"))
+        if body:
+            extra["body"] = body
+        return extra
 
     def _is_type(self, link_type: Any) -> bool:
         if not isinstance(link_type, dict):

@@ -93,6 +93,7 @@ class JiraClient:
         self.policy = policy or RetryPolicy()
         self.sleep = sleep
         self.read_only = read_only
+        self.fields: tuple[str, ...] = FIELDS  # what a search reads unless told (see adapter)
         self.stats = Stats()
         self._redact = Redactor([auth.token.get_secret_value()])
         self._reached = False  # any answer yet (before one, an unreachable host is final)
@@ -141,14 +142,16 @@ class JiraClient:
 
     # -- search ---------------------------------------------------------------------------------
 
-    def search(self, jql: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any]]:
-        """Every issue matching `jql`, `PAGE` per request, with only `fields`."""
+    def search(self, jql: str, fields: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+        """Every issue matching `jql`, `PAGE` per request, with only `fields` (default: the
+        client's `fields`)."""
         return self.search_at(jql, fields)[0]
 
-    def search_at(self, jql: str, fields: tuple[str, ...] = FIELDS, *,
+    def search_at(self, jql: str, fields: tuple[str, ...] | None = None, *,
                   reconcile: tuple[int, ...] = ()) -> tuple[list[dict[str, Any]], datetime | None]:
         """`search`, and the server's time of the first page's answer (None when it sent no
         `Date`). `reconcile`: issue ids to read consistently (Cloud, at most 50)."""
+        fields = self.fields if fields is None else fields
         out: list[dict[str, Any]] = []
         at: datetime | None = None
         self._seen.date = None

@@ -8,6 +8,16 @@ push: GitLab's "Get a member of a group or project, including inherited and invi
 by `username` and `id`; the reader keeps the ids it saw (`ids`). Each answerer is checked once
 per `TTL` seconds. jr2's own account (`GET /user`) never answers: a note posted with its token
 is no person's answer.
+
+A label answers too, as on GitHub: `jr2:approve:NAME` or `jr2:reject:NAME` on the issue. Who
+added it, and when, comes from "List project issue label events", `GET /projects/:id/issues/
+:issue_iid/resource_label_events` (doc/api/resource_label_events.md, "who, when, and which label
+was added to (or removed from) an issue"; its example answer is fixtures/gitlab/api/
+resource_label_events.json): the events with `action` `add`, their `label.name`, `user`
+{`id`, `username`} and `created_at`. It is read only while the issue carries such a label (one
+more request per reading of a parked issue then), and the adder's role is checked as a note
+author's is. jr2 removes no label a person set: the answer label stays on the issue (GitHub
+does the same); a later request of the same gate counts only answers given after it.
 """
 
 from __future__ import annotations
@@ -15,14 +25,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from datetime import datetime
 
 from jr2_core import SourceHTTPError
-from jr2_sources.gates import Gate
+from jr2_sources.gates import Gate, GateStatus, answer_label
 from jr2_sources.kit import gates_of
 from jr2_sources.kit.claims import Comment
 
 from .client import GitLabClient
-from .refs import encode_project
+from .refs import encode_project, parse_time
+
+Answer = tuple[datetime, GateStatus, str, str | None, str | None]
+"""A label answer (as `jr2_sources.kit.gates_of` takes it): when, approved or rejected, the
+gate, who, why."""
 
 TTL = 300.0
 DEVELOPER = 30
@@ -74,6 +89,29 @@ class GateReader:
             self._known[username] = (ok, time.monotonic())
         return ok
 
-    def of(self, comments: Iterable[Comment]) -> tuple[Gate, ...]:
-        """The gates recorded in one issue's notes."""
-        return gates_of(comments, self.can_answer)
+    def labelled(self, iid: int) -> list[Answer]:
+        """The label answers of issue `iid`, from its label events (`add` only)."""
+        path = f"/projects/{encode_project(self.project)}/issues/{iid}/resource_label_events"
+        found, _ = self.client.get_all(path, need="read issue label events")
+        out: list[Answer] = []
+        for ev in found:
+            if not isinstance(ev, dict) or ev.get("action") != "add":
+                continue
+            label, user = ev.get("label"), ev.get("user")
+            said = answer_label(str(label.get("name") or "")) if isinstance(label, dict) else None
+            if said is None or not isinstance(user, dict) or not ev.get("created_at"):
+                continue
+            who = str(user["username"]) if user.get("username") else None
+            if who is not None and isinstance(user.get("id"), int):
+                with self._lock:
+                    self.ids[who] = user["id"]
+            out.append((parse_time(str(ev["created_at"])), said[0], said[1], who, None))
+        return out
+
+    def of(self, comments: Iterable[Comment], iid: int | None = None,
+           labels: Iterable[str] = ()) -> tuple[Gate, ...]:
+        """The gates recorded in one issue's notes (and, while issue `iid` carries an answer
+        label, its label events)."""
+        others = self.labelled(iid) if iid is not None and any(
+            answer_label(x) for x in labels) else []
+        return gates_of(comments, self.can_answer, others)

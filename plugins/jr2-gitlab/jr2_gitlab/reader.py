@@ -349,7 +349,8 @@ class IssueReader:
             blockers=[BlockerRef(ref, state) for ref, state in refs.items()],
             failed=failed, claim=claim, attempts=attempts, retry_after=retry_after,
             extra=extra, in_scope=cfg.selects(labels),
-            gates=self.gates.of(comments) if gated and comments is not None else ())
+            gates=self.gates.of(comments, iid, labels) if gated and comments is not None
+            else ())
 
     def _ref_state(self, ref: str, listed: Mapping[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)

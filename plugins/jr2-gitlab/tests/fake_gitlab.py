@@ -25,6 +25,13 @@ shape of "Get a member of a group or project, including inherited and invited me
 `access_level`, or 404 for a non-member. `add_user()` makes a user with a role (None: not a
 member); an issue's `author` is the user `add_issue(author=...)` names (default: jr2-bot, a
 Maintainer). `PUT .../issues/:iid` takes `description` ("Edit an issue").
+
+Label events: every label added or removed (by jr2's `PUT ... add_labels/remove_labels`, as
+jr2-bot, or by a person's `set_labels(..., by=NAME)`) is recorded, and `GET /projects/:id/
+issues/:iid/resource_label_events` answers them oldest first, paged, in the shape of "List
+project issue label events" (fixtures/gitlab/api/resource_label_events.json, GitLab's
+doc/api/resource_label_events.md): `id`, `user`, `created_at`, `resource_type` "Issue",
+`resource_id`, `label` {id, name, color, description}, `action` "add" | "remove".
 """
 
 from __future__ import annotations
@@ -72,7 +79,8 @@ class FakeGitLab:
         self.graphql_error: str | None = None  # answer `{"errors": [{"message": ...}]}`
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.faults: list[Fault] = []
-        self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0, "user": 1}
+        self._ids = {"project": 0, "issue": 100, "note": 1000, "link": 0, "user": 1,
+                     "label_event": 140}
         self.users: dict[str, dict[str, Any]] = {"jr2-bot": dict(_USER)}
         self.levels: dict[int, int] = {_USER["id"]: 40}  # user id -> access_level (members)
         self.server: ThreadingHTTPServer | None = None
@@ -117,8 +125,23 @@ class FakeGitLab:
                 "id": self._next("issue"), "iid": iid, "project_id": proj["id"], "title": title,
                 "description": description, "state": state, "labels": list(labels or []),
                 "assignees": [], "created": t, "updated": t, "notes": [],
-                "author": author}
+                "author": author, "label_events": []}
             return iid
+
+    def _label_events(self, issue: dict[str, Any], before: list[str], user: dict[str, Any]
+                      ) -> None:
+        """Record the labels added to and removed from `issue` since `before`, by `user`."""
+        now = list(issue["labels"])
+        changes = [(x, "add") for x in now if x not in before] + [
+            (x, "remove") for x in before if x not in now]
+        for name, action in changes:
+            issue["label_events"].append({
+                "id": self._next("label_event"), "user": dict(user),
+                "created_at": iso(self.now()), "resource_type": "Issue",
+                "resource_id": issue["id"],
+                "label": {"id": sum(name.encode()) + 1, "name": name, "color": "#428BCA",
+                          "description": ""},
+                "action": action})
 
     def issue(self, path: str, iid: int) -> dict[str, Any]:
         issue: dict[str, Any] = self.projects[path]["issues"][iid]
@@ -157,10 +180,13 @@ class FakeGitLab:
             self.issue(path, iid)["state"] = "closed"
             self.issue(path, iid)["updated"] = self.now()
 
-    def set_labels(self, path: str, iid: int, labels: list[str]) -> None:
+    def set_labels(self, path: str, iid: int, labels: list[str], by: str = "someone") -> None:
+        """A person (`by`) sets an issue's labels."""
         with self.lock:
-            self.issue(path, iid)["labels"] = list(labels)
-            self.issue(path, iid)["updated"] = self.now()
+            issue = self.issue(path, iid)
+            before, issue["labels"] = issue["labels"], list(labels)
+            issue["updated"] = self.now()
+            self._label_events(issue, before, self._user(by))
 
     def delete_issue(self, path: str, iid: int) -> None:
         with self.lock:
@@ -341,11 +367,13 @@ class FakeGitLab:
             if method == "GET":
                 return 200, self._issue_json(path, issue), {}
             if method == "PUT":
+                before = list(issue["labels"])
                 for lab in str(body.get("add_labels") or "").split(","):
                     if lab and lab not in issue["labels"]:
                         issue["labels"].append(lab)
                 drop = {x for x in str(body.get("remove_labels") or "").split(",") if x}
                 issue["labels"] = [x for x in issue["labels"] if x not in drop]
+                self._label_events(issue, before, _USER)
                 if isinstance(body.get("description"), str):
                     issue["description"] = body["description"]
                 if body.get("state_event") == "close":
@@ -366,6 +394,10 @@ class FakeGitLab:
             return 200, out, {}
         if rest and rest[0] == "notes":
             return self._notes(issue, method, rest[1:], q, body)
+        if rest == ["resource_label_events"] and method == "GET":
+            return self._page(list(issue["label_events"]), q,
+                              f"{self.url}/api/v4/projects/{path.replace('/', '%2F')}/issues/"
+                              f"{iid}/resource_label_events")
         return 404, {"error": "404 Not Found"}, {}
 
     def _notes(self, issue: dict[str, Any], method: str, rest: list[str], q: dict[str, str],

@@ -60,3 +60,30 @@ def test_four_pools_keep_a_group_and_the_global_cap_through_the_plugin(tmp_path:
         assert not [n for n in notes if "jr2:lock" in n["body"]]
     finally:
         f.stop()
+
+
+def test_dead_lock_notes_of_a_killed_pool_are_deleted_and_nothing_else() -> None:
+    """A lock note left by a killed pool is deleted by the next claimer once it has been dead
+    for one more lease; a person's note on the coordination issue stays."""
+    from gitlab_helpers import make_adapter
+
+    from jr2_sources.kit.comment_locks import CommentLocks
+
+    f = FakeGitLab().start()
+    try:
+        project = "group/project"
+        control = f"{project}#{f.add_issue(project, 'jr2 coordination')}"
+        f.add_user("alice", 30)
+        iid = int(control.split("#")[1])
+        note = f.add_note(project, iid, "please keep this thread tidy", "alice")
+        ad = make_adapter(f.url, project=project, label=["agent"])
+        assert CommentLocks(ad, control, global_cap=None).acquire(
+            f"{project}#9", ("db",), "gone", 5) is not None
+        f.advance(5 + 5 + 1)
+        held = CommentLocks(ad, control, global_cap=None).acquire(f"{project}#2", ("db",), "p2",
+                                                                  60)
+        assert held is not None
+        notes = f.projects[project]["issues"][iid]["notes"]
+        assert [n["id"] for n in notes] == [note, held.comment_id]
+    finally:
+        f.stop()

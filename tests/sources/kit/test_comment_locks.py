@@ -103,3 +103,70 @@ def test_eight_racing_claimers_never_exceed_the_limit(claim: dict[str, object],
             t.join()
         assert 1 <= len(won) <= winners
         assert len(th.comments) == len(won)  # every loser deleted its comment
+
+
+def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_else() -> None:
+    from jr2_sources.kit.comment_locks import GRACE, SWEEP
+
+    th = Thread()
+    killed = CommentLocks(th, "o/r#1", global_cap=None)
+    for i in range(SWEEP + 2):  # a pool killed holding five locks: never renewed, never deleted
+        assert killed.acquire(f"o/r#{i + 10}", (f"g{i}",), "dead", 10) is not None
+    person = th.post_comment("o/r#1", "a person's note about <!-- jr2:lock {} --> locks")
+    forged = th.post_comment("o/r#1", '<!-- jr2:lock {"nonce": "x", "lease": 1} -->\nhi')
+    dead = sorted(set(th.comments) - {person, forged})
+    live = CommentLocks(th, "o/r#1", global_cap=None)
+    th.now += 10 + min(10, GRACE) - 1  # expired, but within the grace: kept
+    first = live.acquire("o/r#2", ("g0",), "p2", 10)
+    assert first is not None
+    assert set(dead) <= set(th.comments)
+    live.release(first)
+    th.now += 1
+    second = live.acquire("o/r#3", (), "p2", 10)  # past the grace: the oldest SWEEP go
+    assert second is not None
+    assert sorted(set(th.comments) - {person, forged, second.comment_id}) == dead[SWEEP:]
+    third = live.acquire("o/r#4", (), "p2", 10)
+    assert third is not None
+    assert set(th.comments) == {person, forged, second.comment_id, third.comment_id}
+    th.now += 10_000  # our own locks, dead too, are swept by the next claimer like any other
+    CommentLocks(th, "o/r#1", global_cap=None).acquire("o/r#5", (), "p3", 10)
+    assert person in th.comments and forged in th.comments
+
+
+def test_two_pools_sweeping_the_same_dead_locks_at_once_both_claim() -> None:
+    """Two claimers delete the same dead lock: the second deletion finds it gone, which is fine
+    (a comment already gone counts as deleted, as every adapter's `delete_comment` does)."""
+    from jr2_sources.kit.comment_locks import GRACE
+
+    class Racing(Thread):
+        def __init__(self) -> None:
+            super().__init__()
+            self.deletes: list[int] = []
+
+        def delete_comment(self, key: str, comment_id: int) -> None:
+            with self.lock:
+                self.deletes.append(comment_id)
+            time.sleep(0.005)
+            super().delete_comment(key, comment_id)
+
+    th = Racing()
+    old = CommentLocks(th, "o/r#1", global_cap=None)
+    dead = [old.acquire(f"o/r#{i + 10}", (), "dead", 10) for i in range(2)]
+    th.now += 10 + min(10, GRACE)
+    th.pause = 0.005
+    barrier = threading.Barrier(2)
+    got: list[object] = []
+
+    def one(i: int) -> None:
+        barrier.wait()
+        got.append(CommentLocks(th, "o/r#1", global_cap=None).acquire(f"o/r#{i}", (f"g{i}",),
+                                                                      f"p{i}", 10))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g is not None for g in got)
+    assert not {d.comment_id for d in dead if d is not None} & set(th.comments)
+    assert len(th.comments) == 2

@@ -1,0 +1,139 @@
+"""What two limit features cost on the trackers, each against its own baseline in the same run.
+
+1. `--exclusive-by touches` on Jira: the searches then also read each issue's `description`.
+   Seeds the fake Jira with N open issues whose descriptions are `--chars` characters long on
+   average (one in four with a `Touches:` line), and counts the requests and the response bytes
+   of a full reading (`JiraAdapter.snapshot()`) and of an unchanged delta poll
+   (`JiraAdapter.changes()` after a full one), without the option and with it.
+2. The clean-up of lock comments left by killed pools (`kit/comment_locks.py`): D dead locks on
+   the coordination issue of the fake GitHub; one pool then claims items one after the other
+   (`CommentLocks.acquire` + `release`): how many requests each acquire costs (the listing's
+   pages grow with the dead locks) and after how many acquires the thread is clean, against
+   the same acquires on a clean thread.
+
+    .venv/bin/python bench/limits_tracker_cost.py [--issues 1000] [--chars 600] [--dead 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" / "jira")]
+
+from fakes.github_server import FakeGitHub  # noqa: E402
+from fakes.jira_server import FakeJira  # noqa: E402
+from jira_helpers import make_adapter  # noqa: E402
+
+from jr2_sources.kit.comment_locks import SWEEP, CommentLocks  # noqa: E402
+from jr2_sources.limits import Limits  # noqa: E402
+
+JQL = "project = ENG AND labels = agent"
+WORDS = ["the", "index", "migration", "cache", "queue", "api", "schema", "worker", "retry",
+         "backfill"]
+
+
+def _text(rnd: random.Random, chars: int, i: int) -> str:
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < chars:
+        words.append(rnd.choice(WORDS))
+    body = " ".join(words)
+    return f"{body}\n\nTouches: {rnd.choice(WORDS)}" if i % 4 == 0 else body
+
+
+def _count(ad: Any) -> dict[str, int]:
+    """Requests and response bytes of `ad`'s client from now on (a response hook)."""
+    seen = {"requests": 0, "bytes": 0}
+
+    def hook(resp: Any, *args: Any, **kwargs: Any) -> None:
+        seen["requests"] += 1
+        seen["bytes"] += len(resp.content or b"")
+
+    ad.client._session.hooks.setdefault("response", []).append(hook)
+    return seen
+
+
+def jira(n: int, chars: int, dc: bool) -> None:
+    fake = FakeJira(cloud=not dc).start()
+    try:
+        rnd = random.Random(7)
+        for i in range(n):
+            fake.add_issue(f"Item {i}", labels=["agent"], description=_text(rnd, chars, i))
+        fake.advance(600)  # the issues were created well before the readings (past the overlap)
+        print(f"Jira {'Data Center' if dc else 'Cloud'}, {n} issues, descriptions of about "
+              f"{chars} characters")
+        print(f"{'reading':<22} | {'option':<8} | {'requests':>8} | {'bytes':>10} | ratio")
+        rows: dict[tuple[str, bool], dict[str, int]] = {}
+        for touches in (False, True):
+            ad = make_adapter(fake.url, jql=JQL)
+            if touches:
+                Limits.parse(None, ["touches"]).prepare(ad)
+            ad.client.server_info()
+            ad.client.jira.fields()  # the one field lookup, not part of a reading
+            seen = _count(ad)
+            ad.changes(full=True)
+            rows["full reading", touches] = dict(seen)
+            seen.update(requests=0, bytes=0)
+            ad.changes()
+            rows["unchanged delta poll", touches] = dict(seen)
+        for what in ("full reading", "unchanged delta poll"):
+            base = rows[what, False]["bytes"] or 1
+            for touches in (False, True):
+                r = rows[what, touches]
+                print(f"{what:<22} | {'touches' if touches else 'off':<8} | "
+                      f"{r['requests']:>8} | {r['bytes']:>10,} | {r['bytes'] / base:.2f}x")
+    finally:
+        fake.stop()
+
+
+def cleanup(dead: int, claims: int) -> None:
+    sys.path[:0] = [str(ROOT / "tests" / "trackers" / "github")]
+    from gh_helpers import make_adapter as github_adapter
+
+    print(f"\nGitHub coordination issue with {dead} dead locks (SWEEP = {SWEEP} per acquire)")
+    print(f"{'thread':<8} | {'acquire':>7} | {'requests':>8} | {'deleted':>7} | dead left")
+    for with_dead in (False, True):
+        gh = FakeGitHub().start()
+        try:
+            gh.next_number.setdefault("o/r", 1)
+            control = f"o/r#{gh.add_issue('o/r', 'jr2 coordination')}"
+            ad = github_adapter(gh.url)
+            killed = CommentLocks(ad, control, global_cap=None)
+            for i in range(dead if with_dead else 0):
+                killed.acquire(f"o/r#{1000 + i}", (), "killed", 1)
+            gh.advance(10)
+            pool = CommentLocks(ad, control, global_cap=None)
+            for k in range(claims):
+                gh.clear_log()
+                lock = pool.acquire(f"o/r#{k + 2}", ("db",), "pool", 60)
+                assert lock is not None
+                reqs = len(gh.requests())
+                deleted = len(gh.requests("DELETE"))
+                pool.release(lock)
+                left = sum(1 for c in gh.comments_of("o/r", int(control.split("#")[1]))
+                           if c.body.startswith("<!-- jr2:lock"))
+                if k < 3 or k == claims - 1 or (with_dead and left == 0 and deleted):
+                    print(f"{'dead' if with_dead else 'clean':<8} | {k + 1:>7} | {reqs:>8} | "
+                          f"{deleted:>7} | {left}")
+        finally:
+            gh.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--issues", type=int, default=1000)
+    ap.add_argument("--chars", type=int, default=600)
+    ap.add_argument("--dead", type=int, default=50)
+    ap.add_argument("--claims", type=int, default=20)
+    args = ap.parse_args()
+    jira(args.issues, args.chars, dc=False)
+    jira(args.issues, args.chars, dc=True)
+    cleanup(args.dead, args.claims)
+
+
+if __name__ == "__main__":
+    main()
