@@ -18,12 +18,11 @@ class Failure(Exception):
         self.detail = detail
 
     def to_json(self) -> dict[str, Any]:
-        """The Failure as JSON-ready data (`detail` as given; pydantic models are dumped)."""
-        detail = self.detail
-        dump = getattr(detail, "model_dump", None)
-        if callable(dump):
-            detail = dump(mode="json")
-        return {"reason": self.reason, "detail": detail}
+        """The Failure as JSON-ready data (`detail` as given; dataclasses and pydantic models
+        in it are dumped)."""
+        from .jsondata import jsonable
+
+        return {"reason": self.reason, "detail": jsonable(self.detail)}
 
     def __repr__(self) -> str:
         return f"Failure({self.reason!r})"

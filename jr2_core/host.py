@@ -216,7 +216,7 @@ class RunHost:
                       "machine": self.run.machine.id})
 
     async def _get_gates(self, request: web.Request) -> web.Response:
-        return _json([g.model_dump(mode="json") for g in self.run.gates()])
+        return _json([g.to_json() for g in self.run.gates()])
 
     async def _post_send(self, request: web.Request) -> web.Response:
         try:

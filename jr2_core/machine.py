@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .events import Event, EventDef
 from .paths import safe_name
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .runs import Run
 
 
@@ -106,8 +107,13 @@ class Context:
         if self._sandbox is None:
             # the gate path minus its one trailing dot: `T-1.` and `T-1..` stay distinct
             key = self.path.removesuffix(".") or "root"
-            path = self.run.state_dir / "sandboxes" / self.run.id / safe_name(key)
-            path.mkdir(parents=True, exist_ok=True)
+            path = self.run.sandbox_root() / safe_name(key)
+            try:  # one mkdir per item: the run's directory exists after the first
+                os.mkdir(path)
+            except FileNotFoundError:
+                path.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                pass
             self._sandbox = path
         return self._sandbox
 

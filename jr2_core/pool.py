@@ -33,16 +33,18 @@ import functools
 import inspect
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PoolDefect, UsageError
 from .events import Event, EventDef
 from .failure import Failure
+from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .runs import RunEvent
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DEFAULT_IDLE_POLL = 5.0
 
@@ -70,23 +72,39 @@ class Outcome:
     failure: Failure | None = None
 
 
-class FailureInfo(BaseModel):
+@dataclass(slots=True)
+class FailureInfo:
     """A Failure in a Pool's output."""
 
     reason: str
     detail: Any = None
 
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data (`detail`'s dataclasses and pydantic models dumped)."""
+        return {"reason": self.reason, "detail": jsonable(self.detail)}
 
-class RunOutput(BaseModel):
+
+@dataclass(slots=True)
+class RunOutput:
     """A Pool's output: how it ended, each finished worker's output, each failure, each worker its
     Source stopped (`cancelled`, with why), and how many times each id was started (`attempts`).
-    An id is in at most one of `items`, `failures` and `cancelled`: its last outcome."""
+    An id is in at most one of `items`, `failures` and `cancelled`: its last outcome.
+
+    A slotted dataclass, not a pydantic model (pydantic stays off a run's path); `to_json()`
+    gives what `model_dump(mode="json")` gave."""
 
     status: Literal["drained", "deadlocked"]
-    items: dict[str, Any] = {}
-    failures: dict[str, FailureInfo] = {}
-    cancelled: dict[str, FailureInfo] = {}
-    attempts: dict[str, int] = {}
+    items: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, FailureInfo] = field(default_factory=dict)
+    cancelled: dict[str, FailureInfo] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data: the fields, with the items' outputs and failures dumped."""
+        return {"status": self.status, "items": jsonable(self.items),
+                "failures": {k: f.to_json() for k, f in self.failures.items()},
+                "cancelled": {k: f.to_json() for k, f in self.cancelled.items()},
+                "attempts": dict(self.attempts)}
 
 
 NextFn = Callable[[list[str]], Any]

@@ -22,11 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from .errors import DuplicateGate, Jr2Error, UnknownEvent, UnknownGate
 from .events import Event, EventDef
 from .failure import Failure
+from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .paths import default_state_dir
 
@@ -35,13 +34,19 @@ log = logging.getLogger("jr2.run")
 RunState = Literal["running", "done", "failed", "error", "interrupted"]
 
 
-class GateInfo(BaseModel):
+@dataclass(slots=True)
+class GateInfo:
     """An open gate as `jr2 gates` shows it."""
 
     id: str
     accepts: list[str]
-    meta: dict[str, Any] = {}
     opened_at: datetime
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data (`opened_at` as ISO text), in the order `jr2 gates` shows."""
+        return {"id": self.id, "accepts": list(self.accepts), "meta": jsonable(self.meta),
+                "opened_at": self.opened_at.isoformat().replace("+00:00", "Z")}
 
 
 @dataclass(slots=True)
@@ -61,7 +66,8 @@ class RunEvent:
 Observer = Callable[[RunEvent], None]
 
 
-class RunResult(BaseModel):
+@dataclass(slots=True)
+class RunResult:
     """How a run ended: `done` with an output, `failed` with a Failure, `error` (a defect, with
     its traceback kept) or `interrupted`."""
 
@@ -82,11 +88,8 @@ class RunResult(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON-ready data (the traceback is left out: it goes to logs)."""
-        out = self.output
-        dump = getattr(out, "model_dump", None)
-        if callable(dump):
-            out = dump(mode="json")
-        data: dict[str, Any] = {"run_id": self.run_id, "state": self.state, "output": out}
+        data: dict[str, Any] = {"run_id": self.run_id, "state": self.state,
+                                "output": jsonable(self.output)}
         if self.failure is not None:
             data["failure"] = self.failure
         if self.error is not None:
@@ -123,6 +126,14 @@ class Run:
         self._gates: dict[str, _Gate] = {}
         self._task: asyncio.Task[RunResult] | None = None
         self._interrupted = False
+        self._sandboxes: Path | None = None
+
+    def sandbox_root(self) -> Path:
+        """`<state>/sandboxes/<run id>`, resolved, where the workers' sandboxes are made
+        (computed once: a worker's sandbox is one `mkdir` in it)."""
+        if self._sandboxes is None:
+            self._sandboxes = (self.state_dir / "sandboxes" / self.id).resolve()
+        return self._sandboxes
 
     # -- the public handle -------------------------------------------------------------------
 

@@ -26,14 +26,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import ConfigError, UsageError
 from jr2_core.projectfile import find_config
 
 from .registry import Registry, SourceKind, options_to_values, split_source, validate_config
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _SECRET_KEY = re.compile(r"(token|secret|password|passwd|api_key|pat)$", re.I)
 

@@ -8,6 +8,11 @@ bool fields take `--flag` / `--no-flag`. `--help` names each option's value by i
 `N`, `close|label|nothing`, or an `OptionHint`'s metavar such as `DURATION`) and shows defaults in
 the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
 
+A kind's config model may be given as a function returning it (`SourceKind.config`), called when
+a model is first needed, so loading the plugins imports no pydantic; and a kind may check its
+common case by hand (`SourceKind.quick`), falling back to the model for anything else and for
+every error's words, so `jr2 work local:FILE` never imports pydantic at all.
+
 A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
 --help` never pays for it and one broken kind never hides the others: its tracker class must
 implement the required methods, and its options must not collide with the options of `jr2 ready`
@@ -21,7 +26,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,14 +65,46 @@ class SourceKind:
     named source's `token_env` stands in for (None: the kind takes no token)."""
 
     name: str
-    config: type[BaseModel]
+    config: type[BaseModel] | Callable[[], type[BaseModel]]
+    """The config model, or a function returning it (called once, when a model is first
+    needed: `model_of`), so registering the kind imports no pydantic."""
     factory: Callable[[Any, SourceEnv], Any]
     help: str = ""
     plugin: str = ""
     target_is_path: bool = False
     token_var: str | None = None
-    tracker: type | None = None
-    """The kind's tracker class (a `jr2_sources.Tracker` subclass), checked on first use."""
+    tracker: type | Callable[[], type] | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), or a function returning it,
+    checked on first use."""
+    quick: Callable[[dict[str, Any]], Any] | None = None
+    """An optional check by hand of the common case: raw values -> the config object (any
+    object with the model's fields as attributes), or None for anything it does not fully
+    understand, which the model then validates (and words the error of). Its answers must
+    equal the model's; a kind tests that (`local:`: tests/trackers/local/test_local_quick.py)."""
+    options: Mapping[str, str] | None = None
+    """With `quick`: the kind's options in help order and their shapes (`bool`, `list`,
+    `value`), so that reading them off the command line needs no model either; they must be
+    `option_shapes` of the model (the same test)."""
+
+
+_models: dict[Any, type[BaseModel]] = {}
+
+
+def model_of(kind: SourceKind) -> type[BaseModel]:
+    """The kind's config model, loading it on first use (`SourceKind.config` as a function),
+    and checking then that its options do not collide with jr2's own."""
+    cfg = kind.config
+    if isinstance(cfg, type):
+        return cfg
+    model = _models.get(cfg)
+    if model is None:
+        model = cfg()
+        clash = _option_clash(model)
+        if clash:
+            raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: "
+                              + clash)
+        _models[cfg] = model
+    return model
 
 
 RESERVED_OPTIONS = frozenset({
@@ -103,17 +140,27 @@ def kind_problems(kind: SourceKind) -> list[str]:
     """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
     missing required methods. Empty when it is fine."""
     problems: list[str] = []
-    clash = sorted(n for n in kind.config.model_fields
-                   if n in RESERVED_OPTIONS or n.startswith(RESERVED_PREFIX))
-    if clash:
-        names = ", ".join("--" + n.replace("_", "-") for n in clash)
-        problems.append(f"option {names} collides with jr2's own options (rename it)")
+    if isinstance(kind.config, type):  # a model given as a function is checked when loaded
+        clash = _option_clash(kind.config)
+        if clash:
+            problems.append(clash)
     if kind.tracker is not None:
-        missing = missing_methods(kind.tracker)
+        tracker = kind.tracker if isinstance(kind.tracker, type) else kind.tracker()
+        missing = missing_methods(tracker)
         if missing:
-            problems.append(f"its tracker {kind.tracker.__name__} does not implement "
+            problems.append(f"its tracker {tracker.__name__} does not implement "
                             f"{', '.join(missing)}")
     return problems
+
+
+def _option_clash(model: type[BaseModel]) -> str:
+    """What is wrong with a model's option names (jr2 reserves some), or ""."""
+    clash = sorted(n for n in model.model_fields
+                   if n in RESERVED_OPTIONS or n.startswith(RESERVED_PREFIX))
+    if not clash:
+        return ""
+    names = ", ".join("--" + n.replace("_", "-") for n in clash)
+    return f"option {names} collides with jr2's own options (rename it)"
 
 
 class Registry:
@@ -187,9 +234,24 @@ def kind_fields(config: type[BaseModel]) -> list[str]:
     return [n for n in names if n not in layer] + [n for n in names if n in layer]
 
 
+def option_shapes(kind: SourceKind) -> dict[str, str]:
+    """The kind's options in help order, each `bool` (`--x`/`--no-x`), `list` (repeats) or
+    `value`: `SourceKind.options` when the kind gives them, else read from its model."""
+    if kind.options is not None:
+        return dict(kind.options)
+    model = model_of(kind)
+    shapes: dict[str, str] = {}
+    for name in kind_fields(model):
+        ann = model.model_fields[name].annotation
+        shapes[name] = "bool" if _is_bool(ann) else "list" if _is_list(ann) else "value"
+    return shapes
+
+
 def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
     """Turn `--name value` options into raw field values of the kind's config model."""
-    fields = {n: kind.config.model_fields[n] for n in kind_fields(kind.config)}
+    if not args:
+        return {}  # no model needed (nor loaded) to read no options
+    fields = option_shapes(kind)
     values: dict[str, Any] = {}
     i = 0
     while i < len(args):
@@ -205,7 +267,7 @@ def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
         if field is None:
             known = ", ".join("--" + n.replace("_", "-") for n in fields) or "none"
             raise UsageError(f"{kind.name}: no such option --{name} (options: {known})")
-        if _is_bool(field.annotation) and not eq:
+        if field == "bool" and not eq:
             values[key] = not negate
             i += 1
             continue
@@ -217,7 +279,7 @@ def options_to_values(kind: SourceKind, args: list[str]) -> dict[str, Any]:
             value = args[i + 1]
             i += 1
         i += 1
-        if _is_list(field.annotation):
+        if field == "list":
             values.setdefault(key, []).append(value)
         else:
             values[key] = value
@@ -228,10 +290,15 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
                     cli: bool = True) -> BaseModel:
     """Validate raw values with the kind's model; a failure is one line naming the field (as
     an option when it came from the command line)."""
+    if kind.quick is not None:
+        quick = kind.quick(values)
+        if quick is not None:
+            return quick  # type: ignore[no-any-return]
     from pydantic import ValidationError  # imported here: plugins import this module at start-up
 
+    model = model_of(kind)
     try:
-        return kind.config.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "(config)"
@@ -240,7 +307,7 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         msg = error_words(first)
         if first["type"] == "extra_forbidden":
-            known = kind_fields(kind.config)
+            known = kind_fields(model)
             names = ", ".join(n if not cli else "--" + n.replace("_", "-") for n in known)
             msg = f"no such {'option' if cli else 'key'} ({'options' if cli else 'keys'}: " \
                   f"{names or 'none'})"
@@ -285,12 +352,13 @@ def _default_words(f: FieldInfo) -> str:
 def kind_help(kind: SourceKind) -> str:
     """The options of a kind, for `jr2 ready KIND: --help`."""
     lines = [f"{kind.name}:TARGET  {kind.help}".rstrip(), ""]
-    target = kind.config.model_fields.get("target")
+    model = model_of(kind)
+    target = model.model_fields.get("target")
     if target is not None and target.description:
         lines += [f"  TARGET  {target.description}", ""]
     lines.append("Options:")
-    for name in kind_fields(kind.config):
-        f = kind.config.model_fields[name]
+    for name in kind_fields(model):
+        f = model.model_fields[name]
         opt = "--" + name.replace("_", "-")
         if _is_bool(f.annotation):
             opt = f"{opt} / --no-{name.replace('_', '-')}"

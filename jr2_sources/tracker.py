@@ -46,19 +46,27 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, cast
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
 
 from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from .registry import REQUIRED_METHODS, OptionHint, missing_methods
+from .registry import REQUIRED_METHODS, missing_methods
 
 if TYPE_CHECKING:
     from .gates import GateRequest
     from .kit.webhooks import Verdict
+    from .trackeroptions import TrackerOptions
+
+def __getattr__(name: str) -> Any:
+    """`TrackerOptions`, from its own module (with pydantic) on first use."""
+    if name == "TrackerOptions":
+        from .trackeroptions import TrackerOptions
+
+        return TrackerOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CLAIM_REMOVED",
@@ -92,48 +100,28 @@ class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
 
 
-def _duration_text(seconds: float) -> str:
-    """`300` -> `5m` (the kit's `format_duration`, imported late like `_seconds`)."""
-    from .kit.durations import format_duration
-
-    return format_duration(seconds)
+LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
+"""The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
 
 
-def _seconds(value: Any) -> Any:
-    """`10m`-style durations (the kit's `Duration`, imported late: the kit builds on this
-    module)."""
-    if value is None:
-        return None
-    from .kit.durations import parse_duration
+class LayerOptions(Protocol):
+    """What `layer_options` gives: the layer's options, read as attributes."""
 
-    return parse_duration(value)
-
-
-class TrackerOptions(BaseModel):
-    """The options the WorkSource layer reads from a kind's config. A kind's config model
-    subclasses it (as `Tracker.Options`) and adds its own fields."""
-
-    model_config = ConfigDict(extra="forbid")
-    _jr2_layer: ClassVar[bool] = True  # these fields come last in `jr2 ready KIND: --help`
-
-    target: str = Field(min_length=1, description="what to read (a file, a repository, a URL)")
-    children_block: bool = Field(default=True,
-                                 description="a parent waits until its children are done")
-    poll_every: Annotated[float | None, BeforeValidator(_seconds)] = Field(
-        default=None, description="how often a waiting pool looks for changes (default 5s), "
-                                  "and how often held items are watched")
-    resync_every: Annotated[float, BeforeValidator(_seconds),
-                            OptionHint("DURATION", lambda v: _duration_text(float(v)))] = Field(
-        default=300.0, gt=0,
-        description="a pool read by deltas reads everything again this often, so a change the "
-                    "tracker's 'changed since' question cannot see is missed at most this long")
+    target: str
+    children_block: bool
+    poll_every: float | None
+    resync_every: float
 
 
-def layer_options(config: BaseModel | None) -> TrackerOptions:
-    """The layer's options from any kind's config model: the config itself when it subclasses
-    `Tracker.Options`, else its fields of the same names (a plugin written before the seam)."""
-    if isinstance(config, TrackerOptions):
-        return config
+def layer_options(config: Any) -> LayerOptions:
+    """The layer's options from any kind's config: the config itself when it carries them all
+    (a model subclassing `Tracker.Options`, or a kind's plain settings object, `local:`'s
+    `SourceKind.quick` result), else a `TrackerOptions` of its fields of the same names (a
+    plugin written before the seam; defaults for the rest)."""
+    if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
+        return cast(LayerOptions, config)
+    from .trackeroptions import TrackerOptions
+
     if config is None:
         return TrackerOptions(target="?")
     values = {name: getattr(config, name) for name in TrackerOptions.model_fields
@@ -142,12 +130,26 @@ def layer_options(config: BaseModel | None) -> TrackerOptions:
     return TrackerOptions.model_validate(values)
 
 
+class _OptionsModel:
+    """`Tracker.Options`: `TrackerOptions`, imported (with pydantic) when a config model that
+    subclasses it is defined, not when this module is."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        from .trackeroptions import TrackerOptions
+
+        return TrackerOptions
+
+
 class Tracker(ABC):
     """Base class of a tracker: subclass it, set `name`, and implement the four required
     methods. See the module's notes and docs/guides/write-a-source-plugin.md."""
 
-    Options: TypeAlias = TrackerOptions
-    """The options model every kind's config subclasses."""
+    if TYPE_CHECKING:
+        Options: TypeAlias = TrackerOptions
+    else:
+        Options = _OptionsModel()
+    """The options model every kind's config subclasses (`TrackerOptions`, loaded on first
+    use)."""
 
     name: str = "tracker"
     """The source as the user named it (`local:backlog.toml`, `github:o/r`)."""
@@ -173,6 +175,13 @@ class Tracker(ABC):
     global_cap: int | None = None
     """The most items every pool on this tracker may hold at once (`--global-cap`), set by the
     WorkSource on a tracker with `limits`; None: no global cap."""
+
+    inline: ClassVar[bool] = False
+    """True: every call is a brief local operation (a `stat`, a SQLite transaction of well
+    under a millisecond, no network), so the WorkSource makes it on the event loop instead of
+    in a worker thread: a thread hop costs more than the call, and a serial chain of items
+    waits for every hop (`local:`). False (any tracker that talks to a server): calls run in a
+    thread, so the run host and the commands' output keep flowing while one waits."""
 
     # -- required -----------------------------------------------------------------------------
 

@@ -55,7 +55,8 @@ the rest, the same for every tracker:
   ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker without
   `gates` is refused at start.
 
-Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering.
+Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering;
+a tracker whose calls are brief and local (`Tracker.inline`: `local:`) is called on the loop.
 """
 
 from __future__ import annotations
@@ -63,15 +64,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-from pydantic import BaseModel
+from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
@@ -84,6 +85,7 @@ from .retries import Attempt, AttemptPolicy
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
+_T = TypeVar("_T")
 
 TrackerAdapter = Tracker
 """Deprecated alias of `Tracker` (the seam before it had a base class), kept for one release."""
@@ -92,18 +94,22 @@ DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
 
 
-class WorkItem(BaseModel):
-    """What a worker gets for one item: tracker-agnostic fields plus the source's extras."""
+@dataclass(slots=True)
+class WorkItem:
+    """What a worker gets for one item: tracker-agnostic fields plus the source's extras.
+
+    A slotted dataclass, not a pydantic model: one is made per claim, and `jr2 work local:`
+    imports no pydantic at all (`item_json` writes what `model_dump_json` wrote)."""
 
     id: str
     title: str
+    source: str
     url: str | None = None
-    labels: list[str] = []
+    labels: list[str] = field(default_factory=list)
     priority: int | None = None
     branch: str | None = None
-    source: str
-    extra: dict[str, Any] = {}
-    gates: dict[str, dict[str, str | None]] = {}
+    extra: dict[str, Any] = field(default_factory=dict)
+    gates: dict[str, dict[str, str | None]] = field(default_factory=dict)
     """The item's answered gates (`--gate`): name -> status (approved | rejected), reason, by."""
 
     @classmethod
@@ -113,6 +119,30 @@ class WorkItem(BaseModel):
         return cls(id=item.id, title=item.title, url=item.url, labels=list(item.labels),
                    priority=item.priority, branch=item.branch, source=source,
                    extra=dict(item.extra), gates=gates)
+
+    def to_json(self) -> dict[str, Any]:
+        """The item as JSON-ready data, in the order of its fields as documented."""
+        return {"id": self.id, "title": self.title, "url": self.url,
+                "labels": list(self.labels), "priority": self.priority,
+                "branch": self.branch, "source": self.source, "extra": self.extra,
+                "gates": self.gates}
+
+
+def _json_default(value: Any) -> Any:
+    from jr2_core.jsondata import jsonable
+
+    out = jsonable(value)
+    return str(value) if out is value else out
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+"""Compact JSON by the C encoder (`indent=` would make `json` fall back to pure Python)."""
+
+
+def item_json(item: WorkItem) -> str:
+    """The item file's text (`JR2_ITEM_JSON`): one top-level key a line, UTF-8 as it is."""
+    lines = [f"  {_dumps(k)}: {_dumps(v)}" for k, v in item.to_json().items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 class Tally:
@@ -260,6 +290,13 @@ class WorkSource:
         self.limits.tag(snapshot)
         self._reader.prime(snapshot)
 
+    async def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Call the tracker: in a worker thread, or on the loop when the tracker says its calls
+        are brief and local (`Tracker.inline`, `local:`)."""
+        if getattr(self.tracker, "inline", False):
+            return fn(*args)
+        return await asyncio.to_thread(fn, *args)
+
     # -- the Source ---------------------------------------------------------------------------
 
     def as_source(self) -> Source:
@@ -273,7 +310,7 @@ class WorkSource:
 
     async def next(self, active: list[str]) -> Next:
         try:
-            return await asyncio.to_thread(self._claim_next, set(active))
+            return await self._call(self._claim_next, set(active))
         except UsageError as exc:
             if self._seen is None:
                 raise
@@ -371,7 +408,7 @@ class WorkSource:
                 return
             asked = self.clock()
             try:
-                ok = await asyncio.wait_for(asyncio.to_thread(
+                ok = await asyncio.wait_for(self._call(
                     self.tracker.renew, item_id, self.holder, self.lease), deadline)
             except TimeoutError:
                 stop(f"lease of {item_id} could not be renewed: the tracker did not answer "
@@ -410,7 +447,7 @@ class WorkSource:
         """Ask the tracker which of `ids` a person took back; with `stop`, stop their workers.
         A tracker that cannot tell now stops nothing (a worker is never stopped on a guess)."""
         try:
-            taken = await asyncio.to_thread(self.tracker.watch, ids, self.holder)
+            taken = await self._call(self.tracker.watch, ids, self.holder)
         except Exception as exc:
             log.info("%s: could not watch the held items now: %s", self.tracker.name, exc)
             return {}
@@ -458,10 +495,10 @@ class WorkSource:
                     retry_after = datetime.fromtimestamp(
                         self.clock() + self.policy.delay(number), UTC)
                 settle: Any = self.tracker.settle  # takes an Attempt: `retries` checked at start
-                await asyncio.to_thread(settle, item_id, self.holder, outcome,
-                                        Attempt(number, retry_after))
+                await self._call(settle, item_id, self.holder, outcome,
+                                 Attempt(number, retry_after))
             else:
-                await asyncio.to_thread(self.tracker.settle, item_id, self.holder, outcome)
+                await self._call(self.tracker.settle, item_id, self.holder, outcome)
             if outcome.status == "failed" and retry_after is None:
                 self._failed_here.add(item_id)
         except ItemError as exc:
@@ -506,7 +543,7 @@ class WorkSource:
     async def _park(self, item_id: str, request: GateRequest) -> Outcome | None:
         """Park the item awaiting approval of `request` (the tracker releases the claim)."""
         try:
-            await asyncio.to_thread(self.tracker.park, item_id, self.holder, request)
+            await self._call(self.tracker.park, item_id, self.holder, request)
         except ItemError as exc:
             self.tally.unsettled[item_id] = str(exc)
             log.warning("%s: could not park %s awaiting approval: %s", self.tracker.name,

@@ -295,6 +295,7 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     """A few lines on stderr: how the run ended, what ran, and why the rest is blocked (ids and
     reasons come from the tracker and the commands: no control character passes). With
     `quiet`, only the failed items."""
+    from jr2_core.jsondata import jsonable
     from jr2_core.text import one_line
     from jr2_sources.report import describe_reasons
 
@@ -302,7 +303,7 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     out = result.output
     if result.state == "failed" and result.failure is not None:
         out = result.failure.get("detail")
-    data = out.model_dump(mode="json") if hasattr(out, "model_dump") else out
+    data = jsonable(out)
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
     tally = work.tally
     if not quiet:

@@ -45,12 +45,12 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from jr2_core import Context, Failure
+from jr2_core import Context, Failure, childwatch
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_sources.gates import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.redact import Redactor
-from jr2_sources.worksource import WorkItem
+from jr2_sources.worksource import WorkItem, item_json
 
 from .workspace import Workspace
 
@@ -109,12 +109,12 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
     """The item's variables, and one note for each that had to be left out. `branch` (the
     workspace's) stands in for the item's own; `sandbox` is the item's scratch directory."""
     values = {"JR2_ITEM_ID": item.id, "JR2_ITEM_TITLE": item.title,
-              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": str(item_file.resolve()),
+              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": _absolute(item_file),
               "JR2_RUN_ID": run_id}
     if branch or item.branch:
         values["JR2_ITEM_BRANCH"] = branch or item.branch or ""
     if sandbox is not None:
-        values["JR2_SANDBOX"] = str(sandbox.resolve())
+        values["JR2_SANDBOX"] = _absolute(sandbox)
     values.update(hand_off(item, item_file.with_name(item_file.stem + ".blockers.json")))
     values.update(env_for(item.gates))  # --gate: the answers for this attempt
     env: dict[str, str] = {}
@@ -127,6 +127,15 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
             notes.append(f"{name} left out of the environment: {problem}; "
                          "read it from the item JSON file ($JR2_ITEM_JSON)")
     return env, notes
+
+
+def _absolute(path: Path) -> str:
+    """`path` resolved; one the caller already resolved is taken as it is (a `realpath` per item
+    is a system call per path component)."""
+    text = str(path)
+    if text.startswith(os.sep) and f"{os.sep}..{os.sep}" not in f"{text}{os.sep}":
+        return text
+    return str(path.resolve())
 
 
 # -- the process group -----------------------------------------------------------------------
@@ -236,6 +245,9 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
+    if all(task.done() for task in readers):  # the usual case: no timer to arm
+        await asyncio.gather(*readers, return_exceptions=True)
+        return
     _, pending = await asyncio.wait(readers, timeout=OUTPUT_DRAIN)
     for task in pending:
         task.cancel()
@@ -258,13 +270,20 @@ def command_worker(
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
     directory) with `base_env` (default: jr2's whole environment) plus the item's variables."""
     place_of = workspace or Workspace(Path.cwd())
+    childwatch.install()  # no thread per command to hear its exit (Python 3.11)
+    logs = log_dir.resolve()
+    made: list[bool] = []  # the log directory is made once, by the first item
+    # jr2's environment minus what is per item, filtered once, not once per item
+    fixed = None if base_env is None else _inheritable(base_env)
 
     async def worker(item: WorkItem, ctx: Context) -> Any:
-        log_dir.mkdir(parents=True, exist_ok=True)
+        if not made:
+            logs.mkdir(parents=True, exist_ok=True)
+            made.append(True)
         stem = safe_name(item.id)
-        item_file = log_dir / f"{stem}.json"
-        item_file.write_text(item.model_dump_json(indent=2), encoding="utf-8")
-        log_path = log_dir / f"{stem}.log"
+        item_file = logs / f"{stem}.json"
+        item_file.write_text(item_json(item), encoding="utf-8")
+        log_path = logs / f"{stem}.log"
         ok: list[bool] = []
         stack_on = item.extra.get("stack_on")  # --stack: start from the blocker's head branch
         async with place_of.place(item.id, item.branch, lambda: bool(ok),
@@ -277,8 +296,7 @@ def command_worker(
                    branch: str) -> Any:
         own, notes = item_env(item, item_file, run_id, branch=branch, sandbox=ctx.sandbox)
         # a jr2 run inside a worker must not pass its own item's values on to this one
-        env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
-               if not k.startswith(("JR2_ITEM_", "JR2_GATE_")) and k not in HANDED}
+        env = _inheritable(os.environ) if fixed is None else dict(fixed)
         env.update(own)
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
@@ -374,6 +392,13 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
 
 
 HANDED = ("JR2_BLOCKERS_JSON", "JR2_BASE_BRANCH")  # per item, never inherited
+
+
+def _inheritable(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the per-item variables: a jr2 run inside a worker must not pass its own
+    item's values on to this one."""
+    return {k: v for k, v in env.items()
+            if not k.startswith(("JR2_ITEM_", "JR2_GATE_")) and k not in HANDED}
 
 
 def hand_off(item: WorkItem, path: Path) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Registers the `github` source kind (a built-in plugin, loaded like any other).
 
 Design note: importing this module must stay cheap and must not import `requests` or PyGithub;
-the config model is imported when the kind registers, the adapter only when a source is built.
+the config model is imported when a model is first needed (not when the kind registers), the
+adapter only when a source is built.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ def _factory(config: Any, env: SourceEnv) -> Any:
     return GitHubAdapter(config, env)
 
 
-@hookimpl
-def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+def _model() -> Any:
+    """The config model, imported (with pydantic) when first needed, not at registration."""
     from .config import GitHubConfig
 
-    register(SourceKind("github", GitHubConfig, _factory,
+    return GitHubConfig
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    register(SourceKind("github", _model, _factory,
                         help="the open issues of a GitHub repository (owner/repo); claims are "
                              "comments, leases renew, webhooks wake",
                         token_var="GH_TOKEN"))

@@ -1,8 +1,9 @@
 """Registers the `jira` source kind (a built-in plugin, loaded like any other).
 
 Design note: importing this module must stay cheap and must not import `requests` or the
-`jira` package; the config model is imported when the kind registers, the adapter (and with it
-the `jira` package) only when a source is built.
+`jira` package; the config model is imported when a model is first needed (not when the kind
+registers: no pydantic at start), the adapter (and with it the `jira` package) only when a source
+is built.
 """
 
 from __future__ import annotations
@@ -25,11 +26,16 @@ def _factory(config: Any, env: SourceEnv) -> Any:
     return JiraAdapter(config, env)
 
 
-@hookimpl
-def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+def _model() -> Any:
+    """The config model, imported (with pydantic) when first needed, not at registration."""
     from .config import JiraConfig
 
-    register(SourceKind("jira", JiraConfig, _factory,
+    return JiraConfig
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    register(SourceKind("jira", _model, _factory,
                         help="the open issues a JQL filter selects (Cloud or Data Center); "
                              "Blocks links, claims are comments, webhooks wake",
                         token_var="JIRA_API_TOKEN"))

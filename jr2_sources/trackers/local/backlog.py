@@ -2,9 +2,12 @@
 
 Design note: a backlog is a TOML (or JSON) document holding `[[items]]`, each with an id, a title,
 its blockers (`needs`, ids in the same file) and a few optional fields. The file is validated in
-one pydantic call over the whole document (`TypeAdapter`, built once at import) so that a 100k-item
-backlog stays fast. TOML is read by `tomli` when it is installed (compiled, about twice as fast as
-the standard library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
+one pydantic call over the whole document (`TypeAdapter`, built once, in `backlogmodel.py`) so that
+a 100k-item backlog stays fast. A run reads it with `read_backlog`, which first checks the usual
+well-formed document by hand into plain slotted records (`plainbacklog.py`: no pydantic import,
+about 0.1 s less at every start) and hands anything else to the models, which word every error.
+TOML is read by `tomli` when it is installed (compiled, about twice as fast as the standard
+library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
 
 The rules that span items (duplicate ids, an item that needs itself or is its own parent, empty
 ids) live in a validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown
@@ -20,27 +23,21 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import ErrorDetails, PydanticCustomError
-
-from jr2_core.errors import UsageError, error_words
+from jr2_core.errors import UsageError
 
 if TYPE_CHECKING:
     import tomllib as _toml
+
+    from .backlogmodel import Backlog, BacklogItem
+    from .plainbacklog import PlainBacklog, PlainItem
+
+    AnyBacklog: TypeAlias = Backlog | PlainBacklog
+    """A backlog as a run reads it (`read_backlog`): the models' or the hand check's."""
+    AnyItem: TypeAlias = BacklogItem | PlainItem
 else:
     try:  # tomllib's upstream: same API and messages, compiled, ~2.5x faster
         import tomli as _toml
@@ -54,6 +51,7 @@ __all__ = [
     "BacklogItem",
     "load_backlog",
     "parse_backlog",
+    "read_backlog",
 ]
 
 BacklogFormat = Literal["toml", "json"]
@@ -65,62 +63,14 @@ class BacklogError(UsageError):
     """A backlog file that cannot be read, parsed or validated (one line, naming the file)."""
 
 
-class BacklogItem(BaseModel):
-    """One work item as written in the backlog file.
+def __getattr__(name: str) -> Any:
+    """`Backlog` and `BacklogItem`, the pydantic models, live in `backlogmodel.py` (loaded on
+    first use: a run reads its backlog through `read_backlog` without pydantic)."""
+    if name in ("Backlog", "BacklogItem"):
+        from . import backlogmodel
 
-    Types are strict where a person could write the wrong shape (a string for a list, "2" for a
-    priority); `created` takes a TOML datetime or an ISO string, and a time without a zone is UTC.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: StrictStr
-    title: StrictStr
-    needs: list[StrictStr] = Field(default_factory=list)
-    labels: list[StrictStr] = Field(default_factory=list)
-    priority: StrictInt | None = None
-    status: Literal["open", "done"] = "open"
-    body: StrictStr | None = None
-    parent: StrictStr | None = None
-    branch: StrictStr | None = None
-    created: datetime | None = None
-
-    @field_validator("created")
-    @classmethod
-    def _utc_if_naive(cls, value: datetime | None) -> datetime | None:
-        """Give a zone-less time UTC, so that items can be ordered by age."""
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
-
-
-class Backlog(BaseModel):
-    """The whole backlog file: its items, in file order."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    items: list[BacklogItem] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _check_rules(self) -> Backlog:
-        """Refuse what no reading of the file can make sense of (see `_rule_problems`)."""
-        problems = _rule_problems(self.items)
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise PydanticCustomError(_RULE, "{problem}", {"problem": problems[0] + more})
-        return self
-
-    def by_id(self) -> dict[str, BacklogItem]:
-        """Map each id to its item (O(n): call once per snapshot)."""
-        return {item.id: item for item in self.items}
-
-    def children(self) -> dict[str, list[str]]:
-        """Map each parent id to its children's ids, in file order, derived from `parent`."""
-        kids: dict[str, list[str]] = {}
-        for item in self.items:
-            if item.parent is not None:
-                kids.setdefault(item.parent, []).append(item.id)
-        return kids
+        return getattr(backlogmodel, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _q(text: str) -> str:
@@ -128,7 +78,7 @@ def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _rule_problems(items: list[BacklogItem]) -> list[str]:
+def _rule_problems(items: Sequence[Any]) -> list[str]:
     """Every cross-item problem, in file order: empty or duplicate ids, self-needs, self-parents."""
     problems: list[str] = []
     first_at: dict[str, int] = {}
@@ -148,8 +98,6 @@ def _rule_problems(items: list[BacklogItem]) -> list[str]:
             problems.append(f"item {_q(item.id)} is its own parent")
     return problems
 
-
-_ADAPTER: TypeAdapter[Backlog] = TypeAdapter(Backlog)
 
 _TOML_AT = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$", re.DOTALL)
 _TOML_AT_END = re.compile(r"^(?P<msg>.*) \(at end of document\)$", re.DOTALL)
@@ -189,56 +137,11 @@ def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
         raise _json_error(err, name) from None
 
 
-def _describe(error: ErrorDetails, data: Any) -> str:
-    """One pydantic error as a phrase: where (item number and id, field) and what."""
-    loc, kind, msg = error["loc"], error["type"], error_words(error)
-    if kind == _RULE:
-        return str(error["msg"])
-    if not loc:
-        return "the top level must be a table (TOML) or an object (JSON) holding 'items'"
-    if loc[0] != "items":
-        return f"unknown top-level key {str(loc[0])!r}" if kind == "extra_forbidden" else msg
-    if len(loc) == 1 or not isinstance(loc[1], int):
-        return f"'items' must be a list of tables ([[items]]): {msg}"
-    index = loc[1]
-    where = f"item {index + 1}"
-    raw = data.get("items") if isinstance(data, dict) else None
-    entry = raw[index] if isinstance(raw, list) and index < len(raw) else None
-    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-        where += f" (id {_q(entry['id'])})"
-    if len(loc) == 2:
-        return f"{where}: {msg}"
-    field = str(loc[2])
-    if kind == "extra_forbidden":
-        return f"{where}: unknown key {field!r}"
-    if kind == "missing":
-        return f"{where}: missing key {field!r}"
-    entries = "".join(
-        f" entry {part + 1}" if isinstance(part, int) else f".{part}" for part in loc[3:]
-    )
-    return f"{where}: field {field!r}{entries}: {msg}"
-
-
-def _rank(error: ErrorDetails) -> tuple[int, int]:
-    """Errors by item; within an item an unknown key first: a typo explains the rest."""
-    loc = error["loc"]
-    index = loc[1] if len(loc) > 1 and loc[0] == "items" and isinstance(loc[1], int) else -1
-    return index, 0 if error["type"] == "extra_forbidden" else 1
-
-
-def _validation_error(err: ValidationError, data: Any, name: str) -> BacklogError:
-    """The first error as one line, with "(and N more)" when there are several."""
-    errors = sorted(err.errors(include_url=False, include_input=False), key=_rank)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return BacklogError(f"{name}: {' '.join(_describe(errors[0], data).split())}{more}")
-
-
 def _validate(data: Any, name: str) -> Backlog:
-    """Validate decoded data in one call, or raise the first problem as one line."""
-    try:
-        return _ADAPTER.validate_python(data)
-    except ValidationError as err:
-        raise _validation_error(err, data, name) from None
+    """Validate decoded data with the pydantic models (`backlogmodel.py`, imported here)."""
+    from .backlogmodel import validate
+
+    return validate(data, name)
 
 
 def _too_deep(name: str) -> BacklogError:
@@ -271,8 +174,8 @@ def _sniff(text: str, name: str) -> Any:
             raise _toml_error(toml_err, text, name) from None
 
 
-def load_backlog(path: Path) -> Backlog:
-    """Read the backlog at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
+def _read_data(path: Path) -> Any:
+    """The decoded document at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
     name = str(path)
     try:
         data = path.read_bytes()
@@ -286,10 +189,35 @@ def load_backlog(path: Path) -> Backlog:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise BacklogError(f"{name}: not UTF-8 text (bad byte at offset {err.start})") from None
+    text = text.removeprefix("\ufeff")
     suffix = path.suffix.lower()
-    if suffix in (".toml", ".json"):
-        return parse_backlog(text, name=name, fmt="toml" if suffix == ".toml" else "json")
     try:
-        return _validate(_sniff(text.removeprefix("\ufeff"), name), name)
+        if suffix in (".toml", ".json"):
+            return _decode(text, name=name, fmt="toml" if suffix == ".toml" else "json")
+        return _sniff(text, name)
     except RecursionError:
         raise _too_deep(name) from None
+
+
+def load_backlog(path: Path) -> Backlog:
+    """Read the backlog at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
+    data = _read_data(path)
+    try:
+        return _validate(data, str(path))
+    except RecursionError:
+        raise _too_deep(str(path)) from None
+
+
+def read_backlog(path: Path) -> Backlog | PlainBacklog:
+    """`load_backlog` for a run: a well-formed document becomes a `PlainBacklog` checked by
+    hand (no pydantic); anything else is validated by the models, errors and all."""
+    from .plainbacklog import quick_backlog
+
+    data = _read_data(path)
+    quick = quick_backlog(data)
+    if quick is not None:
+        return quick
+    try:
+        return _validate(data, str(path))
+    except RecursionError:
+        raise _too_deep(str(path)) from None

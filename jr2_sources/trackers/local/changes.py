@@ -27,14 +27,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from jr2_sources.incremental import Delta
 from jr2_sources.readyset import Snapshot, SnapshotItem
 
-from .backlog import Backlog
 from .items import ItemView
 from .store import ClaimStore, StoreState
+
+if TYPE_CHECKING:
+    from .backlog import AnyBacklog
 
 FileKey = tuple[int, int, int]
 _Row = TypeVar("_Row")
@@ -67,7 +69,7 @@ class LocalChanges:
         with self._lock:
             self._noted.add(item_id)
 
-    def changes(self, key: FileKey, backlog: Backlog, store: ClaimStore | None, *,
+    def changes(self, key: FileKey, backlog: AnyBacklog, store: ClaimStore | None, *,
                 full: bool = False) -> Snapshot | Delta:
         """What changed since the last call: a `Delta`, or a full `Snapshot` on the first call,
         when the file changed, or when `full` is asked."""
@@ -97,7 +99,7 @@ class LocalChanges:
             return Delta(done_count=self._done_count)
         return self._delta(view, touched, state)
 
-    def items_now(self, backlog: Backlog, store: ClaimStore | None,
+    def items_now(self, backlog: AnyBacklog, store: ClaimStore | None,
                   ids: Sequence[str]) -> dict[str, SnapshotItem | None]:
         """`ids` as a snapshot would list them now (None: not listed), reading only their rows
         of the store and reusing the last reading's index of the same backlog: O(len(ids)),

@@ -13,13 +13,17 @@ states is not read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from jr2_sources.gates import Gate
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
-from .backlog import Backlog, BacklogItem
 from .store import ClaimRow, GateRow, OutcomeRow
+
+if TYPE_CHECKING:
+    from .backlog import AnyBacklog, AnyItem
 
 
 def _ts(value: float) -> datetime:
@@ -29,10 +33,10 @@ def _ts(value: float) -> datetime:
 class ItemView:
     """The rules that make one backlog item a snapshot item (see the module notes)."""
 
-    by_id: dict[str, BacklogItem]
+    by_id: Mapping[str, AnyItem]
     kids: dict[str, list[str]]
 
-    def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
+    def __init__(self, backlog: AnyBacklog, claims: dict[str, ClaimRow],
                  outcomes: dict[str, OutcomeRow], wanted: set[str],
                  retries: dict[str, tuple[int, float]] | None = None,
                  gates: dict[str, tuple[GateRow, ...]] | None = None,
@@ -59,7 +63,7 @@ class ItemView:
         out = self.outcomes.get(item_id)
         return out is not None and out.status == "done"
 
-    def selected(self, it: BacklogItem) -> bool:
+    def selected(self, it: AnyItem) -> bool:
         """The label filter picks `it`."""
         return not self.wanted or self.wanted.issubset(it.labels)
 

@@ -28,27 +28,38 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
-
-from pydantic import ConfigDict, Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
 from jr2_sources.gates import GateRequest
 from jr2_sources.incremental import Delta
-from jr2_sources.kit.durations import Duration
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker, taken_back
 
-from .backlog import Backlog, BacklogError, load_backlog
+from .backlog import BacklogError, read_backlog
 from .changes import FileKey, LocalChanges, file_key
 from .items import ItemView
+from .settings import LocalSettings
 from .store import ClaimStore
 
+if TYPE_CHECKING:
+    from .backlog import AnyBacklog
+    from .config import LocalConfig
+
 log = logging.getLogger("jr2.local")
+
+
+def __getattr__(name: str) -> Any:
+    """`LocalConfig`, the options model, lives in `config.py` (with pydantic), loaded on use."""
+    if name == "LocalConfig":
+        from .config import LocalConfig
+
+        return LocalConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 STABLE_AGE = 0.2
 """A changed backlog is read once it was last modified at least this many seconds ago."""
@@ -61,27 +72,17 @@ WARN_EVERY = 5.0
 
 
 
-class LocalConfig(Tracker.Options):
-    """Options of `local:PATH`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    target: str = Field(min_length=1, description="the backlog file (TOML, or JSON)")
-    label: list[str] = Field(default_factory=list,
-                             description="only items with this label (repeat: all of them)")
-    children_block: bool = Field(default=True,
-                                 description="a parent waits until its children are done")
-    poll_every: Duration = Field(default=0.5,
-                                 description="how often a waiting pool looks for changes")
-    invalid_grace: Duration = Field(
-        default=60.0, description="how long a backlog that stops parsing mid-run may stay "
-        "invalid (the last good one is used meanwhile) before the run ends with exit 4")
-
-
 class LocalAdapter(Tracker):
     """A `Tracker` over a backlog file and a SQLite claim store."""
 
-    def __init__(self, config: LocalConfig, env: SourceEnv) -> None:
+    inline = True
+    """Called on the event loop, not in a thread (`Tracker.inline`): a claim or settle is one
+    SQLite transaction of a fraction of a millisecond, less than the thread hop around it, and a
+    DAG's serial chain waits for every hop. A transaction another pool's write lock delays waits
+    for that transaction (milliseconds); a backlog file edited mid-run is re-read on the loop,
+    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle."""
+
+    def __init__(self, config: LocalConfig | LocalSettings, env: SourceEnv) -> None:
         self.config = config
         self.path = Path(config.target)
         self.name = f"local:{config.target}"
@@ -89,7 +90,7 @@ class LocalAdapter(Tracker):
         self.read_only = env.read_only
         self.env = env
         self._store: ClaimStore | None = None
-        self._cache: tuple[FileKey, Backlog] | None = None
+        self._cache: tuple[FileKey, AnyBacklog] | None = None
         self._lock = threading.Lock()
         self._changes = LocalChanges(self.name, set(config.label))
         self._invalid_since: float | None = None
@@ -119,7 +120,7 @@ class LocalAdapter(Tracker):
             key, age = self._stat()
         return key
 
-    def backlog(self) -> Backlog:
+    def backlog(self) -> AnyBacklog:
         """The parsed backlog, re-read only when the file changed (and is stable)."""
         with self._lock:
             for _ in range(3):
@@ -129,7 +130,7 @@ class LocalAdapter(Tracker):
                 try:
                     if key is None:
                         raise BacklogError(f"{self.path}: the file keeps changing")
-                    parsed = load_backlog(self.path)
+                    parsed = read_backlog(self.path)
                 except BacklogError as exc:
                     if self._cache is None or self.read_only:
                         raise
@@ -143,7 +144,7 @@ class LocalAdapter(Tracker):
                 # a save began while the file was read: what was read may be half of it
             return self._keep_last_good(BacklogError(f"{self.path}: the file keeps changing"))
 
-    def _keep_last_good(self, exc: BacklogError) -> Backlog:
+    def _keep_last_good(self, exc: BacklogError) -> AnyBacklog:
         """The last good backlog while the file is invalid, for `invalid_grace` at most."""
         assert self._cache is not None
         now = time.monotonic()

@@ -1,7 +1,8 @@
 """Registers the `gitlab` source kind with jr2 (entry point group `jr2`).
 
-Importing this module stays cheap: the config model is imported when the kind registers, the
-adapter (and `requests`) only when a source is built.
+Importing this module stays cheap: the config model is imported when a model is first needed (not
+when the kind registers: no pydantic at start), the adapter (and `requests`) only when a source is
+built.
 """
 
 from __future__ import annotations
@@ -19,11 +20,16 @@ def _factory(config: Any, env: SourceEnv) -> Any:
     return GitLabAdapter(config, env)
 
 
-@hookimpl
-def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+def _model() -> Any:
+    """The config model, imported (with pydantic) when first needed, not at registration."""
     from .config import GitLabConfig
 
-    register(SourceKind("gitlab", GitLabConfig, _factory,
+    return GitLabConfig
+
+
+@hookimpl
+def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
+    register(SourceKind("gitlab", _model, _factory,
                         help="the open issues of a GitLab project (group/project); claims are "
                              "notes, leases renew, webhooks wake",
                         token_var="GITLAB_TOKEN"))

@@ -15,6 +15,7 @@ from fakes.jira_server import FakeJira
 
 import jr2_core.plugins as plugins
 from jr2_sources.hooks import load_registry
+from jr2_sources.registry import model_of
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER = [sys.executable, str(HERE / "jira_jr2.py")]
@@ -37,7 +38,7 @@ def test_the_plugin_registers_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     assert res.stdout.split() == ["False", "False"]
     plugins.load(refresh=True)
     kind = load_registry().get("jira")
-    assert kind.config.__name__ == "JiraConfig"
+    assert model_of(kind).__name__ == "JiraConfig"  # the model is named by a function
 
 
 def test_ready_json_subprocess_only_reads(fake: FakeJira, tmp_path: Path) -> None:
