@@ -5,7 +5,11 @@ The floor does what jr2's worker does per item, and nothing else: it spawns the 
 command 8 at a time, each with a per-item directory (its cwd), a JSON file with the item, a log
 file its stdout and stderr are pumped into, and the environment jr2 gives; on a DAG it starts an
 item once all its `needs` have finished (a counter per item: the cheapest correct scheduler).
-`jr2 work` runs as a separate process, start-up included, as a user runs it.
+`jr2 work` runs as a separate process, start-up included, as a user runs it; so does the floor,
+as the issue defines it ("an asyncio script"): `python bench/work_drain.py --run-floor ITEMS
+WORK` with the same interpreter, reading its items from a JSON file as jr2 reads its backlog.
+`--floor-in-process` runs the floor inside this process instead (no interpreter start, items
+already in memory: a stricter floor, for comparison).
 
     python bench/work_drain.py [--sizes 100,1000,10000] [--big] [--dag] [--repeat R]
                                [--python PY] [--per-claim] [--json]
@@ -174,6 +178,22 @@ def jr2_work(python: str, work: Path, backlog_file: Path, n: int, state: Path) -
     return dt
 
 
+def floor_process(python: str, items: list[dict[str, object]], work: Path) -> float:
+    """The floor as its own process (`--run-floor`), timed from outside as `jr2_work` is."""
+    work.mkdir(parents=True)
+    items_file = work / "items.json"
+    items_file.write_text(json.dumps(items))
+    t0 = time.perf_counter()
+    subprocess.run([python, __file__, "--run-floor", str(items_file), str(work)], check=True)
+    return time.perf_counter() - t0
+
+
+def run_floor(items_file: str, work: str) -> None:
+    """`--run-floor`: the floor script's body."""
+    items = json.loads(Path(items_file).read_text())
+    asyncio.run(floor(items, Path(work) / "run", [shutil.which("true") or "/bin/true"]))
+
+
 class _FullReads:
     """The local adapter without `changes()`: the WorkSource reads a full snapshot and
     recomputes the Ready-set before every claim (how every claim was read before issue 18).
@@ -243,7 +263,13 @@ def main() -> None:
                     help="only jr2's own cost per claim (next + settle, no command), by deltas "
                          "and by full reads, in this process")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--floor-in-process", action="store_true",
+                    help="run the floor inside this process (no interpreter start: stricter)")
+    ap.add_argument("--run-floor", nargs=2, metavar=("ITEMS", "WORK"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.run_floor:
+        run_floor(*args.run_floor)
+        return
     if args.per_claim:
         claim_rows = []
         for n in [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.big else []):
@@ -282,7 +308,11 @@ def main() -> None:
                 # whoever runs right after the other's clean-up pays for it
                 for side in ("floor", "jr2") if r % 2 == 0 else ("jr2", "floor"):
                     if side == "floor":
-                        t, c = cpu_of(asyncio.run, floor(items, work / f"floor{r}", argv))
+                        if args.floor_in_process:
+                            t, c = cpu_of(asyncio.run, floor(items, work / f"floor{r}", argv))
+                        else:
+                            t, c = cpu_of(floor_process, args.python, items,
+                                          work / f"floor{r}")
                         tf, cf = min(tf, t), min(cf, c)
                     else:
                         t, c = cpu_of(jr2_work, args.python, work, work / "b.toml", n,
@@ -297,9 +327,11 @@ def main() -> None:
                   f"ratio {r['ratio']:5.2f}   cpu: floor {cf:7.2f} s  jr2 work {cj:7.2f} s  "
                   f"ratio {r['cpu_ratio']:5.2f}", flush=True)
     if args.json:
-        print(json.dumps({"cap": CAP, "rows": rows}, indent=2))
+        print(json.dumps({"cap": CAP, "floor_in_process": args.floor_in_process, "rows": rows},
+                         indent=2))
     else:
-        print("target: jr2 work / floor <= 1.5")
+        kind = "inside this process" if args.floor_in_process else "its own process"
+        print(f"target: jr2 work / floor <= 1.5 (the floor ran as {kind})")
 
 
 if __name__ == "__main__":

@@ -132,17 +132,24 @@ class LocalAdapter(Tracker):
                         raise BacklogError(f"{self.path}: the file keeps changing")
                     parsed = read_backlog(self.path)
                 except BacklogError as exc:
-                    if self._cache is None or self.read_only:
+                    if self.read_only:
                         raise
                     if self._stat()[0] != key:  # changed while it was read: look again
                         continue
+                    if self._cache is None:
+                        raise
                     return self._keep_last_good(exc)
-                if self.read_only or self._cache is None or self._stat()[0] == key:
+                # the first reading too: a pool's first reading that caught a save half-way
+                # (an empty file is valid TOML) made it end `drained` with work left
+                if self.read_only or self._stat()[0] == key:
                     self._cache = (key, parsed)
                     self._invalid_since = None
                     return parsed
                 # a save began while the file was read: what was read may be half of it
-            return self._keep_last_good(BacklogError(f"{self.path}: the file keeps changing"))
+            stuck = BacklogError(f"{self.path}: the file keeps changing")
+            if self._cache is None:
+                raise stuck
+            return self._keep_last_good(stuck)
 
     def _keep_last_good(self, exc: BacklogError) -> AnyBacklog:
         """The last good backlog while the file is invalid, for `invalid_grace` at most."""
