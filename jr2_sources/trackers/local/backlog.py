@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -76,6 +76,16 @@ def __getattr__(name: str) -> Any:
 def _q(text: str) -> str:
     """Quote an id the way the messages show it: "T-3", escapes and all (stays one line)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def children_of(items: Iterable[Any]) -> dict[str, list[str]]:
+    """Each parent id's children's ids, in file order, from the items' `parent` (the models'
+    and the hand-checked backlog's `children()`)."""
+    kids: dict[str, list[str]] = {}
+    for item in items:
+        if item.parent is not None:
+            kids.setdefault(item.parent, []).append(item.id)
+    return kids
 
 
 def _rule_problems(items: Sequence[Any]) -> list[str]:

@@ -26,7 +26,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from jr2_core.errors import error_words
 
-from .backlog import _RULE, BacklogError, _q, _rule_problems
+from .backlog import _RULE, BacklogError, _q, _rule_problems, children_of
 
 
 class BacklogItem(BaseModel):
@@ -80,11 +80,7 @@ class Backlog(BaseModel):
 
     def children(self) -> dict[str, list[str]]:
         """Map each parent id to its children's ids, in file order, derived from `parent`."""
-        kids: dict[str, list[str]] = {}
-        for item in self.items:
-            if item.parent is not None:
-                kids.setdefault(item.parent, []).append(item.id)
-        return kids
+        return children_of(self.items)
 
 
 _ADAPTER: TypeAdapter[Backlog] = TypeAdapter(Backlog)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .backlog import _rule_problems
+from .backlog import _rule_problems, children_of
 
 _STR_LISTS = ("needs", "labels")
 _OPT_STRS = ("body", "parent", "branch")
@@ -55,11 +55,7 @@ class PlainBacklog:
 
     def children(self) -> dict[str, list[str]]:
         """Map each parent id to its children's ids, in file order, derived from `parent`."""
-        kids: dict[str, list[str]] = {}
-        for item in self.items:
-            if item.parent is not None:
-                kids.setdefault(item.parent, []).append(item.id)
-        return kids
+        return children_of(self.items)
 
 
 def _str_list(value: Any) -> bool:
