@@ -267,15 +267,20 @@ class GitHubChanges:
             before = set(fresh)
             if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
                 for dep in self._blocking(number):
-                    if same_repo(repo_of_api_url(dep.get("repository_url")) or self.reader.repo,
-                                 self.reader.repo):
+                    if self._mine(repo_of_api_url(dep.get("repository_url")) or self.reader.repo):
                         self._take(fresh, dep)
             parent = id_of_issue_url(issue.get("parent_issue_url"))
             if parent is not None:
                 repo, pn = split_id(parent)
-                if same_repo(repo, self.reader.repo) and pn not in fresh:
+                if self._mine(repo) and pn not in fresh:
                     self._take(fresh, self._get_issue(pn))
             todo += [n for n in fresh if n not in before]
+
+    def _mine(self, repo: str) -> bool:
+        """Is `repo`, as an object GitHub returned names it, this source's repository? After a
+        rename or transfer GitHub names the new one (`repository_url`, `parent_issue_url`),
+        while item ids keep the target's spelling (`IssueReader.local`)."""
+        return same_repo(self.reader.local(repo), self.reader.repo)
 
     def _blocking(self, number: int) -> list[dict[str, Any]]:
         path = f"{self.reader.issues_path()}/{number}/dependencies/blocking"

@@ -1,0 +1,60 @@
+"""Adversarial checks of GitHub deltas (`trackers/github/delta.py`) against what GitHub itself
+does, each compared with a full reading: a delta must neither miss nor invent work."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fakes.github_server import FakeGitHub
+from gh_helpers import make_adapter
+
+from jr2_sources.deltas import ReadyReader
+from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_sources.trackers.github.adapter import GitHubAdapter
+
+
+def _reader(a: GitHubAdapter) -> ReadyReader:
+    return ReadyReader(a.snapshot, a.changes, children_block=True,
+                       clock=lambda: datetime.now(UTC).timestamp(), resync_every=None)
+
+
+def _shape(rs: ReadySet) -> dict[str, Any]:
+    return {"ready": sorted(e.item.id for e in rs.ready),
+            "blocked": sorted(e.item.id for e in rs.blocked)}
+
+
+def _full(fake: FakeGitHub) -> dict[str, Any]:
+    fresh = make_adapter(fake.url)
+    try:
+        return _shape(compute_ready_set(fresh.snapshot(), now=datetime.now(UTC),
+                                        children_block=True))
+    finally:
+        fresh.close()
+
+
+def test_after_a_repository_rename_a_blocker_closing_releases_its_dependents_and_parent(
+        fake: FakeGitHub) -> None:
+    """GitHub answers a renamed repository's old name with a 301 and names the new one in
+    every object it returns (`repository_url`, `parent_issue_url`: the OpenAPI description's
+    issue schema). The delta that sees a blocker close reads what it blocks and its parent:
+    those objects name the new repository, and are this repository's issues all the same."""
+    hour_ago = fake.now() - 3600  # last updated an hour ago: outside any delta's overlap
+    blocker = fake.add_issue("o/r", "blocker", created=hour_ago)
+    blocked = fake.add_issue("o/r", "blocked", created=hour_ago)
+    parent = fake.add_issue("o/r", "parent", created=hour_ago)
+    fake.add_dependency("o/r", blocked, blocker)
+    fake.add_sub_issue("o/r", parent, blocker)
+    fake.rename_repo("o/r", "o/renamed")
+    adapter = make_adapter(fake.url)
+    try:
+        reader = _reader(adapter)
+        reader.read()
+        assert _shape(reader.last) == {"ready": ["o/r#1"], "blocked": ["o/r#2", "o/r#3"]}
+        fake.close_issue("o/renamed", blocker)
+        reader.read()
+        assert adapter.reader.changes is not None and adapter.reader.changes.window.last_gap is None
+        assert _shape(reader.last) == _full(fake) == {"ready": ["o/r#2", "o/r#3"],
+                                                      "blocked": []}
+    finally:
+        adapter.close()
