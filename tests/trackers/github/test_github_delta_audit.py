@@ -58,3 +58,23 @@ def test_after_a_repository_rename_a_blocker_closing_releases_its_dependents_and
                                                       "blocked": []}
     finally:
         adapter.close()
+
+
+def test_a_claim_rechecks_the_scope_on_the_issue_it_reads_and_writes_nothing_outside_it(
+        fake: FakeGitHub) -> None:
+    """A delta cannot see every change of scope: renaming or deleting a label ("Update a
+    label", "Delete a label") changes the issues that carry it, and GitHub does not document
+    that it moves their `updated_at`, so until the resync a delta may still call an issue in
+    scope that the `labels` filter no longer selects. The claim reads the issue itself before
+    its first write (`still_to_do`): it must judge the scope there, as the watch does."""
+    n = fake.add_issue("o/r", "agent work", labels=["agent"], created=fake.now() - 3600)
+    adapter = make_adapter(fake.url, label=["agent"])
+    try:
+        (item,) = adapter.snapshot().items
+        fake.set_labels("o/r", n, ["other"])  # out of the pool's scope since that reading
+        fake.clear_log()
+        assert adapter.claim(item, "pool-1", 60) is False
+        assert [e["method"] for e in fake.requests()] == ["GET", "GET"]  # comments, issue
+        assert fake.comments_of("o/r", n) == [] and fake.issue("o/r", n).labels == ["other"]
+    finally:
+        adapter.close()
