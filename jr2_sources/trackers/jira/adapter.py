@@ -85,6 +85,7 @@ from .jql import (
     MAX_KEYS,
     keys_clause,
     marked_outside_jql,
+    moves_with_time,
     quote,
     scope_jql,
     scope_where,
@@ -144,6 +145,9 @@ class JiraAdapter(ClaimsByComment):
         self._gates = GateReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
         self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
+        # a filter with functions or relative dates can drop an issue that never changes, which
+        # no delta sees: a claim then judges the scope again first (`claim`)
+        self._moving = moves_with_time(config.jql)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -237,13 +241,25 @@ class JiraAdapter(ClaimsByComment):
         with self._lock:
             if key in self._scoped:
                 return
-        where, _ = split_order_by(self.config.jql)
-        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
-        if any(str(i.get("key")) == key for i in self.client.search(jql, fields=("labels",))):
-            with self._lock:
-                self._scoped.add(key)
+        if self._selects_now(key):
             return
         raise ItemError(f"{self.name}: {key} is outside the JQL scope; jr2 does not write to it")
+
+    def _selects_now(self, key: str) -> bool:
+        """Does the user's filter select `key` now? One search, `key = K AND (filter)`, read
+        consistently on Cloud when the issue's id is known (`reconcileIssues`)."""
+        where, _ = split_order_by(self.config.jql)
+        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
+        known = self._deltas.id_of(key)
+        found, _ = self.client.search_at(jql, ("labels",),
+                                         reconcile=() if known is None else (known,))
+        selected = any(str(i.get("key")) == key for i in found)
+        with self._lock:
+            if selected:
+                self._scoped.add(key)
+            else:
+                self._scoped.discard(key)
+        return selected
 
     def _item(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
         cfg = self.config
@@ -522,8 +538,14 @@ class JiraAdapter(ClaimsByComment):
         self._writable()
         if not item.in_scope:
             raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
-        self._guard(item.id)
         try:
+            if self._moving and not self._selects_now(item.id):
+                # the filter stopped selecting it without a change a delta could see: lost,
+                # and the next delta reads it again (`note`) and drops it from the Ready-set
+                log.info("%s: %s left the JQL scope since it was read; not claimed",
+                         self.name, item.id)
+                return False
+            self._guard(item.id)
             return self.claims.claim(item.id, holder, lease, item.attempts, item.gates)
         finally:
             self._deltas.note(item.id)

@@ -316,6 +316,10 @@ class JiraDeltas:
         self._ids[key], self._keys[iid] = iid, key
         return old if old is not None and old != key else None
 
+    def id_of(self, key: str) -> int | None:
+        """The id of the issue a reading of this process saw under `key` (None: not seen)."""
+        return self._ids.get(key)
+
     def knows(self, issue_id: int) -> bool:
         """Has a reading of this process seen the issue with this id?"""
         return issue_id in self._keys

@@ -1,0 +1,64 @@
+"""Adversarial checks of Jira deltas (`trackers/jira/deltas.py`) against what Jira itself does,
+each compared with a full reading: a delta must neither miss nor invent work, and a pool never
+writes to an issue its JQL does not select."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from fakes.jira_server import FakeJira
+from jira_helpers import make_adapter
+
+from jr2_sources.incremental import IncrementalReadySet
+from jr2_sources.readyset import Snapshot
+from jr2_sources.trackers.jira.jql import moves_with_time
+
+HOLDER = "run-1@host"
+
+
+@pytest.mark.parametrize("jql", ['project = ENG AND created >= "-10m"',
+                                 "project = ENG AND created >= -10m"])
+def test_a_filter_relative_to_now_is_judged_again_before_a_claim(fake: FakeJira,
+                                                                   jql: str) -> None:
+    """Atlassian's JQL reference: a relative date ("-10m", "-1d", "-4w 2d") and functions
+    (`now()`, `startOfDay()`, `openSprints()`, `membersOf()`, ...) are evaluated when the search
+    runs, so an issue can leave such a filter without any change to it (its `updated` stays).
+    A delta searches `updated >= T`: it cannot see that. A full reading would no longer offer
+    the issue; the claim must not write to it either, and the next delta drops it."""
+    key = fake.add_issue("fresh work")
+    ad = make_adapter(fake.url, jql=jql)
+    try:
+        first = ad.changes()
+        assert isinstance(first, Snapshot)
+        (item,) = first.items
+        inc = IncrementalReadySet(first, now=datetime.now(UTC))
+        fake.advance(11 * 60)  # created 11 minutes ago: the filter no longer selects it
+        inc.apply(ad.changes(), now=datetime.now(UTC))
+        fake.clear_log()
+        assert ad.claim(item, HOLDER, 60) is False
+        assert [e["method"] for e in fake.requests()] in (["GET"], ["POST"], ["GET", "POST"])
+        assert all("comment" not in e["path"] for e in fake.requests())
+        assert fake.issues[key].labels == []
+        inc.apply(ad.changes(), now=datetime.now(UTC))
+        assert [e.item.id for e in inc.ready_set().ready] == []
+    finally:
+        ad.close()
+
+
+@pytest.mark.parametrize(("jql", "moves"), [
+    ("project = ENG AND labels = agent ORDER BY created", False),
+    ('project = ENG AND updated >= "2024/01/02 10:00"', False),
+    ('summary ~ "now() or -1d"', False),  # inside a text search: words, not a date or a call
+    ("project = ENG AND labels in (a, b)", False),
+    ("project = ENG AND status WAS NOT IN (Done) BY me", False),
+    ('project = ENG AND created >= "-1d"', True),
+    ("project = ENG AND created >= -4w", True),
+    ('project = ENG AND due <= "4w 2d"', True),
+    ("sprint in openSprints()", True),
+    ("assignee = currentUser()", True),
+    ("updated > startOfDay( -1 )", True),
+    ("project = ENG AND issue IN linkedIssues(ENG-1)", True),
+])
+def test_moves_with_time_finds_relative_dates_and_functions(jql: str, moves: bool) -> None:
+    assert moves_with_time(jql) is moves
