@@ -48,6 +48,11 @@ cannot be sure:
   deliveries mark both issues, and the full resynchronisation (`--resync-every`,
   default 5 minutes) bounds what a missed delivery can hide. A deletion without a delivery is
   also found by that resynchronisation (or by the claim, which the tracker then refuses).
+* A filter that moves with time (a function such as `openSprints()` or `now()`, a relative
+  date such as "-1d": `jql.moves_with_time`) can drop or take in an issue that never changes;
+  no `updated >= T` search sees that. What it drops is caught before a write: the claim asks
+  Jira once more (`JiraAdapter.claim`) and notes the issue, so the next delta's second search
+  finds it outside the scope. What it takes in waits for the resynchronisation.
 * A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
   the server's clock going backwards, a delta search Jira refuses (an issue named by key may
   have been deleted), or more issues to name than `jql.MAX_KEYS`.
