@@ -218,8 +218,9 @@ class GitHubChanges:
         return {int(str(k)): v for k, v in found.items()}
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
+        """An issue read directly (not listed: it does not move the window)."""
         if isinstance(issue, dict) and "number" in issue:
-            self.window.take(fresh, int(issue["number"]), issue, _updated(issue))
+            self.window.take(fresh, int(issue["number"]), issue, _updated(issue), listed=False)
 
     def _get_issue(self, number: int) -> dict[str, Any]:
         """One issue read directly (conditional); gone -> a gap."""

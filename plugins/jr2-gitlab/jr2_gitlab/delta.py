@@ -145,7 +145,8 @@ class GitLabChanges:
         return {int(str(k)): v for k, v in found.items()}
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: dict[str, Any]) -> None:
-        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue))
+        """An issue read directly (not listed: it does not move the window)."""
+        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue), listed=False)
 
     def _get(self, iid: int) -> dict[str, Any]:
         try:

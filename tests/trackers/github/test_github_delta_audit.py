@@ -78,3 +78,38 @@ def test_a_claim_rechecks_the_scope_on_the_issue_it_reads_and_writes_nothing_out
         assert fake.comments_of("o/r", n) == [] and fake.issue("o/r", n).labels == ["other"]
     finally:
         adapter.close()
+
+
+def test_an_issue_read_directly_late_in_a_delta_does_not_move_the_window_past_the_list(
+        fake: FakeGitHub, monkeypatch: Any) -> None:
+    """The since-window may only move as far as the issues list has been read: an issue read
+    directly (a webhook mark, a dependent, a parent) can carry a later `updated_at` than the
+    list covered when the delta is slow (a `Retry-After` wait, GitHub's secondary limits ask
+    for 60 s), and moving the watermark to it skips what changed meanwhile unlisted."""
+    hour_ago = fake.now() - 3600
+    quiet = fake.add_issue("o/r", "changes while the delta waits", created=hour_ago)
+    marked = fake.add_issue("o/r", "named by a webhook", created=hour_ago)
+    adapter = make_adapter(fake.url)
+    try:
+        reader = _reader(adapter)
+        reader.read()
+        assert _shape(reader.last)["ready"] == ["o/r#1", "o/r#2"]
+        assert adapter.reader.changes is not None
+        adapter.reader.changes.window.mark([marked])
+        inner = adapter.client.get
+
+        def slow_get(path: str, params: Any = None, **kw: Any) -> Any:
+            if path.endswith(f"/issues/{marked}"):  # the list was read; then a long wait
+                fake.advance(15)
+                fake.close_issue("o/r", quiet)  # updated 15 s after the list was read
+                fake.advance(15)
+                fake.set_labels("o/r", marked, ["seen"])  # 30 s after
+            return inner(path, params, **kw)
+
+        monkeypatch.setattr(adapter.client, "get", slow_get)
+        reader.read()  # the marked issue, read directly
+        monkeypatch.setattr(adapter.client, "get", inner)
+        reader.read()  # the next delta must still list the issue closed meanwhile
+        assert _shape(reader.last) == _full(fake) == {"ready": ["o/r#2"], "blocked": []}
+    finally:
+        adapter.close()
