@@ -411,8 +411,12 @@ class JiraAdapter(ClaimsByComment):
         values.sort(key=lambda c: (str(c.get("created")), int(c.get("id") or 0)))
         return values, reply.date
 
-    def myself(self) -> dict[str, Any]:
-        """jr2's own account (`GET /myself`, once)."""
+    def myself(self, *, fresh: bool = False) -> dict[str, Any]:
+        """jr2's own account (`GET /myself`, once; `fresh`: read again, e.g. for its time
+        zone, which a person may change while a pool runs)."""
+        if fresh:
+            with self._lock:
+                self._me = None
         return self._myself()
 
     def _myself(self) -> dict[str, Any]:

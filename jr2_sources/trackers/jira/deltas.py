@@ -12,11 +12,13 @@ cannot be sure:
   (the `Date` of its first answer) minus an overlap (`delta_overlap`, default 2 minutes), as a
   JQL date-time literal in the searching account's time zone (`GET /myself` `timeZone`, else
   the server's `serverTimeZone`, else 12 hours earlier in UTC: Jira reads a literal in the
-  user's zone, at minute precision; `jql.jql_time`). The overlap covers clock steps, the
-  minute precision and the documented staleness of Cloud's enhanced search ("Recent updates
-  might not be immediately visible"; Atlassian's "Search and reconcile": most changes show
-  within seconds, bulk edits may take minutes). An issue read again whose `updated` is the one
-  already held is skipped (no rebuild, no comment listing).
+  user's zone, at minute precision; `jql.jql_time`). The zone is asked again after each full
+  reading (one `GET /myself` per `--resync-every`): a person may change it while a pool runs,
+  and a literal written for the old zone can be read hours later. The overlap covers clock
+  steps, the minute precision and the documented staleness of Cloud's enhanced search
+  ("Recent updates might not be immediately visible"; Atlassian's "Search and reconcile": most
+  changes show within seconds, bulk edits may take minutes). An issue read again whose
+  `updated` is the one already held is skipped (no rebuild, no comment listing).
 * What left the scope (done, moved, edited out of the filter, assigned to a person) does not
   match the first search any more: `(project in (<the projects the results named>) AND
   updated >= "T" OR key in (<outside blockers of other projects>, <issues to read again>)) AND
@@ -191,6 +193,7 @@ class JiraDeltas:
         self._parked = set()
         self._named, self._seen_outside = Counter(), {}
         self._projects = frozenset(project_of(k) for k in stamps)
+        self._zone_known = False  # a person may have changed it: asked again by the next delta
         for issue in found:
             self._remember_id(issue)
         for item in snap.items:
@@ -285,11 +288,12 @@ class JiraDeltas:
     # -- the mirror ------------------------------------------------------------------------------
 
     def _account_zone(self) -> tzinfo | None:
-        """The time zone Jira reads this account's JQL dates in (looked up once)."""
+        """The time zone Jira reads this account's JQL dates in (looked up again after each
+        full reading: a person may change it while a pool runs)."""
         if not self._zone_known:
             ad = self.adapter
             try:
-                me = ad.myself()
+                me = ad.myself(fresh=True)
             except SourceHTTPError as exc:  # the account may not read itself: a wider search
                 log.info("%s: cannot read the account's time zone: %s", ad.name, exc)
                 me = {}

@@ -62,3 +62,24 @@ def test_a_filter_relative_to_now_is_judged_again_before_a_claim(fake: FakeJira,
 ])
 def test_moves_with_time_finds_relative_dates_and_functions(jql: str, moves: bool) -> None:
     assert moves_with_time(jql) is moves
+
+
+def test_a_change_of_the_accounts_time_zone_is_learnt_at_the_next_full_reading(
+        fake: FakeJira) -> None:
+    """Jira reads a JQL date in the searching account's time zone ("The time zone specified in
+    the user's profile", `GET /myself`), and a person can change it while a pool runs. Moved
+    west, every literal written for the old zone is read hours later and a delta misses what
+    changed meanwhile; the full resynchronisation must also bring the zone up to date, so a
+    change hides work for one `--resync-every` at most, not for the rest of the run."""
+    fake.add_issue("first", labels=["agent"])
+    ad = make_adapter(fake.url, jql="project = ENG AND labels = agent")
+    try:
+        assert isinstance(ad.changes(), Snapshot)
+        ad.changes()  # a delta: the zone (UTC) is looked up
+        fake.me["timeZone"] = "America/Los_Angeles"  # UTC-8: a literal now reads 8 hours later
+        assert isinstance(ad.changes(full=True), Snapshot)  # the resynchronisation
+        new = fake.add_issue("second", labels=["agent"])
+        delta = ad.changes()
+        assert [it.id for it in getattr(delta, "items", [])] == [new]
+    finally:
+        ad.close()
