@@ -113,3 +113,25 @@ def test_an_issue_read_directly_late_in_a_delta_does_not_move_the_window_past_th
         assert _shape(reader.last) == _full(fake) == {"ready": ["o/r#2"], "blocked": []}
     finally:
         adapter.close()
+
+
+def test_the_pools_own_assignment_never_moves_an_issue_out_of_an_assignee_filter(
+        fake: FakeGitHub) -> None:
+    """`--assignee none --assign` (take unassigned issues, assign the token's user while
+    working): scope is judged ignoring jr2's own marks, its assignee included (ISSUE-NOTES 2),
+    so the watch must not stop the pool's own worker because the pool assigned itself; a
+    person assigning someone else does take the issue back."""
+    n = fake.add_issue("o/r", "unassigned work")
+    adapter = make_adapter(fake.url, assignee="none", assign=True)
+    try:
+        (item,) = adapter.snapshot().items
+        assert adapter.claim(item, "pool-1", 60)
+        assert fake.issue("o/r", n).assignees == ["jr2-bot"]
+        assert adapter.watch([item.id], "pool-1") == {}
+        with fake.lock:  # a person adds alice ("Add assignees to an issue")
+            fake.issue("o/r", n).assignees.append("alice")
+        fake.set_labels("o/r", n, fake.issue("o/r", n).labels)  # and the edit moves updated_at
+        assert adapter.watch([item.id], "pool-1") == {
+            item.id: "it was moved out of this pool's scope"}
+    finally:
+        adapter.close()
