@@ -55,6 +55,10 @@ cannot be sure:
   no `updated >= T` search sees that. What it drops is caught before a write: the claim asks
   Jira once more (`JiraAdapter.claim`) and notes the issue, so the next delta's second search
   finds it outside the scope. What it takes in waits for the resynchronisation.
+* A delta that fails half-way (building an issue lists its comments: a 5xx past the retry
+  budget) has already changed the mirror (issues dropped, stamps held): the next reading is
+  full, so nothing it had begun on is lost. One that fails in its searches, before judging
+  anything, only puts its marks back.
 * A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
   the server's clock going backwards, a delta search Jira refuses (an issue named by key may
   have been deleted), or more issues to name than `jql.MAX_KEYS`.
@@ -145,6 +149,7 @@ class JiraDeltas:
         self._deleted_ids: set[int] = set()  # and their ids (mapped to the keys known here)
         self._zone: tzinfo | None = None
         self._zone_known = False
+        self._judging = False  # a delta's answers are being judged (the mirror changes)
         self._lock = threading.Lock()
 
     # -- what this process learns between readings -----------------------------------------------
@@ -184,6 +189,8 @@ class JiraDeltas:
                 self._forced |= forced
                 self._forced_ids |= ids
                 self._deleted |= deleted
+                if self._judging:  # the mirror is half updated: the next reading is full
+                    self._since, self._judging = None, False
             raise
 
     def _full(self) -> Snapshot:
@@ -237,6 +244,7 @@ class JiraDeltas:
             return None
         if at is None or at < since:
             return None
+        self._judging = True  # from here the mirror changes as the answers are judged
         delta = Delta()
         newer = {str(i["key"]): self._stamp(i) for i in inside}
         for issue in gone:
@@ -282,7 +290,7 @@ class JiraDeltas:
         for key in sorted(gone_keys - delta.left.keys() - newer.keys()):
             delta.left[key] = "missing"
             self._drop(key)
-        self._since = at
+        self._since, self._judging = at, False
         return delta
 
     # -- the mirror ------------------------------------------------------------------------------

@@ -83,3 +83,37 @@ def test_a_change_of_the_accounts_time_zone_is_learnt_at_the_next_full_reading(
         assert [it.id for it in getattr(delta, "items", [])] == [new]
     finally:
         ad.close()
+
+
+def test_a_delta_that_fails_half_way_loses_nothing(fake: FakeJira) -> None:
+    """A delta judges the issues that left the scope before it builds the changed ones, and
+    building one can fail (its comments are listed: a 5xx past the retry budget). The next
+    reading must still deliver every change the failed one had begun on: an issue edited out
+    of the filter must leave the Ready-set, as a full reading shows."""
+    jql = "project = ENG AND labels = agent"
+    leaving = fake.add_issue("edited out of the filter", labels=["agent"])
+    held = fake.add_issue("another pool claims it", labels=["agent"])
+    other = make_adapter(fake.url, jql=jql)
+    ad = make_adapter(fake.url, jql=jql, retry_budget=0.05)
+    try:
+        first = ad.changes()
+        assert isinstance(first, Snapshot)
+        inc = IncrementalReadySet(first, now=datetime.now(UTC))
+        (claimed,) = [it for it in other.snapshot().items if it.id == held]
+        assert other.claim(claimed, "other@host", 600)
+        fake.edit(leaving, remove="agent")
+        fake.fault(500, times=100, path=rf"/issue/{held}/comment|/comment/list")
+        with pytest.raises(Exception, match="500"):
+            ad.changes()  # fails while building the claimed issue (its comments)
+        fake.faults.clear()
+        got = ad.changes()
+        if isinstance(got, Snapshot):
+            inc.reset(got, now=datetime.now(UTC))
+        else:
+            inc.apply(got, now=datetime.now(UTC))
+        rs = inc.ready_set()
+        assert [e.item.id for e in rs.ready] == []
+        assert [e.item.id for e in rs.claimed] == [held]
+    finally:
+        other.close()
+        ad.close()
