@@ -42,7 +42,8 @@ def split_order_by(jql: str) -> tuple[str, str]:
 
 
 _KEYWORDS = frozenset({"and", "or", "not", "in", "is", "was", "by", "during", "before",
-                       "after", "on", "from", "to", "changed", "empty", "null"})
+                       "after", "on", "from", "to", "changed", "empty", "null",
+                       "currentuser"})  # the searching account: the same at every search
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _PERIOD = r"[-+]?\d+\s*[wdhm]"
 _RELATIVE = re.compile(rf"\s*{_PERIOD}(?:\s+{_PERIOD})*\s*", re.IGNORECASE)
