@@ -58,3 +58,22 @@ def test_a_blocker_moved_to_another_project_still_blocks_its_dependents(
         assert _shape(reader.last) == want
     finally:
         adapter.close()
+
+
+def test_a_claim_rechecks_the_scope_and_keeps_nothing_on_an_issue_outside_it(
+        fake: FakeGitLab) -> None:
+    """The claim reads the issue once it has won (`still_to_do`); that read judges the
+    scope too, so an issue the label filter stopped selecting since the reading the pool
+    chose it from (a change a delta may not see: a label renamed or deleted) is lost: no
+    claim label, and the claim note is deleted again."""
+    n = fake.add_issue("g/p", "agent work", labels=["agent"])
+    adapter = make_adapter(fake.url, label=["agent"])
+    try:
+        (item,) = adapter.snapshot().items
+        fake.set_labels("g/p", n, ["other"])
+        assert adapter.claim(item, "pool-1", 60) is False
+        issue = fake.issue("g/p", n)
+        assert issue["labels"] == ["other"]
+        assert [x for x in issue["notes"] if not x["system"]] == []
+    finally:
+        adapter.close()
