@@ -53,7 +53,7 @@ from ..incremental import Delta
 from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
-from ..tracker import CLAIM_REMOVED, GONE
+from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .gatecomments import record_answer
@@ -237,7 +237,7 @@ class LabelCommentTracker(ClaimsByComment):
         if cfg.has_label(labels, cfg.done_label):
             return GONE
         if not self.issue_in_scope(issue):
-            return "it was moved out of this pool's scope"
+            return OUT_OF_SCOPE
         if cfg.has_label(labels, cfg.failed_label):
             return "it was marked failed"
         if not cfg.has_label(labels, cfg.claim_label):

@@ -73,7 +73,7 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
-from jr2_sources.tracker import GONE, taken_back
+from jr2_sources.tracker import GONE, OUT_OF_SCOPE, taken_back
 
 from . import markers
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
@@ -452,8 +452,10 @@ class JiraAdapter(ClaimsByComment):
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         """People win, in one search (`key in (<held keys>)` inside the scope; an issue this
         process holds is judged without listing its comments). An issue missing from it is
-        confirmed with a direct read first (Jira search is eventually consistent: a missing
-        issue is no proof it left)."""
+        confirmed first (Jira search is eventually consistent: a missing issue is no proof it
+        left): a direct read (done, failed, a person's?), then, when it is still open and ours,
+        one search of that key in the filter, read consistently (`_selects_now`): a person may
+        have edited it out of the filter."""
         keys = set(item_ids)
         if not keys:
             return {}
@@ -472,8 +474,12 @@ class JiraAdapter(ClaimsByComment):
             taken = {k: why for k in item_ids if (why := taken_back(by_id.get(k), holder))}
         for key in [k for k, why in taken.items() if why == GONE]:
             try:
-                if self._claimable(key):
-                    del taken[key]  # open, not failed, not a person's: the search lagged
+                if not self._claimable(key):
+                    continue
+                if self._selects_now(key):
+                    del taken[key]  # open, not failed, not a person's, in scope: the search lagged
+                else:  # a person edited it out of the filter (relabelled, moved, ...)
+                    taken[key] = OUT_OF_SCOPE
             except SourceHTTPError as exc:
                 if exc.status not in (404, 410):
                     raise

@@ -118,3 +118,23 @@ def test_a_delta_that_fails_half_way_loses_nothing(fake: FakeJira) -> None:
     finally:
         other.close()
         ad.close()
+
+
+def test_a_held_issue_a_person_edits_out_of_the_filter_is_taken_back(fake: FakeJira) -> None:
+    """People win and scope is sacred: the watch searches the held keys inside the scope, and
+    one missing from that search is confirmed before its worker is stopped (the search is
+    eventually consistent). The confirmation must judge the scope too, not only whether the
+    issue is open, unfailed and unassigned: a person who removed the label the JQL selects
+    took the issue out of the pool's hands."""
+    jql = "project = ENG AND labels = agent"
+    keys = [fake.add_issue(f"E{i}", labels=["agent"]) for i in range(2)]
+    ad = make_adapter(fake.url, jql=jql)
+    try:
+        items = {it.id: it for it in ad.snapshot().items}
+        for key in keys:
+            assert ad.claim(items[key], HOLDER, 600)
+        assert ad.watch(keys, HOLDER) == {}
+        fake.edit(keys[0], remove="agent")
+        assert ad.watch(keys, HOLDER) == {keys[0]: "it was moved out of this pool's scope"}
+    finally:
+        ad.close()
