@@ -42,27 +42,9 @@ def merged_shape(rs: ReadySet) -> dict[str, Any]:
         (e.item.id, sorted((b["id"], b["state"], b["pr"], b["merge_commit"])
                            for b in e.item.extra.get("blockers", [])))
         for e in rs.ready)
-    cyclic = _cyclic({e.item.id: [b.id for b in e.item.blockers] for e in rs.blocked})
-    out["reasons"] = sorted(  # in a cycle of items none of which is open, a delta may give
-        # a wrong state (mergedelta.py's notes): both wait either way
-        (e.item.id, sorted((b.id, b.state if e.item.id not in cyclic else "") for b in
-                           e.item.blockers)) for e in rs.blocked)
-    return out
-
-
-def _cyclic(graph: dict[str, list[str]]) -> set[str]:
-    """The members of cycles of `graph` (small: a walk from each)."""
-    out = set()
-    for start in graph:
-        todo, seen = list(graph[start]), set()
-        while todo:
-            node = todo.pop()
-            if node == start:
-                out.add(start)
-                break
-            if node not in seen:
-                seen.add(node)
-                todo += graph.get(node, [])
+    out["reasons"] = sorted(  # the PR where a reason names it (`waits_for_merge`, ...)
+        (e.item.id, sorted((b.id, b.state, b.pr if b.state in ("unmerged", "not_green") else "")
+                           for b in e.item.blockers)) for e in rs.blocked)
     return out
 
 
