@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Generator, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -344,13 +345,13 @@ class IncrementalReadySet:
                     del self._refs_to[ref]
 
     def _set_ref_state(self, ref: str, state: BlockerState, pr: str | None = None,
-                       keep: Collection[str] = ()) -> set[str]:
+                       keep: AbstractSet[str] = frozenset()) -> set[str]:
         """Give the references to `ref` the state `state` and pull request `pr`, except those
         held by the items in `keep`; the ids of the items whose references were rewritten."""
         holders = self._refs_to.get(ref)
         if not holders:
             return set()
-        rewrite = [iid for iid in holders if iid not in keep] if keep else list(holders)
+        rewrite = holders - keep
         for iid in rewrite:
             it = self._items[iid]
             for b in it.blockers:
@@ -359,7 +360,7 @@ class IncrementalReadySet:
             for c in it.children:
                 if c.id == ref:
                     c.state, c.pr = state, pr
-        return set(rewrite)
+        return rewrite
 
     def _index_groups(self, it: SnapshotItem) -> None:
         for g in it.groups:
