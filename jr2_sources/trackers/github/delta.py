@@ -189,8 +189,9 @@ class GitHubChanges:
             fresh = self._since()
             marked = self._marked(fresh)
             self._chase(fresh)
-            first = self.merges.read(fresh, marked) if self.merges is not None else []
-            delta = self._build(fresh, skip, first)
+            if self.merges is not None:
+                self.merges.read(fresh, marked)
+            delta = self._build(fresh, skip)
             self._outside_refs(delta)
         except Gap as gap:
             self.window.gap(str(gap))
@@ -293,11 +294,10 @@ class GitHubChanges:
             raise
         return [d for d in found if isinstance(d, dict) and "number" in d]
 
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str],
-               first: list[int]) -> Delta:
-        """The delta: the fresh issues as items (when listed) or as states (when not); those
-        in `first` first, in its order (`mergedelta.py`: their state as a blocker is not
-        `open`, and an item is delivered after the ones it names)."""
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+        """The delta: the fresh issues as items (when listed) or as states (when not); an item
+        whose state as a blocker is not `open` (`--done-when merged`: `mergedelta.py`) with
+        that state (`Delta.as_blocker`)."""
         repo = self.reader.repo
         delta = Delta()
         for number, issue in fresh.items():  # states first: body references read them
@@ -308,9 +308,7 @@ class GitHubChanges:
             else:
                 self.open_numbers.discard(number)
         merges = self.merges
-        rank = {n: i for i, n in enumerate(first)}
-        for number, issue in sorted(fresh.items(), key=lambda kv: (rank.get(kv[0], len(rank)),
-                                                                   kv[0])):
+        for number, issue in sorted(fresh.items()):
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)
@@ -329,6 +327,8 @@ class GitHubChanges:
             self.in_set.add(iid)
             if merges is not None:
                 merges.built(item)
+                if self.reader.state_of(number) != "open":
+                    delta.as_blocker[iid] = self.reader.listed_ref(number)
             self.outside.update(b.id for b in item.blockers
                                 if b.state == "open" and self._foreign(b.id))
         for iid in sorted(skip & self.in_set):  # settled as done by this process
