@@ -23,6 +23,8 @@ Design notes
 * Webhooks mark what changed: `mark(keys)` (from the run host's thread) names issues a verified
   delivery concerns; the next delta reads each one directly, before the since-window would
   list it, and also catches what the window cannot (a change that moves no `updated_at`).
+  A full reading clears the marks made before it began (`begin`), never those that arrived
+  while it ran: the issue may have been listed before the change the delivery announces.
 * Any sign of a gap makes the tracker answer with a full snapshot instead (the reader resyncs):
   the server refusing the time filter (422), more than `max_pages` pages of changes, a page that
   cannot move on, the server's clock behind the watermark by more than the overlap, a marked
@@ -78,19 +80,32 @@ class SinceWindow:
         self.watermark: datetime | None = None
         self.last_gap: str | None = None
         self._seen: dict[Hashable, bytes] = {}
-        self._marks: set[Hashable] = set()
-        self._full: str | None = None  # a webhook asked for a full reading: why
+        self._marks: dict[Hashable, int] = {}  # key -> the delivery count when marked
+        self._full: tuple[str, int] | None = None  # a webhook asked for a full reading: why
+        self._deliveries = 0  # marks and full-reading requests so far (under `_lock`)
+        self._began_at: int | None = None  # `_deliveries` when the running full reading began
         self._lock = threading.Lock()
 
     # -- after a full reading -----------------------------------------------------------------
 
+    def begin(self) -> None:
+        """A full reading starts: marks made from now on may name changes it does not see
+        (an issue listed before the delivery), so `reset` keeps them."""
+        with self._lock:
+            self._began_at = self._deliveries
+
     def reset(self, began: datetime | None, issues: Iterable[tuple[Hashable, Any]]) -> None:
-        """A full reading that began at server time `began` listed `issues` (key, object)."""
+        """A full reading that began at server time `began` listed `issues` (key, object).
+        It saw everything marked before it began (`begin`; all marks when it was not
+        called); later marks and requests for a full reading stay for the next delta."""
         self._seen = {key: digest(obj) for key, obj in issues}
         self.watermark = began
         with self._lock:
-            self._marks.clear()  # a full reading saw everything they named
-            self._full = None
+            seen_up_to = self._deliveries if self._began_at is None else self._began_at
+            self._began_at = None
+            self._marks = {k: n for k, n in self._marks.items() if n > seen_up_to}
+            if self._full is not None and self._full[1] <= seen_up_to:
+                self._full = None
 
     @property
     def ready(self) -> bool:
@@ -113,7 +128,7 @@ class SinceWindow:
         with self._lock:
             wanted, self._full = self._full, None
         if wanted is not None:
-            raise WindowGap(wanted)
+            raise WindowGap(wanted[0])
         fresh: dict[Hashable, Any] = {}
         after: datetime | None = None
         for page_no in range(self.max_pages):
@@ -174,20 +189,22 @@ class SinceWindow:
     def mark(self, keys: Iterable[Hashable]) -> None:
         """Issues a verified webhook delivery concerns: read them directly in the next delta."""
         with self._lock:
-            self._marks.update(keys)
+            self._deliveries += 1
+            self._marks.update(dict.fromkeys(keys, self._deliveries))
 
     def want_full(self, why: str) -> None:
         """A verified delivery says the scope itself may have changed, which no update time
         shows (a label or milestone the user's filter names, renamed or deleted): the next
         delta is a gap, answered with a full reading (`why` says which delivery)."""
         with self._lock:
-            self._full = why
+            self._deliveries += 1
+            self._full = (why, self._deliveries)
 
     def take_marks(self) -> set[Hashable]:
         """The marked issues (cleared)."""
         with self._lock:
-            marks, self._marks = self._marks, set()
-        return marks
+            marks, self._marks = self._marks, {}
+        return set(marks)
 
     def unmark(self, keys: Iterable[Hashable]) -> None:
         """Put marks back (a delta that could not be read)."""

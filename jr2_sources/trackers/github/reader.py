@@ -215,6 +215,8 @@ class IssueReader:
     def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;
         ids in `skip` (done in this process) are left out."""
+        if self.changes is not None:
+            self.changes.window.begin()  # webhook marks from now on outlive this reading
         listed, scoped = self._list()
         done_label = self.config.done_label
         open_numbers = {n for n, issue in listed.items()

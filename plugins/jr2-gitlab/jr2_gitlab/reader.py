@@ -147,6 +147,8 @@ class IssueReader:
     def snapshot(self, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, claims and failure marks; ids in `skip`
         (done in this process) are left out."""
+        if self.changes is not None:
+            self.changes.window.begin()  # webhook marks from now on outlive this reading
         listed = self._list()
         own_ids = {int(i["project_id"]) for i in listed.values() if i.get("project_id")}
         blockers: dict[int, dict[str, State]] = {iid: {} for iid in listed}
