@@ -40,9 +40,10 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker, taken_back
 
-from .backlog import BacklogError, read_backlog
+from .backlog import BacklogError, read_backlog, read_bytes
 from .changes import FileKey, LocalChanges, file_key
 from .items import ItemView
+from .saving import SaveGuard, lost
 from .settings import LocalSettings
 from .store import ClaimStore
 
@@ -93,6 +94,7 @@ class LocalAdapter(Tracker):
         self._cache: tuple[FileKey, AnyBacklog] | None = None
         self._lock = threading.Lock()
         self._changes = LocalChanges(self.name, set(config.label))
+        self._guard = SaveGuard(self.path, STABLE_AGE)
         self._invalid_since: float | None = None
         self._warned_at = 0.0
 
@@ -106,13 +108,15 @@ class LocalAdapter(Tracker):
             return key, STABLE_AGE
         return key, time.time() - key[0] / 1e9
 
-    def _stable_key(self) -> FileKey | None:
+    def _stable_key(self, end: float) -> FileKey | None:
         """The key of the file once it is stable (see the module notes); None if it kept
-        changing for `STABLE_WAIT`. A dry run does not wait."""
+        changing until `end` (monotonic). A dry run does not wait, nor does a file shorter
+        than the last good reading: that reading waits by this process's clock instead
+        (`saving.py`), which the mtime cannot replace."""
         key, age = self._stat()
-        if self.read_only or (self._cache is not None and self._cache[0] == key):
+        cache = self._cache
+        if self.read_only or (cache is not None and (cache[0] == key or key[1] < cache[0][1])):
             return key
-        end = time.monotonic() + STABLE_WAIT
         while age < STABLE_AGE:
             if time.monotonic() >= end:
                 return None
@@ -121,31 +125,37 @@ class LocalAdapter(Tracker):
         return key
 
     def backlog(self) -> AnyBacklog:
-        """The parsed backlog, re-read only when the file changed (and is stable)."""
+        """The parsed backlog, re-read only when the file changed (and is stable); a reading
+        that lost items or bytes only once it is confirmed (`saving.py`)."""
         with self._lock:
+            end = time.monotonic() + STABLE_WAIT
             for _ in range(3):
-                key = self._stable_key()
-                if self._cache is not None and self._cache[0] == key:
-                    return self._cache[1]
+                key = self._stable_key(end)
+                cache = self._cache
+                if cache is not None and cache[0] == key:
+                    return cache[1]
                 try:
                     if key is None:
                         raise BacklogError(f"{self.path}: the file keeps changing")
-                    parsed = read_backlog(self.path)
+                    data = read_bytes(self.path)
+                    parsed = read_backlog(self.path, data)
                 except BacklogError as exc:
-                    if self.read_only:
-                        raise
                     if self._stat()[0] != key:  # changed while it was read: look again
                         continue
-                    if self._cache is None:
+                    if self.read_only or cache is None:
                         raise
                     return self._keep_last_good(exc)
-                # the first reading too: a pool's first reading that caught a save half-way
-                # (an empty file is valid TOML) made it end `drained` with work left
-                if self.read_only or self._stat()[0] == key:
-                    self._cache = (key, parsed)
-                    self._invalid_since = None
-                    return parsed
-                # a save began while the file was read: what was read may be half of it
+                # every reading, the first too: a save that began while the file was read may
+                # have left half of it (an empty file is valid TOML), so look again
+                if self._stat()[0] != key:
+                    continue
+                # a reading that lost something is half a save until this process saw it stay
+                if (cache is not None and lost(cache[0], cache[1], key, parsed)
+                        and not self._guard.confirmed(key, data, end)):
+                    continue
+                self._cache = (key, parsed)
+                self._invalid_since = None
+                return parsed
             stuck = BacklogError(f"{self.path}: the file keeps changing")
             if self._cache is None:
                 raise stuck
@@ -273,6 +283,9 @@ class LocalAdapter(Tracker):
                  if (why := taken_back(item, holder)) is not None}
         if taken and file_key(self.path) != before:
             raise BlockingIOError(f"{self.path} changed while it was read; looking again later")
+        if taken and not self._guard.settled_for(WATCH_AGE):  # the mtime proves nothing
+            raise BlockingIOError(f"{self.path} lost items less than {WATCH_AGE:g}s ago; "
+                                  "looking again later")
         return taken
 
     def retry(self, item_id: str) -> bool:

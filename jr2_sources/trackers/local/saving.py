@@ -1,0 +1,112 @@
+"""A backlog being saved: when a reading of the file that lost something may be trusted.
+
+Design notes
+------------
+Editors and scripts do not always save atomically: `open(path, "w")` empties the file, the new
+text arrives in pieces, and for a moment the file is empty or cut short, which is still valid
+TOML. The local source (`LocalAdapter.backlog`) reads a changed file only once its modification
+time is `STABLE_AGE` old and throws a reading away when the file's key (mtime, size, inode)
+moved while it was read. That catches an ordinary save, but the mtime alone never proves that
+a file is still: on this ext4 a pool saw an emptied file keep the mtime of the write before
+it (`(same mtime_ns, size 0, same inode)`, 0.38 s after that write: the truncation's time stamp
+landed late, or in the same tick of the kernel's coarse clock), so half a save looked old and
+still, and the pool ended `drained` with work left.
+
+The rule (`SaveGuard`): a reading that LOST something since the last good reading (an item id
+that reading had is missing, or the file is shorter) is suspect. It is trusted only once this
+process has seen the same file, the same key and the same bytes (a BLAKE2 digest), in two
+readings at least `age` apart by its own monotonic clock, never by the file's mtime. Until then
+the source keeps the last good backlog, so nothing downstream (the Ready-set, a pool's
+`drained` or `deadlocked`, people win, the dashboard) ever sees a suspect reading. A reading
+that only added (items, bytes) needs no confirmation: acting on it early loses nothing, and a
+later reading that takes it back is suspect in its turn.
+
+Cost: nothing while the file is unchanged; for a changed file, one pass over the two readings'
+ids, next to parsing it. A suspect reading costs one wait of what is left of `age` (a sleep,
+not a poll: the second reading is all that is needed) and one more read of the bytes, only when
+the file lost something: half a save, or a person deleting items, who sees the pool act on it
+`age` later. The wait is bounded by the caller's deadline; past it the reading stays suspect
+(the caller keeps the last good backlog) and the time it was first seen is kept, so a later
+look confirms it without waiting again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .backlog import BacklogError, read_bytes
+from .changes import FileKey, file_key
+
+if TYPE_CHECKING:
+    from .backlog import AnyBacklog
+
+
+def digest(data: bytes) -> bytes:
+    """A fingerprint of the file's bytes (BLAKE2b, 16 bytes: compared, never trusted alone)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def lost(good_key: FileKey, good: AnyBacklog, key: FileKey, new: AnyBacklog) -> bool:
+    """Whether the reading `new` (file key `key`) lost something since the last good reading
+    `good` (key `good_key`): the file is shorter, or an item id of `good` is missing."""
+    if key[1] < good_key[1]:
+        return True
+    ids = {item.id for item in new.items}
+    return any(item.id not in ids for item in good.items)
+
+
+@dataclass(frozen=True, slots=True)
+class _Suspect:
+    key: FileKey
+    digest: bytes
+    since: float  # when this process first read these bytes under this key (its own clock)
+
+
+class SaveGuard:
+    """Confirms suspect readings of one backlog file (see the module notes)."""
+
+    def __init__(self, path: Path, age: float, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.path = path
+        self.age = age
+        self.clock = clock
+        self.sleep = sleep
+        self._suspect: _Suspect | None = None
+        self._lost_since: float | None = None
+
+    def confirmed(self, key: FileKey, data: bytes, deadline: float) -> bool:
+        """Whether the suspect reading `data`, read under file key `key`, is the file as it
+        stays: the same key and bytes seen again at least `age` after this process first read
+        them. Sleeps for what is left of `age` (then reads the bytes again) unless that would
+        pass `deadline`: then False, and the first sighting is kept for the next look. False
+        as well when the file changed meanwhile: the caller reads it again."""
+        mark = digest(data)
+        now = self.clock()
+        seen = self._suspect
+        if seen is None or seen.key != key or seen.digest != mark:
+            seen = self._suspect = _Suspect(key, mark, now)
+        left = seen.since + self.age - now
+        if left > 0:
+            if now + left > deadline:
+                return False
+            self.sleep(left)
+            try:
+                again = read_bytes(self.path)
+            except BacklogError:
+                return False
+            if digest(again) != mark or file_key(self.path) != key:
+                return False
+        self._suspect = None
+        self._lost_since = seen.since
+        return True
+
+    def settled_for(self, age: float) -> bool:
+        """Whether the last reading that lost something (and was confirmed) was first seen at
+        least `age` ago by this process's clock (True when there was none): people win
+        (`watch`) takes an item back from such a reading only after `WATCH_AGE`."""
+        return self._lost_since is None or self.clock() - self._lost_since >= age
