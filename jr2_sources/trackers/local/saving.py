@@ -25,18 +25,17 @@ Cost: nothing while the file is unchanged; for a changed file, one pass over the
 ids, next to parsing it. A suspect reading costs one wait of what is left of `age` (a sleep,
 not a poll: the second reading is all that is needed) and one more read of the bytes, only when
 the file lost something: half a save, or a person deleting items, who sees the pool act on it
-`age` later. The wait is bounded by the caller's deadline; past it the reading stays suspect
-(the caller keeps the last good backlog) and the time it was first seen is kept, so a later
-look confirms it without waiting again.
+`age` later (and people win, which stops a worker, `WATCH_AGE` later: `settled_for`). The
+caller tries a few times, then keeps the last good backlog; a reading seen before counts from
+its first sighting, so a later look confirms it without waiting again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic, sleep
 from typing import TYPE_CHECKING
 
 from .backlog import BacklogError, read_bytes
@@ -68,33 +67,28 @@ class _Suspect:
 
 
 class SaveGuard:
-    """Confirms suspect readings of one backlog file (see the module notes)."""
+    """Confirms suspect readings of one backlog file (see the module notes). It waits with this
+    module's `sleep` and reads the time from its `monotonic` (tests replace them)."""
 
-    def __init__(self, path: Path, age: float, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, path: Path, age: float) -> None:
         self.path = path
         self.age = age
-        self.clock = clock
-        self.sleep = sleep
         self._suspect: _Suspect | None = None
         self._lost_since: float | None = None
 
-    def confirmed(self, key: FileKey, data: bytes, deadline: float) -> bool:
+    def confirmed(self, key: FileKey, data: bytes) -> bool:
         """Whether the suspect reading `data`, read under file key `key`, is the file as it
         stays: the same key and bytes seen again at least `age` after this process first read
-        them. Sleeps for what is left of `age` (then reads the bytes again) unless that would
-        pass `deadline`: then False, and the first sighting is kept for the next look. False
-        as well when the file changed meanwhile: the caller reads it again."""
+        them. Sleeps for what is left of `age` (at most `age`), then reads the bytes again.
+        False when the file changed meanwhile: the caller reads it again."""
         mark = digest(data)
-        now = self.clock()
+        now = monotonic()
         seen = self._suspect
         if seen is None or seen.key != key or seen.digest != mark:
             seen = self._suspect = _Suspect(key, mark, now)
         left = seen.since + self.age - now
         if left > 0:
-            if now + left > deadline:
-                return False
-            self.sleep(left)
+            sleep(left)
             try:
                 again = read_bytes(self.path)
             except BacklogError:
@@ -109,4 +103,4 @@ class SaveGuard:
         """Whether the last reading that lost something (and was confirmed) was first seen at
         least `age` ago by this process's clock (True when there was none): people win
         (`watch`) takes an item back from such a reading only after `WATCH_AGE`."""
-        return self._lost_since is None or self.clock() - self._lost_since >= age
+        return self._lost_since is None or monotonic() - self._lost_since >= age

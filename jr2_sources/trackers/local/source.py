@@ -151,7 +151,7 @@ class LocalAdapter(Tracker):
                     continue
                 # a reading that lost something is half a save until this process saw it stay
                 if (cache is not None and lost(cache[0], cache[1], key, parsed)
-                        and not self._guard.confirmed(key, data, end)):
+                        and not self._guard.confirmed(key, data)):
                     continue
                 self._cache = (key, parsed)
                 self._invalid_since = None

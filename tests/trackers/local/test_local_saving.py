@@ -1,0 +1,182 @@
+"""A backlog saved non-atomically (trackers/local/saving.py): the mtime alone never proves that a
+file is still.
+
+The editor here truncates the file in place and writes part of it, then puts the mtime back
+where it was (`os.utime(ns=...)`): what a pool saw on ext4, where an emptied file kept the mtime
+of the write before it. The rest of the save lands while the source waits to confirm the
+reading (`saving.sleep` is replaced by the editor finishing its save), so each test is
+deterministic: before the rule, every one of them read the cut file as the backlog.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jr2_sources.cli.compose import work
+from jr2_sources.incremental import Delta
+from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.registry import SourceEnv
+from jr2_sources.tracker import GONE
+from jr2_sources.trackers.local import saving
+from jr2_sources.trackers.local.config import LocalConfig
+from jr2_sources.trackers.local.source import STABLE_AGE, WATCH_AGE, LocalAdapter
+
+ENTRIES = [f'[[items]]\nid = "I-{i:02}"\ntitle = "item {i}"\n' for i in range(30)]
+FULL = "".join(ENTRIES)
+
+
+def _still(path: Path, text: str) -> int:
+    """Write `text`, dated 10 s ago (a file nobody is saving); its mtime_ns."""
+    path.write_text(text)
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    return path.stat().st_mtime_ns
+
+
+def _cut(path: Path, text: str, mtime_ns: int) -> None:
+    """Half a save: truncate in place, write `text`, and leave the mtime where it was."""
+    ino = path.stat().st_ino
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+    assert path.stat().st_ino == ino
+
+
+def _adapter(tmp: Path) -> LocalAdapter:
+    return LocalAdapter(LocalConfig(target=str(tmp / "b.toml")), SourceEnv(tmp / "state"))
+
+
+def _ids(got: Snapshot | Delta) -> set[str]:
+    assert isinstance(got, Snapshot)
+    return {it.id for it in got.items}
+
+
+class Editor:
+    """Replaces `saving.sleep`: each wait of the source lets the editor take its next step."""
+
+    def __init__(self, path: Path, steps: list[str | None]) -> None:
+        self.path, self.steps = path, steps
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        step = self.steps.pop(0) if self.steps else None
+        if step is not None:
+            mtime = self.path.stat().st_mtime_ns
+            _cut(self.path, step, mtime)  # the rest of the save, mtime unmoved again
+
+
+def test_a_truncation_that_keeps_the_mtime_is_not_read_as_the_backlog(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "b.toml"
+    mtime = _still(path, FULL)
+    ad = _adapter(tmp_path)
+    assert len(_ids(ad.changes())) == 30
+    _cut(path, "".join(ENTRIES[:3]), mtime)  # 3 items for a moment, the mtime unmoved
+    editor = Editor(path, [FULL])
+    monkeypatch.setattr(saving, "sleep", editor)
+    got = ad.changes()
+    assert editor.waits and 0 < editor.waits[0] <= STABLE_AGE  # it waited by its own clock
+    assert got == Delta(done_count=0) or len(_ids(got)) == 30  # never the 3-item reading
+    assert len(_ids(ad.snapshot())) == 30
+    ad.close()
+
+
+def test_a_backlog_a_person_really_cut_is_read_once_it_stayed(tmp_path: Path) -> None:
+    """The other side of the rule: a person who deletes items (or empties the file) is
+    believed once the file stayed so for `STABLE_AGE` by the pool's own clock."""
+    path = tmp_path / "b.toml"
+    mtime = _still(path, FULL)
+    ad = _adapter(tmp_path)
+    ad.changes()
+    for text in ("".join(ENTRIES[:3]), ""):
+        _cut(path, text, mtime)
+        t0 = time.monotonic()
+        got = ad.changes()
+        assert time.monotonic() - t0 >= STABLE_AGE
+        assert _ids(got) == {f"I-{i:02}" for i in range(3 if text else 0)}
+    t0 = time.monotonic()
+    assert isinstance(ad.changes(), Delta)  # confirmed once: no more waiting
+    assert time.monotonic() - t0 < STABLE_AGE
+    ad.close()
+
+
+def test_a_rewrite_that_keeps_the_key_while_it_is_confirmed_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same mtime, same size, same inode, other bytes during the wait: the digest tells."""
+    path = tmp_path / "b.toml"
+    mtime = _still(path, FULL)
+    ad = _adapter(tmp_path)
+    ad.changes()
+    first = "".join(ENTRIES[:3])
+    other = first.replace('"I-02"', '"X-02"')  # the same length
+    assert len(other) == len(first)
+    _cut(path, first, mtime)
+    editor = Editor(path, [other])  # the second wait confirms `other` as it is
+    monkeypatch.setattr(saving, "sleep", editor)
+    got = ad.changes()
+    assert len(editor.waits) == 2
+    assert _ids(got) == {"I-00", "I-01", "X-02"}
+    ad.close()
+
+
+def test_people_win_never_takes_an_item_back_from_half_a_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "b.toml"
+    mtime = _still(path, FULL)
+    ad = _adapter(tmp_path)
+    ad.changes()
+    assert ad.claim(SnapshotItem("I-20"), "me", 60)
+    _cut(path, "".join(ENTRIES[:3]), mtime)  # I-20 missing for a moment
+    monkeypatch.setattr(saving, "sleep", Editor(path, [FULL]))
+    assert ad.watch(["I-20"], "me") == {}
+    ad.close()
+
+
+def test_people_win_takes_an_item_a_person_deleted_back_once_the_loss_is_old(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "b.toml"
+    mtime = _still(path, FULL)
+    ad = _adapter(tmp_path)
+    ad.changes()
+    assert ad.claim(SnapshotItem("I-20"), "me", 60)
+    _cut(path, "".join(ENTRIES[:3]), mtime)  # a person deleted I-3 .. I-29 (the mtime is old)
+    clock = [1000.0]
+    monkeypatch.setattr(saving, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(saving, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    with pytest.raises(BlockingIOError):  # lost less than WATCH_AGE ago: look again later
+        ad.watch(["I-20"], "me")
+    clock[0] += WATCH_AGE
+    assert ad.watch(["I-20"], "me") == {"I-20": GONE}
+    ad.close()
+
+
+def test_a_pool_does_not_end_drained_from_half_a_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first item's command cuts the backlog to that item alone, the mtime unmoved (an
+    editor's truncation); the save completes while the pool confirms what it read. Before the
+    rule, the pool read one done item and ended `drained` after running one of 30."""
+    path, ran = tmp_path / "b.toml", tmp_path / "ran"
+    mtime = _still(path, FULL)
+    cut = tmp_path / "cut.py"
+    cut.write_text("import os, sys\n"
+                   f"p = {str(path)!r}\n"
+                   "with open(p, 'w') as fh:\n"
+                   f"    fh.write({ENTRIES[0]!r})\n"
+                   f"os.utime(p, ns=({mtime}, {mtime}))\n")
+    script = (f'echo "$JR2_ITEM_ID" >> {ran}; '
+              f'if [ "$JR2_ITEM_ID" = I-00 ]; then {sys.executable} {cut}; fi')
+    editor = Editor(path, [FULL])
+    monkeypatch.setattr(saving, "sleep", editor)
+    result = work(f"local:{path}", ["sh", "-c", script], options=["--poll-every", "0.05"],
+                  state=tmp_path / ".jr2", cap=1, timeout=60)
+    assert result.exit_code == 0
+    assert editor.waits  # the pool read the cut file and waited to confirm it
+    done = ran.read_text().split()
+    assert sorted(done) == [f"I-{i:02}" for i in range(30)]  # all of them, each once
+    assert result.tally.done_ids == set(done)
