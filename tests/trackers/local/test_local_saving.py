@@ -81,9 +81,9 @@ def test_a_truncation_that_keeps_the_mtime_is_not_read_as_the_backlog(
     editor = Editor(path, [FULL])
     monkeypatch.setattr(saving, "sleep", editor)
     got = ad.changes()
-    assert editor.waits and 0 < editor.waits[0] <= STABLE_AGE  # it waited by its own clock
     assert got == Delta(done_count=0) or len(_ids(got)) == 30  # never the 3-item reading
     assert len(_ids(ad.snapshot())) == 30
+    assert editor.waits and 0 < editor.waits[0] <= STABLE_AGE  # it waited by its own clock
     ad.close()
 
 
@@ -120,8 +120,8 @@ def test_a_rewrite_that_keeps_the_key_while_it_is_confirmed_is_read_again(
     editor = Editor(path, [other])  # the second wait confirms `other` as it is
     monkeypatch.setattr(saving, "sleep", editor)
     got = ad.changes()
-    assert len(editor.waits) == 2
     assert _ids(got) == {"I-00", "I-01", "X-02"}
+    assert len(editor.waits) == 2
     ad.close()
 
 
@@ -176,7 +176,7 @@ def test_a_pool_does_not_end_drained_from_half_a_save(
     result = work(f"local:{path}", ["sh", "-c", script], options=["--poll-every", "0.05"],
                   state=tmp_path / ".jr2", cap=1, timeout=60)
     assert result.exit_code == 0
-    assert editor.waits  # the pool read the cut file and waited to confirm it
     done = ran.read_text().split()
     assert sorted(done) == [f"I-{i:02}" for i in range(30)]  # all of them, each once
     assert result.tally.done_ids == set(done)
+    assert editor.waits  # the pool did read the cut file, and waited to confirm it
