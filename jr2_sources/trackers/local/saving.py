@@ -14,20 +14,22 @@ still, and the pool ended `drained` with work left.
 
 The rule (`SaveGuard`): a reading that LOST something since the last good reading (an item id
 that reading had is missing, or the file is shorter) is suspect. It is trusted only once this
-process has seen the same file, the same key and the same bytes (a BLAKE2 digest), in two
-readings at least `age` apart by its own monotonic clock, never by the file's mtime. Until then
-the source keeps the last good backlog, so nothing downstream (the Ready-set, a pool's
-`drained` or `deadlocked`, people win, the dashboard) ever sees a suspect reading. A reading
-that only added (items, bytes) needs no confirmation: acting on it early loses nothing, and a
-later reading that takes it back is suspect in its turn.
+process has seen the same file, the same key and the same bytes (a BLAKE2 digest), in readings
+at least `age` apart by its own monotonic clock, never by the file's mtime (`age` is the
+source's `CONFIRM_AGE`, 1 s: 0.2 s let a save stalled on a loaded machine through). Until then
+the source keeps waiting, so nothing downstream (the Ready-set, a pool's `drained` or
+`deadlocked`, people win, the dashboard) ever sees a suspect reading. A reading that only added
+(items, bytes) needs no confirmation: acting on it early loses nothing, and a later reading
+that takes it back is suspect in its turn.
 
 Cost: nothing while the file is unchanged; for a changed file, one pass over the two readings'
-ids, next to parsing it. A suspect reading costs one wait of what is left of `age` (a sleep,
-not a poll: the second reading is all that is needed) and one more read of the bytes, only when
-the file lost something: half a save, or a person deleting items, who sees the pool act on it
-`age` later (and people win, which stops a worker, `WATCH_AGE` later: `settled_for`). The
-caller tries a few times, then keeps the last good backlog; a reading seen before counts from
-its first sighting, so a later look confirms it without waiting again.
+ids, next to parsing it. A suspect reading waits, looking at the file's key every `STEP` (a
+stat, not a read), and stops as soon as the key moves: half a save holds a pool up for about as
+long as the save lasts, then the file is read again. Only a loss that stays costs the whole
+`age` and one more read of the bytes: a person deleting items (or emptying the file) sees the
+pool act on it `age` later. The caller (`LocalAdapter.backlog`, on the pool's loop like every
+local read) tries a few times, then keeps the last good backlog; a reading seen before counts
+from its first sighting, so a later look confirms it without waiting again.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ def lost(good_key: FileKey, good: AnyBacklog, key: FileKey, new: AnyBacklog) -> 
     return any(item.id not in ids for item in good.items)
 
 
+STEP = 0.02
+"""How often a suspect reading's wait looks at the file's key (a stat): the wait ends as soon as
+the rest of the save arrives, so half a save holds a pool up for about as long as it lasts."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Suspect:
     key: FileKey
@@ -74,21 +81,24 @@ class SaveGuard:
         self.path = path
         self.age = age
         self._suspect: _Suspect | None = None
-        self._lost_since: float | None = None
 
     def confirmed(self, key: FileKey, data: bytes) -> bool:
         """Whether the suspect reading `data`, read under file key `key`, is the file as it
         stays: the same key and bytes seen again at least `age` after this process first read
-        them. Sleeps for what is left of `age` (at most `age`), then reads the bytes again.
-        False when the file changed meanwhile: the caller reads it again."""
+        them. Waits for what is left of `age` (at most `age`), looking at the file's key every
+        `STEP` and answering False as soon as it moves (the rest of a save arrived: the caller
+        reads the file again), then reads the bytes again."""
         mark = digest(data)
         now = monotonic()
         seen = self._suspect
         if seen is None or seen.key != key or seen.digest != mark:
             seen = self._suspect = _Suspect(key, mark, now)
-        left = seen.since + self.age - now
-        if left > 0:
-            sleep(left)
+        end = seen.since + self.age
+        if end > now:
+            while (left := end - monotonic()) > 0:
+                sleep(min(left, STEP))
+                if file_key(self.path) != key:
+                    return False
             try:
                 again = read_bytes(self.path)
             except BacklogError:
@@ -96,11 +106,4 @@ class SaveGuard:
             if digest(again) != mark or file_key(self.path) != key:
                 return False
         self._suspect = None
-        self._lost_since = seen.since
         return True
-
-    def settled_for(self, age: float) -> bool:
-        """Whether the last reading that lost something (and was confirmed) was first seen at
-        least `age` ago by this process's clock (True when there was none): people win
-        (`watch`) takes an item back from such a reading only after `WATCH_AGE`."""
-        return self._lost_since is None or monotonic() - self._lost_since >= age

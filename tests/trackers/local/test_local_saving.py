@@ -4,8 +4,8 @@ file is still.
 The editor here truncates the file in place and writes part of it, then puts the mtime back
 where it was (`os.utime(ns=...)`): what a pool saw on ext4, where an emptied file kept the mtime
 of the write before it. The rest of the save lands while the source waits to confirm the
-reading (`saving.sleep` is replaced by the editor finishing its save), so each test is
-deterministic: before the rule, every one of them read the cut file as the backlog.
+reading (`saving.sleep` and `saving.monotonic` are a clock the editor moves), so each test is
+deterministic and quick: before the rule, every one of them read the cut file as the backlog.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import GONE
 from jr2_sources.trackers.local import saving
 from jr2_sources.trackers.local.config import LocalConfig
-from jr2_sources.trackers.local.source import STABLE_AGE, WATCH_AGE, LocalAdapter
+from jr2_sources.trackers.local.source import CONFIRM_AGE, WATCH_AGE, LocalAdapter
 
 ENTRIES = [f'[[items]]\nid = "I-{i:02}"\ntitle = "item {i}"\n' for i in range(30)]
 FULL = "".join(ENTRIES)
@@ -57,18 +57,21 @@ def _ids(got: Snapshot | Delta) -> set[str]:
 
 
 class Editor:
-    """Replaces `saving.sleep`: each wait of the source lets the editor take its next step."""
+    """The source's clock (`saving.monotonic`, `saving.sleep`), made deterministic: a wait
+    moves the clock on at once and lets the editor take its next step, if any."""
 
-    def __init__(self, path: Path, steps: list[str | None]) -> None:
+    def __init__(self, path: Path, steps: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
         self.path, self.steps = path, steps
+        self.now = 1000.0
         self.waits: list[float] = []
+        monkeypatch.setattr(saving, "monotonic", lambda: self.now)
+        monkeypatch.setattr(saving, "sleep", self.sleep)
 
-    def __call__(self, seconds: float) -> None:
+    def sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
-        step = self.steps.pop(0) if self.steps else None
-        if step is not None:
-            mtime = self.path.stat().st_mtime_ns
-            _cut(self.path, step, mtime)  # the rest of the save, mtime unmoved again
+        self.now += seconds
+        if self.steps:  # the rest of the save, the mtime unmoved again
+            _cut(self.path, self.steps.pop(0), self.path.stat().st_mtime_ns)
 
 
 def test_a_truncation_that_keeps_the_mtime_is_not_read_as_the_backlog(
@@ -78,31 +81,32 @@ def test_a_truncation_that_keeps_the_mtime_is_not_read_as_the_backlog(
     ad = _adapter(tmp_path)
     assert len(_ids(ad.changes())) == 30
     _cut(path, "".join(ENTRIES[:3]), mtime)  # 3 items for a moment, the mtime unmoved
-    editor = Editor(path, [FULL])
-    monkeypatch.setattr(saving, "sleep", editor)
+    editor = Editor(path, [FULL], monkeypatch)
     got = ad.changes()
     assert got == Delta(done_count=0) or len(_ids(got)) == 30  # never the 3-item reading
     assert len(_ids(ad.snapshot())) == 30
-    assert editor.waits and 0 < editor.waits[0] <= STABLE_AGE  # it waited by its own clock
+    assert editor.waits and 0 < editor.waits[0] <= CONFIRM_AGE  # it waited by its own clock
     ad.close()
 
 
-def test_a_backlog_a_person_really_cut_is_read_once_it_stayed(tmp_path: Path) -> None:
+def test_a_backlog_a_person_really_cut_is_read_once_it_stayed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other side of the rule: a person who deletes items (or empties the file) is
-    believed once the file stayed so for `STABLE_AGE` by the pool's own clock."""
+    believed once the file stayed so for `CONFIRM_AGE` by the pool's own clock."""
     path = tmp_path / "b.toml"
     mtime = _still(path, FULL)
     ad = _adapter(tmp_path)
     ad.changes()
+    clock = Editor(path, [], monkeypatch)
     for text in ("".join(ENTRIES[:3]), ""):
         _cut(path, text, mtime)
-        t0 = time.monotonic()
+        t0 = clock.now
         got = ad.changes()
-        assert time.monotonic() - t0 >= STABLE_AGE
+        assert clock.now - t0 >= CONFIRM_AGE
         assert _ids(got) == {f"I-{i:02}" for i in range(3 if text else 0)}
-    t0 = time.monotonic()
+    t0 = clock.now
     assert isinstance(ad.changes(), Delta)  # confirmed once: no more waiting
-    assert time.monotonic() - t0 < STABLE_AGE
+    assert clock.now == t0
     ad.close()
 
 
@@ -117,11 +121,10 @@ def test_a_rewrite_that_keeps_the_key_while_it_is_confirmed_is_read_again(
     other = first.replace('"I-02"', '"X-02"')  # the same length
     assert len(other) == len(first)
     _cut(path, first, mtime)
-    editor = Editor(path, [other])  # the second wait confirms `other` as it is
-    monkeypatch.setattr(saving, "sleep", editor)
+    editor = Editor(path, [other], monkeypatch)  # the key stays: only the bytes tell
     got = ad.changes()
     assert _ids(got) == {"I-00", "I-01", "X-02"}
-    assert len(editor.waits) == 2
+    assert editor.now - 1000.0 >= 2 * CONFIRM_AGE  # `other` was confirmed from scratch
     ad.close()
 
 
@@ -133,7 +136,7 @@ def test_people_win_never_takes_an_item_back_from_half_a_save(
     ad.changes()
     assert ad.claim(SnapshotItem("I-20"), "me", 60)
     _cut(path, "".join(ENTRIES[:3]), mtime)  # I-20 missing for a moment
-    monkeypatch.setattr(saving, "sleep", Editor(path, [FULL]))
+    Editor(path, [FULL], monkeypatch)
     assert ad.watch(["I-20"], "me") == {}
     ad.close()
 
@@ -146,13 +149,9 @@ def test_people_win_takes_an_item_a_person_deleted_back_once_the_loss_is_old(
     ad.changes()
     assert ad.claim(SnapshotItem("I-20"), "me", 60)
     _cut(path, "".join(ENTRIES[:3]), mtime)  # a person deleted I-3 .. I-29 (the mtime is old)
-    clock = [1000.0]
-    monkeypatch.setattr(saving, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(saving, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
-    with pytest.raises(BlockingIOError):  # lost less than WATCH_AGE ago: look again later
-        ad.watch(["I-20"], "me")
-    clock[0] += WATCH_AGE
+    clock = Editor(path, [], monkeypatch)
     assert ad.watch(["I-20"], "me") == {"I-20": GONE}
+    assert clock.now - 1000.0 >= WATCH_AGE  # not from a reading younger than people win trusts
     ad.close()
 
 
@@ -171,8 +170,7 @@ def test_a_pool_does_not_end_drained_from_half_a_save(
                    f"os.utime(p, ns=({mtime}, {mtime}))\n")
     script = (f'echo "$JR2_ITEM_ID" >> {ran}; '
               f'if [ "$JR2_ITEM_ID" = I-00 ]; then {sys.executable} {cut}; fi')
-    editor = Editor(path, [FULL])
-    monkeypatch.setattr(saving, "sleep", editor)
+    editor = Editor(path, [FULL], monkeypatch)
     result = work(f"local:{path}", ["sh", "-c", script], options=["--poll-every", "0.05"],
                   state=tmp_path / ".jr2", cap=1, timeout=60)
     assert result.exit_code == 0
