@@ -7,18 +7,25 @@ creates nothing. The parsed backlog is cached on the file's (mtime, size, inode)
 reads deltas (`changes()`, see `changes.py`), so a claim costs what changed, not the backlog's size.
 
 A backlog being saved (design note): editors and scripts do not always save atomically, so for
-a moment the file can be empty or cut short and still be valid TOML. A pool reads a changed file
-only once it is stable, i.e. last modified at least `STABLE_AGE` ago, so it never concludes
-`drained` (or that an item left) from half a save. A file that changed and no longer parses
-keeps the last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then
-at most one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4
-and the parse error. `jr2 ready` reads the file as it is.
+a moment the file can be empty or cut short and still be valid TOML. Every path that reads the
+file (`snapshot`, `changes`, `watch`, `retry`, the dashboard) goes through `backlog()`, which
+reads a changed file only once it is stable, i.e. last modified at least `STABLE_AGE` ago, and
+throws a reading away if the file's key moved while it was read (the first reading too). The
+mtime alone never proves that a file is still (a truncation was seen to leave it unmoved), so a
+reading that lost items or bytes since the last good one is also confirmed by this process's
+own clock (`saving.py`, `CONFIRM_AGE`): a pool never concludes `drained` or `deadlocked`, nor
+that an item left, from half a save. A pool's first reading has nothing to compare with: it
+has the mtime and the after-read check only. A file that changed and no longer parses keeps the
+last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then at most
+one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4 and the
+parse error. `jr2 ready` reads the file as it is (once more if a save began during the read).
 
 Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
 store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
 offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
 holds it is taken back, judged only from a backlog file whose last change is at least
-`STABLE_AGE` old, so a half-saved file never stops a worker.
+`WATCH_AGE` old and, for an item that left, from a reading confirmed over `CONFIRM_AGE`, so a
+half-saved file never stops a worker.
 """
 
 from __future__ import annotations
@@ -86,7 +93,8 @@ class LocalAdapter(Tracker):
     SQLite transaction of a fraction of a millisecond, less than the thread hop around it, and a
     DAG's serial chain waits for every hop. A transaction another pool's write lock delays waits
     for that transaction (milliseconds); a backlog file edited mid-run is re-read on the loop,
-    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle."""
+    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle, and an edit
+    that lost items or bytes after `CONFIRM_AGE` more (less when the save goes on: `saving.py`)."""
 
     def __init__(self, config: LocalConfig | LocalSettings, env: SourceEnv) -> None:
         self.config = config
