@@ -14,8 +14,10 @@ throws a reading away if the file's key moved while it was read (the first readi
 mtime alone never proves that a file is still (a truncation was seen to leave it unmoved), so a
 reading that lost items or bytes since the last good one is also confirmed by this process's
 own clock (`saving.py`, `CONFIRM_AGE`): a pool never concludes `drained` or `deadlocked`, nor
-that an item left, from half a save. A pool's first reading has nothing to compare with: it
-has the mtime and the after-read check only. A file that changed and no longer parses keeps the
+that an item left, from half a save. A pool's first reading has nothing to compare with: an
+empty one is confirmed the same way (an emptied file is the half of a save whose mtime was seen
+to lie: the truncation's size lands before its time stamp), others have the mtime and the
+after-read check. A file that changed and no longer parses keeps the
 last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then at most
 one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4 and the
 parse error. `jr2 ready` reads the file as it is (once more if a save began during the read).
@@ -162,9 +164,12 @@ class LocalAdapter(Tracker):
                 # have left half of it (an empty file is valid TOML), so look again
                 if self._stat()[0] != key:
                     continue
-                # a reading that lost something is half a save until this process saw it stay
-                if (cache is not None and lost(cache[0], cache[1], key, parsed)
-                        and not self._guard.confirmed(key, data)):
+                # a reading that lost something is half a save until this process saw it stay;
+                # a pool's first has nothing to compare with, and an emptied file is the half
+                # whose mtime was seen to lie: an empty first reading waits as well
+                suspect = (lost(cache[0], cache[1], key, parsed) if cache is not None
+                           else not self.read_only and not parsed.items)
+                if suspect and not self._guard.confirmed(key, data):
                     continue
                 self._cache = (key, parsed)
                 self._invalid_since = None

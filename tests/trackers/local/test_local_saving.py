@@ -178,3 +178,29 @@ def test_a_pool_does_not_end_drained_from_half_a_save(
     assert sorted(done) == [f"I-{i:02}" for i in range(30)]  # all of them, each once
     assert result.tally.done_ids == set(done)
     assert editor.waits  # the pool did read the cut file, and waited to confirm it
+
+
+def test_a_pool_started_on_an_emptied_backlog_waits_for_the_rest_of_the_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first reading has nothing to compare with; the emptied file (a truncation's size
+    lands before its time stamp) is the half of a save that looks old. Before, the pool ended
+    `drained` at once, having run nothing."""
+    path, ran = tmp_path / "b.toml", tmp_path / "ran"
+    mtime = _still(path, FULL)
+    _cut(path, "", mtime)
+    editor = Editor(path, [FULL], monkeypatch)
+    result = work(f"local:{path}", ["sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'],
+                  state=tmp_path / ".jr2", cap=4, timeout=60)
+    assert result.exit_code == 0
+    assert sorted(ran.read_text().split()) == [f"I-{i:02}" for i in range(30)]
+    assert editor.waits
+
+
+def test_an_empty_backlog_is_drained_once_it_stayed_empty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "b.toml"
+    _still(path, "")
+    clock = Editor(path, [], monkeypatch)
+    result = work(f"local:{path}", ["true"], state=tmp_path / ".jr2", timeout=60)
+    assert result.exit_code == 0 and not result.tally.done_ids
+    assert clock.now - 1000.0 >= CONFIRM_AGE
