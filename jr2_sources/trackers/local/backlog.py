@@ -52,6 +52,7 @@ __all__ = [
     "load_backlog",
     "parse_backlog",
     "read_backlog",
+    "read_bytes",
 ]
 
 BacklogFormat = Literal["toml", "json"]
@@ -184,17 +185,25 @@ def _sniff(text: str, name: str) -> Any:
             raise _toml_error(toml_err, text, name) from None
 
 
-def _read_data(path: Path) -> Any:
-    """The decoded document at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or one `BacklogError` line saying why they cannot be read."""
     name = str(path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise BacklogError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise BacklogError(f"{name}: is a directory, not a backlog file") from None
     except OSError as err:
         raise BacklogError(f"{name}: cannot read: {err.strerror or err}") from None
+
+
+def _read_data(path: Path, data: bytes | None = None) -> Any:
+    """The decoded document at `path` (or `data`, its bytes read already): TOML for .toml,
+    JSON for .json, otherwise sniffed."""
+    name = str(path)
+    if data is None:
+        data = read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -218,16 +227,17 @@ def load_backlog(path: Path) -> Backlog:
         raise _too_deep(str(path)) from None
 
 
-def read_backlog(path: Path) -> Backlog | PlainBacklog:
+def read_backlog(path: Path, data: bytes | None = None) -> Backlog | PlainBacklog:
     """`load_backlog` for a run: a well-formed document becomes a `PlainBacklog` checked by
-    hand (no pydantic); anything else is validated by the models, errors and all."""
+    hand (no pydantic); anything else is validated by the models, errors and all. `data`: the
+    file's bytes when the caller read them already (`read_bytes`), to keep them."""
     from .plainbacklog import quick_backlog
 
-    data = _read_data(path)
-    quick = quick_backlog(data)
+    doc = _read_data(path, data)
+    quick = quick_backlog(doc)
     if quick is not None:
         return quick
     try:
-        return _validate(data, str(path))
+        return _validate(doc, str(path))
     except RecursionError:
         raise _too_deep(str(path)) from None

@@ -9,7 +9,8 @@ back to a full `Snapshot` whenever it cannot be sure:
 * The backlog file is re-read only when its identity changed: `(st_mtime_ns, st_size, st_ino)`
   (an editor that saves by rename gives a new inode; one that rewrites in place a new mtime or
   size). Any change of the file gives a full snapshot: people edit rarely, and a full read is
-  the one reading that cannot miss a moved dependency.
+  the one reading that cannot miss a moved dependency. The adapter hands over only a reading
+  it trusts: half a save never reaches this module (`saving.py`).
 * The claim store is re-read only when another connection committed: SQLite's
   `PRAGMA data_version` moves for other connections' commits, never for this one's. Its own
   writes (claim, renew, release, settle) are noted by the adapter AFTER they commit

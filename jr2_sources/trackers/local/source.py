@@ -7,18 +7,27 @@ creates nothing. The parsed backlog is cached on the file's (mtime, size, inode)
 reads deltas (`changes()`, see `changes.py`), so a claim costs what changed, not the backlog's size.
 
 A backlog being saved (design note): editors and scripts do not always save atomically, so for
-a moment the file can be empty or cut short and still be valid TOML. A pool reads a changed file
-only once it is stable, i.e. last modified at least `STABLE_AGE` ago, so it never concludes
-`drained` (or that an item left) from half a save. A file that changed and no longer parses
-keeps the last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then
-at most one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4
-and the parse error. `jr2 ready` reads the file as it is.
+a moment the file can be empty or cut short and still be valid TOML. Every path that reads the
+file (`snapshot`, `changes`, `watch`, `retry`, the dashboard) goes through `backlog()`, which
+reads a changed file only once it is stable, i.e. last modified at least `STABLE_AGE` ago, and
+throws a reading away if the file's key moved while it was read (the first reading too). The
+mtime alone never proves that a file is still (a truncation was seen to leave it unmoved), so a
+reading that lost items or bytes since the last good one is also confirmed by this process's
+own clock (`saving.py`, `CONFIRM_AGE`): a pool never concludes `drained` or `deadlocked`, nor
+that an item left, from half a save. A pool's first reading has nothing to compare with: an
+empty one is confirmed the same way (an emptied file is the half of a save whose mtime was seen
+to lie: the truncation's size lands before its time stamp), others have the mtime and the
+after-read check. A file that changed and no longer parses keeps the
+last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then at most
+one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4 and the
+parse error. `jr2 ready` reads the file as it is (once more if a save began during the read).
 
 Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
 store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
 offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
 holds it is taken back, judged only from a backlog file whose last change is at least
-`STABLE_AGE` old, so a half-saved file never stops a worker.
+`WATCH_AGE` old and, for an item that left, from a reading confirmed over `CONFIRM_AGE`, so a
+half-saved file never stops a worker.
 """
 
 from __future__ import annotations
@@ -40,9 +49,10 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker, taken_back
 
-from .backlog import BacklogError, read_backlog
+from .backlog import BacklogError, read_backlog, read_bytes
 from .changes import FileKey, LocalChanges, file_key
 from .items import ItemView
+from .saving import SaveGuard, lost
 from .settings import LocalSettings
 from .store import ClaimStore
 
@@ -65,6 +75,11 @@ STABLE_AGE = 0.2
 """A changed backlog is read once it was last modified at least this many seconds ago."""
 WATCH_AGE = 1.0
 """People win (`watch`) trusts a backlog file only once it was last modified this long ago."""
+CONFIRM_AGE = 1.0
+"""A reading that lost items or bytes is trusted once this process saw it unchanged this long
+(`saving.py`): 0.2 s (`STABLE_AGE`) let a save stalled on a loaded machine through, 5 times
+in 12 runs of the non-atomic-save test with two busy loops beside it; 1 s, none in 12. At least
+`WATCH_AGE`, so people win never stops a worker from a reading younger than that either."""
 STABLE_WAIT = 2.0
 """The longest a read waits for a file that keeps changing (then the last good state holds)."""
 WARN_EVERY = 5.0
@@ -80,7 +95,8 @@ class LocalAdapter(Tracker):
     SQLite transaction of a fraction of a millisecond, less than the thread hop around it, and a
     DAG's serial chain waits for every hop. A transaction another pool's write lock delays waits
     for that transaction (milliseconds); a backlog file edited mid-run is re-read on the loop,
-    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle."""
+    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle, and an edit
+    that lost items or bytes after `CONFIRM_AGE` more (less when the save goes on: `saving.py`)."""
 
     def __init__(self, config: LocalConfig | LocalSettings, env: SourceEnv) -> None:
         self.config = config
@@ -93,6 +109,7 @@ class LocalAdapter(Tracker):
         self._cache: tuple[FileKey, AnyBacklog] | None = None
         self._lock = threading.Lock()
         self._changes = LocalChanges(self.name, set(config.label))
+        self._guard = SaveGuard(self.path, CONFIRM_AGE)
         self._invalid_since: float | None = None
         self._warned_at = 0.0
 
@@ -106,13 +123,15 @@ class LocalAdapter(Tracker):
             return key, STABLE_AGE
         return key, time.time() - key[0] / 1e9
 
-    def _stable_key(self) -> FileKey | None:
+    def _stable_key(self, end: float) -> FileKey | None:
         """The key of the file once it is stable (see the module notes); None if it kept
-        changing for `STABLE_WAIT`. A dry run does not wait."""
+        changing until `end` (monotonic). A dry run does not wait, nor does a file shorter
+        than the last good reading: that reading waits by this process's clock instead
+        (`saving.py`), which the mtime cannot replace."""
         key, age = self._stat()
-        if self.read_only or (self._cache is not None and self._cache[0] == key):
+        cache = self._cache
+        if self.read_only or (cache is not None and (cache[0] == key or key[1] < cache[0][1])):
             return key
-        end = time.monotonic() + STABLE_WAIT
         while age < STABLE_AGE:
             if time.monotonic() >= end:
                 return None
@@ -121,31 +140,40 @@ class LocalAdapter(Tracker):
         return key
 
     def backlog(self) -> AnyBacklog:
-        """The parsed backlog, re-read only when the file changed (and is stable)."""
+        """The parsed backlog, re-read only when the file changed (and is stable); a reading
+        that lost items or bytes only once it is confirmed (`saving.py`)."""
         with self._lock:
+            end = time.monotonic() + STABLE_WAIT
             for _ in range(3):
-                key = self._stable_key()
-                if self._cache is not None and self._cache[0] == key:
-                    return self._cache[1]
+                key = self._stable_key(end)
+                cache = self._cache
+                if cache is not None and cache[0] == key:
+                    return cache[1]
                 try:
                     if key is None:
                         raise BacklogError(f"{self.path}: the file keeps changing")
-                    parsed = read_backlog(self.path)
+                    data = read_bytes(self.path)
+                    parsed = read_backlog(self.path, data)
                 except BacklogError as exc:
-                    if self.read_only:
-                        raise
                     if self._stat()[0] != key:  # changed while it was read: look again
                         continue
-                    if self._cache is None:
+                    if self.read_only or cache is None:
                         raise
                     return self._keep_last_good(exc)
-                # the first reading too: a pool's first reading that caught a save half-way
-                # (an empty file is valid TOML) made it end `drained` with work left
-                if self.read_only or self._stat()[0] == key:
-                    self._cache = (key, parsed)
-                    self._invalid_since = None
-                    return parsed
-                # a save began while the file was read: what was read may be half of it
+                # every reading, the first too: a save that began while the file was read may
+                # have left half of it (an empty file is valid TOML), so look again
+                if self._stat()[0] != key:
+                    continue
+                # a reading that lost something is half a save until this process saw it stay;
+                # a pool's first has nothing to compare with, and an emptied file is the half
+                # whose mtime was seen to lie: an empty first reading waits as well
+                suspect = (lost(cache[0], cache[1], key, parsed) if cache is not None
+                           else not self.read_only and not parsed.items)
+                if suspect and not self._guard.confirmed(key, data):
+                    continue
+                self._cache = (key, parsed)
+                self._invalid_since = None
+                return parsed
             stuck = BacklogError(f"{self.path}: the file keeps changing")
             if self._cache is None:
                 raise stuck
