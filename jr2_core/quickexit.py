@@ -16,7 +16,8 @@ and ends with `os._exit(code)`. The exit code is the same as the ordinary exit's
 
 Everything else keeps the ordinary exit: a command that did not opt in (`jr2 run` runs a
 user's workflow in this process: its open files are flushed by the teardown), a live non-daemon
-thread (the ordinary exit waits for it), an exit code that is not a number (a message), an
+thread (the ordinary exit waits for it), a profiler (`python -m cProfile` writes its results
+after the command returns), an exit code that is not a number (a message), an
 output that cannot be flushed (the ordinary exit reports it and exits 120, as Python does),
 and any caller that runs the command line in its own process (`main()` or click's `CliRunner`
 in tests never reaches the entry point).
@@ -47,6 +48,8 @@ def finish(code: object) -> None:
     if not _ready or not (code is None or isinstance(code, int)):
         return
     _ready = False
+    if sys.getprofile() is not None:
+        return  # a profiler (`python -m cProfile`) writes its results after main returns
     main = threading.main_thread()
     if any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate()):
         return  # the ordinary exit waits for it

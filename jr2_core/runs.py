@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from .failure import Failure
 from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .paths import default_state_dir
+from .tokens import token_hex
 
 log = logging.getLogger("jr2.run")
 
@@ -118,7 +118,7 @@ class Run:
         observers: Iterable[Observer] = (),
         run_id: str | None = None,
     ) -> None:
-        self.id = run_id or f"r-{secrets.token_hex(4)}"
+        self.id = run_id or f"r-{token_hex(4)}"
         self.machine = machine
         self.state_dir = state_dir if state_dir is not None else default_state_dir()
         self.observers: list[Observer] = list(observers)

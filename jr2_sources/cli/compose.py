@@ -151,7 +151,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
-    import secrets as _secrets
+    from jr2_core.tokens import token_hex
 
     from .runner import resolve_command
     from .workerenv import worker_env
@@ -175,7 +175,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     if serve.secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
-    run_id = f"r-{_secrets.token_hex(4)}"
+    run_id = f"r-{token_hex(4)}"
     workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]

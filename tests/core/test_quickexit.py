@@ -83,3 +83,10 @@ def test_an_output_that_cannot_be_flushed_takes_the_ordinary_exit_and_its_code_1
     err = proc.stderr.read() if proc.stderr is not None else ""
     assert proc.wait(timeout=60) == 120  # what Python's own exit answers
     assert "returned" in err and "BrokenPipeError" in err
+
+
+def test_under_a_profiler_the_ordinary_exit_runs() -> None:
+    """`python -m cProfile -m jr2_core work ...` writes its profile after the command returns."""
+    res = _run("sys.setprofile(lambda *a: None)\nquickexit.ready()\nquickexit.finish(0)\n"
+               "sys.setprofile(None)\nos.write(1, b'returned\\n')\n")
+    assert res.returncode == 0 and res.stdout == "returned\n" and "torn down" in res.stderr
