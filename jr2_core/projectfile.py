@@ -8,14 +8,14 @@ state directory (`.jr2/` beside the file); `jr2_sources.projectconfig` reads its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProjectConfig:
     """The config file found, and its jr2 table (`{}` when it has none)."""
 

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from .failure import Failure
 from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .paths import default_state_dir
+from .records import record
 from .tokens import token_hex
 
 log = logging.getLogger("jr2.run")
@@ -34,7 +35,7 @@ log = logging.getLogger("jr2.run")
 RunState = Literal["running", "done", "failed", "error", "interrupted"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class GateInfo:
     """An open gate as `jr2 gates` shows it."""
 
@@ -49,7 +50,7 @@ class GateInfo:
                 "opened_at": self.opened_at.isoformat().replace("+00:00", "Z")}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunEvent:
     """Something an observer may want to know: `kind` is one of `worker_started`,
     `worker_finished`, `worker_failed`, `worker_cancelled`, `gate_opened`, `gate_closed`,
@@ -66,7 +67,7 @@ class RunEvent:
 Observer = Callable[[RunEvent], None]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunResult:
     """How a run ended: `done` with an output, `failed` with a Failure, `error` (a defect, with
     its traceback kept) or `interrupted`."""
@@ -97,7 +98,7 @@ class RunResult:
         return data
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Gate:
     id: str
     accepts: dict[str, EventDef]
