@@ -362,6 +362,10 @@ class IssueReader:
                 return [BlockerRef(blockers[0].id, "done", blockers[0].pr)]
         return blockers
 
+    def listed_ref(self, number: int) -> BlockerRef:
+        """How the items naming open listed issue `number` refer to it (`Delta.as_blocker`)."""
+        return self._listed_ref(number)
+
     def _listed_ref(self, number: int) -> BlockerRef:
         """A blocker that is an open listed issue: `open`, or its state by its pull requests."""
         state, pr = self._merge.get(number, ("open", None))
