@@ -1,5 +1,5 @@
 """`python -m jr2_core` runs the `jr2` command line."""
 
-from .cli import main
+from .cli import entry
 
-main(prog_name="jr2")
+entry(prog_name="jr2")

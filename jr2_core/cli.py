@@ -136,21 +136,29 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
     reasons with their control characters blanked: they come from trackers and commands)."""
     from .text import one_line
 
+    def say(line: str) -> None:
+        # what `click.echo(line, err=True)` does for a line of text, without its per-call
+        # look-ups (two lines an item: issue 18); the stream is looked up per line, so a
+        # replaced `sys.stderr` (click's CliRunner) still gets them
+        stream = sys.stderr
+        stream.write(line + "\n")
+        stream.flush()
+
     def show(ev: Any) -> None:
         iid = one_line(str(ev.item_id))
         if ev.kind == "worker_started":
-            click.echo(f"jr2: started  {iid}", err=True)
+            say(f"jr2: started  {iid}")
         elif ev.kind == "worker_finished":
-            click.echo(f"jr2: finished {iid}", err=True)
+            say(f"jr2: finished {iid}")
         elif ev.kind == "worker_failed":
-            click.echo(f"jr2: failed   {iid}: {one_line(str(ev.detail))}", err=True)
+            say(f"jr2: failed   {iid}: {one_line(str(ev.detail))}")
         elif ev.kind == "worker_cancelled":
-            click.echo(f"jr2: cancelled {iid}", err=True)
+            say(f"jr2: cancelled {iid}")
         elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
             # a Pool's wake gate is open all run long: news only with --verbose
-            click.echo(f"jr2: gate open   {one_line(str(ev.gate_id))}", err=True)
+            say(f"jr2: gate open   {one_line(str(ev.gate_id))}")
         elif ev.kind == "gate_closed" and verbose:
-            click.echo(f"jr2: gate closed {one_line(str(ev.gate_id))}", err=True)
+            say(f"jr2: gate closed {one_line(str(ev.gate_id))}")
 
     return show
 
@@ -339,5 +347,17 @@ def _add_plugin_commands(cli: click.Group) -> None:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
 
 
+def entry(prog_name: str | None = None) -> None:
+    """The `jr2` console script (and `python -m jr2_core`): `main`, ended by `quickexit.finish`
+    (without the interpreter's teardown) when the command said everything is closed."""
+    from . import quickexit
+
+    try:
+        main(prog_name=prog_name)
+    except SystemExit as exc:
+        quickexit.finish(exc.code)
+        raise
+
+
 if __name__ == "__main__":
-    main()
+    entry()

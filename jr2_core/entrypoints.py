@@ -27,11 +27,12 @@ import importlib
 import os
 import re
 import sys
-from dataclasses import dataclass
 from typing import Any
 
+from .records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class EntryPoint:
     """One entry point: `name = value` of a group, and the distribution that declares it."""
 

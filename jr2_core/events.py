@@ -10,10 +10,11 @@ does not pay for it. An event declared without `input` carries no data (`Empty`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidPayload, UsageError
+from .records import record
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -43,7 +44,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EventDef:
     """A named event: `audience` says who may send it (`external`/`any` through the CLI and the
     host, `internal` only from code); `input` validates its data (None: no data, `Empty`)."""
@@ -73,7 +74,7 @@ class EventDef:
             ) from None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Event:
     """One delivered event: its name and validated data."""
 

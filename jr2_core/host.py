@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hmac
 import json
 import os
-import secrets
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
@@ -39,6 +37,7 @@ from .errors import GateError, UnknownGate
 from .listen import Listener
 from .paths import write_private
 from .runs import Run
+from .tokens import token_urlsafe
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -80,7 +79,7 @@ class RunHost:
         self.max_body = max_body
         self.public = public
         self.ssl_context = ssl_context
-        self.token = secrets.token_urlsafe(24)
+        self.token = token_urlsafe(24)
         self.address: str | None = None
         self.public_address: str | None = None
         self.run_file: Path | None = None
@@ -102,6 +101,8 @@ class RunHost:
         self._routes.append((method, path, handler, auth))
 
     def _wrap(self, handler: Handler, auth: bool) -> Handler:
+        import hmac  # with the server: a run nobody talks to never imports it (nor hashlib)
+
         from aiohttp import web
 
         async def guarded(request: web.Request) -> web.StreamResponse:

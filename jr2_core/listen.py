@@ -33,8 +33,10 @@ class Listener:
         impossible (the address is not this machine's, the port is taken, the name does not
         resolve). As asyncio does: the first address a name resolves to, SO_REUSEADDR, and an
         IPv6 socket that serves IPv6 only."""
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
+        # an ASCII name goes as bytes: a str would be run through the "idna" codec, whose
+        # import (stringprep, unicodedata) costs every start about 2 ms for "127.0.0.1"
+        name = host.encode("ascii") if host and host.isascii() else host or None
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, addr = infos[0]
         sock = socket.socket(family, kind, proto)
         try:

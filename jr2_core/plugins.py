@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ import pluggy
 
 from .entrypoints import EntryPoint, entry_points, normalize
 from .hookspecs import Jr2Spec
+from .records import record
 
 if TYPE_CHECKING:
     from .runs import RunEvent
@@ -34,7 +35,7 @@ GROUP = "jr2"
 OWN_DISTRIBUTION = "jr2"
 
 
-@dataclass
+@record
 class PluginInfo:
     """What `jr2 plugins` shows for one plugin."""
 
@@ -48,7 +49,7 @@ class PluginInfo:
     error: str | None = None
 
 
-@dataclass
+@record
 class Host:
     """The loaded plugin manager and what was loaded."""
 

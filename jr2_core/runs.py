@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -28,13 +27,15 @@ from .failure import Failure
 from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .paths import default_state_dir
+from .records import record
+from .tokens import token_hex
 
 log = logging.getLogger("jr2.run")
 
 RunState = Literal["running", "done", "failed", "error", "interrupted"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class GateInfo:
     """An open gate as `jr2 gates` shows it."""
 
@@ -49,7 +50,7 @@ class GateInfo:
                 "opened_at": self.opened_at.isoformat().replace("+00:00", "Z")}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunEvent:
     """Something an observer may want to know: `kind` is one of `worker_started`,
     `worker_finished`, `worker_failed`, `worker_cancelled`, `gate_opened`, `gate_closed`,
@@ -66,7 +67,7 @@ class RunEvent:
 Observer = Callable[[RunEvent], None]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunResult:
     """How a run ended: `done` with an output, `failed` with a Failure, `error` (a defect, with
     its traceback kept) or `interrupted`."""
@@ -97,7 +98,7 @@ class RunResult:
         return data
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Gate:
     id: str
     accepts: dict[str, EventDef]
@@ -118,7 +119,7 @@ class Run:
         observers: Iterable[Observer] = (),
         run_id: str | None = None,
     ) -> None:
-        self.id = run_id or f"r-{secrets.token_hex(4)}"
+        self.id = run_id or f"r-{token_hex(4)}"
         self.machine = machine
         self.state_dir = state_dir if state_dir is not None else default_state_dir()
         self.observers: list[Observer] = list(observers)

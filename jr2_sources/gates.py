@@ -35,9 +35,10 @@ Design notes
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
+
+from jr2_core.records import record
 
 if TYPE_CHECKING:
     from .readyset import SnapshotItem
@@ -78,7 +79,7 @@ _ANSWER = re.compile(r"\s*+/jr2\s++(approve|reject)\s++(\S+)(?:[ \t]++([^\r\n]*)
 _LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Gate:
     """One gate of an item as the tracker records it: its name, whether it awaits an answer or
     was approved or rejected, when (asked, or answered), the reason (the worker's while it
@@ -98,7 +99,7 @@ class Gate:
                 "by": self.by, "ignored": list(self.ignored)}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GateRequest:
     """What a worker asked: the gate's name and its optional reason."""
 

@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, TypeAlias
+
+from jr2_core.records import record
 
 from .gates import Gate, awaiting
 
@@ -87,7 +89,7 @@ def iso_utc(dt: datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BlockerRef:
     """A reference to an item that must be done first, with its state as the source saw it."""
 
@@ -97,7 +99,7 @@ class BlockerRef:
     """The pull request the state was judged by (`unmerged`, `not_green`), e.g. its URL."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Claim:
     """Who holds an item, since when, and until when the lease runs (None: no lease end)."""
 
@@ -110,7 +112,7 @@ class Claim:
         return self.lease_expires is None or _utc(self.lease_expires) > _utc(now)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SnapshotItem:
     """One open item as a source reports it, reduced to what the Ready-set needs."""
 
@@ -144,7 +146,7 @@ class SnapshotItem:
     next attempt."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Snapshot:
     """The open items in a source's scope; `done_count` is None when it cannot be known cheaply."""
 
@@ -153,7 +155,7 @@ class Snapshot:
     done_count: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HeldLocks:
     """The limits as the pools of a comment tracker keep them: the live lock comments on their
     coordination issue (`--control-issue`, `kit/comment_locks.py`), read by `jr2 ready`
@@ -169,7 +171,7 @@ class HeldLocks:
     """Each group a live lock names, and the item of that lock."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Reason:
     """One reason an item is blocked; only the fields of its kind are set.
 
@@ -239,7 +241,7 @@ def _entry_obj(it: SnapshotItem, **fields: Any) -> dict[str, Any]:
     return obj
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ReadyEntry:
     """An item that can run now."""
 
@@ -319,7 +321,7 @@ class _Why:
         return reasons
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BlockedEntry:
     """An item that cannot run yet, with every reason why (`reasons`, built on first use)."""
 
@@ -342,7 +344,7 @@ class BlockedEntry:
                           reasons=[r.to_json_obj() for r in self.reasons])
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ClaimedEntry:
     """An item a pool holds under a live claim."""
 
@@ -361,7 +363,7 @@ class ClaimedEntry:
 Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ReadySet:
     """The Ready-set of one snapshot: ready, blocked and claimed entries, in run order, and cycles.
 

@@ -27,14 +27,14 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import ConfigError, UsageError, error_words
+from jr2_core.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OptionHint:
     """Metadata for a config field type (`Annotated[float, ..., OptionHint("DURATION", fmt)]`):
     how `--help` names its value and shows its default. pydantic ignores it."""
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceEnv:
     """What a factory may use besides its config: where local state lives, and whether the
     caller only reads (a dry-run report must not write to the tracker or create state)."""
@@ -56,7 +56,7 @@ class SourceEnv:
     read_only: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceKind:
     """A source kind: `name` (used as `name:target`), its `config` model (with a `target: str`
     field), `factory(config, env)` returning the tracker adapter, and a one-line `help`.

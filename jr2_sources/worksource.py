@@ -70,12 +70,13 @@ import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
+from jr2_core.records import record
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from .gates import EX_AWAIT_APPROVAL, GateRequest
@@ -94,7 +95,7 @@ DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class WorkItem:
     """What a worker gets for one item: tracker-agnostic fields plus the source's extras.
 

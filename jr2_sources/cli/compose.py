@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.cli import host_and_wait, progress_printer, resolve_state
 from jr2_core.cli import observers as with_plugins
 from jr2_core.errors import UsageError
+from jr2_core.records import record
 from jr2_sources.registry import SourceEnv
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from jr2_sources.worksource import Tally
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorkResult:
     """How a `work()` run ended: the run's `RunResult` (`state`, `output`, `exit_code`), what
     happened per item (`tally`: done ids, failed/stopped/skipped/unsettled items with why,
@@ -113,7 +113,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         dashboard_interval=dashboard_interval))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Plan:
     """Everything a checked `work()` call runs with: the source's Tracker and config, COMMAND
     with its absolute path, the durations in seconds, where the host listens, the state
@@ -151,7 +151,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
-    import secrets as _secrets
+    from jr2_core.tokens import token_hex
 
     from .runner import resolve_command
     from .workerenv import worker_env
@@ -175,7 +175,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     if serve.secret is not None and adapter.webhook is None:
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
-    run_id = f"r-{_secrets.token_hex(4)}"
+    run_id = f"r-{token_hex(4)}"
     workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
@@ -283,7 +283,7 @@ def _seconds(option: str, value: float | str) -> float:
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Serve:
     """Where the run host listens: the control API (always loopback), the webhook's public
     address when it differs (`--listen` off loopback, or with TLS), and the webhook secret."""

@@ -245,8 +245,10 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
-    if all(task.done() for task in readers):  # the usual case: no timer to arm
-        await asyncio.gather(*readers, return_exceptions=True)
+    if all(task.done() for task in readers):  # the usual case: nothing to wait for
+        for task in readers:
+            if not task.cancelled():
+                task.exception()  # retrieved (and ignored), as gather(return_exceptions) does
         return
     _, pending = await asyncio.wait(readers, timeout=OUTPUT_DRAIN)
     for task in pending:
@@ -372,7 +374,8 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
             task.cancel()
         logf.write("jr2 interrupted\n")
         raise
-    await asyncio.shield(_end_group(proc))  # what the command left behind ends with it
+    if proc.returncode is None or _group_alive(proc):  # usually gone with the command
+        await asyncio.shield(_end_group(proc))  # what the command left behind ends with it
     await _finish_reading(readers)
     rc = proc.returncode
     if rc != 0:

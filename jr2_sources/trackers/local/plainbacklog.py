@@ -16,9 +16,11 @@ source uses (`items`, `by_id`, `children`), so the rest of `local:` reads either
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any
+
+from jr2_core.records import record
 
 from .backlog import _rule_problems, children_of
 
@@ -27,7 +29,7 @@ _OPT_STRS = ("body", "parent", "branch")
 FIELDS = frozenset({"id", "title", "priority", "status", "created", *_STR_LISTS, *_OPT_STRS})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PlainItem:
     """One backlog item (`BacklogItem`'s fields and defaults)."""
 
@@ -43,7 +45,7 @@ class PlainItem:
     created: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PlainBacklog:
     """The backlog's items in file order (`Backlog`'s reading methods)."""
 

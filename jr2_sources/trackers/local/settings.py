@@ -12,13 +12,14 @@ generated values), and the defaults below are the model's (the same test checks 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from jr2_core.records import record
 from jr2_sources.kit.durations import parse_duration
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LocalSettings:
     """The options of `local:PATH` (`config.LocalConfig`'s fields and defaults)."""
 

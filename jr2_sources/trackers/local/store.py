@@ -68,12 +68,13 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
 from jr2_core.errors import SourceError
+from jr2_core.records import record
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -181,7 +182,7 @@ class StoreError(SourceError):
     """The claim store could not be opened, read or written (one line, naming the file)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ClaimRow:
     """Who holds an item, since when, until when, and how many holders the claim has had."""
 
@@ -196,7 +197,7 @@ class ClaimRow:
         return self.lease_expires < (time.time() if now is None else now)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OutcomeRow:
     """How an item ended: done or failed, why, by which holder, when."""
 
@@ -207,7 +208,7 @@ class OutcomeRow:
     at: float
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GateRow:
     """One approval gate of an item: awaiting, approved or rejected, why, by whom, when."""
 
@@ -218,7 +219,7 @@ class GateRow:
     at: float
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class StoreState:
     """Everything in the store (or about some items), read in one transaction."""
 

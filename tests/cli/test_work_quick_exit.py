@@ -1,0 +1,161 @@
+"""`jr2 work` from the console entry point ends without the interpreter's teardown
+(`jr2_core/quickexit.py`, issue 18), and nothing is lost by it: for every ending (drained,
+failed, deadlocked, error, Ctrl-C) the exit code is the documented one, the JSON on stdout is
+whole, the claim store is complete and closed (SQLite removed its WAL file: the last
+connection closed), and every item has its log. Other commands keep the ordinary exit.
+
+The command line runs as `jr2_core.cli.entry` (what the `jr2` script and `python -m jr2_core`
+run) in a process whose `__main__` holds an object that writes a line when the interpreter
+tears down, and an `atexit` handler that writes one when the handlers run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from clihelp import wait_for
+
+_ENTRY = """
+import atexit, os
+atexit.register(lambda: os.write(2, b"atexit ran\\n"))
+class _Teardown:
+    def __del__(self):
+        os.write(2, b"torn down\\n")
+_marker = _Teardown()
+from jr2_core.cli import entry
+entry(prog_name="jr2")
+"""
+
+# stdout buffered, as it is by default when it is not a terminal
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+
+def _argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", _ENTRY, *args]
+
+
+def _jr2(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_argv(*args), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=ENV, check=False)
+
+
+def _backlog(path: Path, n: int, needs: dict[int, int] | None = None) -> None:
+    lines = []
+    for i in range(n):
+        lines += ["[[items]]", f'id = "I-{i}"', f'title = "Item {i}"']
+        if needs and i in needs:
+            lines.append(f'needs = ["I-{needs[i]}"]')
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _store(tmp_path: Path) -> Path:
+    found = list((tmp_path / ".jr2" / "local").glob("*.sqlite"))
+    assert len(found) == 1
+    return found[0]
+
+
+def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return list(conn.execute(sql))
+
+
+def _quick(err: str) -> None:
+    """The exit was the quick one: the atexit handlers ran, the teardown did not."""
+    assert "atexit ran" in err and "torn down" not in err, err
+
+
+def test_a_drained_run_exits_0_with_its_whole_output_store_and_logs(tmp_path: Path) -> None:
+    n = 150  # the JSON result is far more than stdout's buffer
+    _backlog(tmp_path / "b.toml", n)
+    res = _jr2(tmp_path, "work", "local:b.toml", "--cap", "4", "--json", "--", "sh", "-c",
+               'echo "{\\"id\\": \\"$JR2_ITEM_ID\\"}"')
+    assert res.returncode == 0, res.stderr
+    _quick(res.stderr)
+    assert f"drained: {n} done, 0 failed" in res.stderr
+    out = json.loads(res.stdout)
+    assert out["state"] == "done"
+    assert out["output"]["items"] == {f"I-{i}": {"id": f"I-{i}"} for i in range(n)}
+    db = _store(tmp_path)
+    assert not Path(f"{db}-wal").exists()  # closed: the last connection removes its WAL
+    assert _rows(db, "SELECT count(*), min(status), max(status) FROM outcomes") == [
+        (n, "done", "done")]
+    assert _rows(db, "SELECT count(*) FROM claims") == [(0,)]
+    logs = [p for p in (tmp_path / ".jr2" / "logs").rglob("*.log")]
+    assert len(logs) == n
+    assert all(p.read_text() == f'out {{"id": "{p.stem.rsplit("-", 1)[0]}"}}\n' for p in logs)
+
+
+def test_failed_then_deadlocked_exit_1_then_3_with_the_store_complete(tmp_path: Path) -> None:
+    _backlog(tmp_path / "b.toml", 3, needs={1: 0})
+    res = _jr2(tmp_path, "work", "local:b.toml", "--json", "--", "sh", "-c",
+               'test "$JR2_ITEM_ID" != I-0 || { echo boom >&2; exit 7; }')
+    assert res.returncode == 1, res.stderr
+    _quick(res.stderr)
+    assert "failed I-0: exit code 7: boom" in res.stderr
+    assert json.loads(res.stdout)["state"] == "failed"
+    db = _store(tmp_path)
+    assert not Path(f"{db}-wal").exists()
+    assert sorted(_rows(db, "SELECT item_id, status FROM outcomes")) == [
+        ("I-0", "failed"), ("I-2", "done")]
+    again = _jr2(tmp_path, "work", "local:b.toml", "--", "true")
+    assert again.returncode == 3, again.stderr
+    _quick(again.stderr)
+    assert "jr2:   I-1: waits on I-0" in again.stderr
+
+
+def test_an_error_ending_exits_4_with_the_claims_released(tmp_path: Path) -> None:
+    _backlog(tmp_path / "b.toml", 2)
+    # the command breaks the backlog: the run ends in an error once the grace is over
+    res = _jr2(tmp_path, "work", "local:b.toml", "--poll-every", "0.05", "--invalid-grace",
+               "0.2s", "--", "sh", "-c", "printf '[[items]]\\nid = ' > b.toml; sleep 30")
+    assert res.returncode == 4, res.stderr
+    _quick(res.stderr)
+    assert res.stderr.strip().splitlines()[-2].startswith("error: b.toml:")
+    db = _store(tmp_path)
+    assert not Path(f"{db}-wal").exists()
+    assert _rows(db, "SELECT count(*) FROM claims") == [(0,)]
+
+
+def test_ctrl_c_exits_130_with_the_claims_released(tmp_path: Path) -> None:
+    _backlog(tmp_path / "b.toml", 3)
+    proc = subprocess.Popen(_argv("work", "local:b.toml", "--cap", "2", "--json", "--",
+                                  "sleep", "30"),
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV)
+    try:
+        db = wait_for(lambda: next((tmp_path / ".jr2" / "local").glob("*.sqlite"), None))
+
+        def claims() -> int:
+            try:
+                return int(_rows(db, "SELECT count(*) FROM claims")[0][0])
+            except sqlite3.OperationalError:  # the schema is not there yet
+                return -1
+
+        wait_for(lambda: claims() == 2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert proc.returncode == 130, err
+    _quick(err)
+    assert json.loads(out)["state"] == "interrupted"
+    assert claims() == 0 and not Path(f"{db}-wal").exists()
+
+
+def test_other_commands_keep_the_ordinary_exit(tmp_path: Path) -> None:
+    _backlog(tmp_path / "b.toml", 2)
+    res = _jr2(tmp_path, "ready", "local:b.toml", "--json")
+    assert res.returncode == 0, res.stderr
+    assert "atexit ran" in res.stderr and "torn down" in res.stderr
+    assert len(json.loads(res.stdout)["ready"]) == 2
+    bad = _jr2(tmp_path, "work", "local:b.toml", "--", "no-such-command-xyz")
+    assert bad.returncode == 2 and "torn down" in bad.stderr  # refused before any run
