@@ -38,3 +38,26 @@ def test_a_released_issue_the_pool_assigned_itself_stays_in_an_assignee_none_sco
         assert [e.item.id for e in full.ready] == [entry.item.id]
     finally:
         adapter.close()
+
+
+def test_an_issue_a_claim_found_outside_the_scope_leaves_the_ready_set_at_the_next_delta(
+        fake: FakeGitHub) -> None:
+    """Mutation check of 7ae8b48 (`still_to_do` calls `wrote` when the scope changed): the
+    audit's test checks only that the claim writes nothing. A label renamed or deleted need not
+    move `updated_at` (no delta lists the issue), so without `wrote` the issue stays ready and
+    every poll spends a claim on it until the resync."""
+    hour_ago = fake.now() - 3600
+    n = fake.add_issue("o/r", "agent work", labels=["agent"], created=hour_ago)
+    adapter = make_adapter(fake.url, label=["agent"])
+    try:
+        reader = ReadyReader(adapter.snapshot, adapter.changes, children_block=True,
+                             clock=lambda: datetime.now(UTC).timestamp(), resync_every=None)
+        reader.read()
+        (entry,) = reader.last.ready
+        with fake.lock:  # the label renamed ("Update a label"): updated_at does not move
+            fake.issue("o/r", n).labels = ["renamed"]
+        assert adapter.claim(entry.item, "pool-1", 60) is False
+        reader.read()
+        assert reader.last.ready == []
+    finally:
+        adapter.close()
