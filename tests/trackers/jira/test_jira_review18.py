@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from fakes.jira_server import FakeJira
+from jira_helpers import make_adapter
 
 from jr2_sources.trackers.jira.jql import moves_with_time
+
+HOLDER = "run-1@host"
 
 
 @pytest.mark.parametrize("jql", [
@@ -29,3 +33,25 @@ def test_a_saved_filter_is_taken_to_move_with_time(jql: str) -> None:
 ])
 def test_the_word_filter_as_a_value_is_not_a_saved_filter(jql: str) -> None:
     assert moves_with_time(jql) is False
+
+
+def test_a_claim_taken_back_by_an_edit_of_the_filter_is_released(fake: FakeJira) -> None:
+    """340bfc3 makes the watch confirm a missing held issue with `_selects_now`, which also
+    drops the key from `_scoped`. The worker is then stopped and its claim released, but every
+    write of the release passes `_guard`, which now refuses the issue: jr2's claim label and a
+    claim comment that never says `released` stay on a person's issue (on GitHub and GitLab
+    the same release removes them). The module's contract: writes are refused to an issue
+    *no snapshot of this process had in scope*; this one had."""
+    jql = "project = ENG AND labels = agent"
+    key = fake.add_issue("E0", labels=["agent"])
+    ad = make_adapter(fake.url, jql=jql)
+    try:
+        (item,) = ad.snapshot().items
+        assert ad.claim(item, HOLDER, 600)
+        assert "jr2:claimed" in fake.issues[key].labels
+        fake.edit(key, remove="agent")
+        assert ad.watch([key], HOLDER) == {key: "it was moved out of this pool's scope"}
+        ad.release(key, HOLDER)
+        assert "jr2:claimed" not in fake.issues[key].labels
+    finally:
+        ad.close()
