@@ -254,11 +254,9 @@ class JiraAdapter(ClaimsByComment):
         found, _ = self.client.search_at(jql, ("labels",),
                                          reconcile=() if known is None else (known,))
         selected = any(str(i.get("key")) == key for i in found)
-        with self._lock:
-            if selected:
+        if selected:  # never dropped: what was in scope may have its claim released (`_guard`)
+            with self._lock:
                 self._scoped.add(key)
-            else:
-                self._scoped.discard(key)
         return selected
 
     def _item(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:

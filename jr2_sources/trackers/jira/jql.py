@@ -48,6 +48,10 @@ _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _PERIOD = r"[-+]?\d+\s*[wdhm]"
 _RELATIVE = re.compile(rf"\s*{_PERIOD}(?:\s+{_PERIOD})*\s*", re.IGNORECASE)
 _RELATIVE_BARE = re.compile(rf"(?<![\w.]){_PERIOD}(?![\w.])", re.IGNORECASE)
+# JQL's `filter` field and its aliases (Atlassian's JQL fields reference, "Filter"): what a
+# saved filter selects, whose text is not here (it may move with time)
+_SAVED = re.compile(r"(?<![\w.])(?:filter|request|savedfilter|searchrequest)"
+                    r"\s*(?:!?=|(?:not\s+)?in\b)", re.IGNORECASE)
 
 
 def _parts(jql: str) -> tuple[str, list[str]]:
@@ -81,13 +85,16 @@ def _parts(jql: str) -> tuple[str, list[str]]:
 def moves_with_time(user_jql: str) -> bool:
     """Can the filter select other issues later without any change to them? True when it
     holds a function (`now()`, `startOfDay()`, `openSprints()`, `membersOf()`,
-    `linkedIssues()`...: evaluated when the search runs) or a date relative to now ("-1d",
-    `-4w`, "4w 2d": Atlassian's JQL date formats). Such a scope can drop an issue whose
+    `linkedIssues()`...: evaluated when the search runs), a date relative to now ("-1d",
+    `-4w`, "4w 2d": Atlassian's JQL date formats) or a saved filter (`filter = 10001`: its
+    JQL is not in the text). Such a scope can drop an issue whose
     `updated` never moves, which no `updated >= T` delta sees (`JiraAdapter.claim` judges it
     again). Conservative by design: a word that only looks like one costs a search per claim."""
     where, _ = split_order_by(user_jql)
     outside, quoted = _parts(where)
     if any(m.group(1).lower() not in _KEYWORDS for m in _CALL.finditer(outside)):
+        return True
+    if _SAVED.search(outside):  # a saved filter's own JQL is not here: assume it moves
         return True
     return bool(_RELATIVE_BARE.search(outside)) or any(_RELATIVE.fullmatch(q) for q in quoted)
 

@@ -33,8 +33,9 @@ Design notes
 * An issue moved to another project is closed with `moved_to_id` set ("Move an issue"), and
   its links follow the new, open issue (GitLab's `Issues::MoveService` rewrites them without
   touching the linked issues): it is no blocker done, and the issues it blocked show no
-  change. So an open issue seen closed and moved is a sign of a gap: the full reading reads
-  their links again.
+  change. So an open issue seen closed and moved is a sign of a gap when it was listed or an
+  item in the set names it (a blocker outside the label filter): the full reading reads their
+  links again.
 * An issue this process settled as a failure to retry is read directly next too (`wrote`),
   rebuilt even when unchanged (a retry record is a note edit).
 * A delta that fails half-way forgets nothing: the next reading is full.
@@ -167,10 +168,12 @@ class GitLabChanges:
 
     def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
         reader = self.reader
-        moved = sorted(iid for iid, issue in fresh.items()
-                       if issue.get("moved_to_id") and iid in self.open_iids)
+        moved = sorted(iid for iid, issue in fresh.items() if issue.get("moved_to_id"))
         if moved:  # closed, but not done: its links now name an open issue elsewhere
-            raise WindowGap(f"issue #{moved[0]} was moved to another project")
+            named = self._named()  # a blocker outside the filter is no listed issue
+            for iid in moved:
+                if iid in self.open_iids or item_id(reader.project, iid) in named:
+                    raise WindowGap(f"issue #{iid} was moved to another project")
         delta = Delta()
         build: dict[int, dict[str, Any]] = {}
         for iid, issue in sorted(fresh.items()):
@@ -201,6 +204,10 @@ class GitLabChanges:
             self.in_set.discard(ident)
             self.items.pop(ident, None)
         return delta
+
+    def _named(self) -> set[str]:
+        """The ids the items in the set name (as a blocker or a child)."""
+        return {ref.id for it in self.items.values() for ref in (*it.blockers, *it.children)}
 
     def _held(self, ident: str, issue: dict[str, Any]) -> SnapshotItem | None:
         """`issue` rebuilt without a request when its change is our own claim (module notes);
