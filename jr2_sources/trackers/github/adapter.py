@@ -119,6 +119,8 @@ class GitHubAdapter(LabelCommentTracker):
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
         self._login: str | None = None
+        if config.assign and (config.assignee or "").casefold() == "none" and not env.read_only:
+            self.reader.own_login = self._user  # ISSUE-NOTES 2: jr2's assignee is not a person's
 
     # -- paths ----------------------------------------------------------------------------------
 
@@ -166,17 +168,8 @@ class GitHubAdapter(LabelCommentTracker):
 
     def issue_in_scope(self, issue: dict[str, Any]) -> bool:
         """The user's filter as the issues list applies it (labels, milestone, assignee),
-        ignoring jr2's own assignment (`--assign`, ISSUE-NOTES 2): with `--assignee none`
-        the pool's own assignee must not take the issue out of its scope."""
-        changes = self.reader.changes or GitHubChanges(self.reader)
-        if changes.selects(issue):
-            return True
-        if not (self.config.assign and self.config.assignee):
-            return False
-        me = self._user().casefold()
-        others = [u for u in issue.get("assignees") or []
-                  if not (isinstance(u, dict) and str(u.get("login", "")).casefold() == me)]
-        return changes.selects({**issue, "assignees": others})
+        ignoring jr2's own assignment (`--assign` with `--assignee none`: `selects`)."""
+        return (self.reader.changes or GitHubChanges(self.reader)).selects(issue)
 
     def _settle_reviews(self) -> None:
         """Act on issues whose review ended (`reader.review_moves`): the PR merged into the

@@ -109,7 +109,8 @@ class GitHubChanges:
 
     def selects(self, issue: dict[str, Any]) -> bool:
         """Whether the user's filter selects `issue` (`--label` all of them, `--milestone`,
-        `--assignee`, no `--exclude-label`), as the full reading's list parameters would."""
+        `--assignee`, no `--exclude-label`), as the full reading's list parameters would;
+        jr2's own assignee does not count (`IssueReader.own_login`, ISSUE-NOTES 2)."""
         cfg = self.config
         have = cfg.label_set(labels_of(issue))
         if not cfg.label_set(cfg.label) <= have or cfg.label_set(cfg.exclude_label) & have:
@@ -124,6 +125,8 @@ class GitHubChanges:
         if cfg.assignee:
             logins = {str(u.get("login", "")).casefold() for u in issue.get("assignees") or []
                       if isinstance(u, dict)}
+            if self.reader.own_login is not None:  # `--assignee none --assign` (IssueReader)
+                logins.discard(self.reader.own_login().casefold())
             who = cfg.assignee.casefold()
             if (who == "none") != (not logins) or (who not in ("none", "*")
                                                   and who not in logins):

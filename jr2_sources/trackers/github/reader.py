@@ -128,6 +128,9 @@ class IssueReader:
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
         self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
+        # `--assignee none --assign`: the token's login, whose assignment is jr2's own and does
+        # not take an issue out of scope (ISSUE-NOTES 2); set by the adapter (`_list`)
+        self.own_login: Callable[[], str] | None = None
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
 
     def issues_path(self, repo: str | None = None) -> str:
@@ -198,6 +201,15 @@ class IssueReader:
             if excluded and excluded & cfg.label_set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
+        if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
+            me = self.own_login()
+            mine, _ = self.client.get_all(self.issues_path(), {**params, "assignee": me})
+            for issue in mine:
+                logins = {str(u.get("login", "")).casefold()
+                          for u in issue.get("assignees") or [] if isinstance(u, dict)}
+                if logins <= {me.casefold()} and not (
+                        excluded and excluded & cfg.label_set(labels_of(issue))):
+                    listed.setdefault(int(issue["number"]), issue)
         scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             for lab in self.mark_labels():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
 from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
@@ -13,15 +12,14 @@ from jr2_sources.deltas import ReadyReader
 from jr2_sources.readyset import compute_ready_set
 
 
-@pytest.mark.xfail(strict=True, reason="review18 finding 1: readings judge jr2's own "
-                   "assignee as a person's (full: server-side assignee=none; delta: selects)")
 def test_a_released_issue_the_pool_assigned_itself_stays_in_an_assignee_none_scope(
         fake: FakeGitHub) -> None:
-    """`--assignee none --assign`: the watch ignores jr2's own assignee (ISSUE-NOTES 2, commit
-    1df29f6), but the readings do not. jr2 never removes its assignee, so an issue released
-    (pool stopped, lease lost) or settled as a failure to retry keeps `jr2-bot` and the next
-    full reading (`assignee=none`, server-side) lists it only for jr2's marks, out of scope;
-    a delta's `selects` says the same. The item is never offered again: lost."""
+    """`--assignee none --assign`: jr2's own assignee is not a person's (ISSUE-NOTES 2). jr2
+    never removes its assignee, so an issue released (pool stopped, lease lost) or settled as a
+    failure to retry keeps `jr2-bot`; before, the full reading (`assignee=none`, server-side)
+    listed it only for jr2's marks, out of scope, and a delta's `selects` said the same: never
+    offered again. Now the full reading also lists the issues only jr2 is assigned to, and
+    `selects` ignores jr2's login."""
     n = fake.add_issue("o/r", "unassigned work")
     adapter = make_adapter(fake.url, assignee="none", assign=True)
     try:
@@ -59,5 +57,26 @@ def test_an_issue_a_claim_found_outside_the_scope_leaves_the_ready_set_at_the_ne
         assert adapter.claim(entry.item, "pool-1", 60) is False
         reader.read()
         assert reader.last.ready == []
+    finally:
+        adapter.close()
+
+
+def test_an_issue_a_person_assigned_beside_jr2_stays_out_of_an_assignee_none_scope(
+        fake: FakeGitHub) -> None:
+    """Only jr2's own assignment is ignored: an issue a person also assigned (to themselves,
+    beside the bot) is not `--assignee none` work, in a full reading as in a delta."""
+    mine = fake.add_issue("o/r", "jr2's own", assignees=["jr2-bot"])
+    fake.add_issue("o/r", "a person's too", assignees=["jr2-bot", "alice"])
+    adapter = make_adapter(fake.url, assignee="none", assign=True)
+    try:
+        reader = ReadyReader(adapter.snapshot, adapter.changes, children_block=True,
+                             clock=lambda: datetime.now(UTC).timestamp(), resync_every=None)
+        reader.read()
+        assert [e.item.id for e in reader.last.ready] == [f"o/r#{mine}"]
+        with fake.lock:  # a person unassigns themselves: the issue becomes jr2's alone
+            fake.issue("o/r", mine + 1).assignees = ["jr2-bot"]
+            fake._touch(fake.issue("o/r", mine + 1))  # as "Remove assignees" does
+        reader.read()  # a delta
+        assert sorted(e.item.id for e in reader.last.ready) == [f"o/r#{mine}", f"o/r#{mine + 1}"]
     finally:
         adapter.close()
