@@ -28,8 +28,9 @@ Design notes
   a waking delivery names are read directly by the next delta.
 * `jr2 work` reads deltas (`delta.py`: the issues updated since the last reading) after one full
   snapshot, with `--detail` too (a rebuilt issue reads its links again) and with `--done-when
-  merged` (`mergedelta.py`: changed pull requests are in the same list); `--stack` keeps full
-  readings (a PR's head checks turning green move nothing).
+  merged` (`mergedelta.py`: changed pull requests are in the same list) and `--stack` (a
+  blocker whose open PR an item would start on is judged again at every delta: its head's
+  checks finishing move nothing listed).
 * `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
   GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
   while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
@@ -113,7 +114,7 @@ class GitHubAdapter(LabelCommentTracker):
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        if not env.read_only and not config.stack:  # --stack: module notes of mergedelta.py
+        if not env.read_only:
             self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()

@@ -313,6 +313,7 @@ class GitHubChanges:
                 delta.left[iid] = "done" if landed else self.state[number]
                 self.in_set.discard(iid)
                 self.leases.pop(number, None)
+                self.reader.stacked.pop(number, None)
                 if merges is not None:
                     merges.dropped(number)
                 continue

@@ -26,8 +26,11 @@ Design notes
     process's own claim with nothing else moved (`own_claim`; dependency summary, review label
     and state unchanged): jr2's worker opens and merges its PRs while jr2 holds the issue, and
     the settle that follows changes the issue, which is then judged;
-  - those judged `not_green`: checks finishing move nothing on an issue or a PR, so they are
-    asked again at every delta (one GraphQL query a delta while any waits for green checks).
+  - those whose judgement waits on checks (`IssueReader.waiting_for_checks`): judged
+    `not_green`, and with `--stack` the blocker an item would start on (`IssueReader.stacked`:
+    an item's one blocker, its PR open, green or not). Checks finishing (or a late one failing)
+    move nothing on an issue or a PR, so they are asked again at every delta (one GraphQL
+    query a delta while any waits).
   Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR
   linked to an issue from the sidebar ("Development"; not documented to move either side).
 * When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
@@ -45,8 +48,12 @@ Design notes
   it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
   name it (`bodies`), so then it is read again (one conditional GET) to see whether it still
   blocks anything.
-* `--stack` keeps full readings: a blocker's open PR turning green on its head commit (what
-  stacking waits for) moves nothing a delta can see.
+* `--stack`: an item stacked on its blocker's open green PR names that blocker in no
+  reference (`IssueReader._hand_off`; `extra.blockers` still lists it): the incremental
+  Ready-set sets references to a delivered item to that item's state, which would put a
+  stacked item back to waiting whenever its blocker is delivered (or, in a cycle, delivered
+  after it). `built` indexes the blocker anyway (`holders`), so a judgement that changes
+  rebuilds the item.
 * Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
   it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
   something, the same (its judgement does not move); its settle, when the issue stays open
@@ -153,6 +160,9 @@ class MergeDelta:
                 continue  # a count ("2 open GitHub dependencies"), not an issue
             if same_repo(repo, self.reader.repo):
                 named.add(other)
+        stacked = self.reader.stacked.get(number)  # --stack: a blocker handed off, not named
+        if stacked is not None:
+            named.add(stacked)
         self.names[number] = named
         for other in named:
             self.holders.setdefault(other, set()).add(number)

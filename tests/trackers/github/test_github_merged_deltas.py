@@ -81,8 +81,9 @@ def _open(fake: FakeGitHub, numbers: list[int]) -> list[int]:
 
 
 def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.Random,
-          numbers: list[int], prs: list[int], base: str) -> str:
-    """One tracker-side edit, chosen at random: mostly pull requests."""
+          numbers: list[int], prs: list[int], base: str, stack: bool = False) -> str:
+    """One tracker-side edit, chosen at random: mostly pull requests (`stack`: also checks
+    finishing on an open PR's head commit)."""
     open_ = _open(fake, numbers)
     n = rng.choice(open_ or numbers)
     pulls = fake.pulls
@@ -91,8 +92,13 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
                   and not pulls.pull("o/r", p).merged]
     op = rng.choice(["pr_own", "pr_own", "pr_closing", "merge", "merge", "merge", "close_pr",
                      "reopen_pr", "edit_pr", "check", "close", "reopen", "block", "body",
-                     "claim", "new", "review"])
+                     "claim", "new", "review", *(["head_check"] * 3 if stack else [])])
     pr = rng.choice(open_prs or closed_prs or [0])
+    if op == "head_check" and open_prs:  # what stacking waits for: checks on an open PR's head
+        pulls.add_check("o/r", pulls.pull("o/r", pr).head_sha, name=f"c{rng.random()}",
+                        status=rng.choice(["completed", "completed", "in_progress"]),
+                        conclusion=rng.choice(["success", "success", "failure"]))
+        return f"{op} #{pr}"
     if op == "pr_own" and open_:
         prs.append(pulls.open_pr("o/r", item_branch(n), base))
         return f"{op} #{prs[-1]} for #{n}"
@@ -145,8 +151,9 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
 
 
 @pytest.mark.parametrize("options", [{}, {"base": "feature"}, {"require_checks": True},
-                                     {"on_success": "review"}],
-                         ids=["default", "feature", "checks", "review"])
+                                     {"on_success": "review"}, {"stack": True},
+                                     {"stack": True, "require_checks": True}],
+                         ids=["default", "feature", "checks", "review", "stack", "stack-checks"])
 @pytest.mark.parametrize("seed_", [1, 2, 3, 41, 52, 72, 79, 90])  # 1-139 clean once
 def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
         fake: FakeGitHub, seed_: int, options: dict[str, Any]) -> None:
@@ -165,7 +172,8 @@ def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
     reader.read().ready.close()
     done = []
     for _ in range(40):
-        done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main"))
+        done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main",
+                          bool(options.get("stack"))))
         writes = a.client.stats.writes
         reader.read().ready.close()
         if a.client.stats.writes != writes:  # a review ended (closed, relabelled) after the
@@ -179,10 +187,12 @@ def _sent(fake: FakeGitHub, since: int) -> list[str]:
     return [r["path"] for r in fake.requests()[since:]]
 
 
+@pytest.mark.parametrize("stack", [False, True], ids=["plain", "stack"])
 def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_per_dependent(
-        fake: FakeGitHub) -> None:
+        fake: FakeGitHub, stack: bool) -> None:
     seed(fake, "o/r", 1000, deps=300, prs=0)
-    a = make_adapter({"on_success": "nothing"}, fake)
+    options = {"on_success": "nothing", "stack": stack}
+    a = make_adapter(options, fake)
     reader = reader_of(a)
     reader.read().ready.close()
     reader.read().ready.close()
@@ -226,7 +236,7 @@ def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_
     assert sorted(merged[2:]) == sorted([f"/repos/o/r/issues/{blocker}", *holders]), merged
     assert reader.last is not None
     assert f"o/r#{blocker}" not in {e.item.id for e in reader.last.ready}  # landed: left
-    want = full(fake, {"on_success": "nothing"})  # less what this process did (left open)
+    want = full(fake, options)  # less what this process did (left open)
     want = {k: [e for e in v if e[0] not in worked] for k, v in want.items()}
     assert merged_shape(reader.last) == want
 
@@ -254,11 +264,42 @@ def test_a_closing_reference_edited_onto_another_issue_moves_the_judgement(
     assert merged_shape(reader.last) == full(fake, {})
 
 
-def test_stack_keeps_full_readings(fake: FakeGitHub) -> None:
-    fake.add_issue("o/r", "one")
-    a = make_adapter({"stack": True}, fake)
+def test_stack_reads_deltas_and_sees_a_blockers_head_checks_finish(fake: FakeGitHub) -> None:
+    """Checks finishing on an open PR's head move nothing the since-list shows: the blocker a
+    stacked item would start on is judged again at every delta (one GraphQL query), so its
+    dependent becomes ready, stacked on the PR's head, at the next delta, and goes back to
+    waiting when a later check fails; with nothing waiting, a delta asks no GraphQL."""
+    for title in ("base", "on top", "other"):
+        fake.add_issue("o/r", title)
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({"stack": True, "require_checks": True}, fake)
     kinds = counting(a)
     reader = reader_of(a)
     reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", item_branch(1), "main")
     reader.read().ready.close()
-    assert kinds == ["full", "full"]
+    assert reader.last is not None
+    assert "o/r#2" in {e.item.id for e in reader.last.blocked}  # no checks yet: it waits
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    assert read() == ["/repos/o/r/issues", "/graphql"]  # unchanged, #1 waits: 2 requests
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", pr).head_sha)  # green
+    sent = read()
+    assert sent[:2] == ["/repos/o/r/issues", "/graphql"], sent
+    ready = {e.item.id: e.item for e in reader.last.ready}
+    assert ready["o/r#2"].extra["stack_on"] == item_branch(1)
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", pr).head_sha, name="late",
+                         conclusion="failure")
+    read()
+    assert "o/r#2" in {e.item.id for e in reader.last.blocked}
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    fake.pulls.add_check("o/r", fake.pulls.merge("o/r", pr))  # merged, green
+    read()
+    assert read() == ["/repos/o/r/issues"]  # nothing waits now: no GraphQL
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    assert kinds.count("full") == 1, kinds
