@@ -43,16 +43,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 try:
-    from fakes.github_pulls import Pulls
+    from fakes.github_pulls import Pulls, iso
 except ImportError:  # run standalone: python tests/fakes/github_server.py
-    from github_pulls import Pulls  # type: ignore[no-redef]
+    from github_pulls import Pulls, iso  # type: ignore[no-redef]
 
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
-
-
-def iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _parse_iso(text: str) -> float:
@@ -591,7 +587,7 @@ class FakeGitHub:
                 "html_url": f"https://github.com/{i.repo}/pull/{i.number}",
                 "diff_url": f"https://github.com/{i.repo}/pull/{i.number}.diff",
                 "patch_url": f"https://github.com/{i.repo}/pull/{i.number}.patch",
-                "merged_at": None,
+                "merged_at": self.pulls.merged_at(i.repo, i.number),  # github_pulls.py
             }
         return data
 

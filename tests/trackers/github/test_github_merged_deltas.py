@@ -303,3 +303,40 @@ def test_stack_reads_deltas_and_sees_a_blockers_head_checks_finish(fake: FakeGit
     assert read() == ["/repos/o/r/issues"]  # nothing waits now: no GraphQL
     assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
     assert kinds.count("full") == 1, kinds
+
+
+def test_a_pr_merged_through_the_rest_endpoint_reaches_the_delta_with_merged_at(
+        fake: FakeGitHub) -> None:
+    """The merge button's endpoint (`PUT .../pulls/{n}/merge`): the next delta's since-list
+    returns the PR with `pull_request.merged_at` set (the issue schema's field), and the issue
+    whose jr2 branch it was lands (leaves the Ready-set) as a full reading says."""
+    import requests
+
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", item_branch(1))
+    reader.read().ready.close()
+    listed: list[dict[str, Any]] = []
+    get = a.reader.client.get
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> Any:
+        resp = get(path, *args, **kwargs)
+        if path == "/repos/o/r/issues" and isinstance(resp.data, list):
+            listed.extend(resp.data)
+        return resp
+
+    a.reader.client.get = spy  # type: ignore[method-assign]
+    assert requests.put(f"{fake.url}/repos/o/r/pulls/{pr}/merge", json={"merge_method": "squash"},
+                        timeout=5).status_code == 200
+    reader.read().ready.close()
+    seen = [i for i in listed if i["number"] == pr]
+    assert seen and seen[-1]["pull_request"]["merged_at"] is not None
+    assert reader.last is not None
+    assert {e.item.id for e in reader.last.ready} == {"o/r#2"}  # #1 landed: left
+    assert merged_shape(reader.last) == full(fake, {})
+    assert kinds == ["full", "delta", "delta"]
