@@ -67,7 +67,7 @@ from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
-from .pulls import judge
+from .pulls import Links, judge
 from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
@@ -188,12 +188,15 @@ class GitHubAdapter(LabelCommentTracker):
         issue = self.client.get(self.issue_path(key)).data
         pulls = self.reader.pulls
         state = "open"
+        links = None
         if pulls is not None and isinstance(issue, dict) and issue.get("node_id"):
             links = pulls.read([(number, str(issue["node_id"]))])
             state = judge(links.prs.get(number, []), cfg.base or links.default_branch or "main",
                           cfg.require_checks)[0]
         if state in ("unmerged", "not_green"):
             self._settle_issue(key, {}, add=cfg.review_label)
+            if pulls is not None and isinstance(issue, dict):
+                self._left_open(key, links, issue)  # its judgement: what was just read
         else:
             self.close_issue(key)
 
@@ -257,6 +260,8 @@ class GitHubAdapter(LabelCommentTracker):
             self._settle_issue(key, {}, add=self.config.done_label)
         else:
             super().mark_done(key)
+            if self.config.on_success == "nothing":
+                self._left_open(key)  # only the claim label goes (`unmark`)
 
     def mark_failed(self, key: str) -> None:
         self._settle_issue(key, {}, add=self.config.failed_label)
@@ -268,6 +273,17 @@ class GitHubAdapter(LabelCommentTracker):
         self._relabel(key, change, drop=self.config.claim_label, add=add)
         with self._lock:
             self._unmarked.add(key)
+        if change.get("state") != "closed":
+            self._left_open(key)
+
+    def _left_open(self, key: str, links: Links | None = None,
+                   issue: dict[str, Any] | None = None) -> None:
+        """Our settle left `key` open: a reading by merge-aware deltas need not judge its pull
+        requests again for that change (`MergeDelta.left_open`; `links`, `issue`: what a
+        settle into review read of it)."""
+        changes = self.reader.changes
+        if changes is not None and changes.merges is not None:
+            changes.merges.left_open(self._number(key), links, issue)
 
     def _relabel(self, key: str, change: dict[str, Any], *, drop: str,
                  add: str | None = None) -> None:

@@ -63,7 +63,7 @@ from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
 from .gates import GateReader
-from .pulls import PullReader, PullRequest, item_branch, judge
+from .pulls import Links, PullReader, PullRequest, item_branch, judge
 from .refs import (
     body_refs,
     id_of_issue_url,
@@ -277,14 +277,17 @@ class IssueReader:
         self.judge([(n, str(listed[n]["node_id"])) for n in sorted(self.asked)
                     if listed[n].get("node_id")], review)
 
-    def judge(self, pairs: list[tuple[int, str]], review: set[int]) -> set[int]:
+    def judge(self, pairs: list[tuple[int, str]], review: set[int],
+              links: Links | None = None) -> set[int]:
         """Judge issues ((number, node id) pairs: open, not pull requests; `review`: those held
         in review) by their pull requests (ceil(len/100) GraphQL queries), replacing what was
         known of them: their state as a blocker, the PR that says so, every PR linked to them,
         the issues each blocks, and a review move for one held in review. Returns the numbers
-        whose state, PR or `blocking` list changed (deltas: `mergedelta.py`)."""
+        whose state, PR or `blocking` list changed (deltas: `mergedelta.py`). `links`: what a
+        read of these issues already found (a settle's own; then no query is sent)."""
         assert self.pulls is not None
-        links = self.pulls.read(pairs)
+        if links is None:
+            links = self.pulls.read(pairs)
         base = self.config.base or links.default_branch or "main"
         changed: set[int] = set()
         for number, _ in pairs:
