@@ -24,6 +24,15 @@ Design notes (every behaviour cites GitHub's own description)
   (schema `issue`, listed by the issues endpoint) carries it as `pull_request.merged_at`
   ("nullable": null until merged, and for a PR closed unmerged). All from @octokit/openapi's
   api.github.com description (operation `pulls/merge`, schemas `pull-request` and `issue`).
+* A pull request linked to an issue from the sidebar ("Development"; docs "Linking a pull
+  request to an issue": "Manually linking a pull request or branch to an issue using the issue
+  sidebar"): `link` / `unlink`. Like a closing keyword it links only a PR into the default
+  branch, and GraphQL's `closedByPullRequestsReferences` lists it (its counterpart
+  `closingIssuesReferences` takes `userLinkedOnly`, "Return only manually linked Issues").
+  It records a `connected` (`disconnected`) issue event on both the issue and the PR (docs
+  "Issue event types": "The issue or pull request was linked to (unlinked from) another issue
+  or pull request", in the REST API for issue events) and moves neither's `updated_at`: no
+  description says it does (the worst case).
 * Checks: check runs (REST "Check runs": `status` queued/in_progress/completed, `conclusion`
   success/failure/neutral/cancelled/skipped/timed_out/action_required) and commit statuses (REST
   "Commit statuses": `state` error/failure/pending/success) are kept per commit sha.
@@ -92,6 +101,7 @@ class Pulls:
     default_branch: dict[str, str] = field(default_factory=dict)
     checks: dict[str, list[tuple[str, str, str | None]]] = field(default_factory=dict)
     statuses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    manual: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # sidebar links
 
     # -- seeding and acting (tests) -------------------------------------------------------------
 
@@ -150,6 +160,24 @@ class Pulls:
             self.pull(repo, number).body = body
             self.fake.edit_body(repo, number, body)
 
+    def link(self, repo: str, number: int, issue: int, user: str = "someone") -> None:
+        """Link pull request `number` to `issue` from the issue's sidebar (module notes)."""
+        self._sidebar(repo, number, issue, user, "connected")
+
+    def unlink(self, repo: str, number: int, issue: int, user: str = "someone") -> None:
+        """Remove a sidebar link (module notes)."""
+        self._sidebar(repo, number, issue, user, "disconnected")
+
+    def _sidebar(self, repo: str, number: int, issue: int, user: str, event: str) -> None:
+        with self.fake.lock:
+            linked = self.manual.setdefault((repo.lower(), number), set())
+            if event == "connected":
+                linked.add(issue)
+            else:
+                linked.discard(issue)
+            for n in (issue, number):  # `updated_at` stays: no `_touch`
+                self.fake.issue_event(self.fake.issue(repo, n), event, user)
+
     def add_check(self, repo: str, sha: str, name: str = "ci", status: str = "completed",
                   conclusion: str | None = "success") -> None:
         with self.fake.lock:
@@ -164,10 +192,12 @@ class Pulls:
     # -- the model ------------------------------------------------------------------------------
 
     def linked_issues(self, pr: Pull) -> list[int]:
-        """Issues a PR's closing keywords link: only when it targets the default branch."""
+        """Issues a PR's closing keywords and sidebar links link: only when it targets the
+        default branch."""
         if pr.base != self.default_of(pr.repo):
             return []
-        return [int(n) for n in _CLOSING.findall(pr.body)]
+        manual = sorted(self.manual.get((pr.repo.lower(), pr.number), set()))
+        return [int(n) for n in _CLOSING.findall(pr.body)] + manual
 
     def rollup(self, sha: str | None) -> dict[str, str] | None:
         if sha is None:

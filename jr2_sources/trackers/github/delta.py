@@ -38,7 +38,8 @@ Design notes
   gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot. An issue this process
   settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
   edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
-  is unchanged.
+  is unchanged. Under `--done-when merged`, a PR linked to an issue from the sidebar is found
+  in the repository's issue events once a minute and marks both (`linkevents.py`).
 * `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
   each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
   a webhook named them, or a blocker of theirs reopened: the chase above) have their links read
@@ -66,6 +67,7 @@ from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, 
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError
+from .linkevents import LinkEvents
 from .mergedelta import MergeDelta
 from .refs import id_of_issue_url, item_id, parse_time, repo_of_api_url, same_repo, split_id
 
@@ -102,6 +104,8 @@ class GitHubChanges:
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
+        self.links = (LinkEvents(reader.client, reader.repo, clock)  # sidebar links: merged
+                      if reader.pulls is not None else None)
 
     # -- scope as the full reading's filters judge it --------------------------------------------
 
@@ -154,6 +158,8 @@ class GitHubChanges:
             self._lease(it)
         if self.merges is not None:
             self.merges.full_read(listed, items)
+        if self.links is not None:
+            self.links.reset(began)
         self._broken = began is None
 
     def _lease(self, item: SnapshotItem) -> None:
@@ -187,6 +193,8 @@ class GitHubChanges:
             now = datetime.now(UTC)
             self.window.mark(n for n, end in self.leases.items() if end <= now)
             fresh = self._since()
+            if self.links is not None:  # PRs linked from the sidebar (linkevents.py)
+                self.window.mark(self.links.read())
             marked = self._marked(fresh)
             self._chase(fresh)
             first = self.merges.read(fresh, marked) if self.merges is not None else []

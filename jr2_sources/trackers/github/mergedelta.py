@@ -35,8 +35,11 @@ Design notes
     an item's one blocker, its PR open, green or not). Checks finishing (or a late one failing)
     move nothing on an issue or a PR, so they are asked again at every delta (one GraphQL
     query a delta while any waits).
-  Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR
-  linked to an issue from the sidebar ("Development"; not documented to move either side).
+  A PR linked to an issue from the sidebar ("Development") is documented to move neither
+  side: the repository's issue events (`connected`, `disconnected`) are read once a minute and
+  mark the issue and the PR (`linkevents.py`). A webhook naming the issue does the same at once;
+  one naming only the PR (`pull_request`, checks) has the issues it was linked to judged again,
+  which sees an unlink, not a new link (no webhook is documented for a link).
 * When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
   items that name it are rebuilt: their names, states and hand-off (`extra.blockers`) come from
   it. Each is read directly (a conditional GET; `holders`, kept from every item built, says

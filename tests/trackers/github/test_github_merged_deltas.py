@@ -379,3 +379,50 @@ def test_our_settles_that_leave_issues_open_cost_the_next_delta_no_graphql(
         want = {k: [e for e in v if e[0] not in worked] for k, v in want.items()}
         assert merged_shape(reader.last) == want
         assert read() == ["/repos/o/r/issues"]  # unchanged
+
+
+def test_a_pr_linked_from_the_sidebar_is_seen_through_the_repositorys_issue_events(
+        fake: FakeGitHub) -> None:
+    """A sidebar link moves no `updated_at` (the fake's worst case): the repository's issue
+    events (`connected`, `disconnected`), read once a minute, mark the issue and the PR, so the
+    next delta judges the issue again and gives the full reading's Ready-set."""
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({}, fake)
+    assert a.reader.changes is not None and a.reader.changes.links is not None
+    now = [1000.0]
+    a.reader.changes.links.clock = lambda: now[0]
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", "feature-x")  # no closing keyword, not jr2's branch
+    reader.read().ready.close()
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    def reason() -> list[tuple[str, str]]:
+        assert reader.last is not None
+        return [(b.id, b.state) for e in reader.last.blocked if e.item.id == "o/r#2"
+                for b in e.item.blockers]
+
+    assert reason() == [("o/r#1", "open")]
+    fake.pulls.link("o/r", pr, 1)
+    assert read() == ["/repos/o/r/issues"]  # within the minute: not read yet
+    now[0] += 61
+    sent = read()
+    assert sent[:2] == ["/repos/o/r/issues", "/repos/o/r/issues/events"], sent
+    assert reason() == [("o/r#1", "unmerged")]
+    assert merged_shape(reader.last) == full(fake, {})
+    assert read() == ["/repos/o/r/issues"]
+    fake.pulls.unlink("o/r", pr, 1)
+    now[0] += 61
+    read()
+    assert reason() == [("o/r#1", "open")]
+    assert merged_shape(reader.last) == full(fake, {})
+    now[0] += 61
+    assert read() == ["/repos/o/r/issues", "/repos/o/r/issues/events"]  # a 304: nothing new
+    assert kinds.count("full") == 1, kinds
