@@ -185,6 +185,8 @@ class GitHubAdapter(LabelCommentTracker):
         the settle's one PATCH, which also takes the claim label off)."""
         cfg = self.config
         number = self._number(key)
+        changes = self.reader.changes
+        epoch = changes.merges.epoch if changes is not None and changes.merges else None
         issue = self.client.get(self.issue_path(key)).data
         pulls = self.reader.pulls
         state = "open"
@@ -196,7 +198,7 @@ class GitHubAdapter(LabelCommentTracker):
         if state in ("unmerged", "not_green"):
             self._settle_issue(key, {}, add=cfg.review_label)
             if pulls is not None and isinstance(issue, dict):
-                self._left_open(key, links, issue)  # its judgement: what was just read
+                self._left_open(key, links, issue, epoch)  # its judgement: just read
         else:
             self.close_issue(key)
 
@@ -277,13 +279,13 @@ class GitHubAdapter(LabelCommentTracker):
             self._left_open(key)
 
     def _left_open(self, key: str, links: Links | None = None,
-                   issue: dict[str, Any] | None = None) -> None:
+                   issue: dict[str, Any] | None = None, epoch: int | None = None) -> None:
         """Our settle left `key` open: a reading by merge-aware deltas need not judge its pull
         requests again for that change (`MergeDelta.left_open`; `links`, `issue`: what a
-        settle into review read of it)."""
+        settle into review read of it, from `epoch`)."""
         changes = self.reader.changes
         if changes is not None and changes.merges is not None:
-            changes.merges.left_open(self._number(key), links, issue)
+            changes.merges.left_open(self._number(key), links, issue, epoch)
 
     def _relabel(self, key: str, change: dict[str, Any], *, drop: str,
                  add: str | None = None) -> None:

@@ -120,12 +120,15 @@ class MergeDelta:
         self.settled: set[int] = set()  # left open by our settle, its new object not seen yet
         self._own: dict[int, tuple[Links, dict[str, Any]] | None] = {}  # settles, to take in
         self._lock = threading.Lock()  # settles run beside readings
+        self.epoch = 0  # full readings so far: a settle's read older than the last is not used
 
     # -- after a full reading -----------------------------------------------------------------
 
     def full_read(self, listed: dict[int, dict[str, Any]], items: list[SnapshotItem]) -> None:
         self.node_ids, self.review, self.bodies, self.body_names = {}, set(), {}, {}
         self.settled = set()  # all judged now
+        with self._lock:
+            self.epoch += 1
         for number, issue in listed.items():
             self._saw(number, issue)
         self.keys = {n: self._key(listed[n]) for n in self.reader.asked if n in listed}
@@ -162,14 +165,16 @@ class MergeDelta:
     # -- this process's own settles ----------------------------------------------------------
 
     def left_open(self, number: int, links: Links | None = None,
-                  issue: dict[str, Any] | None = None) -> None:
+                  issue: dict[str, Any] | None = None, epoch: int | None = None) -> None:
         """A settle of this process left issue `number` open (`--on-success nothing`, `review`,
         a failure, a gate): its change says nothing about its pull requests, so it is not
         judged again for it (module notes). `links` and `issue`: what a settle into review
-        read of it (its PRs, its object), taken as its judgement (no query). Called from a
+        read of it (its PRs, its object), taken as its judgement (no query) unless a full
+        reading ended after the read began (`epoch`: `self.epoch` before it). Called from a
         settle, beside readings: kept until the next reading takes it."""
         with self._lock:
-            self._own[number] = None if links is None or issue is None else (links, issue)
+            self._own[number] = (links, issue) if (
+                links is not None and issue is not None and epoch == self.epoch) else None
 
     def _take_own(self, also: dict[int, set[int]]) -> set[int]:
         """The settles since the last reading: remembered (`settled`), and a settle into review
