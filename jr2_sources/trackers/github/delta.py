@@ -337,6 +337,7 @@ class GitHubChanges:
         for iid in sorted(skip & self.in_set):  # settled as done by this process
             delta.left[iid] = "open"
             self.in_set.discard(iid)
+            self.reader.stacked.pop(split_id(iid)[1], None)
         return delta
 
     def listed(self, issue: dict[str, Any]) -> bool:

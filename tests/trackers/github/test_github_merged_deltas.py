@@ -426,3 +426,30 @@ def test_a_pr_linked_from_the_sidebar_is_seen_through_the_repositorys_issue_even
     now[0] += 61
     assert read() == ["/repos/o/r/issues", "/repos/o/r/issues/events"]  # a 304: nothing new
     assert kinds.count("full") == 1, kinds
+
+
+def test_a_settles_read_older_than_the_last_full_reading_is_not_taken_as_the_judgement(
+        fake: FakeGitHub) -> None:
+    """A settle into review reads the issue's PRs; when a full reading ends after that read
+    began, the full reading's judgement stands (the PR merged in between)."""
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({"on_success": "review"}, fake)
+    assert a.reader.changes is not None and a.reader.changes.merges is not None
+    merges, pulls = a.reader.changes.merges, a.reader.pulls
+    assert pulls is not None
+    a.changes()
+    pr = fake.pulls.open_pr("o/r", item_branch(1))
+    a.changes()
+    assert a.reader.state_of(1) == "unmerged"
+    epoch = merges.epoch  # the settle's read begins
+    issue = a.client.get("/repos/o/r/issues/1").data
+    links = pulls.read([(1, str(issue["node_id"]))])
+    fake.pulls.merge("o/r", pr)  # no closing keyword: #1 stays open, landed
+    fake.advance(30)  # past the since-window's overlap: the next delta does not list the PR
+    a.changes(full=True)
+    assert a.reader.state_of(1) == "done"
+    merges.left_open(1, links, issue, epoch)  # the settle ends: its read is older
+    a.changes()
+    assert a.reader.state_of(1) == "done"
