@@ -14,9 +14,23 @@ takes `Delta`s instead:
   new state is delivered this way (ISSUE-NOTES 6: read outside blockers directly).
 * A blocker closing need not change the blocked item (a tracker may not even bump its `updated`
   time), so the set keeps a reverse index: for each id, the items holding a reference to it (as a
-  blocker or a child). After a delta it rewrites those references (to the state `left` gives, or
-  to `open` for an item now in the set: the set's own items are open) and re-evaluates exactly
-  the items touched and their dependents: settling an item costs O(its dependents).
+  blocker or a child). After a delta it rewrites those references and re-evaluates exactly the
+  items touched and their dependents: settling an item costs O(its dependents).
+* What a reference is rewritten to: for an id in `left`, the state it gives (with no pull
+  request: `left` has no place for one); for an item the delta delivers, its state as a
+  blocker, `open` unless `as_blocker` says otherwise. A member of the set need not be `open`
+  as a blocker: under GitHub's `--done-when merged` an open issue with an open pull request is
+  `unmerged`, one merged with red checks `not_green`, one merged into the base that jr2 still
+  holds `done`. `as_blocker` carries that state (and the pull request it was judged by, the
+  ref's `pr`) as the full reading's references carry it, so the set needs no order among the
+  delivered items, and a cycle of members none of which is `open` reads as the full reading
+  reads it. A source that does not set it keeps the old meaning (every member is `open`).
+* Only references held by items the delta does NOT deliver are rewritten: a delivered item was
+  built by the source now, so its references are the source's word (what a full reading would
+  give it). That makes the order of `items` irrelevant, and lets a source whose references to
+  one item differ between holders (GitHub `--stack`: a dependent with exactly one blocker whose
+  pull request is green counts it `done`, while others read it `unmerged`) keep those: it
+  delivers such holders whenever it delivers the item they name.
 * Leases end with time, not with deltas: live claims with an end sit in a heap by expiry, and
   `advance(now)` re-evaluates those that ended. Time moving backwards re-evaluates everything.
 * Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is
@@ -32,20 +46,22 @@ takes `Delta`s instead:
   (O(N log N)) from the current items on request, through the same rules, and a property test
   checks that it equals `compute_ready_set` over the same items after any sequence of deltas.
 
-The set owns the `SnapshotItem`s it is given: it rewrites the state of their blocker and child
-references in place.
+The set owns the `SnapshotItem`s it is given: it rewrites the state (and `pr`) of their blocker
+and child references in place.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Generator, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from .gates import awaiting
 from .readyset import (
     BlockedEntry,
+    BlockerRef,
     BlockerState,
     Claim,
     ClaimedEntry,
@@ -73,14 +89,18 @@ _OrderKey = tuple[bool, int, bool, float, str]
 class Delta:
     """What changed since the last snapshot or delta (see the module notes).
 
-    `items`: the items now in the set whose data changed, as the source sees them. `left`: ids not
-    in the set now, each with its state as a blocker. `done_count`: the source's count now (None
-    when it cannot say cheaply).
+    `items`: the items now in the set whose data changed, as the source sees them (in any
+    order). `left`: ids not in the set now, each with its state as a blocker. `as_blocker`: for
+    a delivered item whose state as a blocker is not `open`, the reference the items naming it
+    hold now (its `state` and `pr`, as a full snapshot's references carry them); a delivered
+    item it does not name is `open`. `done_count`: the source's count now (None when it cannot
+    say cheaply).
     """
 
     items: list[SnapshotItem] = field(default_factory=list)
     left: dict[str, BlockerState] = field(default_factory=dict)
     done_count: int | None = None
+    as_blocker: dict[str, BlockerRef] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.items or self.left)
@@ -134,14 +154,18 @@ class IncrementalReadySet:
 
     def apply(self, delta: Delta, *, now: datetime) -> None:
         """Take `delta` in and re-evaluate what it touched and their dependents, at `now`."""
-        clash = delta.left.keys() & {it.id for it in delta.items}
+        delivered: set[str] = set()
+        for it in delta.items:
+            if it.id in delivered:
+                raise ValueError(f"a delta of {self.source} lists item {it.id!r} twice")
+            delivered.add(it.id)
+        clash = delta.left.keys() & delivered
         if clash:
             raise ValueError(f"a delta of {self.source} both updates and drops {min(clash)!r}")
-        seen: set[str] = set()
-        for it in delta.items:
-            if it.id in seen:
-                raise ValueError(f"a delta of {self.source} lists item {it.id!r} twice")
-            seen.add(it.id)
+        stray = delta.as_blocker.keys() - delivered
+        if stray:
+            raise ValueError(f"a delta of {self.source} gives a state as a blocker for "
+                             f"{min(stray)!r}, which it does not deliver (use `left`)")
         touched: set[str] = set()
         for iid, state in delta.left.items():
             if iid in self._items:
@@ -155,8 +179,13 @@ class IncrementalReadySet:
             self._items[it.id] = it
             self._index_refs(it)
             self._index_groups(it)
-            touched.add(it.id)
-            touched.update(self._set_ref_state(it.id, "open"))
+        touched |= delivered
+        for it in delta.items:  # after all are in: their own references are the source's word
+            ref = delta.as_blocker.get(it.id)
+            if ref is None:
+                touched.update(self._set_ref_state(it.id, "open", None, delivered))
+            else:
+                touched.update(self._set_ref_state(it.id, ref.state, ref.pr, delivered))
         self.done_count = delta.done_count
         self.advance(now)
         for iid in touched:
@@ -315,20 +344,23 @@ class IncrementalReadySet:
                 if not holders:
                     del self._refs_to[ref]
 
-    def _set_ref_state(self, ref: str, state: BlockerState) -> set[str]:
-        """Give every reference to `ref` the state `state`; the ids of the items holding one."""
+    def _set_ref_state(self, ref: str, state: BlockerState, pr: str | None = None,
+                       keep: AbstractSet[str] = frozenset()) -> set[str]:
+        """Give the references to `ref` the state `state` and pull request `pr`, except those
+        held by the items in `keep`; the ids of the items whose references were rewritten."""
         holders = self._refs_to.get(ref)
         if not holders:
             return set()
-        for iid in holders:
+        rewrite = holders - keep
+        for iid in rewrite:
             it = self._items[iid]
             for b in it.blockers:
                 if b.id == ref:
-                    b.state = state
+                    b.state, b.pr = state, pr
             for c in it.children:
                 if c.id == ref:
-                    c.state = state
-        return set(holders)
+                    c.state, c.pr = state, pr
+        return rewrite
 
     def _index_groups(self, it: SnapshotItem) -> None:
         for g in it.groups:

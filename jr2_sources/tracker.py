@@ -71,6 +71,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CLAIM_REMOVED",
     "GONE",
+    "OUT_OF_SCOPE",
     "REQUIRED",
     "BlockerRef",
     "Claim",
@@ -87,6 +88,9 @@ __all__ = [
 
 GONE = "a person closed, removed or moved it"
 """The `watch` reason for a held item that is no longer in the snapshot."""
+
+OUT_OF_SCOPE = "it was moved out of this pool's scope"
+"""The `watch` reason for a held item the user's filter no longer selects."""
 
 CLAIM_REMOVED = "jr2's claim mark was removed"
 """The `watch` reason for an item whose claim mark a person removed (not offered again in the
@@ -253,7 +257,7 @@ def taken_back(item: SnapshotItem | None, holder: str) -> str | None:
     if item is None:
         return GONE
     if not item.in_scope:
-        return "it was moved out of this pool's scope"
+        return OUT_OF_SCOPE
     if item.failed is not None:
         return "it was marked failed"
     if item.claim is None:

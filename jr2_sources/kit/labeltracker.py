@@ -8,7 +8,10 @@ Design notes
   and removing one label and closing an issue are the tracker's own HTTP calls (the abstract
   methods below); everything else is here, once.
 * Winning re-reads the issue (`still_to_do`): a pool that settled it just before our comments were
-  listed (its claim no longer live) has closed or labelled it first; then we lose too.
+  listed (its claim no longer live) has closed or labelled it first; then we lose too. The same
+  read judges the scope (`issue_in_scope`), so a claim never goes on for an issue the user's
+  filter stopped selecting since the snapshot (or delta) it was chosen from; with `look_first`
+  (GitHub) that read comes before any write.
 * Settling re-checks that our claim still holds; only then it changes the issue (close, or the
   done or failed label) and removes the claim label, and last it edits the claim comment into its
   outcome. jr2 adds and removes only its own labels, never one a person set; the WorkSource has
@@ -50,7 +53,7 @@ from ..incremental import Delta
 from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..retries import Attempt
-from ..tracker import CLAIM_REMOVED, GONE
+from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .gatecomments import record_answer
@@ -234,7 +237,7 @@ class LabelCommentTracker(ClaimsByComment):
         if cfg.has_label(labels, cfg.done_label):
             return GONE
         if not self.issue_in_scope(issue):
-            return "it was moved out of this pool's scope"
+            return OUT_OF_SCOPE
         if cfg.has_label(labels, cfg.failed_label):
             return "it was marked failed"
         if not cfg.has_label(labels, cfg.claim_label):
@@ -280,9 +283,16 @@ class LabelCommentTracker(ClaimsByComment):
 
     def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
         """After winning: is the issue still to be done? A pool that settled it just before our
-        comments were listed (its claim no longer live) closed or labelled it first."""
+        comments were listed (its claim no longer live) closed or labelled it first. Also
+        before the first write (`look_first`) and whatever the snapshot said: is it still in
+        the user's scope? A delta cannot see every change of scope (a label renamed or
+        deleted need not move `updated_at`): one it missed is refused here, and the issue is
+        read directly by the next delta (`wrote`), which drops it from the Ready-set."""
         issue = self.client.get(self.issue_path(key)).data
         if not isinstance(issue, dict) or issue.get("state") != self.open_state:
+            return False
+        if not self.issue_in_scope(issue):
+            self.wrote(key)
             return False
         settled = self.config.settled_by(self.labels_of(issue), found)
         if settled == "done":

@@ -10,7 +10,8 @@ Design notes
   issues updated since `watermark - overlap` (GitHub `since`, GitLab `updated_after`), sorted by
   update time, oldest first, and the watermark moves to the newest `updated_at` seen. The
   overlap (default 10 s) covers issues whose update commits a little after the time it carries
-  and timestamps kept to the second; an issue seen twice costs nothing, since:
+  and timestamps kept to the second. Only listed issues move it: an issue read directly may
+  be newer than anything the list covered. An issue seen twice costs nothing, since:
 * Every issue object read is remembered by a digest of its JSON: one listed again unchanged
   (the overlap, a page read twice) is not news and is left out of the delta, so an unchanged poll
   builds no item and reads no comments.
@@ -123,9 +124,13 @@ class SinceWindow:
         raise WindowGap(f"more than {self.max_pages} pages of changes")
 
     def take(self, fresh: dict[Any, Any], key: Hashable, obj: Any,
-             updated: datetime | None) -> None:
-        """One issue object read (listed or read directly): into `fresh` when it is news."""
-        self.advance(updated)
+             updated: datetime | None, *, listed: bool = True) -> None:
+        """One issue object read: into `fresh` when it is news. Only a listed one
+        (`listed`, as `collect` reads them) moves the watermark: one read directly (a mark, a
+        dependent, a parent) may be newer than what the list covered (a slow delta: a
+        `Retry-After` wait), and moving past the list would skip what changed meanwhile."""
+        if listed:
+            self.advance(updated)
         if self.news(key, obj):
             fresh[key] = obj
 

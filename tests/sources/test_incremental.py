@@ -4,12 +4,20 @@ The property test keeps a small tracker ("world"), changes it step by step and h
 incremental set only what a tracker would report: the items whose own data changed (a blocker
 closing does not change the blocked item, ISSUE-NOTES 6). After every step the incremental set
 must give exactly the Ready-set a full recomputation gives over the world's snapshot.
+
+The world judges its listed items by pull requests as GitHub's `--done-when merged` does
+(`Thing.merge`): a member of the set may be `unmerged`, `not_green` or (held) `done` as a
+blocker, which its delta says in `Delta.as_blocker`; one that landed and is not held leaves.
+A dependent labelled `s` with exactly one blocker, `unmerged`, counts it `done` (GitHub's
+`--stack`): references to one item that differ between holders, which the world delivers
+whenever it delivers the item they name. Deltas list their items in a random order.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from random import Random
 from typing import Any
 
 import pytest
@@ -29,7 +37,8 @@ from jr2_sources.readyset import (
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 IDS = [f"T{i}" for i in range(8)]
-LABELS = ["a", "b", "g1", "g2"]  # g*: the item's conflict groups (`--exclusive-by label:g*`)
+LABELS = ["a", "b", "g1", "g2", "s"]  # g*: the item's conflict groups (`--exclusive-by label:g*`),
+# s: it stacks on a single unmerged blocker
 
 
 @dataclass
@@ -45,6 +54,8 @@ class Thing:
     labels: frozenset[str] = frozenset()
     priority: int | None = None
     gate: str | None = None  # the status of its approval gate `deploy` (awaiting, approved, ...)
+    merge: BlockerState = "open"  # its state as a blocker by its pull requests, when listed
+    pr: str | None = None  # the pull request `merge` was judged by
 
 
 class World:
@@ -59,21 +70,38 @@ class World:
     def now(self) -> datetime:
         return T0 + timedelta(seconds=self.t)
 
+    def listed(self, th: Thing) -> bool:
+        """The filter picks it, or it carries one of jr2's marks (its PRs are judged then)."""
+        return self.wanted <= th.labels or th.claim is not None or th.failed is not None
+
     def state(self, iid: str) -> BlockerState:
         """The id's state as a blocker."""
         th = self.things.get(iid)
         if th is None or not th.exists:
             return "missing"
-        return "done" if th.done else "open"
+        if th.done:
+            return "done"
+        return th.merge if self.listed(th) else "open"
+
+    def ref(self, iid: str) -> BlockerRef:
+        """A reference to `iid` as every item naming it holds it (but see `build`: `--stack`)."""
+        state = self.state(iid)
+        th = self.things.get(iid)
+        if th is None or state in ("open", "missing") or th.done or not self.listed(th):
+            return BlockerRef(iid, state)
+        return BlockerRef(iid, state, th.pr)  # judged by its pull request
 
     def build(self, iid: str) -> SnapshotItem | None:
         """The item as the tracker's snapshot shows it, or None when it is not in the set."""
         th = self.things.get(iid)
         if th is None or not th.exists or th.done:
             return None
-        if not self.wanted <= th.labels and th.claim is None and th.failed is None:
-            return None
+        if not self.listed(th) or (th.merge == "done" and th.claim is None):
+            return None  # outside the filter, or landed (left out unless held)
         kids = [k for k, o in self.things.items() if o.exists and o.parent == iid]
+        blockers = [self.ref(n) for n in th.needs]
+        if "s" in th.labels and len(blockers) == 1 and blockers[0].state == "unmerged":
+            blockers = [BlockerRef(blockers[0].id, "done", blockers[0].pr)]  # stacked on it
         claim = None
         if th.claim is not None:
             holder, end = th.claim
@@ -82,8 +110,7 @@ class World:
             id=iid, title=iid, labels=sorted(th.labels), priority=th.priority,
             created=T0 - timedelta(seconds=IDS.index(iid) if iid in IDS else 0),
             parent=th.parent,
-            blockers=[BlockerRef(n, self.state(n)) for n in th.needs],
-            children=[BlockerRef(k, self.state(k)) for k in kids],
+            blockers=blockers, children=[self.ref(k) for k in kids],
             failed=th.failed, claim=claim,
             groups=tuple(sorted(g for g in th.labels if g.startswith("g"))),
             gates=() if th.gate is None else (Gate("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
@@ -96,16 +123,33 @@ class World:
         items = [it for it in map(self.build, self.things) if it is not None]
         return Snapshot("world", items, self.done_count())
 
-    def delta(self, touched: set[str]) -> Delta:
-        """What a tracker reports after a step: only the items it changed."""
+    def delta(self, touched: set[str], rnd: Random) -> Delta:
+        """What a tracker reports after a step: only the items it changed, in any order, with
+        the state as a blocker of those that are not `open`; and the holders whose reference
+        to one of them is not that state (`--stack`), as a source must deliver them."""
         d = Delta(done_count=self.done_count())
-        for iid in sorted(touched):
-            it = self.build(iid)
+        built = {iid: self.build(iid) for iid in self.things}
+        deliver = set(touched)
+        for iid in touched:
+            if built.get(iid) is not None:
+                mine = self.ref(iid)
+                deliver.update(h for h, it in built.items() if it is not None and any(
+                    b.id == iid and (b.state, b.pr) != (mine.state, mine.pr)
+                    for b in it.blockers))
+        for iid in sorted(deliver):
+            it = built.get(iid) or self.build(iid)
             if it is None:
                 d.left[iid] = self.state(iid)
-            else:
-                d.items.append(it)
+                continue
+            d.items.append(it)
+            if self.state(iid) != "open":
+                d.as_blocker[iid] = self.ref(iid)
+        rnd.shuffle(d.items)
         return d
+
+
+_MERGE = st.sampled_from(["open", "unmerged", "not_green", "done"])
+_PR = st.none() | st.sampled_from(["pr1", "pr2"])
 
 
 def _thing() -> st.SearchStrategy[Thing]:
@@ -122,6 +166,8 @@ def _thing() -> st.SearchStrategy[Thing]:
         labels=st.frozensets(st.sampled_from(LABELS)),
         priority=st.none() | st.integers(0, 3),
         gate=st.none() | st.sampled_from(["awaiting", "approved", "rejected"]),
+        merge=_MERGE,
+        pr=_PR,
     )
 
 
@@ -143,6 +189,7 @@ _step = st.one_of(
     st.tuples(st.just("tick"), st.floats(0, 15)),
     st.tuples(st.just("gate"), st.sampled_from(IDS),
               st.none() | st.sampled_from(["awaiting", "approved", "rejected"])),
+    st.tuples(st.just("judge"), st.sampled_from(IDS), _MERGE, _PR),
 )
 
 
@@ -182,6 +229,8 @@ def _do(world: World, step: tuple[Any, ...]) -> set[str]:
         th.priority = step[2]
     elif kind == "gate":  # parked awaiting approval, or answered
         th.gate = step[2]
+    elif kind == "judge":  # its pull requests judged again (a PR opened, merged, checks ran)
+        th.merge, th.pr = step[2], step[3]
     return touched
 
 
@@ -203,10 +252,11 @@ def _check(inc: IncrementalReadySet, world: World, children_block: bool,
     children_block=st.booleans(),
     batch=st.integers(1, 3),
     global_cap=st.none() | st.integers(1, 3),
+    rnd=st.randoms(use_true_random=False),
 )
 def test_any_sequence_of_deltas_gives_the_full_recomputation(
     things: dict[str, Thing], wanted: frozenset[str], steps: list[tuple[Any, ...]],
-    children_block: bool, batch: int, global_cap: int | None,
+    children_block: bool, batch: int, global_cap: int | None, rnd: Random,
 ) -> None:
     world = World(things, wanted)
     inc = IncrementalReadySet(world.snapshot(), now=world.now, children_block=children_block,
@@ -216,7 +266,7 @@ def test_any_sequence_of_deltas_gives_the_full_recomputation(
     for n, step in enumerate(steps, 1):
         touched |= _do(world, step)
         if n % batch == 0 or n == len(steps):  # several changes may arrive in one delta
-            inc.apply(world.delta(touched), now=world.now)
+            inc.apply(world.delta(touched, rnd), now=world.now)
             touched = set()
             _check(inc, world, children_block, global_cap)
 
@@ -282,3 +332,68 @@ def test_a_retry_time_ends_with_time_not_with_a_delta() -> None:
     inc.advance(later)
     assert inc.status("A") == "ready" and inc.waiting_for_retry() == 0
     assert [e.item.id for e in compute_ready_set(snap, now=later).ready] == ["A", "B"]
+
+
+def _unmerged_cycle(a_state: BlockerState, b_state: BlockerState) -> list[SnapshotItem]:
+    """A and B block each other, C waits for A; the refs to A and B carry the states given."""
+    a, b = BlockerRef("A", a_state, "pr1"), BlockerRef("B", b_state, "pr2")
+    return [SnapshotItem("A", blockers=[b]), SnapshotItem("B", blockers=[a]),
+            SnapshotItem("C", blockers=[BlockerRef("A", a_state, "pr1")])]
+
+
+@pytest.mark.parametrize("order", [["A", "B"], ["B", "A"]])
+def test_a_cycle_of_members_none_of_which_is_open_reads_as_the_full_reading(
+        order: list[str]) -> None:
+    """A and B, in a cycle while open, get pull requests: both delivered (in either order) with
+    their state as a blocker. Nothing is a cycle any more, and C waits for A's merge, naming its
+    pull request, exactly as a full reading says (before: the references were set to `open`,
+    so the last one delivered read as an open blocker and the pair as a cycle)."""
+    inc = IncrementalReadySet(Snapshot("s", _unmerged_cycle("open", "open")), now=T0)
+    assert inc.ready_set().cycles == [["A", "B"]]
+    now = _unmerged_cycle("unmerged", "not_green")
+    by_id = {it.id: it for it in now}
+    states = {"A": BlockerRef("A", "unmerged", "pr1"), "B": BlockerRef("B", "not_green", "pr2")}
+    inc.apply(Delta(items=[by_id[i] for i in order], as_blocker=states), now=T0)
+    full = compute_ready_set(Snapshot("s", _unmerged_cycle("unmerged", "not_green")), now=T0)
+    assert inc.ready_set().to_json_obj() == full.to_json_obj()
+    assert full.cycles == []
+    assert [r.to_json_obj() for r in full.entry("C").reasons] == [  # type: ignore[union-attr]
+        {"kind": "waits_for_merge", "ref": "A", "pr": "pr1"}]
+
+
+def test_a_member_not_delivered_again_follows_its_blocker_state() -> None:
+    """A delta that delivers only M (its PR merged with red checks) rewrites what the others
+    hold: D, not delivered, now waits for green checks on M's merge, naming the new PR."""
+    d = SnapshotItem("D", blockers=[BlockerRef("M", "unmerged", "pr1")])
+    inc = IncrementalReadySet(Snapshot("s", [SnapshotItem("M"), d]), now=T0)
+    inc.apply(Delta(items=[SnapshotItem("M", title="m")],
+                    as_blocker={"M": BlockerRef("M", "not_green", "pr2")}), now=T0)
+    [entry] = inc.ready_set().blocked
+    assert [r.to_json_obj() for r in entry.reasons] == [
+        {"kind": "merged_not_green", "ref": "M", "pr": "pr2"}]
+    inc.apply(Delta(items=[SnapshotItem("M", title="m2")]), now=T0)  # no state: `open`
+    [entry] = inc.ready_set().blocked
+    assert [r.to_json_obj() for r in entry.reasons] == [
+        {"kind": "open_blocker", "ref": "M", "held_by": None}]
+
+
+def test_a_delivered_holder_keeps_the_reference_its_source_gave_it() -> None:
+    """References to one item may differ between holders (GitHub `--stack`: S, with M as its
+    only blocker and M's PR green, counts M done; D reads it unmerged). A delta that delivers
+    M and S keeps S's own reference and rewrites D's, whatever the order."""
+    for order in (["M", "S"], ["S", "M"]):
+        items = [SnapshotItem("M"), SnapshotItem("D", blockers=[BlockerRef("M", "open")]),
+                 SnapshotItem("S", blockers=[BlockerRef("M", "open")])]
+        inc = IncrementalReadySet(Snapshot("s", items), now=T0)
+        new = {"M": SnapshotItem("M"),
+               "S": SnapshotItem("S", blockers=[BlockerRef("M", "done", "pr1")])}
+        inc.apply(Delta(items=[new[i] for i in order],
+                        as_blocker={"M": BlockerRef("M", "unmerged", "pr1")}), now=T0)
+        assert [it.id for it in inc.ready_items()] == ["M", "S"]
+        assert inc.status("D") == "blocked"
+
+
+def test_a_state_as_a_blocker_for_an_item_not_delivered_is_refused() -> None:
+    inc = IncrementalReadySet(Snapshot("s", [SnapshotItem("A")]), now=T0)
+    with pytest.raises(ValueError, match="for 'A', which it does not deliver"):
+        inc.apply(Delta(as_blocker={"A": BlockerRef("A", "done")}), now=T0)

@@ -165,9 +165,18 @@ class GitHubAdapter(LabelCommentTracker):
             self.reader.changes.window.mark([self._number(key)])
 
     def issue_in_scope(self, issue: dict[str, Any]) -> bool:
-        """The user's filter as the issues list applies it (labels, milestone, assignee)."""
+        """The user's filter as the issues list applies it (labels, milestone, assignee),
+        ignoring jr2's own assignment (`--assign`, ISSUE-NOTES 2): with `--assignee none`
+        the pool's own assignee must not take the issue out of its scope."""
         changes = self.reader.changes or GitHubChanges(self.reader)
-        return changes.selects(issue)
+        if changes.selects(issue):
+            return True
+        if not (self.config.assign and self.config.assignee):
+            return False
+        me = self._user().casefold()
+        others = [u for u in issue.get("assignees") or []
+                  if not (isinstance(u, dict) and str(u.get("login", "")).casefold() == me)]
+        return changes.selects({**issue, "assignees": others})
 
     def _settle_reviews(self) -> None:
         """Act on issues whose review ended (`reader.review_moves`): the PR merged into the

@@ -197,8 +197,9 @@ class GitHubChanges:
                 self.window.mark(self.links.read())
             marked = self._marked(fresh)
             self._chase(fresh)
-            first = self.merges.read(fresh, marked) if self.merges is not None else []
-            delta = self._build(fresh, skip, first)
+            if self.merges is not None:
+                self.merges.read(fresh, marked, {split_id(i)[1] for i in skip & self.in_set})
+            delta = self._build(fresh, skip)
             self._outside_refs(delta)
         except Gap as gap:
             self.window.gap(str(gap))
@@ -226,8 +227,9 @@ class GitHubChanges:
         return {int(str(k)): v for k, v in found.items()}
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
+        """An issue read directly (not listed: it does not move the window)."""
         if isinstance(issue, dict) and "number" in issue:
-            self.window.take(fresh, int(issue["number"]), issue, _updated(issue))
+            self.window.take(fresh, int(issue["number"]), issue, _updated(issue), listed=False)
 
     def _get_issue(self, number: int) -> dict[str, Any]:
         """One issue read directly (conditional); gone -> a gap."""
@@ -275,15 +277,20 @@ class GitHubChanges:
             before = set(fresh)
             if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
                 for dep in self._blocking(number):
-                    if same_repo(repo_of_api_url(dep.get("repository_url")) or self.reader.repo,
-                                 self.reader.repo):
+                    if self._mine(repo_of_api_url(dep.get("repository_url")) or self.reader.repo):
                         self._take(fresh, dep)
             parent = id_of_issue_url(issue.get("parent_issue_url"))
             if parent is not None:
                 repo, pn = split_id(parent)
-                if same_repo(repo, self.reader.repo) and pn not in fresh:
+                if self._mine(repo) and pn not in fresh:
                     self._take(fresh, self._get_issue(pn))
             todo += [n for n in fresh if n not in before]
+
+    def _mine(self, repo: str) -> bool:
+        """Is `repo`, as an object GitHub returned names it, this source's repository? After a
+        rename or transfer GitHub names the new one (`repository_url`, `parent_issue_url`),
+        while item ids keep the target's spelling (`IssueReader.local`)."""
+        return same_repo(self.reader.local(repo), self.reader.repo)
 
     def _blocking(self, number: int) -> list[dict[str, Any]]:
         path = f"{self.reader.issues_path()}/{number}/dependencies/blocking"
@@ -295,11 +302,10 @@ class GitHubChanges:
             raise
         return [d for d in found if isinstance(d, dict) and "number" in d]
 
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str],
-               first: list[int]) -> Delta:
-        """The delta: the fresh issues as items (when listed) or as states (when not); those
-        in `first` first, in its order (`mergedelta.py`: their state as a blocker is not
-        `open`, and an item is delivered after the ones it names)."""
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+        """The delta: the fresh issues as items (when listed) or as states (when not); an item
+        whose state as a blocker is not `open` (`--done-when merged`: `mergedelta.py`) with
+        that state (`Delta.as_blocker`)."""
         repo = self.reader.repo
         delta = Delta()
         for number, issue in fresh.items():  # states first: body references read them
@@ -310,9 +316,7 @@ class GitHubChanges:
             else:
                 self.open_numbers.discard(number)
         merges = self.merges
-        rank = {n: i for i, n in enumerate(first)}
-        for number, issue in sorted(fresh.items(), key=lambda kv: (rank.get(kv[0], len(rank)),
-                                                                   kv[0])):
+        for number, issue in sorted(fresh.items()):
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)
@@ -332,6 +336,8 @@ class GitHubChanges:
             self.in_set.add(iid)
             if merges is not None:
                 merges.built(item)
+                if self.reader.state_of(number) != "open":
+                    delta.as_blocker[iid] = self.reader.listed_ref(number)
             self.outside.update(b.id for b in item.blockers
                                 if b.state == "open" and self._foreign(b.id))
         for iid in sorted(skip & self.in_set):  # settled as done by this process

@@ -45,11 +45,11 @@ Design notes
   it. Each is read directly (a conditional GET; `holders`, kept from every item built, says
   which), and so is the issue itself when the delta did not list it and it may leave or come
   back (merged into the base and not held, it leaves the Ready-set as the full reading leaves
-  it out) or is held in review (its own item waits for its PR). The incremental
-  Ready-set sets the references to a delivered item to `open`, so an item whose state is not
-  `open` is delivered first and the items naming it after it (the items whose state is `open`
-  last: that rewrite is right for them, so a cycle through one of them is no trouble; a cycle
-  of items none of which is `open` is, and the resynchronisation mends a wrong reason there).
+  it out) or is held in review (its own item waits for its PR). A delivered item whose state
+  is not `open` carries it (`Delta.as_blocker`, set by `delta.py` from `IssueReader.state_of`),
+  and the incremental Ready-set gives it to the references of the items the delta does not
+  deliver: no order among the delivered items, and no item is read only because it names a
+  delivered one whose judgement did not change.
 * An issue judged only because it blocks something or a body names it stops being asked when
   the last of those closes, leaves or drops the reference (the full reading would not judge
   it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
@@ -57,10 +57,10 @@ Design notes
   blocks anything.
 * `--stack`: an item stacked on its blocker's open green PR names that blocker in no
   reference (`IssueReader._hand_off`; `extra.blockers` still lists it): the incremental
-  Ready-set sets references to a delivered item to that item's state, which would put a
-  stacked item back to waiting whenever its blocker is delivered (or, in a cycle, delivered
-  after it). `built` indexes the blocker anyway (`holders`), so a judgement that changes
-  rebuilds the item.
+  Ready-set gives a delivered item's state as a blocker (`Delta.as_blocker`, `unmerged`) to
+  the references of the items a delta does not deliver, which would put a stacked item back to
+  waiting whenever its blocker is delivered alone. `built` indexes the blocker anyway
+  (`holders`), so a judgement that changes rebuilds the item.
 * Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
   it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
   something, the same (its judgement does not move); its settle, when the issue stays open
@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources.kit import labels_of
@@ -230,11 +231,11 @@ class MergeDelta:
 
     # -- one delta ----------------------------------------------------------------------------
 
-    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int]) -> list[int]:
+    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int],
+             leaving: AbstractSet[int] = frozenset()) -> None:
         """Judge again what `fresh` (the delta's issue objects, by number) calls for, and add to
-        `fresh` the issues to rebuild because of it (module notes). Returns the numbers to
-        deliver first, in order (their state is not `open`, or their judgement changed; each
-        before the items naming it)."""
+        `fresh` the issues to rebuild because of it (module notes). `leaving`: items this
+        process settled, about to leave the set while their issues stay open."""
         reader, changes = self.reader, self.changes
         also: dict[int, set[int]] = {}
         settled = self._take_own(also)
@@ -298,44 +299,15 @@ class MergeDelta:
         for number in sorted(changed - set(fresh)):  # itself: when it may leave or come back
             if "done" in (was.get(number), reader.state_of(number)) or number in self.review:
                 changes.read_issue(fresh, number)
-        first = sorted(changed | {n for n, i in fresh.items() if "pull_request" not in i
-                                  and i.get("state") == "open" and reader.state_of(n) != "open"})
-        seen = set(first)
-        for number in first:  # grows: a holder whose own state is not open, its holders next
+        # the items naming it: their names, states, hand-off; and those naming an item this
+        # process settled that leaves the set while not `open` as a blocker (its PR open: a
+        # delta's `left` carries a state, not the PR their references name)
+        for number in sorted(changed | {n for n in leaving if reader.state_of(n) != "open"}):
             holders = (self.holders.get(number, set()) | set(reader.blocks(number))
                        | also.get(number, set()))
             for holder in sorted(holders):
-                if item_id(reader.repo, holder) not in changes.in_set:
-                    continue
-                if holder not in fresh:
+                if holder not in fresh and item_id(reader.repo, holder) in changes.in_set:
                     changes.read_issue(fresh, holder)
-                if holder not in seen and reader.state_of(holder) != "open":
-                    first.append(holder)
-                    seen.add(holder)
-        return self._order(first)
-
-    def _order(self, numbers: list[int]) -> list[int]:
-        """`numbers` with each one whose state is not `open` after the ones it names (as a
-        blocker or in its body), those whose state is `open` last (module notes)."""
-        reader = self.reader
-        todo = [n for n in numbers if reader.state_of(n) != "open"]
-        within = set(todo)
-        out: list[int] = []
-        placed: set[int] = set()
-
-        def place(number: int, path: set[int]) -> None:
-            if number in placed or number in path:
-                return  # placed, or a cycle: broken here
-            path.add(number)
-            for other in sorted({*reader.blockers_named(number),
-                                 *self.body_names.get(number, ())} & within):
-                place(other, path)
-            placed.add(number)
-            out.append(number)
-
-        for number in todo:
-            place(number, set())
-        return out + [n for n in numbers if n not in within]
 
     def _held(self, number: int, issue: dict[str, Any]) -> bool:
         """Is the change of `issue` our own claim, or our own settle that left it open (its PRs

@@ -378,6 +378,10 @@ class IssueReader:
                 return []  # handed off: no reference a Ready-set could set back to waiting
         return blockers
 
+    def listed_ref(self, number: int) -> BlockerRef:
+        """How the items naming open listed issue `number` refer to it (`Delta.as_blocker`)."""
+        return self._listed_ref(number)
+
     def _listed_ref(self, number: int) -> BlockerRef:
         """A blocker that is an open listed issue: `open`, or its state by its pull requests."""
         state, pr = self._merge.get(number, ("open", None))

@@ -73,7 +73,7 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
-from jr2_sources.tracker import GONE, taken_back
+from jr2_sources.tracker import GONE, OUT_OF_SCOPE, taken_back
 
 from . import markers
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
@@ -85,6 +85,7 @@ from .jql import (
     MAX_KEYS,
     keys_clause,
     marked_outside_jql,
+    moves_with_time,
     quote,
     scope_jql,
     scope_where,
@@ -144,6 +145,9 @@ class JiraAdapter(ClaimsByComment):
         self._gates = GateReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
         self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
+        # a filter with functions or relative dates can drop an issue that never changes, which
+        # no delta sees: a claim then judges the scope again first (`claim`)
+        self._moving = moves_with_time(config.jql)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -237,13 +241,25 @@ class JiraAdapter(ClaimsByComment):
         with self._lock:
             if key in self._scoped:
                 return
-        where, _ = split_order_by(self.config.jql)
-        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
-        if any(str(i.get("key")) == key for i in self.client.search(jql, fields=("labels",))):
-            with self._lock:
-                self._scoped.add(key)
+        if self._selects_now(key):
             return
         raise ItemError(f"{self.name}: {key} is outside the JQL scope; jr2 does not write to it")
+
+    def _selects_now(self, key: str) -> bool:
+        """Does the user's filter select `key` now? One search, `key = K AND (filter)`, read
+        consistently on Cloud when the issue's id is known (`reconcileIssues`)."""
+        where, _ = split_order_by(self.config.jql)
+        jql = f"key = {quote(key)} AND ({where})" if where else f"key = {quote(key)}"
+        known = self._deltas.id_of(key)
+        found, _ = self.client.search_at(jql, ("labels",),
+                                         reconcile=() if known is None else (known,))
+        selected = any(str(i.get("key")) == key for i in found)
+        with self._lock:
+            if selected:
+                self._scoped.add(key)
+            else:
+                self._scoped.discard(key)
+        return selected
 
     def _item(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
         cfg = self.config
@@ -395,8 +411,12 @@ class JiraAdapter(ClaimsByComment):
         values.sort(key=lambda c: (str(c.get("created")), int(c.get("id") or 0)))
         return values, reply.date
 
-    def myself(self) -> dict[str, Any]:
-        """jr2's own account (`GET /myself`, once)."""
+    def myself(self, *, fresh: bool = False) -> dict[str, Any]:
+        """jr2's own account (`GET /myself`, once; `fresh`: read again, e.g. for its time
+        zone, which a person may change while a pool runs)."""
+        if fresh:
+            with self._lock:
+                self._me = None
         return self._myself()
 
     def _myself(self) -> dict[str, Any]:
@@ -432,8 +452,10 @@ class JiraAdapter(ClaimsByComment):
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         """People win, in one search (`key in (<held keys>)` inside the scope; an issue this
         process holds is judged without listing its comments). An issue missing from it is
-        confirmed with a direct read first (Jira search is eventually consistent: a missing
-        issue is no proof it left)."""
+        confirmed first (Jira search is eventually consistent: a missing issue is no proof it
+        left): a direct read (done, failed, a person's?), then, when it is still open and ours,
+        one search of that key in the filter, read consistently (`_selects_now`): a person may
+        have edited it out of the filter."""
         keys = set(item_ids)
         if not keys:
             return {}
@@ -452,8 +474,12 @@ class JiraAdapter(ClaimsByComment):
             taken = {k: why for k in item_ids if (why := taken_back(by_id.get(k), holder))}
         for key in [k for k, why in taken.items() if why == GONE]:
             try:
-                if self._claimable(key):
-                    del taken[key]  # open, not failed, not a person's: the search lagged
+                if not self._claimable(key):
+                    continue
+                if self._selects_now(key):
+                    del taken[key]  # open, not failed, not a person's, in scope: the search lagged
+                else:  # a person edited it out of the filter (relabelled, moved, ...)
+                    taken[key] = OUT_OF_SCOPE
             except SourceHTTPError as exc:
                 if exc.status not in (404, 410):
                     raise
@@ -522,8 +548,14 @@ class JiraAdapter(ClaimsByComment):
         self._writable()
         if not item.in_scope:
             raise ItemError(f"{self.name}: {item.id} is outside the JQL scope; not claimed")
-        self._guard(item.id)
         try:
+            if self._moving and not self._selects_now(item.id):
+                # the filter stopped selecting it without a change a delta could see: lost,
+                # and the next delta reads it again (`note`) and drops it from the Ready-set
+                log.info("%s: %s left the JQL scope since it was read; not claimed",
+                         self.name, item.id)
+                return False
+            self._guard(item.id)
             return self.claims.claim(item.id, holder, lease, item.attempts, item.gates)
         finally:
             self._deltas.note(item.id)

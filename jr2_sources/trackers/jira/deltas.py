@@ -12,11 +12,13 @@ cannot be sure:
   (the `Date` of its first answer) minus an overlap (`delta_overlap`, default 2 minutes), as a
   JQL date-time literal in the searching account's time zone (`GET /myself` `timeZone`, else
   the server's `serverTimeZone`, else 12 hours earlier in UTC: Jira reads a literal in the
-  user's zone, at minute precision; `jql.jql_time`). The overlap covers clock steps, the
-  minute precision and the documented staleness of Cloud's enhanced search ("Recent updates
-  might not be immediately visible"; Atlassian's "Search and reconcile": most changes show
-  within seconds, bulk edits may take minutes). An issue read again whose `updated` is the one
-  already held is skipped (no rebuild, no comment listing).
+  user's zone, at minute precision; `jql.jql_time`). The zone is asked again after each full
+  reading (one `GET /myself` per `--resync-every`): a person may change it while a pool runs,
+  and a literal written for the old zone can be read hours later. The overlap covers clock
+  steps, the minute precision and the documented staleness of Cloud's enhanced search
+  ("Recent updates might not be immediately visible"; Atlassian's "Search and reconcile": most
+  changes show within seconds, bulk edits may take minutes). An issue read again whose
+  `updated` is the one already held is skipped (no rebuild, no comment listing).
 * What left the scope (done, moved, edited out of the filter, assigned to a person) does not
   match the first search any more: `(project in (<the projects the results named>) AND
   updated >= "T" OR key in (<outside blockers of other projects>, <issues to read again>)) AND
@@ -48,6 +50,15 @@ cannot be sure:
   deliveries mark both issues, and the full resynchronisation (`--resync-every`,
   default 5 minutes) bounds what a missed delivery can hide. A deletion without a delivery is
   also found by that resynchronisation (or by the claim, which the tracker then refuses).
+* A filter that moves with time (a function such as `openSprints()` or `now()`, a relative
+  date such as "-1d": `jql.moves_with_time`) can drop or take in an issue that never changes;
+  no `updated >= T` search sees that. What it drops is caught before a write: the claim asks
+  Jira once more (`JiraAdapter.claim`) and notes the issue, so the next delta's second search
+  finds it outside the scope. What it takes in waits for the resynchronisation.
+* A delta that fails half-way (building an issue lists its comments: a 5xx past the retry
+  budget) has already changed the mirror (issues dropped, stamps held): the next reading is
+  full, so nothing it had begun on is lost. One that fails in its searches, before judging
+  anything, only puts its marks back.
 * A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
   the server's clock going backwards, a delta search Jira refuses (an issue named by key may
   have been deleted), or more issues to name than `jql.MAX_KEYS`.
@@ -138,6 +149,7 @@ class JiraDeltas:
         self._deleted_ids: set[int] = set()  # and their ids (mapped to the keys known here)
         self._zone: tzinfo | None = None
         self._zone_known = False
+        self._judging = False  # a delta's answers are being judged (the mirror changes)
         self._lock = threading.Lock()
 
     # -- what this process learns between readings -----------------------------------------------
@@ -177,6 +189,8 @@ class JiraDeltas:
                 self._forced |= forced
                 self._forced_ids |= ids
                 self._deleted |= deleted
+                if self._judging:  # the mirror is half updated: the next reading is full
+                    self._since, self._judging = None, False
             raise
 
     def _full(self) -> Snapshot:
@@ -186,6 +200,7 @@ class JiraDeltas:
         self._parked = set()
         self._named, self._seen_outside = Counter(), {}
         self._projects = frozenset(project_of(k) for k in stamps)
+        self._zone_known = False  # a person may have changed it: asked again by the next delta
         for issue in found:
             self._remember_id(issue)
         for item in snap.items:
@@ -229,6 +244,7 @@ class JiraDeltas:
             return None
         if at is None or at < since:
             return None
+        self._judging = True  # from here the mirror changes as the answers are judged
         delta = Delta()
         newer = {str(i["key"]): self._stamp(i) for i in inside}
         for issue in gone:
@@ -274,17 +290,18 @@ class JiraDeltas:
         for key in sorted(gone_keys - delta.left.keys() - newer.keys()):
             delta.left[key] = "missing"
             self._drop(key)
-        self._since = at
+        self._since, self._judging = at, False
         return delta
 
     # -- the mirror ------------------------------------------------------------------------------
 
     def _account_zone(self) -> tzinfo | None:
-        """The time zone Jira reads this account's JQL dates in (looked up once)."""
+        """The time zone Jira reads this account's JQL dates in (looked up again after each
+        full reading: a person may change it while a pool runs)."""
         if not self._zone_known:
             ad = self.adapter
             try:
-                me = ad.myself()
+                me = ad.myself(fresh=True)
             except SourceHTTPError as exc:  # the account may not read itself: a wider search
                 log.info("%s: cannot read the account's time zone: %s", ad.name, exc)
                 me = {}
@@ -315,6 +332,10 @@ class JiraDeltas:
         old = self._keys.get(iid)
         self._ids[key], self._keys[iid] = iid, key
         return old if old is not None and old != key else None
+
+    def id_of(self, key: str) -> int | None:
+        """The id of the issue a reading of this process saw under `key` (None: not seen)."""
+        return self._ids.get(key)
 
     def knows(self, issue_id: int) -> bool:
         """Has a reading of this process seen the issue with this id?"""

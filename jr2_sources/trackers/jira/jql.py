@@ -41,6 +41,57 @@ def split_order_by(jql: str) -> tuple[str, str]:
     return jql.strip(), ""
 
 
+_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "was", "by", "during", "before",
+                       "after", "on", "from", "to", "changed", "empty", "null",
+                       "currentuser"})  # the searching account: the same at every search
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+_PERIOD = r"[-+]?\d+\s*[wdhm]"
+_RELATIVE = re.compile(rf"\s*{_PERIOD}(?:\s+{_PERIOD})*\s*", re.IGNORECASE)
+_RELATIVE_BARE = re.compile(rf"(?<![\w.]){_PERIOD}(?![\w.])", re.IGNORECASE)
+
+
+def _parts(jql: str) -> tuple[str, list[str]]:
+    """(the text outside quoted strings, each quoted string dropped; the quoted strings)."""
+    outside: list[str] = []
+    quoted: list[str] = []
+    quote_ch: str | None = None
+    buf: list[str] = []
+    i = 0
+    while i < len(jql):
+        ch = jql[i]
+        if quote_ch is not None:
+            if ch == "\\" and i + 1 < len(jql):
+                buf.append(jql[i + 1])
+                i += 2
+                continue
+            if ch == quote_ch:
+                quoted.append("".join(buf))
+                buf, quote_ch = [], None
+                outside.append(" ")
+            else:
+                buf.append(ch)
+        elif ch in "\"'":
+            quote_ch = ch
+        else:
+            outside.append(ch)
+        i += 1
+    return "".join(outside), quoted
+
+
+def moves_with_time(user_jql: str) -> bool:
+    """Can the filter select other issues later without any change to them? True when it
+    holds a function (`now()`, `startOfDay()`, `openSprints()`, `membersOf()`,
+    `linkedIssues()`...: evaluated when the search runs) or a date relative to now ("-1d",
+    `-4w`, "4w 2d": Atlassian's JQL date formats). Such a scope can drop an issue whose
+    `updated` never moves, which no `updated >= T` delta sees (`JiraAdapter.claim` judges it
+    again). Conservative by design: a word that only looks like one costs a search per claim."""
+    where, _ = split_order_by(user_jql)
+    outside, quoted = _parts(where)
+    if any(m.group(1).lower() not in _KEYWORDS for m in _CALL.finditer(outside)):
+        return True
+    return bool(_RELATIVE_BARE.search(outside)) or any(_RELATIVE.fullmatch(q) for q in quoted)
+
+
 def quote(value: str) -> str:
     """A JQL string literal."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

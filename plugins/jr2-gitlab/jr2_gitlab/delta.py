@@ -30,6 +30,11 @@ Design notes
   it directly. A marked issue that is gone (404) is a sign of a gap: a full snapshot. Without
   webhooks a deleted issue is seen at the next resynchronisation (`--resync-every`), and a
   claim or watch on it before then meets the 404.
+* An issue moved to another project is closed with `moved_to_id` set ("Move an issue"), and
+  its links follow the new, open issue (GitLab's `Issues::MoveService` rewrites them without
+  touching the linked issues): it is no blocker done, and the issues it blocked show no
+  change. So an open issue seen closed and moved is a sign of a gap: the full reading reads
+  their links again.
 * An issue this process settled as a failure to retry is read directly next too (`wrote`),
   rebuilt even when unchanged (a retry record is a note edit).
 * A delta that fails half-way forgets nothing: the next reading is full.
@@ -145,7 +150,8 @@ class GitLabChanges:
         return {int(str(k)): v for k, v in found.items()}
 
     def _take(self, fresh: dict[int, dict[str, Any]], issue: dict[str, Any]) -> None:
-        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue))
+        """An issue read directly (not listed: it does not move the window)."""
+        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue), listed=False)
 
     def _get(self, iid: int) -> dict[str, Any]:
         try:
@@ -161,6 +167,10 @@ class GitLabChanges:
 
     def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
         reader = self.reader
+        moved = sorted(iid for iid, issue in fresh.items()
+                       if issue.get("moved_to_id") and iid in self.open_iids)
+        if moved:  # closed, but not done: its links now name an open issue elsewhere
+            raise WindowGap(f"issue #{moved[0]} was moved to another project")
         delta = Delta()
         build: dict[int, dict[str, Any]] = {}
         for iid, issue in sorted(fresh.items()):

@@ -191,6 +191,25 @@ class FakeGitLab:
             issue["updated"] = self.now()
             self._label_events(issue, before, self._user(by))
 
+    def move_issue(self, path: str, iid: int, to: str) -> int:
+        """A person moves an issue to project `to` ("Move an issue", doc/api/issues.md: "the
+        original issue is closed"; the issue object's `moved_to_id` names the new one). Its
+        issue links move to the new issue: GitLab's `Issues::MoveService` rewrites them
+        (`rewrite_related_issues`, `IssueLink...update_all(source_id/target_id: new.id)`),
+        which touches neither linked issue. The new issue's iid."""
+        with self.lock:
+            old = self.issue(path, iid)
+            new_iid = self.add_issue(to, old["title"], labels=old["labels"],
+                                     description=old["description"])
+            old["state"], old["moved_to_id"] = "closed", self.issue(to, new_iid)["id"]
+            old["updated"] = self.now()
+            self.links = [(to if (bp, bi) == (path, iid) else bp,
+                           new_iid if (bp, bi) == (path, iid) else bi,
+                           to if (tp, ti) == (path, iid) else tp,
+                           new_iid if (tp, ti) == (path, iid) else ti)
+                          for bp, bi, tp, ti in self.links]
+            return new_iid
+
     def delete_issue(self, path: str, iid: int) -> None:
         with self.lock:
             del self.projects[path]["issues"][iid]
@@ -218,6 +237,7 @@ class FakeGitLab:
             "description": i["description"], "state": i["state"],
             "created_at": iso(i["created"]), "updated_at": iso(i["updated"]),
             "closed_at": None, "labels": list(i["labels"]), "milestone": None,
+            "moved_to_id": i.get("moved_to_id"),
             "assignees": list(i["assignees"]), "assignee": (i["assignees"] or [None])[0],
             "author": self.users[i.get("author", "jr2-bot")], "type": "ISSUE",
             "issue_type": "issue",
@@ -232,7 +252,7 @@ class FakeGitLab:
     def _link_json(self, path: str, i: dict[str, Any], kind: str) -> dict[str, Any]:
         out = self._issue_json(path, i)
         for k in ("references", "task_completion_status", "blocking_issues_count", "type",
-                  "issue_type", "closed_at"):
+                  "issue_type", "closed_at", "moved_to_id"):
             out.pop(k, None)
         self._ids["link"] += 1
         out.update({"issue_link_id": self._ids["link"], "link_type": kind, "weight": None,

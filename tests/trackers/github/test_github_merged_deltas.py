@@ -42,27 +42,9 @@ def merged_shape(rs: ReadySet) -> dict[str, Any]:
         (e.item.id, sorted((b["id"], b["state"], b["pr"], b["merge_commit"])
                            for b in e.item.extra.get("blockers", [])))
         for e in rs.ready)
-    cyclic = _cyclic({e.item.id: [b.id for b in e.item.blockers] for e in rs.blocked})
-    out["reasons"] = sorted(  # in a cycle of items none of which is open, a delta may give
-        # a wrong state (mergedelta.py's notes): both wait either way
-        (e.item.id, sorted((b.id, b.state if e.item.id not in cyclic else "") for b in
-                           e.item.blockers)) for e in rs.blocked)
-    return out
-
-
-def _cyclic(graph: dict[str, list[str]]) -> set[str]:
-    """The members of cycles of `graph` (small: a walk from each)."""
-    out = set()
-    for start in graph:
-        todo, seen = list(graph[start]), set()
-        while todo:
-            node = todo.pop()
-            if node == start:
-                out.add(start)
-                break
-            if node not in seen:
-                seen.add(node)
-                todo += graph.get(node, [])
+    out["reasons"] = sorted(  # the PR where a reason names it (`waits_for_merge`, ...)
+        (e.item.id, sorted((b.id, b.state, b.pr if b.state in ("unmerged", "not_green") else "")
+                           for b in e.item.blockers)) for e in rs.blocked)
     return out
 
 
@@ -453,3 +435,30 @@ def test_a_settles_read_older_than_the_last_full_reading_is_not_taken_as_the_jud
     merges.left_open(1, links, issue, epoch)  # the settle ends: its read is older
     a.changes()
     assert a.reader.state_of(1) == "done"
+
+
+def test_a_cycle_of_issues_with_open_pull_requests_reads_as_the_full_reading(
+        fake: FakeGitHub) -> None:
+    """#1 and #2 block each other and #1 blocks #3; both get an open PR on their jr2 branch.
+    One delta delivers all three: each reference to #1 and #2 is `unmerged` (naming the PR),
+    as the full reading has it, whatever the order (before: one of the pair read as an open
+    blocker until the resynchronisation)."""
+    for i in range(3):
+        fake.add_issue("o/r", f"issue {i}")
+    for blocked, blocker in [(1, 2), (2, 1), (3, 1)]:
+        fake.add_dependency("o/r", blocked, blocker)
+    a = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    prs = {n: fake.pulls.open_pr("o/r", item_branch(n), "main") for n in (1, 2)}
+    reader.read().ready.close()
+    assert kinds == ["full", "delta"]
+    assert reader.last is not None
+    reasons = {e.item.id: [r.to_json_obj() for r in e.reasons] for e in reader.last.blocked}
+    for blocked, blocker in [(1, 2), (2, 1), (3, 1)]:
+        [reason] = reasons[f"o/r#{blocked}"]
+        assert reason["kind"] == "waits_for_merge" and reason["ref"] == f"o/r#{blocker}"
+        assert str(reason["pr"]).endswith(f"/pull/{prs[blocker]}"), reason
+    assert reader.last.cycles == []
+    assert merged_shape(reader.last) == full(fake, {})
