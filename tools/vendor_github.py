@@ -9,7 +9,8 @@ npm packages with `npm pack` (the npm registry is their published home) and writ
   `openapi/<plan>.json`. An operation a plan lacks is simply absent from its subset: that is
   how the tests know which endpoints an Enterprise Server does not serve.
 * `@octokit/openapi-webhooks` (GitHub's webhook schemas, MIT): the events in `WEBHOOK_PREFIXES`
-  with their component closure, as `openapi/webhooks.json`.
+  (`label` and `milestone` too: they can change what the user's filter selects) with their
+  component closure, as `openapi/webhooks.json`.
 * `@octokit/webhooks-examples` (community-recorded real payloads, MIT): the events in
   `EXAMPLE_EVENTS`, as `openapi/webhook-examples.json`.
 
@@ -60,9 +61,12 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/issues/events"),
 )
 
-WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping")
-# every example of the events that wake a pool; a few of events that never do
-EXAMPLE_EVENTS = {"issues": None, "ping": None, "issue_comment": 3, "label": 2}
+WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping", "label-",
+                    "milestone-")
+# every example of the events that wake a pool or can change its scope (`label`, `milestone`:
+# trackers/github/scopehooks.py); a few of events that never do
+EXAMPLE_EVENTS = {"issues": None, "ping": None, "issue_comment": 3, "label": None,
+                  "milestone": None}
 
 PACKAGES = {"openapi": "@octokit/openapi", "webhooks": "@octokit/openapi-webhooks",
             "examples": "@octokit/webhooks-examples"}

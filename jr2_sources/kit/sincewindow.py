@@ -26,8 +26,10 @@ Design notes
 * Any sign of a gap makes the tracker answer with a full snapshot instead (the reader resyncs):
   the server refusing the time filter (422), more than `max_pages` pages of changes, a page that
   cannot move on, the server's clock behind the watermark by more than the overlap, a marked
-  issue gone (deleted or transferred: its dependents' counts changed unseen). `gap()` records
-  why (for logs and tests).
+  issue gone (deleted or transferred: its dependents' counts changed unseen), a webhook saying
+  the scope itself may have changed (`want_full`: a label or milestone the user's filter names
+  renamed or deleted, which moves no issue's update time). `gap()` records why (for logs and
+  tests).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class SinceWindow:
         self.last_gap: str | None = None
         self._seen: dict[Hashable, bytes] = {}
         self._marks: set[Hashable] = set()
+        self._full: str | None = None  # a webhook asked for a full reading: why
         self._lock = threading.Lock()
 
     # -- after a full reading -----------------------------------------------------------------
@@ -87,6 +90,7 @@ class SinceWindow:
         self.watermark = began
         with self._lock:
             self._marks.clear()  # a full reading saw everything they named
+            self._full = None
 
     @property
     def ready(self) -> bool:
@@ -106,6 +110,10 @@ class SinceWindow:
         """Walk the pages of issues updated since the watermark (less the overlap), by time
         (module notes): `fetch(since)` asks one page of up to `PER_PAGE`, oldest update
         first. Returns the issues that are news, by key; raises `WindowGap`."""
+        with self._lock:
+            wanted, self._full = self._full, None
+        if wanted is not None:
+            raise WindowGap(wanted)
         fresh: dict[Hashable, Any] = {}
         after: datetime | None = None
         for page_no in range(self.max_pages):
@@ -167,6 +175,13 @@ class SinceWindow:
         """Issues a verified webhook delivery concerns: read them directly in the next delta."""
         with self._lock:
             self._marks.update(keys)
+
+    def want_full(self, why: str) -> None:
+        """A verified delivery says the scope itself may have changed, which no update time
+        shows (a label or milestone the user's filter names, renamed or deleted): the next
+        delta is a gap, answered with a full reading (`why` says which delivery)."""
+        with self._lock:
+            self._full = why
 
     def take_marks(self) -> set[Hashable]:
         """The marked issues (cleared)."""

@@ -38,6 +38,10 @@ class Verdict:
     touched: tuple[str, ...] = field(default=(), compare=False)
     """The issues (tracker keys, e.g. GitHub numbers) the delivery names, when it wakes: a
     tracker read by deltas reads them directly next (`kit.sincewindow.SinceWindow.mark`)."""
+    full: bool = field(default=False, compare=False)
+    """The delivery may change what the user's filter selects without moving any issue's update
+    time (a label or milestone the filter names was renamed or deleted): a tracker read by
+    deltas reads everything next (`kit.sincewindow.SinceWindow.want_full`)."""
 
 
 Receiver = Callable[[Mapping[str, str], bytes, str | None], Verdict]

@@ -341,6 +341,37 @@ class FakeGitHub:
             ms[number] = title
             return number
 
+    def rename_label(self, repo: str, old: str, new: str) -> None:
+        """A person renames a label ("Update a label", `new_name`): every issue carrying it
+        carries the new name. GitHub's description does not say the issues' `updated_at`
+        moves, so the fake takes the worst case (like `add_dependency`)."""
+        with self.lock:
+            known = self.label_names.setdefault(repo.lower(), {})
+            known.pop(old.casefold(), None)
+            known[new.casefold()] = new
+            for issue in self.issues.values():
+                if issue.repo.lower() == repo.lower():
+                    issue.labels = [new if n.casefold() == old.casefold() else n
+                                    for n in issue.labels]
+            self._touch()
+
+    def rename_milestone(self, repo: str, number: int, title: str) -> None:
+        """A person retitles a milestone ("Update a milestone"); no issue's `updated_at` moves
+        (not documented to: the worst case)."""
+        with self.lock:
+            self.milestones.setdefault(repo.lower(), {})[number] = title
+            self._touch()
+
+    def delete_milestone(self, repo: str, number: int) -> None:
+        """A person deletes a milestone ("Delete a milestone"): its issues have none; no
+        issue's `updated_at` moves (not documented to: the worst case)."""
+        with self.lock:
+            self.milestones.get(repo.lower(), {}).pop(number, None)
+            for issue in self.issues.values():
+                if issue.repo.lower() == repo.lower() and issue.milestone == number:
+                    issue.milestone = None
+            self._touch()
+
     def close_issue(self, repo: str, number: int, reason: str = "completed") -> None:
         with self.lock:
             issue = self.issues[self._key(repo, number)]

@@ -70,6 +70,7 @@ from .delta import GitHubChanges
 from .pulls import Links, judge
 from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
+from .scopehooks import scope_change
 from .webhook import PR_EVENTS, WAKE_EVENTS, receive
 
 log = logging.getLogger("jr2.github")
@@ -353,8 +354,15 @@ class GitHubAdapter(LabelCommentTracker):
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
         events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
-        verdict = receive(headers, body, secret, repo=self.client.repo_name(self.repo),
-                          deduper=self._deliveries, events=events)
-        if verdict.wake and self.reader.changes is not None:  # read them directly next
+        repo = self.client.repo_name(self.repo)
+        verdict = receive(headers, body, secret, repo=repo, deduper=self._deliveries,
+                          events=events,
+                          scope=lambda event, payload: scope_change(event, payload, repo,
+                                                                    self.config))
+        if verdict.full:  # a label or milestone the filter names changed (scopehooks.py)
+            self.reader.milestone_changed()
+            if self.reader.changes is not None:
+                self.reader.changes.window.want_full(verdict.reason)
+        elif verdict.wake and self.reader.changes is not None:  # read them directly next
             self.reader.changes.window.mark(int(n) for n in verdict.touched if n.isdigit())
         return verdict

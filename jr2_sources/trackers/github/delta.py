@@ -38,8 +38,11 @@ Design notes
   gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot. An issue this process
   settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
   edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
-  is unchanged. Under `--done-when merged`, a PR linked to an issue from the sidebar is found
-  in the repository's issue events once a minute and marks both (`linkevents.py`).
+  is unchanged. A label or milestone the filter names, renamed or deleted, moves no issue
+  either, and no issue to mark names it: its `label`/`milestone` delivery (`scopehooks.py`)
+  makes the next reading full (`SinceWindow.want_full`, a gap).
+  Under `--done-when merged`, a PR linked to an issue from the sidebar is found in the
+  repository's issue events once a minute and marks both (`linkevents.py`).
 * `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
   each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
   a webhook named them, or a blocker of theirs reopened: the chase above) have their links read

@@ -114,6 +114,7 @@ class IssueReader:
         self._priorities = config.priorities()
         self._refs: dict[str, BlockerState] = {}
         self._milestone: str | None = None
+        self._milestone_stale = False  # a milestone delivery: look the title up again
         self._absent: set[str] = set()  # link endpoints this server answered 404
         self._warned: set[str] = set()
         self._lock = threading.Lock()
@@ -149,10 +150,13 @@ class IssueReader:
         return params
 
     def _milestone_param(self, value: str) -> str:
-        """A milestone number, `*` or `none`; a title is looked up once per process."""
+        """A milestone number, `*` or `none`; a title is looked up once per process, and again
+        after a `milestone` delivery naming it (`milestone_changed`). When no milestone has the
+        title any more, the one it named before is kept (with a warning): the run goes on."""
         if value.isdigit() or value in ("*", "none"):
             return value
-        if self._milestone is None:
+        if self._milestone is None or self._milestone_stale:
+            self._milestone_stale = False
             found, _ = self.client.get_all(f"/repos/{self.repo}/milestones", {"state": "all"},
                                            need="read milestones")
             for m in found:
@@ -160,8 +164,16 @@ class IssueReader:
                     self._milestone = str(m["number"])
                     break
             else:
-                raise ConfigError(f"{self.name}: no milestone titled {value!r}")
+                if self._milestone is None:
+                    raise ConfigError(f"{self.name}: no milestone titled {value!r}")
+                log.warning("%s: no milestone is titled %r any more; still reading milestone "
+                            "#%s", self.name, value, self._milestone)
         return self._milestone
+
+    def milestone_changed(self) -> None:
+        """A delivery says a milestone the filter may name changed: a title is looked up again
+        at its next use (the full reading that follows)."""
+        self._milestone_stale = True
 
     def milestone_param(self, value: str) -> str:
         """The list's `milestone` parameter for the option's value (a title looked up once)."""

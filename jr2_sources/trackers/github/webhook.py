@@ -23,6 +23,10 @@ webhook form offers first); the signature covers the raw body either way. `recei
 `GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook`
 on the run host).
 
+Scope changes (`scopehooks.py`): a `label` or `milestone` delivery that can change what the
+user's filter selects (a label or milestone it names, renamed or deleted) wakes the pool with
+`Verdict.full`: the next reading is a full one. Other deliveries of those events are ignored.
+
 Approval gates (`jr2_sources.gates`): an `issue_comment` created or edited wakes the pool only
 when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments never do.
 """
@@ -30,7 +34,7 @@ when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -39,7 +43,7 @@ from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_si
 
 from .refs import repo_of_api_url, same_repo
 
-__all__ = ["PR_EVENTS", "WAKE_EVENTS", "DeliveryDeduper", "receive", "touched",
+__all__ = ["PR_EVENTS", "WAKE_EVENTS", "DeliveryDeduper", "ScopeJudge", "receive", "touched",
            "verify_webhook", "webhook_wakes"]
 
 WAKE_EVENTS = frozenset({"issues", "issue_dependencies", "sub_issues"})
@@ -117,11 +121,19 @@ def _json_of(headers: Mapping[str, str], body: bytes) -> bytes | str:
     return (fields.get("payload") or [""])[0]
 
 
+ScopeJudge = Callable[[str, Mapping[str, Any]], "str | None"]
+"""(event, payload) -> why the delivery can change the filter's scope, or None
+(`scopehooks.scope_change` bound to a repository and configuration)."""
+
+
 def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo: str,
-            deduper: DeliveryDeduper, events: frozenset[str] = WAKE_EVENTS) -> Verdict:
+            deduper: DeliveryDeduper, events: frozenset[str] = WAKE_EVENTS,
+            scope: ScopeJudge | None = None) -> Verdict:
     """The verdict on one delivery. With a secret, an unsigned or badly signed delivery is a 401
     and wakes nothing (and is not remembered); a repeated delivery id is a 200 that wakes
-    nothing. Without a secret the run host listens on loopback only (`jr2 work` enforces it)."""
+    nothing. Without a secret the run host listens on loopback only (`jr2 work` enforces it).
+    `scope` judges the deliveries no event in `events` covers: one it names a reason for wakes
+    the pool with `Verdict.full` (the next reading is full)."""
     if secret and not verify_webhook(headers, body, secret):
         return Verdict(401, False, "bad or missing X-Hub-Signature-256")
     if deduper.seen(header(headers, "X-GitHub-Delivery")):
@@ -135,4 +147,7 @@ def receive(headers: Mapping[str, str], body: bytes, secret: str | None, *, repo
         return Verdict(400, False, "the body is not a JSON object")
     if webhook_wakes(event, payload, repo, events):
         return Verdict(200, True, f"{event} for {repo}", touched(payload, repo))
+    why = scope(event, payload) if scope is not None else None
+    if why:
+        return Verdict(200, True, why, full=True)
     return Verdict(200, False, f"{event or 'an unnamed event'} ignored")
