@@ -22,7 +22,8 @@ Points are primary rate-limit points (a 304 costs none, per GitHub's docs).
 
 `--done-when merged` measures the same pool with merge-aware readiness (`mergedelta.py`):
 `per claim` as above (deltas against full readings, which add one GraphQL query per 100 issues
-that block something), and what a pull request costs the next reading: one opened on jr2's
+that block something; by deltas also with `--on-success nothing`, each settle leaving its
+issue open, and with `--stack`), and what a pull request costs the next reading: one opened on jr2's
 branch of an issue that blocks something (first seen: its head asked), then merged (no closing
 keyword, so the issue stays open and leaves the Ready-set as landed): REST and GraphQL
 requests, against the issues naming it (each read again).
@@ -54,11 +55,11 @@ from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
 
 
-def adapter(fake: FakeGitHub, *, detail: bool = False,
-            done_when: str = "closed") -> GitHubAdapter:
+def adapter(fake: FakeGitHub, *, detail: bool = False, done_when: str = "closed",
+            **options: Any) -> GitHubAdapter:
     client = GitHubClient(fake.url, SecretStr("bench"), label="github:o/r", write_spacing=0.0)
     config = GitHubConfig(target="o/r", write_spacing=0.001, detail=detail,
-                          done_when=done_when)  # type: ignore[arg-type]
+                          done_when=done_when, **options)  # type: ignore[arg-type]
     return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent")), client=client)
 
 
@@ -210,11 +211,17 @@ def run_merged(n: int, edges: int) -> dict[str, Any]:
     try:
         seed(fake, "o/r", n - n // 20, deps=edges, prs=n // 20)
         pool = {"deltas": per_claim(lambda: adapter(fake, done_when="merged"), deltas=True),
-                "full": per_claim(lambda: adapter(fake, done_when="merged"), deltas=False)}
+                "full": per_claim(lambda: adapter(fake, done_when="merged"), deltas=False),
+                "left_open": per_claim(lambda: adapter(fake, done_when="merged",
+                                                       on_success="nothing"), deltas=True),
+                "stack": per_claim(lambda: adapter(fake, done_when="merged", stack=True),
+                                   deltas=True)}
         pr = pr_cost(fake)
         return {"n": n, "edges": edges, "per_claim": pool, "pr": pr,
-                "ok": {"per_claim_snapshot": pool["deltas"]["snapshot"] <= 2,
-                       "unchanged_poll": pool["deltas"]["poll"] <= 2}}
+                "ok": {f"{k}_{part}": pool[k][name] <= 2
+                       for k in ("deltas", "left_open", "stack")
+                       for part, name in (("per_claim_snapshot", "snapshot"),
+                                          ("unchanged_poll", "poll"))}}
     finally:
         fake.stop()
 
@@ -235,6 +242,12 @@ def main_merged(sizes: list[tuple[int, int]], as_json: bool) -> None:
               f"{d['poll']:>5.1f} vs {f['poll']:>5.1f} ({f['poll'] / max(d['poll'], 0.1):>4.0f}x)"
               f" | {pr['opened']['rest']:>10} + {pr['opened']['graphql']} | "
               f"{pr['merged']['rest']:>6} + {pr['merged']['graphql']} ({pr['naming']})")
+    print("by deltas, per claim (snapshot part) and unchanged poll, requests: "
+          "--on-success nothing (each settle leaves its issue open) | --stack")
+    for r in results:
+        o, st = r["per_claim"]["left_open"], r["per_claim"]["stack"]
+        print(f"{r['n']:>6} | {o['snapshot']:>5.1f} and {o['poll']:>3.1f} | "
+              f"{st['snapshot']:>5.1f} and {st['poll']:>3.1f}")
     bad = [(r["n"], k) for r in results for k, ok in r["ok"].items() if not ok]
     print("targets met" if not bad else f"targets MISSED: {bad}")
 

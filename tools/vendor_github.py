@@ -58,6 +58,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),
+    ("get", "/repos/{owner}/{repo}/issues/events"),
 )
 
 WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping", "label-",

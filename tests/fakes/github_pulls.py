@@ -16,9 +16,23 @@ Design notes (every behaviour cites GitHub's own description)
   `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `PATCH
   .../pulls/{pull_number}` with `state: closed` closes it unmerged. (`GET /repos/{owner}/{repo}`
   with its `default_branch` is the fake server's own route.)
-* A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, `merge_method` merge,
-  squash or rebase) gives a new commit sha (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the
-  base branch; a squash merge too.
+* A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, "Merges a pull request
+  into the base branch", `merge_method` merge, squash or rebase) gives a new commit sha
+  (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the base branch, a squash merge too, and
+  closes the pull request: the REST object (schema `pull-request`) then has `state` closed,
+  `merged` true, `merged_at` and `closed_at` the time of the merge; the issue object of a PR
+  (schema `issue`, listed by the issues endpoint) carries it as `pull_request.merged_at`
+  ("nullable": null until merged, and for a PR closed unmerged). All from @octokit/openapi's
+  api.github.com description (operation `pulls/merge`, schemas `pull-request` and `issue`).
+* A pull request linked to an issue from the sidebar ("Development"; docs "Linking a pull
+  request to an issue": "Manually linking a pull request or branch to an issue using the issue
+  sidebar"): `link` / `unlink`. Like a closing keyword it links only a PR into the default
+  branch, and GraphQL's `closedByPullRequestsReferences` lists it (its counterpart
+  `closingIssuesReferences` takes `userLinkedOnly`, "Return only manually linked Issues").
+  It records a `connected` (`disconnected`) issue event on both the issue and the PR (docs
+  "Issue event types": "The issue or pull request was linked to (unlinked from) another issue
+  or pull request", in the REST API for issue events) and moves neither's `updated_at`: no
+  description says it does (the worst case).
 * Checks: check runs (REST "Check runs": `status` queued/in_progress/completed, `conclusion`
   success/failure/neutral/cancelled/skipped/timed_out/action_required) and commit statuses (REST
   "Commit statuses": `state` error/failure/pending/success) are kept per commit sha.
@@ -42,6 +56,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +67,11 @@ _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+
 _HEAD_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequests\(\s*headRefName\s*:\s*\"([^\"]+)\"")
 _NUMBER_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequest\(\s*number\s*:\s*(\d+)\s*\)")
 _FAILING = {"failure", "cancelled", "timed_out", "action_required", "startup_failure"}
+
+
+def iso(t: float) -> str:
+    """A time as GitHub writes it (`date-time`, UTC, to the second)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _sha(*parts: object) -> str:
@@ -69,6 +89,7 @@ class Pull:
     state: str = "open"
     merged: bool = False
     merge_sha: str | None = None
+    merged_at: float | None = None  # the fake's clock (`FakeGitHub.now`)
 
 
 @dataclass
@@ -80,6 +101,7 @@ class Pulls:
     default_branch: dict[str, str] = field(default_factory=dict)
     checks: dict[str, list[tuple[str, str, str | None]]] = field(default_factory=dict)
     statuses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    manual: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # sidebar links
 
     # -- seeding and acting (tests) -------------------------------------------------------------
 
@@ -108,6 +130,7 @@ class Pulls:
             pr.state, pr.merged = "closed", True
             pr.merge_sha = _sha(repo, number, method, "merged")
             self.fake.close_issue(repo, number)
+            pr.merged_at = self.fake.issue(repo, number).closed  # the same moment
             for issue in self.linked_issues(pr):
                 if self.fake._open(self.fake._key(repo, issue)):
                     self.fake.close_issue(repo, issue)
@@ -137,6 +160,24 @@ class Pulls:
             self.pull(repo, number).body = body
             self.fake.edit_body(repo, number, body)
 
+    def link(self, repo: str, number: int, issue: int, user: str = "someone") -> None:
+        """Link pull request `number` to `issue` from the issue's sidebar (module notes)."""
+        self._sidebar(repo, number, issue, user, "connected")
+
+    def unlink(self, repo: str, number: int, issue: int, user: str = "someone") -> None:
+        """Remove a sidebar link (module notes)."""
+        self._sidebar(repo, number, issue, user, "disconnected")
+
+    def _sidebar(self, repo: str, number: int, issue: int, user: str, event: str) -> None:
+        with self.fake.lock:
+            linked = self.manual.setdefault((repo.lower(), number), set())
+            if event == "connected":
+                linked.add(issue)
+            else:
+                linked.discard(issue)
+            for n in (issue, number):  # `updated_at` stays: no `_touch`
+                self.fake.issue_event(self.fake.issue(repo, n), event, user)
+
     def add_check(self, repo: str, sha: str, name: str = "ci", status: str = "completed",
                   conclusion: str | None = "success") -> None:
         with self.fake.lock:
@@ -151,10 +192,12 @@ class Pulls:
     # -- the model ------------------------------------------------------------------------------
 
     def linked_issues(self, pr: Pull) -> list[int]:
-        """Issues a PR's closing keywords link: only when it targets the default branch."""
+        """Issues a PR's closing keywords and sidebar links link: only when it targets the
+        default branch."""
         if pr.base != self.default_of(pr.repo):
             return []
-        return [int(n) for n in _CLOSING.findall(pr.body)]
+        manual = sorted(self.manual.get((pr.repo.lower(), pr.number), set()))
+        return [int(n) for n in _CLOSING.findall(pr.body)] + manual
 
     def rollup(self, sha: str | None) -> dict[str, str] | None:
         if sha is None:
@@ -184,14 +227,22 @@ class Pulls:
                                               "statusCheckRollup": self.rollup(pr.head_sha)}}]},
         }
 
+    def merged_at(self, repo: str, number: int) -> str | None:
+        """When pull request `number` merged (ISO 8601), or None: not merged, or no such PR."""
+        pr = self.pulls.get((repo.lower(), number))
+        return None if pr is None or pr.merged_at is None else iso(pr.merged_at)
+
     def pr_json(self, base: str, pr: Pull) -> dict[str, Any]:
         """The REST pull-request object (the fields jr2 and the tests read)."""
+        closed = self.fake.issue(pr.repo, pr.number).closed
         return {
             "url": f"{self.fake._api(base, pr.repo)}/pulls/{pr.number}",
             "html_url": f"https://github.com/{pr.repo}/pull/{pr.number}",
             "number": pr.number,
             "state": pr.state,
             "merged": pr.merged,
+            "merged_at": self.merged_at(pr.repo, pr.number),
+            "closed_at": None if closed is None else iso(closed),
             "merge_commit_sha": pr.merge_sha,
             "head": {"ref": pr.head, "sha": pr.head_sha},
             "base": {"ref": pr.base},

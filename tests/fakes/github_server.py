@@ -43,16 +43,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 try:
-    from fakes.github_pulls import Pulls
+    from fakes.github_pulls import Pulls, iso
 except ImportError:  # run standalone: python tests/fakes/github_server.py
-    from github_pulls import Pulls  # type: ignore[no-redef]
+    from github_pulls import Pulls, iso  # type: ignore[no-redef]
 
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
-
-
-def iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _parse_iso(text: str) -> float:
@@ -256,7 +252,8 @@ class FakeGitHub:
         # acts as a person at an exact moment of jr2's protocol (e.g. between read and write)
         self.hooks: list[Any] = []
         self.pulls = Pulls(self)  # pull requests, checks and the GraphQL subset: github_pulls.py
-        self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}  # `labeled` issue events
+        # issue events: `labeled`, and `connected` / `disconnected` (github_pulls.py)
+        self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.next_event = 5000
 
     # -- clock ----------------------------------------------------------------------------------
@@ -468,9 +465,14 @@ class FakeGitHub:
 
     def _labeled(self, issue: Issue, name: str, user: str) -> None:
         """Record a `labeled` issue event ("List issue events": `labeled-issue-event`)."""
+        self.issue_event(issue, "labeled", user, label=name)
+
+    def issue_event(self, issue: Issue, event: str, user: str, **more: Any) -> None:
+        """Record an issue event of kind `event` on `issue` (docs "Issue event types")."""
         self.next_event += 1
         self.events.setdefault(self._key(issue.repo, issue.number), []).append(
-            {"id": self.next_event, "actor": user, "label": name, "created": self.now()})
+            {"id": self.next_event, "actor": user, "event": event, "created": self.now(),
+             **more})
 
     def add_label_by(self, repo: str, number: int, label: str, user: str) -> None:
         """A person (`user`) adds a label to an issue."""
@@ -483,13 +485,29 @@ class FakeGitHub:
             self._touch(issue)
 
     def _event_json(self, base: str, repo: str, ev: dict[str, Any]) -> dict[str, Any]:
-        """One `labeled-issue-event` with every field the description requires."""
-        return {"id": ev["id"], "node_id": f"LE_{ev['id']}",
-                "url": f"{self._api(base, repo)}/issues/events/{ev['id']}",
-                "actor": _user(ev["actor"], 500 + len(ev["actor"])), "event": "labeled",
-                "commit_id": None, "commit_url": None, "created_at": iso(ev["created"]),
-                "performed_via_github_app": None,
-                "label": {"name": ev["label"], "color": "ededed"}}
+        """One issue event with every field the description requires: a `labeled-issue-event`
+        carries its `label`; `connected` / `disconnected` have only the common properties
+        (docs "Issue event types")."""
+        out = {"id": ev["id"], "node_id": f"IE_{ev['id']}",
+               "url": f"{self._api(base, repo)}/issues/events/{ev['id']}",
+               "actor": _user(ev["actor"], 500 + len(ev["actor"])), "event": ev["event"],
+               "commit_id": None, "commit_url": None, "created_at": iso(ev["created"]),
+               "performed_via_github_app": None}
+        if ev["event"] == "labeled":
+            out["label"] = {"name": ev["label"], "color": "ededed"}
+        return out
+
+    def _repo_events(self, base: str, repo: str) -> list[dict[str, Any]]:
+        """"List issue events for a repository" (`issue-event` objects, which carry their
+        `issue`), newest first (the description gives no order; GitHub's answers are newest
+        first)."""
+        out = []
+        for key, evs in self.events.items():
+            if key[0] == repo.lower():
+                issue = self.issues[key]
+                out += [{**self._event_json(base, repo, ev),
+                         "issue": self.issue_json(base, issue)} for ev in evs]
+        return sorted(out, key=lambda e: -int(e["id"]))
 
     def fault(self, status: int = 500, **kw: Any) -> Fault:
         f = Fault(status=status, **kw)
@@ -622,7 +640,7 @@ class FakeGitHub:
                 "html_url": f"https://github.com/{i.repo}/pull/{i.number}",
                 "diff_url": f"https://github.com/{i.repo}/pull/{i.number}.diff",
                 "patch_url": f"https://github.com/{i.repo}/pull/{i.number}.patch",
-                "merged_at": None,
+                "merged_at": self.pulls.merged_at(i.repo, i.number),  # github_pulls.py
             }
         return data
 
@@ -931,6 +949,9 @@ class FakeGitHub:
         if rest == "issues" and method == "GET":
             chunk, headers = self._page(self._filtered(repo, q), q, base, path)
             return 200, [self.issue_json(base, i) for i in chunk], headers
+        if rest == "issues/events" and method == "GET":  # "List issue events for a repository"
+            chunk, headers = self._page(self._repo_events(base, repo), q, base, path)
+            return 200, chunk, headers
         if rest == "milestones" and method == "GET":
             ms = sorted(self.milestones.get(repo.lower(), {}))
             chunk, headers = self._page(ms, q, base, path)

@@ -28,8 +28,9 @@ Design notes
   a waking delivery names are read directly by the next delta.
 * `jr2 work` reads deltas (`delta.py`: the issues updated since the last reading) after one full
   snapshot, with `--detail` too (a rebuilt issue reads its links again) and with `--done-when
-  merged` (`mergedelta.py`: changed pull requests are in the same list); `--stack` keeps full
-  readings (a PR's head checks turning green move nothing).
+  merged` (`mergedelta.py`: changed pull requests are in the same list) and `--stack` (a
+  blocker whose open PR an item would start on is judged again at every delta: its head's
+  checks finishing move nothing listed).
 * `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
   GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
   while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
@@ -66,7 +67,7 @@ from .auth import api_url, resolve_token
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
-from .pulls import judge
+from .pulls import Links, judge
 from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
 from .scopehooks import scope_change
@@ -114,7 +115,7 @@ class GitHubAdapter(LabelCommentTracker):
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
         self.reader = IssueReader(config, client)
-        if not env.read_only and not config.stack:  # --stack: module notes of mergedelta.py
+        if not env.read_only:
             self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
@@ -187,15 +188,20 @@ class GitHubAdapter(LabelCommentTracker):
         the settle's one PATCH, which also takes the claim label off)."""
         cfg = self.config
         number = self._number(key)
+        changes = self.reader.changes
+        epoch = changes.merges.epoch if changes is not None and changes.merges else None
         issue = self.client.get(self.issue_path(key)).data
         pulls = self.reader.pulls
         state = "open"
+        links = None
         if pulls is not None and isinstance(issue, dict) and issue.get("node_id"):
             links = pulls.read([(number, str(issue["node_id"]))])
             state = judge(links.prs.get(number, []), cfg.base or links.default_branch or "main",
                           cfg.require_checks)[0]
         if state in ("unmerged", "not_green"):
             self._settle_issue(key, {}, add=cfg.review_label)
+            if pulls is not None and isinstance(issue, dict):
+                self._left_open(key, links, issue, epoch)  # its judgement: just read
         else:
             self.close_issue(key)
 
@@ -259,6 +265,8 @@ class GitHubAdapter(LabelCommentTracker):
             self._settle_issue(key, {}, add=self.config.done_label)
         else:
             super().mark_done(key)
+            if self.config.on_success == "nothing":
+                self._left_open(key)  # only the claim label goes (`unmark`)
 
     def mark_failed(self, key: str) -> None:
         self._settle_issue(key, {}, add=self.config.failed_label)
@@ -270,6 +278,17 @@ class GitHubAdapter(LabelCommentTracker):
         self._relabel(key, change, drop=self.config.claim_label, add=add)
         with self._lock:
             self._unmarked.add(key)
+        if change.get("state") != "closed":
+            self._left_open(key)
+
+    def _left_open(self, key: str, links: Links | None = None,
+                   issue: dict[str, Any] | None = None, epoch: int | None = None) -> None:
+        """Our settle left `key` open: a reading by merge-aware deltas need not judge its pull
+        requests again for that change (`MergeDelta.left_open`; `links`, `issue`: what a
+        settle into review read of it, from `epoch`)."""
+        changes = self.reader.changes
+        if changes is not None and changes.merges is not None:
+            changes.merges.left_open(self._number(key), links, issue, epoch)
 
     def _relabel(self, key: str, change: dict[str, Any], *, drop: str,
                  add: str | None = None) -> None:

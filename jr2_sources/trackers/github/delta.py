@@ -41,6 +41,8 @@ Design notes
   is unchanged. A label or milestone the filter names, renamed or deleted, moves no issue
   either, and no issue to mark names it: its `label`/`milestone` delivery (`scopehooks.py`)
   makes the next reading full (`SinceWindow.want_full`, a gap).
+  Under `--done-when merged`, a PR linked to an issue from the sidebar is found in the
+  repository's issue events once a minute and marks both (`linkevents.py`).
 * `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
   each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
   a webhook named them, or a blocker of theirs reopened: the chase above) have their links read
@@ -68,6 +70,7 @@ from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, 
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError
+from .linkevents import LinkEvents
 from .mergedelta import MergeDelta
 from .refs import id_of_issue_url, item_id, parse_time, repo_of_api_url, same_repo, split_id
 
@@ -104,6 +107,8 @@ class GitHubChanges:
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
+        self.links = (LinkEvents(reader.client, reader.repo, clock)  # sidebar links: merged
+                      if reader.pulls is not None else None)
 
     # -- scope as the full reading's filters judge it --------------------------------------------
 
@@ -159,6 +164,8 @@ class GitHubChanges:
             self._lease(it)
         if self.merges is not None:
             self.merges.full_read(listed, items)
+        if self.links is not None:
+            self.links.reset(began)
         self._broken = began is None
 
     def _lease(self, item: SnapshotItem) -> None:
@@ -192,10 +199,12 @@ class GitHubChanges:
             now = datetime.now(UTC)
             self.window.mark(n for n, end in self.leases.items() if end <= now)
             fresh = self._since()
+            if self.links is not None:  # PRs linked from the sidebar (linkevents.py)
+                self.window.mark(self.links.read())
             marked = self._marked(fresh)
             self._chase(fresh)
             if self.merges is not None:
-                self.merges.read(fresh, marked)
+                self.merges.read(fresh, marked, {split_id(i)[1] for i in skip & self.in_set})
             delta = self._build(fresh, skip)
             self._outside_refs(delta)
         except Gap as gap:
@@ -322,6 +331,7 @@ class GitHubChanges:
                 delta.left[iid] = "done" if landed else self.state[number]
                 self.in_set.discard(iid)
                 self.leases.pop(number, None)
+                self.reader.stacked.pop(number, None)
                 if merges is not None:
                     merges.dropped(number)
                 continue
@@ -339,6 +349,7 @@ class GitHubChanges:
         for iid in sorted(skip & self.in_set):  # settled as done by this process
             delta.left[iid] = "open"
             self.in_set.discard(iid)
+            self.reader.stacked.pop(split_id(iid)[1], None)
         return delta
 
     def listed(self, issue: dict[str, Any]) -> bool:

@@ -23,13 +23,23 @@ Design notes
     does not carry its head, so the first time a PR shows up its head is asked (one GraphQL
     query for all such PRs, `PullReader.heads`; a PR's head never changes, so it is kept);
   - changed issues (their `blocking` lists are read again too), except when the change is this
-    process's own claim with nothing else moved (`own_claim`; dependency summary, review label
-    and state unchanged): jr2's worker opens and merges its PRs while jr2 holds the issue, and
-    the settle that follows changes the issue, which is then judged;
-  - those judged `not_green`: checks finishing move nothing on an issue or a PR, so they are
-    asked again at every delta (one GraphQL query a delta while any waits for green checks).
-  Not seen until the resynchronisation (`--resync-every`) or a webhook naming the issue: a PR
-  linked to an issue from the sidebar ("Development"; not documented to move either side).
+    process's own claim, or its own settle that left the issue open (`--on-success nothing`,
+    `review`, a failure, a gate: `left_open`), with nothing else moved (`_held`; dependency
+    summary, review label and state unchanged). jr2's worker opens and merges its PRs while
+    jr2 holds the issue; those PRs are in the list themselves (above), so the settle's change
+    teaches nothing more. A settle into review has just read the issue's PRs (one GraphQL
+    query, `GitHubAdapter._to_review`): that read is taken as its judgement (its review label
+    expected in the key), so the next delta asks nothing for it;
+  - those whose judgement waits on checks (`IssueReader.waiting_for_checks`): judged
+    `not_green`, and with `--stack` the blocker an item would start on (`IssueReader.stacked`:
+    an item's one blocker, its PR open, green or not). Checks finishing (or a late one failing)
+    move nothing on an issue or a PR, so they are asked again at every delta (one GraphQL
+    query a delta while any waits).
+  A PR linked to an issue from the sidebar ("Development") is documented to move neither
+  side: the repository's issue events (`connected`, `disconnected`) are read once a minute and
+  mark the issue and the PR (`linkevents.py`). A webhook naming the issue does the same at once;
+  one naming only the PR (`pull_request`, checks) has the issues it was linked to judged again,
+  which sees an unlink, not a new link (no webhook is documented for a link).
 * When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
   items that name it are rebuilt: their names, states and hand-off (`extra.blockers`) come from
   it. Each is read directly (a conditional GET; `holders`, kept from every item built, says
@@ -45,19 +55,25 @@ Design notes
   it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
   name it (`bodies`), so then it is read again (one conditional GET) to see whether it still
   blocks anything.
-* `--stack` keeps full readings: a blocker's open PR turning green on its head commit (what
-  stacking waits for) moves nothing a delta can see.
+* `--stack`: an item stacked on its blocker's open green PR names that blocker in no
+  reference (`IssueReader._hand_off`; `extra.blockers` still lists it): the incremental
+  Ready-set gives a delivered item's state as a blocker (`Delta.as_blocker`, `unmerged`) to
+  the references of the items a delta does not deliver, which would put a stacked item back to
+  waiting whenever its blocker is delivered alone. `built` indexes the blocker anyway
+  (`holders`), so a judgement that changes rebuilds the item.
 * Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
   it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
   something, the same (its judgement does not move); its settle, when the issue stays open
-  (`--on-success nothing`, `review`), one GraphQL query more; a PR merged or closed: the list, one
-  GraphQL query, and one GET per issue naming its issue, plus one GraphQL query (its head) the
-  first time this process sees that PR (bench/github_cost.py --done-when merged).
+  (`--on-success nothing`, `review`), the same too (`left_open`); a PR merged or closed: the
+  list, one GraphQL query, and one GET per issue naming its issue, plus one GraphQL query (its
+  head) the first time this process sees that PR (bench/github_cost.py --done-when merged).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources.kit import labels_of
@@ -69,6 +85,7 @@ if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
     from .delta import GitHubChanges
+    from .pulls import Links
 
 _MENTION = re.compile(
     r"(?:(?<![\w/])([\w.-]+/[\w.-]+)?#|https?://[^\s/]+/([\w.-]+/[\w.-]+)/issues/)(\d+)")
@@ -101,11 +118,18 @@ class MergeDelta:
         self.bodies: dict[int, set[int]] = {}  # issue -> items whose body names it
         self.body_names: dict[int, set[int]] = {}  # open listed issue -> what its body names
         self.heads: dict[int, str | None] = {}  # PR number -> its head branch (never changes)
+        self.settled: set[int] = set()  # left open by our settle, its new object not seen yet
+        self._own: dict[int, tuple[Links, dict[str, Any]] | None] = {}  # settles, to take in
+        self._lock = threading.Lock()  # settles run beside readings
+        self.epoch = 0  # full readings so far: a settle's read older than the last is not used
 
     # -- after a full reading -----------------------------------------------------------------
 
     def full_read(self, listed: dict[int, dict[str, Any]], items: list[SnapshotItem]) -> None:
         self.node_ids, self.review, self.bodies, self.body_names = {}, set(), {}, {}
+        self.settled = set()  # all judged now
+        with self._lock:
+            self.epoch += 1
         for number, issue in listed.items():
             self._saw(number, issue)
         self.keys = {n: self._key(listed[n]) for n in self.reader.asked if n in listed}
@@ -139,6 +163,39 @@ class MergeDelta:
         return (int(summary.get("blocking") or 0), int(issue["number"]) in self.review,
                 str(issue.get("state")))
 
+    # -- this process's own settles ----------------------------------------------------------
+
+    def left_open(self, number: int, links: Links | None = None,
+                  issue: dict[str, Any] | None = None, epoch: int | None = None) -> None:
+        """A settle of this process left issue `number` open (`--on-success nothing`, `review`,
+        a failure, a gate): its change says nothing about its pull requests, so it is not
+        judged again for it (module notes). `links` and `issue`: what a settle into review
+        read of it (its PRs, its object), taken as its judgement (no query) unless a full
+        reading ended after the read began (`epoch`: `self.epoch` before it). Called from a
+        settle, beside readings: kept until the next reading takes it."""
+        with self._lock:
+            self._own[number] = (links, issue) if (
+                links is not None and issue is not None and epoch == self.epoch) else None
+
+    def _take_own(self, also: dict[int, set[int]]) -> set[int]:
+        """The settles since the last reading: remembered (`settled`), and a settle into review
+        judged from what it read. Returns the issues whose judgement changed."""
+        with self._lock:
+            own, self._own = self._own, {}
+        self.settled |= own.keys()
+        changed: set[int] = set()
+        for number, read in sorted(own.items()):
+            if read is None or not read[1].get("node_id"):
+                continue
+            links, issue = read
+            self.node_ids[number] = str(issue["node_id"])
+            self.review.add(number)  # the settle's PATCH added the review label
+            self.reader.asked.add(number)
+            changed |= self._judge({number}, {}, also, links)
+            blocking = (issue.get("issue_dependencies_summary") or {}).get("blocking")
+            self.keys[number] = (int(blocking or 0), True, "open")
+        return changed
+
     # -- the items built ----------------------------------------------------------------------
 
     def built(self, item: SnapshotItem) -> None:
@@ -153,6 +210,9 @@ class MergeDelta:
                 continue  # a count ("2 open GitHub dependencies"), not an issue
             if same_repo(repo, self.reader.repo):
                 named.add(other)
+        stacked = self.reader.stacked.get(number)  # --stack: a blocker handed off, not named
+        if stacked is not None:
+            named.add(stacked)
         self.names[number] = named
         for other in named:
             self.holders.setdefault(other, set()).add(number)
@@ -171,10 +231,14 @@ class MergeDelta:
 
     # -- one delta ----------------------------------------------------------------------------
 
-    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int]) -> None:
+    def read(self, fresh: dict[int, dict[str, Any]], marked: set[int],
+             leaving: AbstractSet[int] = frozenset()) -> None:
         """Judge again what `fresh` (the delta's issue objects, by number) calls for, and add to
-        `fresh` the issues to rebuild because of it (module notes)."""
+        `fresh` the issues to rebuild because of it (module notes). `leaving`: items this
+        process settled, about to leave the set while their issues stay open."""
         reader, changes = self.reader, self.changes
+        also: dict[int, set[int]] = {}
+        settled = self._take_own(also)
         ask: set[int] = set()
         live = {n for n, i in fresh.items() if "pull_request" not in i
                 and i.get("state") == "open" and changes.listed(i)}
@@ -212,11 +276,13 @@ class MergeDelta:
             else:
                 gone.add(number)
         left = {n for n in gone if n in reader.asked}
+        self.settled -= gone
         for number in sorted(live):
             issue = fresh[number]
+            held = self._held(number, issue)
             if reader.asks(issue) or named(number):
                 if (number not in reader.asked or self.keys.get(number) != self._key(issue)
-                        or number in marked or not self._held(number, issue)):
+                        or number in marked or not held):
                     ask.add(number)
                 reader.asked.add(number)
             elif number in reader.asked:
@@ -228,13 +294,15 @@ class MergeDelta:
                 ask.add(number)
         ask |= reader.waiting_for_checks()
         ask = {n for n in ask if n in reader.asked and n in self.node_ids} - left
-        also: dict[int, set[int]] = {}
         was = {n: reader.state_of(n) for n in ask | left}
-        changed = self._forget(left, also) | self._judge(ask, fresh, also)
+        changed = self._forget(left, also) | self._judge(ask, fresh, also) | settled
         for number in sorted(changed - set(fresh)):  # itself: when it may leave or come back
             if "done" in (was.get(number), reader.state_of(number)) or number in self.review:
                 changes.read_issue(fresh, number)
-        for number in sorted(changed):  # the items naming it: their names, states, hand-off
+        # the items naming it: their names, states, hand-off; and those naming an item this
+        # process settled that leaves the set while not `open` as a blocker (its PR open: a
+        # delta's `left` carries a state, not the PR their references name)
+        for number in sorted(changed | {n for n in leaving if reader.state_of(n) != "open"}):
             holders = (self.holders.get(number, set()) | set(reader.blocks(number))
                        | also.get(number, set()))
             for holder in sorted(holders):
@@ -242,9 +310,14 @@ class MergeDelta:
                     changes.read_issue(fresh, holder)
 
     def _held(self, number: int, issue: dict[str, Any]) -> bool:
-        """Is the change of `issue` our own claim (its PRs are not judged again for it)?"""
+        """Is the change of `issue` our own claim, or our own settle that left it open (its PRs
+        are not judged again for it)? The settle's is forgotten once its object is seen."""
         cfg, own = self.reader.config, self.reader.own_claim
-        return (own is not None and cfg.has_label(labels_of(issue), cfg.claim_label)
+        claimed = cfg.has_label(labels_of(issue), cfg.claim_label)
+        if number in self.settled and not claimed:
+            self.settled.discard(number)
+            return True
+        return (own is not None and claimed
                 and own(item_id(self.reader.repo, number)) is not None)
 
     def _mentions(self, body: Any) -> set[int]:
@@ -276,15 +349,16 @@ class MergeDelta:
                     del self.prs[pr]
 
     def _judge(self, numbers: set[int], fresh: dict[int, dict[str, Any]],
-               also: dict[int, set[int]]) -> set[int]:
-        """Judge `numbers` again; those whose judgement changed (`also`: what they blocked)."""
+               also: dict[int, set[int]], links: Links | None = None) -> set[int]:
+        """Judge `numbers` again (`links`: from what a settle read); those whose judgement
+        changed (`also`: what they blocked)."""
         if not numbers:
             return set()
         old = {n: set(self.reader.blocks(n)) for n in numbers}
         for number in numbers:
             self._unlink(number)
         changed = self.reader.judge([(n, self.node_ids[n]) for n in sorted(numbers)],
-                                    self.review & numbers)
+                                    self.review & numbers, links)
         for number in numbers:
             for pr in self.reader.pulls_of.get(number, []):
                 self.prs.setdefault(pr, set()).add(number)

@@ -32,8 +32,9 @@ Design notes
 * Hand-off (`--done-when merged`): each issue's `extra.blockers` lists its blockers with their
   state, PR number and URL, head branch and merge commit (the worker's `JR2_BLOCKERS_JSON`).
   With `--stack`, an issue with exactly one blocker whose PR is open with green head checks
-  counts that blocker as done and starts from the PR's head branch (`extra.stack_on`, the
-  worker's `JR2_BASE_BRANCH`); with more than one blocker it waits for the merges.
+  does not wait for that blocker (its reference is dropped; `extra.blockers` still lists it)
+  and starts from the PR's head branch (`extra.stack_on`, the worker's `JR2_BASE_BRANCH`);
+  with more than one blocker it waits for the merges.
 * In review (`--on-success review`): an issue carrying the review label is asked about too. Its
   PR open (or merged with checks not green): it waits for the merge of its own PR (a
   `waits_for_merge`/`merged_not_green` reason whose `ref` is the PR) and is not offered. Merged
@@ -62,7 +63,7 @@ from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
 from .gates import GateReader
-from .pulls import PullReader, PullRequest, item_branch, judge
+from .pulls import Links, PullReader, PullRequest, item_branch, judge
 from .refs import (
     body_refs,
     id_of_issue_url,
@@ -125,6 +126,7 @@ class IssueReader:
         self._blocking: dict[int, list[int]] = {}  # judged blocker -> what it blocks
         self.asked: set[int] = set()  # the issues whose pull requests are judged
         self.pulls_of: dict[int, list[int]] = {}  # judged issue -> every PR linked to it
+        self.stacked: dict[int, int] = {}  # --stack: item -> the one blocker its start rests on
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
         self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
@@ -296,19 +298,22 @@ class IssueReader:
                     asked.add(other)
         self.asked = {n for n in asked if "pull_request" not in listed[n]}
         self._merge, self._judged, self.review_moves = {}, {}, {}
-        self._blocking, self._blockers_of, self.pulls_of = {}, {}, {}
+        self._blocking, self._blockers_of, self.pulls_of, self.stacked = {}, {}, {}, {}
         review = {n for n in self.asked if self.in_review(labels_of(listed[n]))}
         self.judge([(n, str(listed[n]["node_id"])) for n in sorted(self.asked)
                     if listed[n].get("node_id")], review)
 
-    def judge(self, pairs: list[tuple[int, str]], review: set[int]) -> set[int]:
+    def judge(self, pairs: list[tuple[int, str]], review: set[int],
+              links: Links | None = None) -> set[int]:
         """Judge issues ((number, node id) pairs: open, not pull requests; `review`: those held
         in review) by their pull requests (ceil(len/100) GraphQL queries), replacing what was
         known of them: their state as a blocker, the PR that says so, every PR linked to them,
         the issues each blocks, and a review move for one held in review. Returns the numbers
-        whose state, PR or `blocking` list changed (deltas: `mergedelta.py`)."""
+        whose state, PR or `blocking` list changed (deltas: `mergedelta.py`). `links`: what a
+        read of these issues already found (a settle's own; then no query is sent)."""
         assert self.pulls is not None
-        links = self.pulls.read(pairs)
+        if links is None:
+            links = self.pulls.read(pairs)
         base = self.config.base or links.default_branch or "main"
         changed: set[int] = set()
         for number, _ in pairs:
@@ -336,8 +341,12 @@ class IssueReader:
         return changed
 
     def waiting_for_checks(self) -> set[int]:
-        """The judged issues whose PR merged with checks not green (`--require-checks`)."""
-        return {n for n, (state, _) in self._merge.items() if state == "not_green"}
+        """The judged issues whose PR merged with checks not green (`--require-checks`), and
+        with `--stack` those whose open PR an item would start on (`stacked`): checks finishing
+        move nothing a delta lists, so these are judged again at every delta
+        (`mergedelta.py`)."""
+        out = {n for n, (state, _) in self._merge.items() if state == "not_green"}
+        return out | {n for n in self.stacked.values() if self.state_of(n) == "unmerged"}
 
     def blocks(self, number: int) -> list[int]:
         """The issues a judged issue blocks (its GraphQL `blocking` list, this repository)."""
@@ -365,9 +374,14 @@ class IssueReader:
         cfg = self.config
         return cfg.on_success == "review" and cfg.has_label(labels, cfg.review_label)
 
-    def _hand_off(self, blockers: list[BlockerRef], extra: dict[str, Any]) -> list[BlockerRef]:
+    def _hand_off(self, item: int, blockers: list[BlockerRef],
+                  extra: dict[str, Any]) -> list[BlockerRef]:
         """`extra.blockers` (what a worker's `JR2_BLOCKERS_JSON` lists) and, with `--stack`, a
-        single blocker with an open green PR counted as done (`extra.stack_on`: its head)."""
+        single blocker with an open green PR handed off (`extra.stack_on`: its head) rather than
+        waited for: it leaves the item's blockers (deltas deliver the blocker's own item with
+        its state, which must not set the reference back). Issue `item`'s single blocker with
+        an open PR, green or not, is kept in `stacked` (judged again at every delta)."""
+        self.stacked.pop(item, None)
         listed = []
         for b in blockers:
             try:
@@ -383,9 +397,11 @@ class IssueReader:
         extra["blockers"] = listed
         if self.config.stack and len(blockers) == 1 and blockers[0].state == "unmerged":
             pr = self._judged.get(split_id(blockers[0].id)[1]) if listed else None
+            if pr is not None:
+                self.stacked[item] = split_id(blockers[0].id)[1]
             if pr is not None and pr.green(self.config.require_checks, merged=False):
                 extra["stack_on"] = pr.head
-                return [BlockerRef(blockers[0].id, "done", blockers[0].pr)]
+                return []  # handed off: no reference a Ready-set could set back to waiting
         return blockers
 
     def listed_ref(self, number: int) -> BlockerRef:
@@ -419,7 +435,7 @@ class IssueReader:
         if not_planned:
             extra["closed_not_planned"] = not_planned
         if self.pulls is not None:
-            blockers = self._hand_off(blockers, extra)
+            blockers = self._hand_off(number, blockers, extra)
             state, pr = self._merge.get(number, ("open", None))
             if self.in_review(labels) and state in ("unmerged", "not_green"):
                 extra["in_review"] = pr  # held: it waits for the merge of its own PR

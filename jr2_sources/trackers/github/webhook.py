@@ -12,8 +12,12 @@ for another repository never wakes the pool because it mentions one of our issue
 other event are acknowledged and ignored. With `--done-when merged` a PR merging or its checks
 finishing can release dependents too: `PR_EVENTS` (`pull_request`, `check_suite`, `check_run`,
 `status`, each carrying `repository`) wake the pool as well. A waking delivery names the issues it
-concerns (`Verdict.touched`: both sides of a dependency or sub-issue change), which a pool read
-by deltas reads directly next (`delta.py`). Bodies come JSON (`application/json`)
+concerns (`Verdict.touched`: both sides of a dependency or sub-issue change; the pull request of
+a `pull_request` delivery, its top-level `number`, and those a `check_run` or `check_suite` lists
+in `pull_requests`, per @octokit/openapi-webhooks' schemas), which a pool read by deltas reads
+directly next (`delta.py`): a PR read that way has the issues it links judged again
+(`mergedelta.py`), whatever moved on it (a PR linked from an issue's sidebar moves no
+`updated_at` GitHub documents: `linkevents.py`). Bodies come JSON (`application/json`)
 or form-encoded (`application/x-www-form-urlencoded`, `payload=<json>`: the content type GitHub's
 webhook form offers first); the signature covers the raw body either way. `receive` is what
 `GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook`
@@ -82,7 +86,8 @@ def webhook_wakes(event_name: str, payload: Mapping[str, Any], repo: str,
 def touched(payload: Mapping[str, Any], repo: str) -> tuple[str, ...]:
     """The numbers (as text) of the issues of `repo` a delivery names (`issue`,
     `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`): both sides of a dependency
-    or sub-issue change, whose `updated_at` may not move (see `delta.py`)."""
+    or sub-issue change, whose `updated_at` may not move (see `delta.py`); and the pull requests
+    of `pull_request`, `check_run` and `check_suite` deliveries (module notes)."""
     out: list[str] = []
     repository = payload.get("repository")
     default = repository.get("full_name") if isinstance(repository, Mapping) else None
@@ -93,6 +98,17 @@ def touched(payload: Mapping[str, Any], repo: str) -> tuple[str, ...]:
         other = repo_of_api_url(issue.get("repository_url")) or default
         if isinstance(other, str) and same_repo(other, repo):
             out.append(str(issue["number"]))
+    if not (isinstance(default, str) and same_repo(default, repo)):
+        return tuple(out)
+    if isinstance(payload.get("pull_request"), Mapping) and isinstance(payload.get("number"),
+                                                                      int):
+        out.append(str(payload["number"]))  # a `pull_request` delivery: "The pull request number"
+    for key in ("check_run", "check_suite"):
+        checks = payload.get(key)
+        prs = checks.get("pull_requests") if isinstance(checks, Mapping) else None
+        for pr in prs if isinstance(prs, list) else []:
+            if isinstance(pr, Mapping) and isinstance(pr.get("number"), int):
+                out.append(str(pr["number"]))
     return tuple(out)
 
 

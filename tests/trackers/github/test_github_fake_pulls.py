@@ -69,3 +69,30 @@ def test_graphql_rollup_heads_and_limits(fake: FakeGitHub) -> None:
     assert found[0]["commits"]["nodes"][0]["commit"]["statusCheckRollup"] == {
         "state": "FAILURE"}
     assert "errors" in gql(fake, [f"I_{n}" for n in range(101)])
+
+
+def test_a_merge_sets_merged_at_on_the_pull_request_and_on_its_issue_object(
+        fake: FakeGitHub) -> None:
+    """"Merge a pull request" (`PUT .../pulls/{n}/merge`): the PR is closed, `merged`, with
+    `merged_at` and `merge_commit_sha` (schema `pull-request`); the issues list's object of the
+    PR carries `pull_request.merged_at` (schema `issue`); closed unmerged, both stay null."""
+    merged = fake.pulls.open_pr("o/r", "a")
+    closed = fake.pulls.open_pr("o/r", "b")
+
+    def merged_at(number: int) -> object:
+        listed = requests.get(f"{fake.url}/repos/o/r/issues", params={"state": "all"},
+                              timeout=5).json()
+        return next(i for i in listed if i["number"] == number)["pull_request"]["merged_at"]
+
+    assert merged_at(merged) is None
+    resp = requests.put(f"{fake.url}/repos/o/r/pulls/{merged}/merge", json={}, timeout=5)
+    assert resp.status_code == 200
+    pr = requests.get(f"{fake.url}/repos/o/r/pulls/{merged}", timeout=5).json()
+    assert pr["state"] == "closed" and pr["merged"] is True
+    assert pr["merge_commit_sha"] == resp.json()["sha"]
+    assert pr["merged_at"] is not None and pr["merged_at"] == pr["closed_at"]
+    assert merged_at(merged) == pr["merged_at"]
+    requests.patch(f"{fake.url}/repos/o/r/pulls/{closed}", json={"state": "closed"}, timeout=5)
+    unmerged = requests.get(f"{fake.url}/repos/o/r/pulls/{closed}", timeout=5).json()
+    assert unmerged["merged_at"] is None and unmerged["closed_at"] is not None
+    assert merged_at(closed) is None

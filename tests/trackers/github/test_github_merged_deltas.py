@@ -63,8 +63,9 @@ def _open(fake: FakeGitHub, numbers: list[int]) -> list[int]:
 
 
 def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.Random,
-          numbers: list[int], prs: list[int], base: str) -> str:
-    """One tracker-side edit, chosen at random: mostly pull requests."""
+          numbers: list[int], prs: list[int], base: str, stack: bool = False) -> str:
+    """One tracker-side edit, chosen at random: mostly pull requests (`stack`: also checks
+    finishing on an open PR's head commit)."""
     open_ = _open(fake, numbers)
     n = rng.choice(open_ or numbers)
     pulls = fake.pulls
@@ -73,8 +74,13 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
                   and not pulls.pull("o/r", p).merged]
     op = rng.choice(["pr_own", "pr_own", "pr_closing", "merge", "merge", "merge", "close_pr",
                      "reopen_pr", "edit_pr", "check", "close", "reopen", "block", "body",
-                     "claim", "new", "review"])
+                     "claim", "new", "review", *(["head_check"] * 3 if stack else [])])
     pr = rng.choice(open_prs or closed_prs or [0])
+    if op == "head_check" and open_prs:  # what stacking waits for: checks on an open PR's head
+        pulls.add_check("o/r", pulls.pull("o/r", pr).head_sha, name=f"c{rng.random()}",
+                        status=rng.choice(["completed", "completed", "in_progress"]),
+                        conclusion=rng.choice(["success", "success", "failure"]))
+        return f"{op} #{pr}"
     if op == "pr_own" and open_:
         prs.append(pulls.open_pr("o/r", item_branch(n), base))
         return f"{op} #{prs[-1]} for #{n}"
@@ -127,8 +133,9 @@ def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.
 
 
 @pytest.mark.parametrize("options", [{}, {"base": "feature"}, {"require_checks": True},
-                                     {"on_success": "review"}],
-                         ids=["default", "feature", "checks", "review"])
+                                     {"on_success": "review"}, {"stack": True},
+                                     {"stack": True, "require_checks": True}],
+                         ids=["default", "feature", "checks", "review", "stack", "stack-checks"])
 @pytest.mark.parametrize("seed_", [1, 2, 3, 41, 52, 72, 79, 90])  # 1-139 clean once
 def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
         fake: FakeGitHub, seed_: int, options: dict[str, Any]) -> None:
@@ -147,7 +154,8 @@ def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
     reader.read().ready.close()
     done = []
     for _ in range(40):
-        done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main"))
+        done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main",
+                          bool(options.get("stack"))))
         writes = a.client.stats.writes
         reader.read().ready.close()
         if a.client.stats.writes != writes:  # a review ended (closed, relabelled) after the
@@ -161,10 +169,12 @@ def _sent(fake: FakeGitHub, since: int) -> list[str]:
     return [r["path"] for r in fake.requests()[since:]]
 
 
+@pytest.mark.parametrize("stack", [False, True], ids=["plain", "stack"])
 def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_per_dependent(
-        fake: FakeGitHub) -> None:
+        fake: FakeGitHub, stack: bool) -> None:
     seed(fake, "o/r", 1000, deps=300, prs=0)
-    a = make_adapter({"on_success": "nothing"}, fake)
+    options = {"on_success": "nothing", "stack": stack}
+    a = make_adapter(options, fake)
     reader = reader_of(a)
     reader.read().ready.close()
     reader.read().ready.close()
@@ -193,7 +203,7 @@ def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_
         costs["settle"].append(len(read()))
     assert len(costs["claim"]) >= 3, costs
     assert max(costs["unchanged"]) == 1 and max(costs["claim"]) == 1, costs
-    assert max(costs["settle"]) <= 2, costs  # the list and one GraphQL query
+    assert max(costs["settle"]) == 1, costs  # our settle left it open: no GraphQL query
 
     blocker = blockers[-1]  # not claimed above
     dependents = {k[1] for k, v in fake.deps.items() if ("o/r", blocker) in v}
@@ -208,7 +218,7 @@ def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_
     assert sorted(merged[2:]) == sorted([f"/repos/o/r/issues/{blocker}", *holders]), merged
     assert reader.last is not None
     assert f"o/r#{blocker}" not in {e.item.id for e in reader.last.ready}  # landed: left
-    want = full(fake, {"on_success": "nothing"})  # less what this process did (left open)
+    want = full(fake, options)  # less what this process did (left open)
     want = {k: [e for e in v if e[0] not in worked] for k, v in want.items()}
     assert merged_shape(reader.last) == want
 
@@ -236,14 +246,195 @@ def test_a_closing_reference_edited_onto_another_issue_moves_the_judgement(
     assert merged_shape(reader.last) == full(fake, {})
 
 
-def test_stack_keeps_full_readings(fake: FakeGitHub) -> None:
-    fake.add_issue("o/r", "one")
-    a = make_adapter({"stack": True}, fake)
+def test_stack_reads_deltas_and_sees_a_blockers_head_checks_finish(fake: FakeGitHub) -> None:
+    """Checks finishing on an open PR's head move nothing the since-list shows: the blocker a
+    stacked item would start on is judged again at every delta (one GraphQL query), so its
+    dependent becomes ready, stacked on the PR's head, at the next delta, and goes back to
+    waiting when a later check fails; with nothing waiting, a delta asks no GraphQL."""
+    for title in ("base", "on top", "other"):
+        fake.add_issue("o/r", title)
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({"stack": True, "require_checks": True}, fake)
     kinds = counting(a)
     reader = reader_of(a)
     reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", item_branch(1), "main")
     reader.read().ready.close()
-    assert kinds == ["full", "full"]
+    assert reader.last is not None
+    assert "o/r#2" in {e.item.id for e in reader.last.blocked}  # no checks yet: it waits
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    assert read() == ["/repos/o/r/issues", "/graphql"]  # unchanged, #1 waits: 2 requests
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", pr).head_sha)  # green
+    sent = read()
+    assert sent[:2] == ["/repos/o/r/issues", "/graphql"], sent
+    ready = {e.item.id: e.item for e in reader.last.ready}
+    assert ready["o/r#2"].extra["stack_on"] == item_branch(1)
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", pr).head_sha, name="late",
+                         conclusion="failure")
+    read()
+    assert "o/r#2" in {e.item.id for e in reader.last.blocked}
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    fake.pulls.add_check("o/r", fake.pulls.merge("o/r", pr))  # merged, green
+    read()
+    assert read() == ["/repos/o/r/issues"]  # nothing waits now: no GraphQL
+    assert merged_shape(reader.last) == full(fake, {"stack": True, "require_checks": True})
+    assert kinds.count("full") == 1, kinds
+
+
+def test_a_pr_merged_through_the_rest_endpoint_reaches_the_delta_with_merged_at(
+        fake: FakeGitHub) -> None:
+    """The merge button's endpoint (`PUT .../pulls/{n}/merge`): the next delta's since-list
+    returns the PR with `pull_request.merged_at` set (the issue schema's field), and the issue
+    whose jr2 branch it was lands (leaves the Ready-set) as a full reading says."""
+    import requests
+
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", item_branch(1))
+    reader.read().ready.close()
+    listed: list[dict[str, Any]] = []
+    get = a.reader.client.get
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> Any:
+        resp = get(path, *args, **kwargs)
+        if path == "/repos/o/r/issues" and isinstance(resp.data, list):
+            listed.extend(resp.data)
+        return resp
+
+    a.reader.client.get = spy  # type: ignore[method-assign]
+    assert requests.put(f"{fake.url}/repos/o/r/pulls/{pr}/merge", json={"merge_method": "squash"},
+                        timeout=5).status_code == 200
+    reader.read().ready.close()
+    seen = [i for i in listed if i["number"] == pr]
+    assert seen and seen[-1]["pull_request"]["merged_at"] is not None
+    assert reader.last is not None
+    assert {e.item.id for e in reader.last.ready} == {"o/r#2"}  # #1 landed: left
+    assert merged_shape(reader.last) == full(fake, {})
+    assert kinds == ["full", "delta", "delta"]
+
+
+@pytest.mark.parametrize("on_success", ["nothing", "review"])
+def test_our_settles_that_leave_issues_open_cost_the_next_delta_no_graphql(
+        fake: FakeGitHub, on_success: str) -> None:
+    """A settle of this process that leaves its issue open (`--on-success nothing`, or
+    `review` with its PR open) is its own write: the next delta judges nothing for it (the
+    settle into review read the PR already), and still gives the full reading's Ready-set."""
+    for i in range(8):
+        fake.add_issue("o/r", f"issue {i}")
+    for blocked, blocker in [(2, 1), (3, 2), (5, 4), (6, 4), (8, 7)]:
+        fake.add_dependency("o/r", blocked, blocker)
+    options = {"on_success": on_success}
+    a = make_adapter(options, fake)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    worked: set[str] = set()
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    for number in (1, 4, 7):  # each blocks something: its PRs are judged
+        assert reader.last is not None
+        item = next(e.item for e in reader.last.ready if e.item.id == f"o/r#{number}")
+        assert a.claim(item, "pool-a", 600)
+        read()
+        fake.pulls.open_pr("o/r", item_branch(number), "main")  # the worker's PR, open
+        read()  # seen while held: its head, then its issue judged
+        a.record(item.id, "pool-a", Outcome("done"))
+        worked.add(item.id)
+        sent = read()
+        assert "/graphql" not in sent, sent
+        assert reader.last is not None
+        want = full(fake, options)  # less what this process settled (never offered again)
+        want = {k: [e for e in v if e[0] not in worked] for k, v in want.items()}
+        assert merged_shape(reader.last) == want
+        assert read() == ["/repos/o/r/issues"]  # unchanged
+
+
+def test_a_pr_linked_from_the_sidebar_is_seen_through_the_repositorys_issue_events(
+        fake: FakeGitHub) -> None:
+    """A sidebar link moves no `updated_at` (the fake's worst case): the repository's issue
+    events (`connected`, `disconnected`), read once a minute, mark the issue and the PR, so the
+    next delta judges the issue again and gives the full reading's Ready-set."""
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({}, fake)
+    assert a.reader.changes is not None and a.reader.changes.links is not None
+    now = [1000.0]
+    a.reader.changes.links.clock = lambda: now[0]
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    pr = fake.pulls.open_pr("o/r", "feature-x")  # no closing keyword, not jr2's branch
+    reader.read().ready.close()
+
+    def read() -> list[str]:
+        before = len(fake.requests())
+        reader.read().ready.close()
+        return _sent(fake, before)
+
+    def reason() -> list[tuple[str, str]]:
+        assert reader.last is not None
+        return [(b.id, b.state) for e in reader.last.blocked if e.item.id == "o/r#2"
+                for b in e.item.blockers]
+
+    assert reason() == [("o/r#1", "open")]
+    fake.pulls.link("o/r", pr, 1)
+    assert read() == ["/repos/o/r/issues"]  # within the minute: not read yet
+    now[0] += 61
+    sent = read()
+    assert sent[:2] == ["/repos/o/r/issues", "/repos/o/r/issues/events"], sent
+    assert reason() == [("o/r#1", "unmerged")]
+    assert merged_shape(reader.last) == full(fake, {})
+    assert read() == ["/repos/o/r/issues"]
+    fake.pulls.unlink("o/r", pr, 1)
+    now[0] += 61
+    read()
+    assert reason() == [("o/r#1", "open")]
+    assert merged_shape(reader.last) == full(fake, {})
+    now[0] += 61
+    assert read() == ["/repos/o/r/issues", "/repos/o/r/issues/events"]  # a 304: nothing new
+    assert kinds.count("full") == 1, kinds
+
+
+def test_a_settles_read_older_than_the_last_full_reading_is_not_taken_as_the_judgement(
+        fake: FakeGitHub) -> None:
+    """A settle into review reads the issue's PRs; when a full reading ends after that read
+    began, the full reading's judgement stands (the PR merged in between)."""
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({"on_success": "review"}, fake)
+    assert a.reader.changes is not None and a.reader.changes.merges is not None
+    merges, pulls = a.reader.changes.merges, a.reader.pulls
+    assert pulls is not None
+    a.changes()
+    pr = fake.pulls.open_pr("o/r", item_branch(1))
+    a.changes()
+    assert a.reader.state_of(1) == "unmerged"
+    epoch = merges.epoch  # the settle's read begins
+    issue = a.client.get("/repos/o/r/issues/1").data
+    links = pulls.read([(1, str(issue["node_id"]))])
+    fake.pulls.merge("o/r", pr)  # no closing keyword: #1 stays open, landed
+    fake.advance(30)  # past the since-window's overlap: the next delta does not list the PR
+    a.changes(full=True)
+    assert a.reader.state_of(1) == "done"
+    merges.left_open(1, links, issue, epoch)  # the settle ends: its read is older
+    a.changes()
+    assert a.reader.state_of(1) == "done"
 
 
 def test_a_cycle_of_issues_with_open_pull_requests_reads_as_the_full_reading(

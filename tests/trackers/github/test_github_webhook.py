@@ -16,6 +16,7 @@ from jr2_sources.kit.webhooks import Verdict, attach_webhook, hmac_sha256
 from jr2_sources.trackers.github.webhook import (
     DeliveryDeduper,
     receive,
+    touched,
     verify_webhook,
     webhook_wakes,
 )
@@ -163,3 +164,20 @@ def test_a_comment_wakes_a_pool_only_when_it_answers_a_gate() -> None:
     claim = {**example, "comment": {**example["comment"],
                                     "body": '<!-- jr2:claim {"holder": "h"} -->\n/jr2 approve x'}}
     assert not webhook_wakes("issue_comment", claim, repo)
+
+
+def test_pull_request_and_check_deliveries_name_their_pull_requests() -> None:
+    """`pull_request` carries the PR's `number` ("The pull request number"), `check_run` and
+    `check_suite` their `pull_requests` (`pull-request-minimal`: `number`), per
+    @octokit/openapi-webhooks: a pool read by deltas reads those PRs directly next, so the issues
+    each links are judged again (a PR closed, reopened, edited or unlinked)."""
+    repo = {"full_name": "o/r"}
+    pr = {"action": "closed", "number": 7, "pull_request": {"number": 7}, "repository": repo}
+    assert touched(pr, "o/r") == ("7",)
+    run = {"action": "completed", "repository": repo,
+           "check_run": {"pull_requests": [{"number": 7}, {"number": 9}]}}
+    assert touched(run, "o/r") == ("7", "9")
+    suite = {"action": "completed", "repository": repo,
+             "check_suite": {"pull_requests": [{"number": 9}]}}
+    assert touched(suite, "o/r") == ("9",)
+    assert touched({**pr, "repository": {"full_name": "o/other"}}, "o/r") == ()
