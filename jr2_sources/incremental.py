@@ -28,9 +28,9 @@ takes `Delta`s instead:
 * Only references held by items the delta does NOT deliver are rewritten: a delivered item was
   built by the source now, so its references are the source's word (what a full reading would
   give it). That makes the order of `items` irrelevant, and lets a source whose references to
-  one item differ between holders (GitHub `--stack`: a dependent with exactly one blocker whose
-  pull request is green counts it `done`, while others read it `unmerged`) keep those: it
-  delivers such holders whenever it delivers the item they name.
+  one item differ between holders keep those, provided it delivers such holders whenever it
+  delivers the item they name. (GitHub `--stack` avoids the case: a stacked item holds no
+  reference to the blocker it starts on, which its hand-off data names instead.)
 * Leases end with time, not with deltas: live claims with an end sit in a heap by expiry, and
   `advance(now)` re-evaluates those that ended. Time moving backwards re-evaluates everything.
 * Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is

@@ -205,8 +205,8 @@ class IssueReader:
             listed.setdefault(int(issue["number"]), issue)
         if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
             me = self.own_login()
-            mine, _ = self.client.get_all(self.issues_path(), {**params, "assignee": me})
-            for issue in mine:
+            own, _ = self.client.get_all(self.issues_path(), {**params, "assignee": me})
+            for issue in own:
                 logins = {str(u.get("login", "")).casefold()
                           for u in issue.get("assignees") or [] if isinstance(u, dict)}
                 if logins <= {me.casefold()} and not (
