@@ -128,10 +128,7 @@ class GitHubChanges:
                                                        and number != int(want)):
                 return False
         if cfg.assignee:
-            logins = {str(u.get("login", "")).casefold() for u in issue.get("assignees") or []
-                      if isinstance(u, dict)}
-            if self.reader.own_login is not None:  # `--assignee none --assign` (IssueReader)
-                logins.discard(self.reader.own_login().casefold())
+            logins = self.reader.assignees(issue)  # less jr2's own (`--assignee none --assign`)
             who = cfg.assignee.casefold()
             if (who == "none") != (not logins) or (who not in ("none", "*")
                                                   and who not in logins):

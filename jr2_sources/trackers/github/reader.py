@@ -182,6 +182,14 @@ class IssueReader:
         """The list's `milestone` parameter for the option's value (a title looked up once)."""
         return self._milestone_param(value)
 
+    def assignees(self, issue: dict[str, Any]) -> set[str]:
+        """The logins assigned to `issue` (casefolded), less jr2's own (`own_login`)."""
+        logins = {str(u.get("login", "")).casefold() for u in issue.get("assignees") or []
+                  if isinstance(u, dict)}
+        if self.own_login is not None:
+            logins.discard(self.own_login().casefold())
+        return logins
+
     def mark_labels(self) -> list[str]:
         """jr2's marks: an open issue carrying one is listed even outside the user's filter."""
         cfg = self.config
@@ -197,21 +205,16 @@ class IssueReader:
         params = self._list_params()
         found, first = self.client.get_all(self.issues_path(), params)
         self.began = first.date
+        if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
+            own, _ = self.client.get_all(self.issues_path(),
+                                         {**params, "assignee": self.own_login()})
+            found = [*found, *(issue for issue in own if not self.assignees(issue))]
         listed: dict[int, dict[str, Any]] = {}
         excluded = cfg.label_set(cfg.exclude_label)
         for issue in found:
             if excluded and excluded & cfg.label_set(labels_of(issue)):
                 continue
             listed.setdefault(int(issue["number"]), issue)
-        if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
-            me = self.own_login()
-            own, _ = self.client.get_all(self.issues_path(), {**params, "assignee": me})
-            for issue in own:
-                logins = {str(u.get("login", "")).casefold()
-                          for u in issue.get("assignees") or [] if isinstance(u, dict)}
-                if logins <= {me.casefold()} and not (
-                        excluded and excluded & cfg.label_set(labels_of(issue))):
-                    listed.setdefault(int(issue["number"]), issue)
         scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             for lab in self.mark_labels():
