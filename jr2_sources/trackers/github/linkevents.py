@@ -35,14 +35,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from jr2_sources.kit.sincewindow import WindowGap
+from jr2_sources.kit.sincewindow import DEFAULT_OVERLAP, WindowGap
 
 from .client import GitHubClient
 from .refs import parse_time
 
 EVERY = 60.0
 """Seconds between two readings of the repository's issue events."""
-OVERLAP = timedelta(seconds=10)
+OVERLAP = timedelta(seconds=DEFAULT_OVERLAP)  # the since-window's
 MAX_PAGES = 10
 LINK_EVENTS = frozenset({"connected", "disconnected"})
 
