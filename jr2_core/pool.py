@@ -43,6 +43,7 @@ from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .records import record
 from .runs import RunEvent
+from .timeouts import wait_for
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -346,7 +347,7 @@ class _PoolRun:
             await self._signal.wait()
             return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._signal.wait(), timeout)
+            await wait_for(self._signal.wait(), timeout)
 
     def _on_wake(self, event: Event) -> None:
         self._wake_seq += 1

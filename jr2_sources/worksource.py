@@ -77,6 +77,7 @@ from typing import Any, TypeVar
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
 from jr2_core.records import record
+from jr2_core.timeouts import wait_for
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from .gates import EX_AWAIT_APPROVAL, GateRequest
@@ -409,7 +410,7 @@ class WorkSource:
                 return
             asked = self.clock()
             try:
-                ok = await asyncio.wait_for(self._call(
+                ok = await wait_for(self._call(
                     self.tracker.renew, item_id, self.holder, self.lease), deadline)
             except TimeoutError:
                 stop(f"lease of {item_id} could not be renewed: the tracker did not answer "
@@ -439,7 +440,7 @@ class WorkSource:
         assert self._poked is not None
         while self._held:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._poked.wait(), self.watch_every)
+                await wait_for(self._poked.wait(), self.watch_every)
             self._poked.clear()
             if self._held:
                 await self._taken_back(list(self._held), stop=True)
@@ -478,8 +479,7 @@ class WorkSource:
         task = self._renewers.pop(item_id, None)
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait([task])  # its end, without taking its cancellation for ours
         number = self._attempt.pop(item_id, 1)
         # a person may have taken it back since the last watch: never overwrite them
         if (outcome.status != "cancelled" and item_id not in self.tally.stopped

@@ -48,6 +48,7 @@ from typing import IO, Any
 from jr2_core import Context, Failure, childwatch
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
+from jr2_core.timeouts import wait_for
 from jr2_sources.gates import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.worksource import WorkItem, item_json
@@ -361,7 +362,7 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
     readers = [asyncio.create_task(_read_lines(proc.stdout, sink("out", keep_out))),
                asyncio.create_task(_read_lines(proc.stderr, sink("err", err_tail.append)))]
     try:
-        await asyncio.wait_for(_exited(proc), timeout)
+        await wait_for(_exited(proc), timeout)
     except TimeoutError:
         await _end_group(proc)
         await _finish_reading(readers)

@@ -140,3 +140,36 @@ def test_pools_spread_over_items_of_equal_order_and_keep_the_order_between_unequ
         assert sorted(order[1:-1]) == [f"tie-{i}" for i in range(8)]
         firsts.add(order[1])
     assert len(firsts) >= 4  # different pools prefer different tied items
+
+
+async def test_a_settle_in_the_same_turn_as_a_renewal_answers_ends_and_renews_no_more() -> None:
+    """The hang CI met (a 4-pool `local:` run that never ended): a worker finished just as its
+    lease renewal answered, the settle's cancellation of the renewer was swallowed (Python
+    3.11's `asyncio.wait_for`), the renewer went on renewing the settled claim, and the settle
+    waited for it forever."""
+    from jr2_sources.testing import MemoryItem, MemoryTracker
+
+    class Inline(MemoryTracker):
+        inline = True  # renewals answer on the loop, as `local:`'s do
+
+    tracker = Inline([MemoryItem("A")])
+    worker_done = asyncio.Event()
+    renew = tracker.renew
+    renewals: list[float] = []
+
+    def renewing(item_id: str, holder: str, lease: float) -> bool:
+        renewals.append(time.monotonic())
+        worker_done.set()  # the worker ends in the same turn of the loop as this answer
+        return renew(item_id, holder, lease)
+
+    tracker.renew = renewing  # type: ignore[method-assign]
+    ws = WorkSource(tracker, holder="me@h", lease=0.3)
+    assert (await ws.next([])).item.id == "A"
+    ws.started("A", lambda why: None)
+    await worker_done.wait()
+    settling = asyncio.create_task(ws.settle("A", Outcome("done")))
+    await asyncio.wait([settling], timeout=3)  # not a cancelling timeout: it would end the wait
+    assert settling.done(), "the settle waits for a renewer that goes on renewing"
+    after = len(renewals)
+    await asyncio.sleep(0.35)  # more than three renewal periods
+    assert len(renewals) == after and tracker.settled == [("A", "me@h", "done")]
