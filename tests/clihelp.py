@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,10 +27,34 @@ def jr2(*args: str, cwd: Path, timeout: float = 60, **kw: Any) -> subprocess.Com
                           timeout=timeout, env=kw.pop("env", None) or env(), **kw)
 
 
+STARTED: list[subprocess.Popen[str]] = []
+"""Every `popen` of the running test: conftest ends those still running when it ends."""
+
+
 def popen(*args: str, cwd: Path, **kw: Any) -> subprocess.Popen[str]:
-    return subprocess.Popen([*JR2, *args], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*JR2, *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=kw.pop("env", None) or env(),
                             **kw)
+    STARTED.append(proc)
+    return proc
+
+
+def end_started(grace: float = 5.0) -> None:
+    """End the `jr2` processes a test left running (it failed half-way): SIGTERM, which ends
+    their commands and releases their claims, then SIGKILL after `grace`; so a failed test
+    leaves no pool behind to load the rest of the run."""
+    left = [p for p in STARTED if p.poll() is None]
+    STARTED.clear()
+    for proc in left:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGCONT)  # a test may have stopped it
+            proc.terminate()
+    for proc in left:
+        try:
+            proc.communicate(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
 
 
 def wait_for(pred: Callable[[], Any], timeout: float = 20, every: float = 0.05) -> Any:

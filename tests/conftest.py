@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from clihelp import end_started
+
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI", "").lower() in ("true", "1"):
     settings.load_profile("ci")
@@ -24,3 +26,4 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     for name in ("GITHUB_TOKEN", "GH_TOKEN", "JIRA_API_TOKEN", "JIRA_PAT"):
         monkeypatch.delenv(name, raising=False)
     yield
+    end_started()  # a test that failed half-way leaves no pool running

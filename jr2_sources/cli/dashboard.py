@@ -36,7 +36,6 @@ import click
 
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
-from jr2_core.timeouts import wait_for
 
 from .commands import SourceCommand, _source_or_help
 
@@ -214,6 +213,8 @@ class DashboardLoop:
     async def run(self) -> None:
         """Every `check_every` seconds (at once after a person's edit), once the pool has read
         the tracker, update from its last Ready-set; until cancelled."""
+        from jr2_core.timeouts import wait_for  # asyncio: not imported for `--help`
+
         while True:
             with contextlib.suppress(TimeoutError):
                 await wait_for(self._poked.wait(), self.check_every)

@@ -113,9 +113,12 @@ def test_failed_then_deadlocked_exit_1_then_3_with_the_store_complete(tmp_path: 
 
 def test_an_error_ending_exits_4_with_the_claims_released(tmp_path: Path) -> None:
     _backlog(tmp_path / "b.toml", 2)
-    # the command breaks the backlog: the run ends in an error once the grace is over
-    res = _jr2(tmp_path, "work", "local:b.toml", "--poll-every", "0.05", "--invalid-grace",
-               "0.2s", "--", "sh", "-c", "printf '[[items]]\\nid = ' > b.toml; sleep 30")
+    # I-0's command breaks the backlog; once the grace is over, the next look at it (in I-0's
+    # freed slot) ends the run in an error, and I-1, still running, is stopped and released
+    res = _jr2(tmp_path, "work", "local:b.toml", "--cap", "2", "--poll-every", "0.05",
+               "--invalid-grace", "0.2s", "--", "sh", "-c",
+               'if [ "$JR2_ITEM_ID" = I-0 ]; then printf "[[items]]\\nid = " > b.toml; '
+               "else sleep 30; fi")
     assert res.returncode == 4, res.stderr
     _quick(res.stderr)
     assert res.stderr.strip().splitlines()[-2].startswith("error: b.toml:")
