@@ -282,6 +282,7 @@ class _PoolRun:
         self.cancelled: dict[str, FailureInfo] = {}
         self.attempts: dict[str, int] = {}
         self.stops: dict[str, str] = {}
+        self.working: set[str] = set()  # ids whose worker runs now (not yet settling)
         self.defect: BaseException | None = None
         self._finished: deque[str] = deque()
         self._signal = asyncio.Event()
@@ -373,6 +374,7 @@ class _PoolRun:
         winput = wi(item, self.input) if wi is not None else item
         ctx = self.ctx.child(iid)
         self.contexts[iid] = ctx
+        self.working.add(iid)
         active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
         run = self.run
         if run.observers:
@@ -382,10 +384,11 @@ class _PoolRun:
             started(iid, functools.partial(self._stop, iid))
 
     def _stop(self, iid: str, reason: str) -> None:
-        task = self.active.get(iid)
-        if task is not None and not task.done():
+        """Stop `iid`'s worker. Once it has ended, a stop is too late and does nothing: a
+        cancellation would land in the settle, and the item would never be finished."""
+        if iid in self.working:
             self.stops[iid] = reason
-            task.cancel()
+            self.active[iid].cancel()
 
     async def _work(self, iid: str, winput: Any, ctx: Context) -> None:
         outcome: Outcome
@@ -404,6 +407,8 @@ class _PoolRun:
         except Exception as exc:
             self.defect = exc
             outcome = Outcome("cancelled")
+        self.working.discard(iid)
+        self.stops.pop(iid, None)  # a stop that came as the worker ended: too late
         if outcome.failure is not None:
             ctx._delete_sandbox()
         if self.src.settle is not None:  # no coroutine per item when there is nothing to call

@@ -136,22 +136,42 @@ def _descendants(pid: int) -> list[int]:
     return kids
 
 
+def _terminating(pid: int) -> bool:
+    """Whether a SIGTERM waits for process `pid` (or it is gone, or a zombie)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    if fields.get("State", "").startswith("Z"):
+        return True
+    term = 1 << (signal.SIGTERM - 1)
+    return any(int(fields.get(name, "0"), 16) & term for name in ("ShdPnd", "SigPnd"))
+
+
 def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Path) -> None:
     ids = backlog(tmp_path / "b.toml", 12)
     procs = pools(tmp_path, 4, "sleep 1.5; " + JOURNAL.format(d=tmp_path), "--lease", "3s")
     victim = procs[0]
-    kids = wait_for(lambda: _descendants(victim.pid), timeout=60)
-    # the whole pool is suspended (a laptop lid closed): jr2 and its commands
+    wait_for(lambda: len(_descendants(victim.pid)) == 2, timeout=60, every=0.01)  # --cap 2
+    # the whole pool is suspended (a laptop lid closed): jr2, then its commands (listed once
+    # jr2 is stopped, so none starts unseen; a command that finished meanwhile is a zombie)
     os.kill(victim.pid, signal.SIGSTOP)
-    for kid in kids:
-        with_group = os.getpgid(kid)
-        os.killpg(with_group, signal.SIGSTOP)
-    time.sleep(5.0)  # past the 3 s lease: the other pools take its items over
-    os.kill(victim.pid, signal.SIGCONT)
-    time.sleep(0.5)  # jr2 wakes first and stops the commands whose leases it lost
+    kids = _descendants(victim.pid)
+    groups = set()
     for kid in kids:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(os.getpgid(kid), signal.SIGCONT)
+            groups.add(os.getpgid(kid))
+    for group in groups:
+        os.killpg(group, signal.SIGSTOP)
+    time.sleep(5.0)  # past the 3 s lease: the other pools take its items over
+    os.kill(victim.pid, signal.SIGCONT)
+    # jr2 wakes first and stops the commands whose leases it lost: their SIGTERM waits for them
+    # to go on (however long a loaded machine makes jr2 take), then they end on it
+    wait_for(lambda: all(_terminating(kid) for kid in kids), timeout=60, every=0.01)
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGCONT)
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
     assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))

@@ -530,6 +530,30 @@ async def test_extension_a_worker_its_source_stops_ends_cancelled_not_failed() -
     assert settled == [("a", "cancelled")]
 
 
+async def test_extension_a_stop_that_comes_while_the_item_settles_is_too_late_and_harmless() -> None:
+    """A worker that ended is past stopping: a stop then (a lease renewer or a watch that woke
+    late) used to cancel the settle, and the item was never finished: the pool never ended."""
+    stoppers: dict[str, Any] = {}
+    settled: list[tuple[str, str]] = []
+    settling = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def settle(iid: str, outcome: Outcome) -> None:
+        settling.set()
+        await go_on.wait()  # a tracker answering a settle takes a while
+        settled.append((iid, outcome.status))
+
+    src = source(Queue(["a"]).next, settle=settle,
+                 started=lambda iid, stop: stoppers.__setitem__(iid, stop))
+    r = start(pool(noop, id="p", source=src, item_id=str))
+    await settling.wait()
+    stoppers["a"]("lease lost")
+    go_on.set()
+    res = await asyncio.wait_for(r.result(), 5)  # before: waited for good
+    assert res.state == "done" and res.output.items == {"a": "a"}
+    assert res.output.cancelled == {} and settled == [("a", "done")]
+
+
 class Reoffer:
     """A Source that offers `a` again after its first attempt was stopped."""
 
