@@ -530,7 +530,7 @@ async def test_extension_a_worker_its_source_stops_ends_cancelled_not_failed() -
     assert settled == [("a", "cancelled")]
 
 
-async def test_extension_a_stop_that_comes_while_the_item_settles_is_too_late_and_harmless() -> None:
+async def test_extension_a_stop_that_comes_while_the_item_settles_is_too_late() -> None:
     """A worker that ended is past stopping: a stop then (a lease renewer or a watch that woke
     late) used to cancel the settle, and the item was never finished: the pool never ended."""
     stoppers: dict[str, Any] = {}
