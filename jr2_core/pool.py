@@ -14,9 +14,10 @@ Design notes
   `on_drained="wait"` makes it wait for new work forever (until interrupted).
 * A worker's `Failure` is caught and recorded; its sandbox is deleted. A worker its Source stops
   (`started`'s stop function: a lease lost, a person took the item back) ends `cancelled` with
-  the reason, not `failed`: it does not make the run fail. Extension (re-offer): a Source may
-  offer an id again as a new attempt once its worker ended `cancelled` or `failed` (a person
-  retried it); only an id that completed `done` offered again is a defect. The output keeps
+  the reason, not `failed`: it does not make the run fail; a stop once the worker has ended
+  (while its item settles) does nothing. Extension (re-offer): a Source may offer an id again
+  as a new attempt once its worker ended `cancelled` or `failed` (a person retried it); only
+  an id that completed `done` offered again is a defect. The output keeps
   the last outcome per id and an `attempts` count. `settle` may return a replacement Outcome:
   a bounded retry's failure is re-filed `cancelled`, so it does not fail the run while the
   Source will offer the id again.
@@ -386,9 +387,10 @@ class _PoolRun:
     def _stop(self, iid: str, reason: str) -> None:
         """Stop `iid`'s worker. Once it has ended, a stop is too late and does nothing: a
         cancellation would land in the settle, and the item would never be finished."""
-        if iid in self.working:
+        task = self.active.get(iid)
+        if task is not None and iid in self.working:
             self.stops[iid] = reason
-            self.active[iid].cancel()
+            task.cancel()
 
     async def _work(self, iid: str, winput: Any, ctx: Context) -> None:
         outcome: Outcome
@@ -408,7 +410,7 @@ class _PoolRun:
             self.defect = exc
             outcome = Outcome("cancelled")
         self.working.discard(iid)
-        self.stops.pop(iid, None)  # a stop that came as the worker ended: too late
+        self.stops.pop(iid, None)  # a stop the worker outlived (it caught the cancellation)
         if outcome.failure is not None:
             ctx._delete_sandbox()
         if self.src.settle is not None:  # no coroutine per item when there is nothing to call
