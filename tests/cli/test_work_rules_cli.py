@@ -122,6 +122,17 @@ def test_a_3_5_s_lock_on_the_claim_store_ends_in_reoffers_not_exit_4(tmp_path: P
     assert stopped > 0, "\n".join(e for _, e in outs)  # the stall did meet renewals
 
 
+def _commands(pid: int) -> list[int]:
+    """The children of jr2 process `pid` that lead a process group of their own: its
+    commands (each starts in a session of its own), never a helper in jr2's own group."""
+    out = []
+    for kid in _descendants(pid):
+        with contextlib.suppress(ProcessLookupError):
+            if os.getpgid(kid) == kid:
+                out.append(kid)
+    return out
+
+
 def _descendants(pid: int) -> list[int]:
     kids: list[int] = []
     for entry in Path("/proc").iterdir():
@@ -153,25 +164,22 @@ def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Pa
     ids = backlog(tmp_path / "b.toml", 12)
     procs = pools(tmp_path, 4, "sleep 1.5; " + JOURNAL.format(d=tmp_path), "--lease", "3s")
     victim = procs[0]
-    wait_for(lambda: len(_descendants(victim.pid)) == 2, timeout=60, every=0.01)  # --cap 2
+    wait_for(lambda: len(_commands(victim.pid)) == 2, timeout=60, every=0.01)  # --cap 2
     # the whole pool is suspended (a laptop lid closed): jr2, then its commands (listed once
     # jr2 is stopped, so none starts unseen; a command that finished meanwhile is a zombie)
     os.kill(victim.pid, signal.SIGSTOP)
-    kids = _descendants(victim.pid)
-    groups = set()
+    kids = _commands(victim.pid)
     for kid in kids:
         with contextlib.suppress(ProcessLookupError):
-            groups.add(os.getpgid(kid))
-    for group in groups:
-        os.killpg(group, signal.SIGSTOP)
+            os.killpg(kid, signal.SIGSTOP)
     time.sleep(5.0)  # past the 3 s lease: the other pools take its items over
     os.kill(victim.pid, signal.SIGCONT)
     # jr2 wakes first and stops the commands whose leases it lost: their SIGTERM waits for them
     # to go on (however long a loaded machine makes jr2 take), then they end on it
     wait_for(lambda: all(_terminating(kid) for kid in kids), timeout=60, every=0.01)
-    for group in groups:
+    for kid in kids:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGCONT)
+            os.killpg(kid, signal.SIGCONT)
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
     assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
