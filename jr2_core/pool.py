@@ -23,7 +23,8 @@ Design notes
   Source will offer the id again.
 * Any other exception is a
   defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
-  releases the claim), and the defect ends the run `error`.
+  releases the claim), and the defect ends the run `error`. So is a worker's task that ends
+  without finishing its item (cancelled from outside): the Pool never waits for it for good.
 """
 
 from __future__ import annotations
@@ -285,6 +286,7 @@ class _PoolRun:
         self.stops: dict[str, str] = {}
         self.working: set[str] = set()  # ids whose worker runs now (not yet settling)
         self.defect: BaseException | None = None
+        self._ending = False  # `_cancel_all` runs: the workers' tasks are cancelled on purpose
         self._finished: deque[str] = deque()
         self._signal = asyncio.Event()
         self._wake_seq = 0
@@ -376,7 +378,8 @@ class _PoolRun:
         ctx = self.ctx.child(iid)
         self.contexts[iid] = ctx
         self.working.add(iid)
-        active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
+        task = active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
+        task.add_done_callback(functools.partial(self._ended, iid))
         run = self.run
         if run.observers:
             run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.removesuffix(".")))
@@ -454,6 +457,16 @@ class _PoolRun:
             path = self.contexts[iid].path.removesuffix(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
 
+    def _ended(self, iid: str, task: asyncio.Task[None]) -> None:
+        """A worker's task that ended without finishing its item (cancelled by someone else, or
+        an error past `_work`'s handling) is a defect: the run ends `error`, its claims
+        released, instead of waiting for that item for good."""
+        if self._ending or not (task.cancelled() or task.exception() is not None):
+            return
+        self.defect = self.defect or PoolDefect(
+            f"pool {self.pool.id!r}: the worker of {iid!r} ended without finishing its item")
+        self._signal.set()
+
     def _reap(self) -> None:
         while self._finished:
             iid = self._finished.popleft()
@@ -463,13 +476,15 @@ class _PoolRun:
             raise self.defect
 
     async def _cancel_all(self) -> None:
-        """Cancel every running worker and settle each as `cancelled` (claims released)."""
+        """Cancel every running worker and settle each as `cancelled` (claims released), and
+        each item whose worker's task ended without finishing it (`_ended`)."""
+        self._ending = True
         tasks = {iid: t for iid, t in self.active.items() if not t.done()}
         for t in tasks.values():
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks.values(), return_exceptions=True)
-        for iid in tasks:
+        for iid in list(self.active):
             if iid in self._finished:
                 continue
             # the run is already ending: a settle that fails leaves a lease that will expire

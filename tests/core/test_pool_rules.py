@@ -554,6 +554,23 @@ async def test_extension_a_stop_that_comes_while_the_item_settles_is_too_late() 
     assert res.output.cancelled == {} and settled == [("a", "done")]
 
 
+async def test_extension_a_worker_task_ended_from_outside_ends_the_run_in_an_error() -> None:
+    """A worker's task cancelled by something other than its Source's stop (or ended by an
+    error past the Pool's handling) never leaves the pool waiting for that item for good: the
+    run ends `error`, and the item and the other running one are settled `cancelled`."""
+    settled: list[tuple[str, str]] = []
+    src = source(Queue(["a", "b"]).next, settle=lambda iid, o: settled.append((iid, o.status)))
+    r = start(pool(gated(), id="p", source=src, item_id=str, cap=2))
+    await settle_loop()
+    [task_a] = [t for t in asyncio.all_tasks()
+                if t.get_coro().cr_frame is not None  # type: ignore[union-attr]
+                and t.get_coro().cr_frame.f_locals.get("iid") == "a"]  # type: ignore[union-attr]
+    task_a.cancel()
+    res = await asyncio.wait_for(r.result(), 5)  # before: waited for good
+    assert res.state == "error" and "ended without finishing its item" in (res.error or "")
+    assert sorted(settled) == [("a", "cancelled"), ("b", "cancelled")]
+
+
 class Reoffer:
     """A Source that offers `a` again after its first attempt was stopped."""
 
