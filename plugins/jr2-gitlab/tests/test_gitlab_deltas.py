@@ -37,6 +37,16 @@ def shape(rs: ReadySet) -> dict[str, Any]:
             "claimed": sorted((e.item.id, e.claim.holder) for e in rs.claimed)}
 
 
+def full_shape(url: str, **options: Any) -> dict[str, Any]:
+    """The shape of the Ready-set a fresh adapter's full reading gives (the reference a
+    delta must agree with)."""
+    full = make_adapter(url, **options)
+    try:
+        return shape(compute_ready_set(full.snapshot(), now=datetime.now(UTC)))
+    finally:
+        full.close()
+
+
 def reader_of(a: GitLabAdapter) -> ReadyReader:
     return ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
                        resync_every=None)
@@ -99,8 +109,7 @@ def test_edits_seen_through_deltas_give_the_full_snapshots_ready_set(
             inc.reset(got, now=datetime.now(UTC))
         else:
             inc.apply(got, now=datetime.now(UTC))
-        fresh = make_adapter(fake.url, **options)
-        want = shape(compute_ready_set(fresh.snapshot(), now=datetime.now(UTC)))
+        want = full_shape(fake.url, **options)
         assert shape(inc.ready_set()) == want, done
     assert kinds.count("delta") >= 15, kinds
 
@@ -185,7 +194,7 @@ def test_our_own_claim_costs_a_delta_one_request_and_a_release_is_read_whole(
         sent = [p for _, p, _ in fake.requests[before:]]
         assert isinstance(got, Delta)
         inc.apply(got, now=datetime.now(UTC))
-        want = shape(compute_ready_set(make_adapter(fake.url).snapshot(), now=datetime.now(UTC)))
+        want = full_shape(fake.url)
         assert shape(inc.ready_set()) == want
         return sent
 
@@ -224,11 +233,7 @@ def test_a_blocker_moved_to_another_project_still_blocks_its_dependents(
         assert shape(reader.last)["blocked"] == [("g/p#2", True)]
         fake.move_issue("g/p", blocker, "g/other")
         reader.read().ready.close()
-        full = make_adapter(fake.url)
-        try:
-            want = shape(compute_ready_set(full.snapshot(), now=datetime.now(UTC)))
-        finally:
-            full.close()
+        want = full_shape(fake.url)
         assert want["ready"] == [] and want["blocked"] == [("g/p#2", True)]
         assert shape(reader.last) == want
     finally:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
-from test_gitlab_deltas import hook, reader_of, shape
-
-from jr2_sources import compute_ready_set
+from test_gitlab_deltas import full_shape, hook, reader_of, shape
 
 
 @pytest.fixture
@@ -44,11 +41,7 @@ def test_a_blocker_outside_the_label_filter_moved_to_another_project_still_block
         assert shape(reader.last)["blocked"] == [("g/p#2", True)]
         fake.move_issue("g/p", blocker, "g/other")
         reader.read().ready.close()
-        full = make_adapter(fake.url, label=["agent"])
-        try:
-            want = shape(compute_ready_set(full.snapshot(), now=datetime.now(UTC)))
-        finally:
-            full.close()
+        want = full_shape(fake.url, label=["agent"])
         assert want["ready"] == [] and want["blocked"] == [("g/p#2", True)]
         assert shape(reader.last) == want
     finally:
@@ -86,11 +79,7 @@ def test_an_issue_read_directly_late_in_a_delta_does_not_move_the_window_past_th
         reader.read().ready.close()  # the marked issue, read directly
         monkeypatch.setattr(client, "get", inner)
         reader.read().ready.close()  # the next delta must still list the issue closed meanwhile
-        full = make_adapter(fake.url)
-        try:
-            want = shape(compute_ready_set(full.snapshot(), now=datetime.now(UTC)))
-        finally:
-            full.close()
+        want = full_shape(fake.url)
         assert [iid for iid, _ in want["ready"]] == ["g/p#2"]
         assert shape(reader.last) == want
     finally:
