@@ -1,9 +1,11 @@
-"""The fake GitHub's pull requests (tests/fakes/github_pulls.py) behave as GitHub documents."""
+"""The fake GitHub's pull requests (jr2_sources/testing/fakes/github_pulls.py) behave as GitHub
+documents."""
 
 from __future__ import annotations
 
 import requests
-from fakes.github_server import FakeGitHub
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def gql(fake: FakeGitHub, ids: list[str], query: str = "") -> dict:

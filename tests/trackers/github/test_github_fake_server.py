@@ -9,7 +9,8 @@ import urllib.request
 from pathlib import Path
 
 import requests
-from fakes.github_server import FakeGitHub, seed
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 
 ROOT = Path(__file__).resolve().parents[3]
 H = {"Authorization": "Bearer x", "Accept": "application/vnd.github+json"}
@@ -126,7 +127,7 @@ def test_pygithub_reads_the_fake_and_completes_lazily(fake: FakeGitHub) -> None:
 
 
 def test_standalone_prints_its_url() -> None:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests/fakes/github_server.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "jr2_sources.testing.fakes.github_server",
                              "--port", "0", "--issues", "5"], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fakes.github_server import FakeGitHub
+    from .github_server import FakeGitHub
 
 _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)", re.I)
 _HEAD_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequests\(\s*headRefName\s*:\s*\"([^\"]+)\"")

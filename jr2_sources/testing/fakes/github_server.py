@@ -21,7 +21,8 @@ Design notes
 * Faults are queued at run time (Python API `fault()`, or `POST /_fake/faults`): an HTTP status
   (5xx, 429/403 with `Retry-After` or rate-limit headers), a connection reset, a slow response, or
   a truncated JSON body; each applies `times` times to matching requests.
-* Standalone: `python tests/fakes/github_server.py --port 0 --issues 200` prints its URL.
+* Standalone: `python -m jr2_sources.testing.fakes.github_server --port 0 --issues 200` prints
+  its URL (`jr2 playground github` serves it seeded from a file).
 """
 
 from __future__ import annotations
@@ -42,10 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-try:
-    from fakes.github_pulls import Pulls, iso
-except ImportError:  # run standalone: python tests/fakes/github_server.py
-    from github_pulls import Pulls, iso  # type: ignore[no-redef]
+from .github_pulls import Pulls, iso
 
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -86,18 +84,17 @@ def _user(login: str, uid: int = 1) -> dict[str, Any]:
     }
 
 
-SPECS = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "openapi"
+# (method, path) of each plan's operations in GitHub's vendored descriptions (fixtures/github/
+# openapi), written beside this module by tools/vendor_github.py so the fake ships without them
+OPERATIONS = Path(__file__).with_name("github_operations.json")
 
 
 @functools.cache
 def _operations(plan: str) -> list[tuple[str, re.Pattern[str]]]:
     """(method, path pattern) of every operation the vendored description of `plan` holds."""
-    doc = json.loads((SPECS / f"{plan}.json").read_text())
-    out = []
-    for template, item in doc["paths"].items():
-        pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$")
-        out += [(m.upper(), pattern) for m in item if m != "parameters"]
-    return out
+    table = json.loads(OPERATIONS.read_text(encoding="utf-8"))
+    return [(method, re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+                                + "$")) for method, template in table[plan]]
 
 
 def _app_token(token: str | None) -> bool:
@@ -428,9 +425,11 @@ class FakeGitHub:
             self.deps = {move(k): [move(b) for b in v] for k, v in self.deps.items()}
             self.subs = {move(k): [move(b) for b in v] for k, v in self.subs.items()}
             self.parents = {move(k): move(v) for k, v in self.parents.items()}
-            for table in (self.next_number, self.milestones, self.label_names, self.repo_ids):
+            tables: list[dict[str, Any]] = [self.next_number, self.milestones,
+                                            self.label_names, self.repo_ids]
+            for table in tables:
                 if o in table:
-                    table[n] = table.pop(o)  # type: ignore[attr-defined]
+                    table[n] = table.pop(o)
             self.repo_id(new)
             self.renamed[o] = new
             self._touch()

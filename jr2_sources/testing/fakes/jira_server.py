@@ -91,7 +91,8 @@ Design notes
   32,767 characters (an ADF document as compact JSON, in UTF-16 units) is Jira's 400 "The
   entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
   `jira.text.field.character.limit`).
-* Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
+* Standalone: `python -m jr2_sources.testing.fakes.jira_server --port 0 --issues 200 [--dc]`
+  prints its URL (`jr2 playground jira` serves it seeded from a file).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -368,7 +370,7 @@ class _Parser:
                 raise JqlError(f"Error in the JQL Query: the operator '{t[1]}' is not supported "
                                f"by the '{name}' field here.")
             at = self.fake.jql_date(self.take()[1])
-            cmp = _COMPARE[t[1]]
+            cmp: Callable[[float, float], bool] = _COMPARE[t[1]]
             return lambda i: cmp(getattr(i, fname), at)
         if t == ("op", "="):
             op = "in"
@@ -607,10 +609,10 @@ class FakeJira:
             if "changelog" in str(query.get("expand") or "").split(","):
                 out["changelog"] = self._changelog(it)
             return out
-        fields = (body or {}).get("fields") or {}
-        if set(fields) != {"description"}:
+        edit = (body or {}).get("fields") or {}
+        if set(edit) != {"description"}:
             raise _error(400, "Only the description is modelled on REST v3 here")
-        doc = fields["description"]
+        doc = edit["description"]
         if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
                                     and doc.get("version") == 1):
             raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
@@ -1180,9 +1182,10 @@ class FakeJira:
                 old, it.status = it.status, TRANSITIONS[tid]
                 it.updated = self.now()
                 self.notifications.append((it.key, "issue transitioned"))
-                items = [{"field": "status", "fieldtype": "jira", "fieldId": "status",
-                          "from": STATUSES[old][0], "fromString": old,
-                          "to": STATUSES[it.status][0], "toString": it.status}]
+                items: list[dict[str, Any]] = [
+                    {"field": "status", "fieldtype": "jira", "fieldId": "status",
+                     "from": STATUSES[old][0], "fromString": old,
+                     "to": STATUSES[it.status][0], "toString": it.status}]
                 if STATUSES[it.status][1] == "done":
                     items.insert(0, {"field": "resolution", "fieldtype": "jira",
                                      "fieldId": "resolution", "from": None, "fromString": None,
