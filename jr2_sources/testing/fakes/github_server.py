@@ -205,6 +205,10 @@ class FakeGitHub:
         self.tokens = tokens
         self.read_only_tokens = read_only_tokens or set()
         self.login = login
+        # people's tokens (token -> login): what such a token writes is that person's (GitHub
+        # authors a comment, a label event, as the token's user; `GET /user` answers them);
+        # any other token acts as `login`
+        self.people: dict[str, str] = {}
         self.capture = capture  # log request bodies and response data (conformance tests)
         # which GitHub this is: an operation its vendored description lacks answers 404, as
         # on that server (Enterprise Server 3.17-3.19 lack `.../sub_issues`, 3.17-3.18 also
@@ -252,6 +256,10 @@ class FakeGitHub:
         # issue events: `labeled`, and `connected` / `disconnected` (github_pulls.py)
         self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.next_event = 5000
+
+    def who(self, token: str | None) -> str:
+        """The login a request's token acts as (`people`, else the fake's own `login`)."""
+        return self.people.get(token or "", self.login)
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -930,7 +938,8 @@ class FakeGitHub:
                 # "Get the authenticated user" works for user tokens only; an installation
                 # token (ghs_) is refused: 403 "Resource not accessible by integration"
                 raise Reply(403, {"message": "Resource not accessible by integration"})
-            return 200, _public_user(self.login, 7), {}
+            who = self.who(token)
+            return 200, _public_user(who, 7 if who == self.login else 500 + len(who)), {}
         m = re.fullmatch(r"/repositories/(\d+)(?:/(.*))?", path)
         if m is not None:  # where a redirect points: the repository by id, under its name now
             names = [r for r, i in self.repo_ids.items() if i == int(m.group(1))]
@@ -992,7 +1001,7 @@ class FakeGitHub:
                 name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
-                    self._labeled(issue, name, self.login)
+                    self._labeled(issue, name, self.who(token))
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":
@@ -1019,7 +1028,8 @@ class FakeGitHub:
                 raise Reply(403, {"message": "Unable to create comment because issue is locked."})
             t = self.now()
             c = Comment(
-                self.next_comment, issue.repo, number, str(body.get("body", "")), self.login, t, t
+                self.next_comment, issue.repo, number, str(body.get("body", "")),
+                self.who(token), t, t,
             )
             self.next_comment += 1
             self.comments[c.id] = c

@@ -427,6 +427,10 @@ class FakeJira:
         # who holds the Edit Issues permission (account ids on Cloud, user names on DC);
         # jr2's own account always does
         self.editors: set[str] = set()
+        # people's credentials (the `Authorization` header's value -> a name for `person`):
+        # a comment posted with them is that person's (Jira authors a comment as the
+        # authenticated user); any other credentials act as jr2's own account (`me`)
+        self.people: dict[str, str] = {}
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
         self.notifications: list[tuple[str, str]] = []  # (issue key, why) per watcher e-mail
@@ -938,7 +942,13 @@ class FakeJira:
 
     # -- routes ---------------------------------------------------------------------------------
 
-    def route(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
+    def author(self, auth: str | None) -> dict[str, Any]:
+        """Who a request's `Authorization` acts as (`people`, else `me`)."""
+        name = self.people.get(auth or "")
+        return self.me if name is None else self.person(name)
+
+    def route(self, method: str, path: str, query: dict[str, str], body: Any,
+              auth: str | None = None) -> Any:
         if path == f"{API}/serverInfo" and method == "GET":
             return {"baseUrl": self.url, "version": "1001.0.0-SNAPSHOT" if self.cloud else
                     "9.12.2", "versionNumbers": [1001, 0, 0] if self.cloud else [9, 12, 2],
@@ -982,7 +992,7 @@ class FakeJira:
                 if it is None:
                     raise _error(404, "Issue does not exist or you do not have permission to "
                                       "see it.")
-            return self._route_issue(method, it, m.group(2) or "", query, body)
+            return self._route_issue(method, it, m.group(2) or "", query, body, auth)
         raise _error(404, "null for uri: " + path)
 
     def _route_search(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
@@ -1019,7 +1029,7 @@ class FakeJira:
                     "total": len(found), "issues": [self.render(i, fields) for i in page]}
 
     def _route_issue(self, method: str, it: Issue, sub: str, query: dict[str, str],
-                     body: Any) -> Any:
+                     body: Any, auth: str | None = None) -> Any:
         if sub == "" and method == "GET":
             fields = query.get("fields")
             with self.lock:
@@ -1046,7 +1056,7 @@ class FakeJira:
                      "toString": str((it.assignee or {}).get("displayName") or "")}])
             raise Reply(204)
         if sub == "/comment":
-            return self._comments(method, it, query, body)
+            return self._comments(method, it, query, body, auth)
         m = re.fullmatch(r"/comment/(\d+)", sub)
         if m:
             return self._comment(method, it, int(m.group(1)), body, query)
@@ -1115,7 +1125,8 @@ class FakeJira:
         return {"maxResults": 1048576, "startAt": 0, "total": len(found), "isLast": True,
                 "values": found}
 
-    def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+    def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any,
+                  auth: str | None = None) -> Any:
         with self.lock:
             if method == "POST":
                 if not isinstance(body, dict) or not isinstance(body.get("body"), str):
@@ -1123,7 +1134,8 @@ class FakeJira:
                 self.next_comment += 1
                 t = self.now()
                 c = {"id": self.next_comment, "issue": it.id,
-                     "body": self._store_body(body["body"]), "author": self.me, "created": t,
+                     "body": self._store_body(body["body"]), "author": self.author(auth),
+                     "created": t,
                      "updated": t, "properties": _properties(body)}
                 it.comments.append(c)
                 self.notifications.append((it.key, "comment added"))
@@ -1268,7 +1280,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Reply(401, {"errorMessages": ["You are not authenticated. Authentication "
                                                     "required to perform this operation."],
                                   "errors": {}})
-            result = fake.route(method, parts.path, query, body)
+            result = fake.route(method, parts.path, query, body,
+                                self.headers.get("Authorization"))
             reply = Reply(200, result)
         except Reply as r:
             reply = r
