@@ -346,6 +346,12 @@ class FakeGitHub:
             ms[number] = title
             return number
 
+    def add_label(self, repo: str, name: str) -> str:
+        """A person creates a repository label ("Create a label"); its spelling, which wins
+        over a later case-insensitive match (see `_spell`)."""
+        with self.lock:
+            return self._spell(repo, name)
+
     def rename_label(self, repo: str, old: str, new: str) -> None:
         """A person renames a label ("Update a label", `new_name`): every issue carrying it
         carries the new name. GitHub's description does not say the issues' `updated_at`

@@ -1042,7 +1042,7 @@ class FakeJira:
                                         "total": len(recent), "histories": recent}
                 return out
         if sub == "" and method == "PUT":
-            return self._edit(it, body or {})
+            return self._edit(it, body or {}, auth)
         if sub == "/assignee" and method == "PUT":
             with self.lock:
                 who = body or {}
@@ -1064,7 +1064,7 @@ class FakeJira:
             return self._transitions(method, it, body)
         raise _error(404, "null for uri")
 
-    def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
+    def _edit(self, it: Issue, body: dict[str, Any], auth: str | None = None) -> Any:
         fields = body.get("fields") or {}
         if "description" in fields:  # Data Center (REST v2): a string of wiki markup
             text = fields["description"]
@@ -1093,7 +1093,7 @@ class FakeJira:
                 items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels",
                           "from": None, "fromString": " ".join(before), "to": None,
                           "toString": " ".join(it.labels)}]
-                self._record(it, self.me, items)
+                self._record(it, self.author(auth), items)
                 self._emit("jira:issue_updated", it, "issue_updated", items=items)
         raise Reply(204)
 
