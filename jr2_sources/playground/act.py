@@ -109,8 +109,8 @@ class GitHubActs:
 
     def comment(self, ref: str, text: str) -> str:
         repo, n = github_ref(ref)
-        made = self._call("POST", f"/repos/{repo}/issues/{n}/comments", {"body": text})
-        return f"{repo}#{n}: comment {made['id']} by {self.login}"
+        self._call("POST", f"/repos/{repo}/issues/{n}/comments", {"body": text})
+        return f"{repo}#{n}: comment by {self.login}"
 
     def label(self, ref: str, name: str) -> str:
         repo, n = github_ref(ref)
@@ -184,8 +184,8 @@ class JiraActs:
 
     def comment(self, key: str, text: str) -> str:
         key = jira_key(key)
-        made = self._call("POST", f"/issue/{key}/comment", {"body": text})
-        return f"{key}: comment {made['id']} by {self.name}"
+        self._call("POST", f"/issue/{key}/comment", {"body": text})
+        return f"{key}: comment by {self.name}"
 
     def label(self, key: str, name: str, *, add: bool) -> str:
         key = jira_key(key)

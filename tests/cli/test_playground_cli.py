@@ -83,7 +83,7 @@ def test_a_persons_acts_change_the_playground_over_http(tmp_path: Path) -> None:
             return res.stdout.strip()
 
         assert act("comment", "octo/app#1", "/jr2 approve deploy", "--as", "alice") == \
-            "octo/app#1: comment 1000 by alice"
+            "octo/app#1: comment by alice"
         assert act("label", "octo/app#1", "deploy") == "octo/app#1: labelled deploy by octocat"
         assert act("fail-check", "octo/app#2").startswith("octo/app#2: check ci failure on its "
                                                            "head ")
@@ -137,7 +137,7 @@ labels = ["agent"]
             assert (res.returncode, res.stderr) == (0, ""), res.stderr
             return res.stdout.strip()
 
-        assert act("comment", "ENG-1", "/jr2 approve deploy") == "ENG-1: comment 10001 by alice"
+        assert act("comment", "ENG-1", "/jr2 approve deploy") == "ENG-1: comment by alice"
         assert act("unlabel", "ENG-1", "agent") == "ENG-1: label agent removed by alice"
         assert act("close", "ENG-1") == "ENG-1: Done by alice"
         assert act("show", "ENG-1").splitlines() == [
