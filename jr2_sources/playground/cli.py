@@ -23,10 +23,10 @@ def playground_group() -> None:
     that you act on as a person while pools run (docs/guides/playground.md).
 
     \b
-        jr2 playground github --seed world.toml > playground.env &
-        source playground.env
+        jr2 playground github --seed world.toml   # in a terminal of its own
+        # paste the export lines it prints where you work, then:
         jr2 ready github:octo/app
-        jr2 playground act github comment octo/app#4 "/jr2 approve deploy" --as alice
+        jr2 playground act github comment octo/app#3 "/jr2 approve deploy" --as alice
     """
 
 
@@ -51,7 +51,7 @@ def github_cmd(seed_file: Path, port: int) -> None:
     world = seed.load_github(seed_file)
     fake = serve.github_fake(world, port)
     sys.exit(serve.serve(fake.start, fake.stop,
-                         lambda: serve.github_lines(fake, world, seed_file)))
+                         lambda: serve.github_lines(fake, world, seed_file), port))
 
 
 @playground_group.command("jira")
@@ -66,7 +66,7 @@ def jira_cmd(seed_file: Path, port: int) -> None:
     world = seed.load_jira(seed_file)
     fake = serve.jira_fake(world)
     sys.exit(serve.serve(lambda: fake.start(port), fake.stop,
-                         lambda: serve.jira_lines(fake, world, seed_file)))
+                         lambda: serve.jira_lines(fake, world, seed_file), port))
 
 
 # -- jr2 playground act -------------------------------------------------------------------------
@@ -190,7 +190,9 @@ def gh_pass_check(ref: str, context: str, url: str | None, login: str) -> None:
 @_github
 def gh_show(ref: str, url: str | None, login: str) -> None:
     """Print an issue: title, state, labels, body and comments (GET, nothing changes)."""
-    click.echo(_github_acts(url, login).show(ref))
+    from jr2_core.text import terminal_safe
+
+    click.echo(terminal_safe(_github_acts(url, login).show(ref)))
 
 
 @act_group.group("jira")
@@ -261,4 +263,6 @@ def jira_unlabel(key: str, label: str, url: str | None, name: str) -> None:
 @_jira
 def jira_show(key: str, url: str | None, name: str) -> None:
     """Print an issue: summary, status, labels, description and comments (GET only)."""
-    click.echo(_jira_acts(url, name).show(key))
+    from jr2_core.text import terminal_safe
+
+    click.echo(terminal_safe(_jira_acts(url, name).show(key)))

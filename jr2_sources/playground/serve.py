@@ -19,6 +19,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from jr2_core.errors import UsageError
+
 from . import seed
 
 LOGIN = "jr2-bot"
@@ -162,17 +164,20 @@ def jira_lines(fake: Any, world: seed.JiraWorld, source: Path) -> list[str]:
     return [*lines, f"export JIRA_PAT={token_of(LOGIN)}"]
 
 
-def serve(start: Callable[[], Any], stop: Callable[[], None], lines: Callable[[], list[str]]
-          ) -> int:
-    """Start the fake, print `lines()`, serve until SIGINT (130) or SIGTERM (0)."""
+def serve(start: Callable[[], Any], stop: Callable[[], None], lines: Callable[[], list[str]],
+          port: int = 0) -> int:
+    """Start the fake on `port`, print `lines()`, serve until SIGINT (130) or SIGTERM (0)."""
     done = threading.Event()
     code = [0]
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         done.set()
 
+    try:
+        start()
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     previous = signal.signal(signal.SIGTERM, on_term)
-    start()
     try:
         sys.stdout.write("\n".join(lines()) + "\n")
         sys.stdout.flush()

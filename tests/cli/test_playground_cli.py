@@ -5,6 +5,7 @@ ever talks to a loopback playground."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -71,6 +72,18 @@ def test_a_bad_seed_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert res.stderr == "error: world.toml: issues.0.title: expected a valid string, not 1\n"
     res = jr2("playground", "jira", "--seed", "missing.toml", cwd=tmp_path)
     assert (res.returncode, res.stderr) == (2, "error: missing.toml: No such file or directory\n")
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "world.toml").write_text(WORLD, encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = jr2("playground", "github", "--seed", "world.toml", "--port", str(port),
+                  cwd=tmp_path)
+    assert (res.returncode, res.stdout) == (2, "")
+    assert res.stderr == f"error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_a_persons_acts_change_the_playground_over_http(tmp_path: Path) -> None:
