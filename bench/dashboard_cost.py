@@ -58,8 +58,9 @@ def _tick(body: str) -> str:
 
 
 def github() -> None:
-    from fakes.github_server import FakeGitHub
     from gh_helpers import make_adapter
+
+    from jr2_sources.testing.fakes.github_server import FakeGitHub
 
     print("GitHub (fake):")
     with FakeGitHub() as fake:
@@ -130,10 +131,10 @@ def gitlab() -> None:
 
 
 def jira() -> None:
-    from fakes.jira_server import FakeJira
     from jira_helpers import make_adapter
 
     from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, key_of
+    from jr2_sources.testing.fakes.jira_server import FakeJira
 
     print("Jira Cloud (fake; REST v3 description, ADF):")
     fake = FakeJira().start()

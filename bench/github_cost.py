@@ -44,12 +44,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fakes.github_server import FakeGitHub, seed  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
 from jr2_sources.readyset import SnapshotItem, compute_ready_set  # noqa: E402
 from jr2_sources.registry import SourceEnv  # noqa: E402
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed  # noqa: E402
 from jr2_sources.trackers.github.adapter import GitHubAdapter  # noqa: E402
 from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402

@@ -1,6 +1,6 @@
 """What a Jira Ready-set costs in requests: jr2's snapshot beside a naive per-issue loop.
 
-Seeds the fake Jira (tests/fakes/jira_server.py) with N open issues and L "Blocks" links, then
+Seeds the fake Jira (`jr2_sources.testing.fakes`) with N open issues and L "Blocks" links, then
 counts the HTTP requests of (1) a pool's fresh `JiraAdapter.snapshot()` (serverInfo and the
 field lookup included; target: at most ceil(N/100) + 2), (2) a second poll in the same process
 (Jira search has no conditional requests: every poll pays its pages again), (3) a fresh
@@ -29,11 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" / "jira")]
 
-from fakes.jira_server import FakeJira  # noqa: E402
 from jira_helpers import make_adapter, make_client  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
 from jr2_sources.deltas import ReadyReader  # noqa: E402
+from jr2_sources.testing.fakes.jira_server import FakeJira  # noqa: E402
 
 JQL = "project = ENG AND labels = agent"
 HOLDER = "bench@host"

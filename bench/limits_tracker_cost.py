@@ -35,14 +35,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" / "jira")]
 
-from fakes.github_server import FakeGitHub  # noqa: E402
-from fakes.jira_server import FakeJira  # noqa: E402
 from jira_helpers import make_adapter  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
 from jr2_sources.deltas import ReadyReader  # noqa: E402
 from jr2_sources.kit.comment_locks import SWEEP, CommentLocks, LockedTracker  # noqa: E402
 from jr2_sources.limits import Limits  # noqa: E402
+from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402
+from jr2_sources.testing.fakes.jira_server import FakeJira  # noqa: E402
 
 JQL = "project = ENG AND labels = agent"
 WORDS = ["the", "index", "migration", "cache", "queue", "api", "schema", "worker", "retry",

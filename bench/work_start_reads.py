@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path[:0] = ["tests"]
-from fakes.github_server import FakeGitHub  # noqa: E402  (after the path is set)
-from fakes.jira_server import FakeJira  # noqa: E402
-
 from jr2_sources.cli.compose import work  # noqa: E402
+from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402  (after the path is set)
+from jr2_sources.testing.fakes.jira_server import FakeJira  # noqa: E402
 from jr2_sources.worksource import WorkSource  # noqa: E402
 
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]

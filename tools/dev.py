@@ -5,6 +5,8 @@ installs jr2 (editable) with its development extras, and reinstalls whenever `py
 or a plugin's changes. `python3 tools/dev.py demo` runs the main job on the embedded default;
 `python3 tools/dev.py test` runs ruff, mypy and pytest (on two processes: `-n 2`), exactly what
 CI runs; arguments after `test` go to pytest (`-n 0` runs it in one process).
+`python3 tools/dev.py lines` prints the line budgets' counts (ISSUE-NOTES 11: `wc -l` of every
+`.py` file under `jr2_core/` and `jr2_sources/`, the playground and its fake servers excepted).
 """
 
 from __future__ import annotations
@@ -50,15 +52,36 @@ def ensure_env() -> None:
     STAMP.write_text(want)
 
 
+# not counted in the line budgets: the playground and the fake trackers it serves
+UNBUDGETED = ("jr2_sources/playground/", "jr2_sources/testing/fakes/")
+
+
+def budget_files(package: str) -> list[Path]:
+    """The `.py` files of `package` (`jr2_core` or `jr2_sources`) its line budget counts."""
+    return sorted(p for p in (ROOT / package).rglob("*.py")
+                  if not p.relative_to(ROOT).as_posix().startswith(UNBUDGETED))
+
+
+def budget_lines() -> dict[str, int]:
+    """Lines per package, as `wc -l` counts them, docstrings included."""
+    return {pkg: sum(len(p.read_bytes().splitlines()) for p in budget_files(pkg))
+            for pkg in ("jr2_core", "jr2_sources")}
+
+
 def run(*cmd: str) -> int:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"demo", "test", "bench"}:
-        print("usage: python3 tools/dev.py demo|test|bench [pytest args...]", file=sys.stderr)
+    if not argv or argv[0] not in {"demo", "test", "bench", "lines"}:
+        print("usage: python3 tools/dev.py demo|test|bench|lines [pytest args...]",
+              file=sys.stderr)
         return 2
+    if argv[0] == "lines":
+        for pkg, n in budget_lines().items():
+            print(f"{pkg}: {n:,} lines")
+        return 0
     ensure_env()
     what, rest = argv[0], argv[1:]
     if what == "demo":

@@ -14,6 +14,10 @@ npm packages with `npm pack` (the npm registry is their published home) and writ
 * `@octokit/webhooks-examples` (community-recorded real payloads, MIT): the events in
   `EXAMPLE_EVENTS`, as `openapi/webhook-examples.json`.
 
+The fake GitHub ships with jr2 (the playground) without fixtures/: it answers 404 for an
+operation its plan lacks from `jr2_sources/testing/fakes/github_operations.json`, the
+(method, path) of each plan's operations, written here from the subsets (`operations_table`).
+
 `openapi/VENDORED.md` records each package's version, npm integrity and licence. Nothing is
 edited: the subsets are verbatim JSON (key order kept) so a diff against a newer release is
 meaningful. The conformance tests (`tests/github/test_github_openapi.py`) read these files only.
@@ -32,6 +36,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "fixtures" / "github" / "openapi"
+OPERATIONS_TABLE = ROOT / "jr2_sources" / "testing" / "fakes" / "github_operations.json"
 
 PLANS = ("api.github.com", "ghes-3.17", "ghes-3.18", "ghes-3.19")
 
@@ -148,6 +153,21 @@ def webhook_subset(doc: dict[str, Any]) -> dict[str, Any]:
             "components": closure(doc, hooks)}
 
 
+def operations_table(specs: Path = OUT) -> dict[str, list[list[str]]]:
+    """{plan: [[METHOD, path template], ...]} of the vendored subsets in `specs`."""
+    table = {}
+    for plan in PLANS:
+        doc = json.loads((specs / f"{plan}.json").read_text())
+        table[plan] = [[m.upper(), template] for template, item in doc["paths"].items()
+                       for m in item if m != "parameters"]
+    return table
+
+
+def write_operations_table() -> None:
+    OPERATIONS_TABLE.write_text(json.dumps(operations_table(), indent=1) + "\n")
+    print(f"wrote {OPERATIONS_TABLE.relative_to(ROOT)}")
+
+
 def write(name: str, data: Any) -> None:
     path = OUT / name
     path.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n")
@@ -186,6 +206,7 @@ def main() -> None:
                          f"from {meta.get('repository')}")
     (OUT / "VENDORED.md").write_text("\n".join(notes) + "\n")
     print(f"wrote {(OUT / 'VENDORED.md').relative_to(ROOT)}")
+    write_operations_table()
 
 
 if __name__ == "__main__":

@@ -422,5 +422,8 @@ def jr2_register_commands(cli: click.Group) -> None:
     from .dashboard import dashboard_cmd
 
     cli.add_command(dashboard_cmd)
+    from jr2_sources.playground.cli import playground_group
+
+    cli.add_command(playground_group)
 
 

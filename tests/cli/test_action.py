@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 import yaml
-from fakes.github_server import FakeGitHub
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())

@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fakes.github_server import FakeGitHub
-
 from clihelp import jr2, wait_for
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 SECRET = "hook-secret-0123456789"

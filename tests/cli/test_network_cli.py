@@ -12,10 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from fakes.github_server import FakeGitHub
-from fakes.jira_server import FakeJira
-
 from clihelp import wait_for
+from jr2_sources.testing.fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 

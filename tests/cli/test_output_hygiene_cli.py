@@ -12,9 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakes.jira_server import FakeJira
-
 from clihelp import jr2
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAwJr2TestKeyLineOne0123456789\n"

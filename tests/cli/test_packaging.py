@@ -132,6 +132,22 @@ def test_the_wheel_runs_from_a_fresh_virtualenv(wheel: Path, tmp_path: Path) -> 
     assert ready.returncode == 0, ready.stderr
     assert [e["id"] for e in json.loads(ready.stdout)["ready"]] == ["A"]
     assert not (tmp_path / ".jr2").exists()
+    # the playground ships with jr2: a fake GitHub served from the wheel alone, that jr2 reads
+    (tmp_path / "w.toml").write_text('[[repos]]\nname = "o/r"\n[[issues]]\ntitle = "t"\n')
+    play = subprocess.Popen([str(jr2), "playground", "github", "--seed", "w.toml"], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert play.stdout is not None
+        lines = [play.stdout.readline() for _ in range(6)]
+        exports = dict(ln.strip().removeprefix("export ").split("=", 1) for ln in lines
+                       if ln.startswith("export "))
+        seen = subprocess.run([str(jr2), "ready", "github:o/r", "--json"], cwd=tmp_path,
+                              env={**env, **exports}, capture_output=True, text=True, timeout=60)
+        assert seen.returncode == 0, seen.stderr
+        assert [e["id"] for e in json.loads(seen.stdout)["ready"]] == ["o/r#1"]
+    finally:
+        play.terminate()
+        assert play.wait(timeout=20) == 0
 
 
 @pytest.mark.needs_index

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub
-from fakes.jira_server import FakeJira
 
 from jr2_sources.cli.compose import work
 from jr2_sources.deltas import ReadyReader, first_reading
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.testing import MemoryItem, MemoryTracker
+from jr2_sources.testing.fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
 

@@ -37,10 +37,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fakes.github_server import FakeGitHub
-from fakes.jira_server import FakeJira
-
 from jr2_sources.kit import claims
+from jr2_sources.testing.fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]

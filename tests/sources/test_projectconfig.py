@@ -112,7 +112,7 @@ def test_the_secret_hint_names_a_key_that_works(tmp_path: Path) -> None:
 
 
 def test_token_env_gives_the_source_its_token(tmp_path: Path) -> None:
-    from fakes.github_server import FakeGitHub
+    from jr2_sources.testing.fakes.github_server import FakeGitHub
 
     with FakeGitHub(tokens={"acme-token-123"}) as fake:
         fake.add_issue("o/r", "one")

@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import load
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from fakes.github_server import FakeGitHub
 
 from jr2_core.errors import ConfigError
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 from jr2_sources.trackers.github.app import app_credentials
 from jr2_sources.trackers.github.config import GitHubConfig

@@ -6,13 +6,13 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter, make_client
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import SourceError, UsageError
 from jr2_sources.kit import claims
 from jr2_sources.readyset import ReadySet, SnapshotItem, compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")

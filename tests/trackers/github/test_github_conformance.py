@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 from gh_openapi import request_problems, response_problems
 
@@ -21,6 +20,7 @@ from jr2_sources.cli.dashboard import DashboardLoop
 from jr2_sources.dashboard import END, START, Dashboard, split, ticks
 from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_sources.deltas import ReadyReader
 from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 

@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub, seed
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
 from jr2_sources.deltas import ReadyReader
 from jr2_sources.incremental import Delta
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.github_server import FakeGitHub
 
 import jr2_core.plugins as plugins
 from jr2_sources.kit import claims
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 HERE = Path(__file__).resolve().parent
 JR2 = [sys.executable, "-m", "jr2_core"]

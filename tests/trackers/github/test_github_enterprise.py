@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_sources.readyset import compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def _world(fake: FakeGitHub) -> dict[str, int]:

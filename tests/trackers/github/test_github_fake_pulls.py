@@ -1,9 +1,11 @@
-"""The fake GitHub's pull requests (tests/fakes/github_pulls.py) behave as GitHub documents."""
+"""The fake GitHub's pull requests (jr2_sources/testing/fakes/github_pulls.py) behave as GitHub
+documents."""
 
 from __future__ import annotations
 
 import requests
-from fakes.github_server import FakeGitHub
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def gql(fake: FakeGitHub, ids: list[str], query: str = "") -> dict:
@@ -96,3 +98,22 @@ def test_a_merge_sets_merged_at_on_the_pull_request_and_on_its_issue_object(
     unmerged = requests.get(f"{fake.url}/repos/o/r/pulls/{closed}", timeout=5).json()
     assert unmerged["merged_at"] is None and unmerged["closed_at"] is not None
     assert merged_at(closed) is None
+
+
+def test_a_commit_status_posted_counts_its_latest_per_context(fake: FakeGitHub) -> None:
+    # "Create a commit status" (201); the combined status and the rollup take the latest
+    # status of each context, case-insensitively
+    fake.add_issue("o/r", "One")
+    number = fake.pulls.open_pr("o/r", "jr2/issue-1", "main")
+    sha = fake.pulls.pull("o/r", number).head_sha
+    url = f"{fake.url}/repos/o/r/statuses/{sha}"
+    made = requests.post(url, json={"state": "failure", "context": "CI"}, timeout=5)
+    assert made.status_code == 201 and made.json()["context"] == "CI"
+    assert fake.pulls.rollup(sha) == {"state": "FAILURE"}
+    assert requests.post(url, json={"state": "success", "context": "ci"},
+                         timeout=5).status_code == 201
+    assert fake.pulls.rollup(sha) == {"state": "SUCCESS"}
+    status = requests.get(f"{fake.url}/repos/o/r/commits/{sha}/status", timeout=5).json()
+    assert (status["state"], status["total_count"]) == ("success", 1)
+    assert requests.post(url, json={"state": "green"}, timeout=5).status_code == 422
+    assert requests.post(url, json={"state": "pending"}, timeout=5).json()["context"] == "default"

@@ -9,7 +9,8 @@ import urllib.request
 from pathlib import Path
 
 import requests
-from fakes.github_server import FakeGitHub, seed
+
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 
 ROOT = Path(__file__).resolve().parents[3]
 H = {"Authorization": "Bearer x", "Accept": "application/vnd.github+json"}
@@ -125,8 +126,24 @@ def test_pygithub_reads_the_fake_and_completes_lazily(fake: FakeGitHub) -> None:
     assert [x.number for x in gh.get_repo("o/r").get_issue(b).get_blocked_by()] == [a]
 
 
+def test_a_persons_token_writes_as_that_person(fake: FakeGitHub) -> None:
+    # GitHub authors a comment and a label event as the token's user; `GET /user` is them
+    fake.people["alice-token"] = "alice"
+    n = fake.add_issue("o/r", "One")
+    alice = {**H, "Authorization": "Bearer alice-token"}
+    url = f"{fake.url}/repos/o/r/issues/{n}"
+    said = requests.post(f"{url}/comments", json={"body": "/jr2 approve deploy"}, headers=alice,
+                         timeout=5).json()
+    mine = requests.post(f"{url}/comments", json={"body": "mine"}, headers=H, timeout=5).json()
+    assert (said["user"]["login"], mine["user"]["login"]) == ("alice", fake.login)
+    requests.post(f"{url}/labels", json={"labels": ["deploy"]}, headers=alice, timeout=5)
+    assert [e["actor"] for e in fake.events[("o/r", n)]] == ["alice"]
+    assert requests.get(f"{fake.url}/user", headers=alice, timeout=5).json()["login"] == "alice"
+    assert requests.get(f"{fake.url}/user", headers=H, timeout=5).json()["login"] == fake.login
+
+
 def test_standalone_prints_its_url() -> None:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests/fakes/github_server.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "jr2_sources.testing.fakes.github_server",
                              "--port", "0", "--issues", "5"], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

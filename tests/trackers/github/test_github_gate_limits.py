@@ -4,13 +4,13 @@ slot, so a parked item holds no place while it waits (against the fake GitHub)."
 
 from __future__ import annotations
 
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
 from jr2_sources.gates import GateRequest
 from jr2_sources.kit.comment_locks import LockedTracker
 from jr2_sources.readyset import SnapshotItem
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def test_parking_releases_the_items_group_and_slot_and_its_answer_lets_it_claim_again(

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub, seed
 from gh_helpers import make_client
 from test_github_deltas import counting, deliver, reader_of, shape
 
 from jr2_core import Outcome
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.registry import SourceEnv
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import item_branch

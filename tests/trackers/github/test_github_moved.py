@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
 from jr2_sources.readyset import SnapshotItem
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def test_a_renamed_repository_is_followed_to_its_new_name(

@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 from gh_openapi import (
     PLANS,
@@ -28,6 +27,7 @@ from gh_openapi import (
 from jr2_core import Failure, Outcome
 from jr2_sources.kit.webhooks import DeliveryDeduper
 from jr2_sources.readyset import SnapshotItem
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.webhook import WAKE_EVENTS, receive
 
 
@@ -216,3 +216,19 @@ def test_the_dashboard_answers_a_gate_through_jr2() -> None:
         assert [p for e in fake.requests()
                 for p in request_problems("api.github.com", e["method"], e["path"],
                                           e["query"], e["body"])] == []
+
+
+def test_the_fakes_table_of_operations_is_the_vendored_descriptions() -> None:
+    # the fake ships without fixtures/: it reads (method, path) of each plan's operations from
+    # its own table, which must say what the vendored descriptions say
+    import sys
+    from pathlib import Path
+
+    from jr2_sources.testing.fakes import github_server
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+    import vendor_github
+
+    table = json.loads(github_server.OPERATIONS.read_text(encoding="utf-8"))
+    assert table == vendor_github.operations_table()
+    assert set(table) == set(PLANS)

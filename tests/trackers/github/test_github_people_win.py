@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 POLL = 1.0

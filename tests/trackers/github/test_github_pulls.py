@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter, make_client
 
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import SourceEnv
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import PullReader, PullRequest, item_branch, judge

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 HERE = Path(__file__).resolve().parent
 JR2 = [sys.executable, "-m", "jr2_core"]

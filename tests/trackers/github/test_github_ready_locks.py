@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_sources.kit.comment_locks import CommentLocks, LockedTracker
 from jr2_sources.readyset import SnapshotItem
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 

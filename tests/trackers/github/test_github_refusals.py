@@ -5,12 +5,12 @@ left behind when marking a won claim fails (finding 3)."""
 from __future__ import annotations
 
 import pytest
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter, make_client
 from pydantic import SecretStr
 
 from jr2_core.errors import ConfigError, ItemError
 from jr2_sources.readyset import SnapshotItem
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.client import GitHubClient
 
 APP_TOKEN = "ghs_APPinstallationTOKEN0123456789"

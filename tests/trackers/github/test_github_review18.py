@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 
 from jr2_sources.deltas import ReadyReader
 from jr2_sources.readyset import compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 
 def test_a_released_issue_the_pool_assigned_itself_stays_in_an_assignee_none_scope(

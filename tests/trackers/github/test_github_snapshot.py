@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 import responses
-from fakes.github_server import FakeGitHub
 from gh_helpers import make_adapter
 from gh_mockapi import API, MockAPI, issue, labels
 
 from jr2_sources.readyset import ReadySet, compute_ready_set
+from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 
 APP = "/repos/octo/app/issues"

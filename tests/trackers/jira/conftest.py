@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fakes.jira_server import FakeJira
+
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
-from fakes.jira_server import ME_CLOUD, FakeJira
 from jira_helpers import make_adapter
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import UsageError
 from jr2_sources.readyset import SnapshotItem, compute_ready_set
+from jr2_sources.testing.fakes.jira_server import ME_CLOUD, FakeJira
 from jr2_sources.trackers.jira.adapter import JiraAdapter
 
 PERSON = {"accountId": "557058:f58131cb", "displayName": "Mia Krystof"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter
 
 from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 WRITES = ("PUT", "DELETE", "POST")
 

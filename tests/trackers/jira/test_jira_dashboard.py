@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from fakes.jira_server import API3, TEXT_LIMIT, FakeJira
 from jira_helpers import make_adapter
 
 from jr2_sources.cli.dashboard import DashboardLoop
@@ -21,6 +20,7 @@ from jr2_sources.dashboard.adf import ADF_LAYOUT, END_TEXT, START_TEXT, dumps, k
 from jr2_sources.dashboard.wiki import WIKI_END, WIKI_START
 from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
+from jr2_sources.testing.fakes.jira_server import API3, TEXT_LIMIT, FakeJira
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "fixtures" / "adf" / "full.json").read_text())

@@ -13,7 +13,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from fakes.jira_server import FakeJira
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jira_helpers import make_adapter
@@ -22,6 +21,7 @@ from jr2_core import Outcome
 from jr2_sources.deltas import ReadyReader
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
+from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.tracker import CLAIM_REMOVED, GONE
 from jr2_sources.trackers.jira.adapter import JiraAdapter
 from jr2_sources.trackers.jira.jql import jql_time

@@ -11,10 +11,10 @@ import re
 from typing import Any
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import FIXTURES, make_adapter
 
 from jr2_core import Failure, Outcome
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 DESC = json.loads((FIXTURES / "atlassian" / "platform-subset.json").read_text())
 SCHEMAS: dict[str, Any] = DESC["components"]["schemas"]

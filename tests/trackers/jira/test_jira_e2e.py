@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fakes.jira_server import FakeJira
 
 import jr2_core.plugins as plugins
 from jr2_sources.hooks import load_registry
 from jr2_sources.registry import model_of
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER = [sys.executable, str(HERE / "jira_jr2.py")]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter, make_client
 
 from jr2_core.errors import SourceError
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 
 @pytest.mark.parametrize(("kind", "status", "retry_after"), [

@@ -5,10 +5,10 @@ the issue carries an answer label."""
 from __future__ import annotations
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter
 
 from jr2_sources.gates import GateRequest
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JQL = "project = ENG AND labels = agent"
 

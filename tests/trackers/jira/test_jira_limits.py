@@ -4,10 +4,10 @@ comments left by killed pools, on Cloud (markers in comment properties) and Data
 from __future__ import annotations
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter
 
 from jr2_sources.kit.comment_locks import CommentLocks, LockedTracker
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 
 @pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])

@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter
 from test_jira_e2e import FAST, LAUNCHER, env_for
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError
 from jr2_sources.readyset import SnapshotItem, compute_ready_set
+from jr2_sources.testing.fakes.jira_server import FakeJira
 
 WRITES = ("POST", "PUT", "DELETE")
 READS = ("/search", "/search/jql", "/comment/list")

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.jira_server import FakeJira
 from jira_helpers import make_adapter
 
 from jr2_sources.incremental import Delta
 from jr2_sources.limits import Limits
+from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.trackers.jira.description import description_text
 
 HERE = Path(__file__).resolve().parent

@@ -35,7 +35,11 @@ Design notes (every behaviour cites GitHub's own description)
   description says it does (the worst case).
 * Checks: check runs (REST "Check runs": `status` queued/in_progress/completed, `conclusion`
   success/failure/neutral/cancelled/skipped/timed_out/action_required) and commit statuses (REST
-  "Commit statuses": `state` error/failure/pending/success) are kept per commit sha.
+  "Commit statuses": `state` error/failure/pending/success) are kept per commit sha. A status is
+  posted with `POST /repos/{owner}/{repo}/statuses/{sha}` ("Create a commit status": `state`
+  required, `context` default `default`, case-insensitive; 201 with the status) and the latest
+  one of each context counts ("Get the combined status for a specific reference": "the latest
+  status for each context"; a context goes from pending to success by posting it again).
   GraphQL `Commit.statusCheckRollup` combines both ("Check and Status rollup information for this
   commit"): null when the commit has neither, else `state` (`StatusState`: ERROR, EXPECTED,
   FAILURE, PENDING, SUCCESS): a failing one wins, then a pending one, else SUCCESS.
@@ -61,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fakes.github_server import FakeGitHub
+    from .github_server import FakeGitHub
 
 _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)", re.I)
 _HEAD_ALIAS = re.compile(r"(\w+)\s*:\s*pullRequests\(\s*headRefName\s*:\s*\"([^\"]+)\"")
@@ -202,7 +206,7 @@ class Pulls:
     def rollup(self, sha: str | None) -> dict[str, str] | None:
         if sha is None:
             return None
-        runs, statuses = self.checks.get(sha, []), self.statuses.get(sha, [])
+        runs, statuses = self.checks.get(sha, []), self.latest_statuses(sha)
         if not runs and not statuses:
             return None
         if any(c in _FAILING for _, s, c in runs if s == "completed") or any(
@@ -211,6 +215,14 @@ class Pulls:
         if any(s != "completed" for _, s, _ in runs) or any(st == "pending" for _, st in statuses):
             return {"state": "PENDING"}
         return {"state": "SUCCESS"}
+
+    def latest_statuses(self, sha: str) -> list[tuple[str, str]]:
+        """The latest commit status of each context (case-insensitive) on `sha`."""
+        latest: dict[str, tuple[str, str]] = {}
+        for context, state in self.statuses.get(sha, []):
+            latest.pop(context.casefold(), None)  # kept in the order of the latest posts
+            latest[context.casefold()] = (context, state)
+        return list(latest.values())
 
     def pr_node(self, pr: Pull) -> dict[str, Any]:
         state = "MERGED" if pr.merged else pr.state.upper()
@@ -257,7 +269,7 @@ class Pulls:
         if path == "/graphql" and method == "POST":
             return self.graphql(body)
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(pulls|pulls/\d+(?:/merge)?|commits/[^/]+/"
-                         r"(?:check-runs|status))", path)
+                         r"(?:check-runs|status)|statuses/[^/]+)", path)
         if m is None:
             return None
         repo, rest = m.group(1), m.group(2)
@@ -289,8 +301,23 @@ class Pulls:
             runs = self.checks.get(rest.split("/")[1], [])
             return 200, {"total_count": len(runs), "check_runs": [
                 {"name": n, "status": s, "conclusion": c} for n, s, c in runs]}, {}
+        if rest.startswith("statuses/") and method == "POST":  # "Create a commit status"
+            state = (body or {}).get("state")
+            if state not in ("error", "failure", "pending", "success"):
+                return 422, {"message": "Validation Failed", "errors": [
+                    {"resource": "Status", "field": "state", "code": "custom"}]}, {}
+            sha, context = rest.split("/")[1], str((body or {}).get("context") or "default")
+            self.add_status(repo, sha, state, context)
+            n = sum(len(v) for v in self.statuses.values())
+            return 201, {"url": f"{self.fake._api(base, repo)}/statuses/{sha}", "id": n,
+                         "node_id": f"SC_{n}", "state": state, "context": context,
+                         "description": (body or {}).get("description"),
+                         "target_url": (body or {}).get("target_url"),
+                         "avatar_url": None, "creator": None,
+                         "created_at": iso(self.fake.now()),
+                         "updated_at": iso(self.fake.now())}, {}
         if rest.endswith("/status") and method == "GET":
-            sts = self.statuses.get(rest.split("/")[1], [])
+            sts = self.latest_statuses(rest.split("/")[1])
             rollup = self.rollup(rest.split("/")[1]) if sts else None
             state = "pending" if rollup is None else rollup["state"].lower()
             return 200, {"state": state, "total_count": len(sts), "statuses": [

@@ -21,7 +21,8 @@ Design notes
 * Faults are queued at run time (Python API `fault()`, or `POST /_fake/faults`): an HTTP status
   (5xx, 429/403 with `Retry-After` or rate-limit headers), a connection reset, a slow response, or
   a truncated JSON body; each applies `times` times to matching requests.
-* Standalone: `python tests/fakes/github_server.py --port 0 --issues 200` prints its URL.
+* Standalone: `python -m jr2_sources.testing.fakes.github_server --port 0 --issues 200` prints
+  its URL (`jr2 playground github` serves it seeded from a file).
 """
 
 from __future__ import annotations
@@ -42,10 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-try:
-    from fakes.github_pulls import Pulls, iso
-except ImportError:  # run standalone: python tests/fakes/github_server.py
-    from github_pulls import Pulls, iso  # type: ignore[no-redef]
+from .github_pulls import Pulls, iso
 
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -86,18 +84,17 @@ def _user(login: str, uid: int = 1) -> dict[str, Any]:
     }
 
 
-SPECS = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "openapi"
+# (method, path) of each plan's operations in GitHub's vendored descriptions (fixtures/github/
+# openapi), written beside this module by tools/vendor_github.py so the fake ships without them
+OPERATIONS = Path(__file__).with_name("github_operations.json")
 
 
 @functools.cache
 def _operations(plan: str) -> list[tuple[str, re.Pattern[str]]]:
     """(method, path pattern) of every operation the vendored description of `plan` holds."""
-    doc = json.loads((SPECS / f"{plan}.json").read_text())
-    out = []
-    for template, item in doc["paths"].items():
-        pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$")
-        out += [(m.upper(), pattern) for m in item if m != "parameters"]
-    return out
+    table = json.loads(OPERATIONS.read_text(encoding="utf-8"))
+    return [(method, re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+                                + "$")) for method, template in table[plan]]
 
 
 def _app_token(token: str | None) -> bool:
@@ -208,6 +205,10 @@ class FakeGitHub:
         self.tokens = tokens
         self.read_only_tokens = read_only_tokens or set()
         self.login = login
+        # people's tokens (token -> login): what such a token writes is that person's (GitHub
+        # authors a comment, a label event, as the token's user; `GET /user` answers them);
+        # any other token acts as `login`
+        self.people: dict[str, str] = {}
         self.capture = capture  # log request bodies and response data (conformance tests)
         # which GitHub this is: an operation its vendored description lacks answers 404, as
         # on that server (Enterprise Server 3.17-3.19 lack `.../sub_issues`, 3.17-3.18 also
@@ -255,6 +256,10 @@ class FakeGitHub:
         # issue events: `labeled`, and `connected` / `disconnected` (github_pulls.py)
         self.events: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.next_event = 5000
+
+    def who(self, token: str | None) -> str:
+        """The login a request's token acts as (`people`, else the fake's own `login`)."""
+        return self.people.get(token or "", self.login)
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -340,6 +345,12 @@ class FakeGitHub:
             number = len(ms) + 1
             ms[number] = title
             return number
+
+    def add_label(self, repo: str, name: str) -> str:
+        """A person creates a repository label ("Create a label"); its spelling, which wins
+        over a later case-insensitive match (see `_spell`)."""
+        with self.lock:
+            return self._spell(repo, name)
 
     def rename_label(self, repo: str, old: str, new: str) -> None:
         """A person renames a label ("Update a label", `new_name`): every issue carrying it
@@ -428,9 +439,11 @@ class FakeGitHub:
             self.deps = {move(k): [move(b) for b in v] for k, v in self.deps.items()}
             self.subs = {move(k): [move(b) for b in v] for k, v in self.subs.items()}
             self.parents = {move(k): move(v) for k, v in self.parents.items()}
-            for table in (self.next_number, self.milestones, self.label_names, self.repo_ids):
+            tables: list[dict[str, Any]] = [self.next_number, self.milestones,
+                                            self.label_names, self.repo_ids]
+            for table in tables:
                 if o in table:
-                    table[n] = table.pop(o)  # type: ignore[attr-defined]
+                    table[n] = table.pop(o)
             self.repo_id(new)
             self.renamed[o] = new
             self._touch()
@@ -931,7 +944,8 @@ class FakeGitHub:
                 # "Get the authenticated user" works for user tokens only; an installation
                 # token (ghs_) is refused: 403 "Resource not accessible by integration"
                 raise Reply(403, {"message": "Resource not accessible by integration"})
-            return 200, _public_user(self.login, 7), {}
+            who = self.who(token)
+            return 200, _public_user(who, 7 if who == self.login else 500 + len(who)), {}
         m = re.fullmatch(r"/repositories/(\d+)(?:/(.*))?", path)
         if m is not None:  # where a redirect points: the repository by id, under its name now
             names = [r for r, i in self.repo_ids.items() if i == int(m.group(1))]
@@ -993,7 +1007,7 @@ class FakeGitHub:
                 name = self._spell(repo, name)
                 if name not in issue.labels:
                     issue.labels.append(name)
-                    self._labeled(issue, name, self.login)
+                    self._labeled(issue, name, self.who(token))
             self._touch(issue)
             return 200, [self._label(base, repo, n) for n in issue.labels], {}
         if sub.startswith("labels/") and method == "DELETE":
@@ -1020,7 +1034,8 @@ class FakeGitHub:
                 raise Reply(403, {"message": "Unable to create comment because issue is locked."})
             t = self.now()
             c = Comment(
-                self.next_comment, issue.repo, number, str(body.get("body", "")), self.login, t, t
+                self.next_comment, issue.repo, number, str(body.get("body", "")),
+                self.who(token), t, t,
             )
             self.next_comment += 1
             self.comments[c.id] = c

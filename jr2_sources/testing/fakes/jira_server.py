@@ -91,7 +91,8 @@ Design notes
   32,767 characters (an ADF document as compact JSON, in UTF-16 units) is Jira's 400 "The
   entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
   `jira.text.field.character.limit`).
-* Standalone: `python tests/fakes/jira_server.py --port 0 --issues 200 [--dc]` prints its URL.
+* Standalone: `python -m jr2_sources.testing.fakes.jira_server --port 0 --issues 200 [--dc]`
+  prints its URL (`jr2 playground jira` serves it seeded from a file).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -368,7 +370,7 @@ class _Parser:
                 raise JqlError(f"Error in the JQL Query: the operator '{t[1]}' is not supported "
                                f"by the '{name}' field here.")
             at = self.fake.jql_date(self.take()[1])
-            cmp = _COMPARE[t[1]]
+            cmp: Callable[[float, float], bool] = _COMPARE[t[1]]
             return lambda i: cmp(getattr(i, fname), at)
         if t == ("op", "="):
             op = "in"
@@ -425,6 +427,10 @@ class FakeJira:
         # who holds the Edit Issues permission (account ids on Cloud, user names on DC);
         # jr2's own account always does
         self.editors: set[str] = set()
+        # people's credentials (the `Authorization` header's value -> a name for `person`):
+        # a comment posted with them is that person's (Jira authors a comment as the
+        # authenticated user); any other credentials act as jr2's own account (`me`)
+        self.people: dict[str, str] = {}
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
         self.notifications: list[tuple[str, str]] = []  # (issue key, why) per watcher e-mail
@@ -607,10 +613,10 @@ class FakeJira:
             if "changelog" in str(query.get("expand") or "").split(","):
                 out["changelog"] = self._changelog(it)
             return out
-        fields = (body or {}).get("fields") or {}
-        if set(fields) != {"description"}:
+        edit = (body or {}).get("fields") or {}
+        if set(edit) != {"description"}:
             raise _error(400, "Only the description is modelled on REST v3 here")
-        doc = fields["description"]
+        doc = edit["description"]
         if doc is not None and not (isinstance(doc, dict) and doc.get("type") == "doc"
                                     and doc.get("version") == 1):
             raise Reply(400, {"errorMessages": [], "errors": {"description": NOT_ADF}})
@@ -936,7 +942,13 @@ class FakeJira:
 
     # -- routes ---------------------------------------------------------------------------------
 
-    def route(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
+    def author(self, auth: str | None) -> dict[str, Any]:
+        """Who a request's `Authorization` acts as (`people`, else `me`)."""
+        name = self.people.get(auth or "")
+        return self.me if name is None else self.person(name)
+
+    def route(self, method: str, path: str, query: dict[str, str], body: Any,
+              auth: str | None = None) -> Any:
         if path == f"{API}/serverInfo" and method == "GET":
             return {"baseUrl": self.url, "version": "1001.0.0-SNAPSHOT" if self.cloud else
                     "9.12.2", "versionNumbers": [1001, 0, 0] if self.cloud else [9, 12, 2],
@@ -980,7 +992,7 @@ class FakeJira:
                 if it is None:
                     raise _error(404, "Issue does not exist or you do not have permission to "
                                       "see it.")
-            return self._route_issue(method, it, m.group(2) or "", query, body)
+            return self._route_issue(method, it, m.group(2) or "", query, body, auth)
         raise _error(404, "null for uri: " + path)
 
     def _route_search(self, method: str, path: str, query: dict[str, str], body: Any) -> Any:
@@ -1017,7 +1029,7 @@ class FakeJira:
                     "total": len(found), "issues": [self.render(i, fields) for i in page]}
 
     def _route_issue(self, method: str, it: Issue, sub: str, query: dict[str, str],
-                     body: Any) -> Any:
+                     body: Any, auth: str | None = None) -> Any:
         if sub == "" and method == "GET":
             fields = query.get("fields")
             with self.lock:
@@ -1030,7 +1042,7 @@ class FakeJira:
                                         "total": len(recent), "histories": recent}
                 return out
         if sub == "" and method == "PUT":
-            return self._edit(it, body or {})
+            return self._edit(it, body or {}, auth)
         if sub == "/assignee" and method == "PUT":
             with self.lock:
                 who = body or {}
@@ -1044,7 +1056,7 @@ class FakeJira:
                      "toString": str((it.assignee or {}).get("displayName") or "")}])
             raise Reply(204)
         if sub == "/comment":
-            return self._comments(method, it, query, body)
+            return self._comments(method, it, query, body, auth)
         m = re.fullmatch(r"/comment/(\d+)", sub)
         if m:
             return self._comment(method, it, int(m.group(1)), body, query)
@@ -1052,7 +1064,7 @@ class FakeJira:
             return self._transitions(method, it, body)
         raise _error(404, "null for uri")
 
-    def _edit(self, it: Issue, body: dict[str, Any]) -> Any:
+    def _edit(self, it: Issue, body: dict[str, Any], auth: str | None = None) -> Any:
         fields = body.get("fields") or {}
         if "description" in fields:  # Data Center (REST v2): a string of wiki markup
             text = fields["description"]
@@ -1081,7 +1093,7 @@ class FakeJira:
                 items = [{"field": "labels", "fieldtype": "jira", "fieldId": "labels",
                           "from": None, "fromString": " ".join(before), "to": None,
                           "toString": " ".join(it.labels)}]
-                self._record(it, self.me, items)
+                self._record(it, self.author(auth), items)
                 self._emit("jira:issue_updated", it, "issue_updated", items=items)
         raise Reply(204)
 
@@ -1113,7 +1125,8 @@ class FakeJira:
         return {"maxResults": 1048576, "startAt": 0, "total": len(found), "isLast": True,
                 "values": found}
 
-    def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any) -> Any:
+    def _comments(self, method: str, it: Issue, query: dict[str, str], body: Any,
+                  auth: str | None = None) -> Any:
         with self.lock:
             if method == "POST":
                 if not isinstance(body, dict) or not isinstance(body.get("body"), str):
@@ -1121,7 +1134,8 @@ class FakeJira:
                 self.next_comment += 1
                 t = self.now()
                 c = {"id": self.next_comment, "issue": it.id,
-                     "body": self._store_body(body["body"]), "author": self.me, "created": t,
+                     "body": self._store_body(body["body"]), "author": self.author(auth),
+                     "created": t,
                      "updated": t, "properties": _properties(body)}
                 it.comments.append(c)
                 self.notifications.append((it.key, "comment added"))
@@ -1180,9 +1194,10 @@ class FakeJira:
                 old, it.status = it.status, TRANSITIONS[tid]
                 it.updated = self.now()
                 self.notifications.append((it.key, "issue transitioned"))
-                items = [{"field": "status", "fieldtype": "jira", "fieldId": "status",
-                          "from": STATUSES[old][0], "fromString": old,
-                          "to": STATUSES[it.status][0], "toString": it.status}]
+                items: list[dict[str, Any]] = [
+                    {"field": "status", "fieldtype": "jira", "fieldId": "status",
+                     "from": STATUSES[old][0], "fromString": old,
+                     "to": STATUSES[it.status][0], "toString": it.status}]
                 if STATUSES[it.status][1] == "done":
                     items.insert(0, {"field": "resolution", "fieldtype": "jira",
                                      "fieldId": "resolution", "from": None, "fromString": None,
@@ -1265,7 +1280,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Reply(401, {"errorMessages": ["You are not authenticated. Authentication "
                                                     "required to perform this operation."],
                                   "errors": {}})
-            result = fake.route(method, parts.path, query, body)
+            result = fake.route(method, parts.path, query, body,
+                                self.headers.get("Authorization"))
             reply = Reply(200, result)
         except Reply as r:
             reply = r

@@ -31,8 +31,7 @@ from typing import Any
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import ItemError
-
-from .readyset import (
+from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,
     Claim,
@@ -41,7 +40,7 @@ from .readyset import (
     SnapshotItem,
     compute_ready_set,
 )
-from .tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
+from jr2_sources.tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
 
 
 @dataclass(frozen=True)
