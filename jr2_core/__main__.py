@@ -1,5 +1,5 @@
-"""`python -m jr2_core` runs the `jr2` command line."""
+"""`python -m jr2_core`: the `jr2` command line."""
 
-from .cli import entry
+from .cli import main
 
-entry(prog_name="jr2")
+main(prog_name="jr2")

@@ -347,17 +347,5 @@ def _add_plugin_commands(cli: click.Group) -> None:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
 
 
-def entry(prog_name: str | None = None) -> None:
-    """The `jr2` console script (and `python -m jr2_core`): `main`, ended by `quickexit.finish`
-    (without the interpreter's teardown) when the command said everything is closed."""
-    from . import quickexit
-
-    try:
-        main(prog_name=prog_name)
-    except SystemExit as exc:
-        quickexit.finish(exc.code)
-        raise
-
-
 if __name__ == "__main__":
-    entry()
+    main()

@@ -2,49 +2,28 @@
 
 An `EventDef` is declared once with `define_event()`; its `input` is a pydantic model, so a
 delivery is validated before it changes anything. `Event` is one delivered instance.
-
-pydantic is imported only when an event is delivered (or `Empty` is asked for), never to
-declare one: a run that receives no event (every `jr2 work local:` drain that nobody pokes)
-does not pay for it. An event declared without `input` carries no data (`Empty`).
+An event declared without `input` carries no data (`Empty`).
 """
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import InvalidPayload, UsageError
-from .records import record
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 Audience = Literal["external", "internal", "any"]
 
 
-def _empty_model() -> type[BaseModel]:
-    """`Empty`, the payload model of an event that carries no data (built on first use)."""
-    made: type[BaseModel] | None = globals().get("_Empty")
-    if made is None:
-        from pydantic import BaseModel, ConfigDict
+class Empty(BaseModel):
+    """The payload of an event that carries no data."""
 
-        class Empty(BaseModel):
-            """The payload of an event that carries no data."""
-
-            model_config = ConfigDict(extra="forbid")
-
-        Empty.__module__ = __name__
-        globals()["_Empty"] = made = Empty
-    return made
+    model_config = ConfigDict(extra="forbid")
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Empty":
-        return _empty_model()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class EventDef:
     """A named event: `audience` says who may send it (`external`/`any` through the CLI and the
     host, `internal` only from code); `input` validates its data (None: no data, `Empty`)."""
@@ -57,12 +36,10 @@ class EventDef:
     @property
     def model(self) -> type[BaseModel]:
         """The model a delivery's data is validated against: `input`, or `Empty`."""
-        return self.input if self.input is not None else _empty_model()
+        return self.input if self.input is not None else Empty
 
     def validate(self, data: Any) -> BaseModel:
         """Validate `data` against the event's model, or raise `InvalidPayload` (one line)."""
-        from pydantic import ValidationError
-
         try:
             return self.model.model_validate({} if data is None else data)
         except ValidationError as exc:
@@ -74,12 +51,12 @@ class EventDef:
             ) from None
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """One delivered event: its name and validated data."""
 
     name: str
-    data: BaseModel = field(default_factory=lambda: _empty_model()())
+    data: BaseModel = field(default_factory=Empty)
 
 
 def define_event(

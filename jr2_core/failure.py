@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .jsondata import jsonable
+
 
 class Failure(Exception):
     """A worker's (or a Pool's) expected failure: a one-line `reason` and optional `detail`."""
@@ -20,8 +22,6 @@ class Failure(Exception):
     def to_json(self) -> dict[str, Any]:
         """The Failure as JSON-ready data (`detail` as given; dataclasses and pydantic models
         in it are dumped)."""
-        from .jsondata import jsonable
-
         return {"reason": self.reason, "detail": jsonable(self.detail)}
 
     def __repr__(self) -> str:

@@ -14,33 +14,26 @@ webhook) and nothing else, over TLS when given an `ssl` context. Requests to una
 routes have not proved anything yet, so they are capped before a signature is checked: at most
 `MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
 their body (then 408), so half-sent bodies cannot pile up in memory.
-
-Start-up: each address is bound and listening from `start()`, but aiohttp is imported and the
-server built only when its first connection arrives (`jr2_core.listen`): most runs are never
-asked anything, and the server is a fifth of a short run's start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import hmac
 import json
 import os
-import socket
 import ssl
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from secrets import token_urlsafe
+from typing import Any
+
+from aiohttp import web
 
 from .errors import GateError, UnknownGate
-from .listen import Listener
 from .paths import write_private
 from .runs import Run
-from .tokens import token_urlsafe
-
-if TYPE_CHECKING:
-    from aiohttp import web
 
 Handler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 DEFAULT_MAX_BODY = 1 << 20
@@ -51,8 +44,6 @@ UNSIGNED_TIMEOUT = 10.0
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
-    from aiohttp import web
-
     return web.json_response(data, status=status, dumps=lambda o: json.dumps(o, default=str))
 
 
@@ -88,7 +79,6 @@ class RunHost:
         self._public_runner: web.AppRunner | None = None
         self._unsigned = 0
         self._started = False
-        self._listeners: list[Listener] = []
         self.add_route("GET", "/v1/run", self._get_run)
         self.add_route("GET", "/v1/gates", self._get_gates)
         self.add_route("POST", "/v1/send", self._post_send)
@@ -101,10 +91,6 @@ class RunHost:
         self._routes.append((method, path, handler, auth))
 
     def _wrap(self, handler: Handler, auth: bool) -> Handler:
-        import hmac  # with the server: a run nobody talks to never imports it (nor hashlib)
-
-        from aiohttp import web
-
         async def guarded(request: web.Request) -> web.StreamResponse:
             if auth:
                 # surrogateescape: a header that is not UTF-8 is a wrong token, not a 500
@@ -140,22 +126,22 @@ class RunHost:
         finally:
             self._unsigned -= 1
 
-    async def _serve(self, sock: socket.socket, *, public: bool) -> None:
-        """Build the application and serve it on `sock` (on its first connection): every route
-        on the control address, the unauthenticated ones only on the public one."""
-        from aiohttp import web
-
+    async def _serve(self, host: str, port: int, *, public: bool) -> web.AppRunner:
+        """Serve the application on `host:port`: every route on the control address, the
+        unauthenticated ones only on the public one (raise OSError when it cannot listen)."""
         app = web.Application(client_max_size=self.max_body)
         for method, path, handler, auth in self._routes:
             if not (public and auth):
                 app.router.add_route(method, path, self._wrap(handler, auth))
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        if public:
-            self._public_runner = runner
-        else:
-            self._runner = runner
-        await web.SockSite(runner, sock, ssl_context=self.ssl_context if public else None).start()
+        try:
+            await web.TCPSite(runner, host, port,
+                              ssl_context=self.ssl_context if public else None).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        return runner
 
     @staticmethod
     def _url(host: str, port: int, tls: bool) -> str:
@@ -163,23 +149,19 @@ class RunHost:
         return f"{'https' if tls else 'http'}://{shown}:{port}"
 
     async def start(self) -> str:
-        """Listen and write the run file; return the base URL. The server itself starts on the
-        first connection (see the module notes)."""
-        control = Listener(self.host, self.port)
-        self._listeners = [control]
+        """Listen and write the run file; return the base URL."""
         self._started = True
-        self.address = self._url(self.host, control.port, False)
+        self._runner = await self._serve(self.host, self.port, public=False)
+        self.address = self._url(self.host, self._runner.addresses[0][1], False)
         if self.public is not None:
+            host, port = self.public
             try:
-                public = Listener(*self.public)
+                self._public_runner = await self._serve(host, port, public=True)
             except BaseException:
-                control.close()
+                await self.stop()
                 raise
-            self._listeners.append(public)
-            self.public_address = self._url(self.public[0], public.port,
+            self.public_address = self._url(host, self._public_runner.addresses[0][1],
                                             self.ssl_context is not None)
-            public.serve_on_first_connection(functools.partial(self._serve, public=True))
-        control.serve_on_first_connection(functools.partial(self._serve, public=False))
         self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
         write_private(
             self.run_file,
@@ -200,15 +182,10 @@ class RunHost:
         """Stop listening and remove the run file."""
         if self.run_file is not None:
             self.run_file.unlink(missing_ok=True)
-        for listener in self._listeners:
-            await listener.stop_watching()  # a server still starting has started after this
         for runner in (self._public_runner, self._runner):
             if runner is not None:
                 await runner.cleanup()
-        for listener in self._listeners:
-            listener.close()
         self._runner = self._public_runner = None
-        self._listeners = []
 
     # -- control routes ------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from .projectfile import find_config
+
 STATE_DIR_ENV = "JR2_STATE_DIR"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -27,8 +29,6 @@ def default_state_dir() -> Path:
     working directory (not created here)."""
     if os.environ.get(STATE_DIR_ENV):
         return Path(os.environ[STATE_DIR_ENV])
-    from .projectfile import find_config
-
     found = find_config()
     return found.root / ".jr2" if found is not None else Path(".jr2")
 

@@ -7,24 +7,22 @@ of `jr2_sources`. `JR2_DISABLE_PLUGIN_AUTOLOAD=1` skips third-party entry points
 and llm; neither affects jr2's own. A plugin that fails to import or to register is recorded
 with its error (see `jr2 plugins`) and never breaks the others. When all are loaded,
 `jr2_plugins_loaded` lets a layer collect from them (`jr2_sources` builds its source registry).
-The entry points are read by `jr2_core.entrypoints` (one group, without `importlib.metadata`,
-whose import and METADATA parsing alone cost `jr2 --help` a third of its budget).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .entrypoints import EntryPoint, entry_points, normalize
 from .hookspecs import Jr2Spec
-from .records import record
 
 if TYPE_CHECKING:
     from .runs import RunEvent
@@ -35,7 +33,7 @@ GROUP = "jr2"
 OWN_DISTRIBUTION = "jr2"
 
 
-@record
+@dataclass
 class PluginInfo:
     """What `jr2 plugins` shows for one plugin."""
 
@@ -49,7 +47,7 @@ class PluginInfo:
     error: str | None = None
 
 
-@record
+@dataclass
 class Host:
     """The loaded plugin manager and what was loaded."""
 
@@ -60,6 +58,11 @@ class Host:
 _host: Host | None = None
 
 
+def _dist(ep: EntryPoint) -> str | None:
+    """The name of the distribution that declares `ep`, as its metadata spells it."""
+    return ep.dist.name if ep.dist is not None else None
+
+
 def _allowed(ep: EntryPoint) -> bool:
     if os.environ.get("JR2_DISABLE_PLUGIN_AUTOLOAD"):
         return False
@@ -67,11 +70,12 @@ def _allowed(ep: EntryPoint) -> bool:
     if allow is None:
         return True
     names = {a.strip() for a in allow.split(",") if a.strip()}
-    return ep.name in names or (ep.dist is not None and ep.dist in names)
+    return ep.name in names or _dist(ep) in names
 
 
 def _builtin(ep: EntryPoint) -> bool:
-    return ep.dist is not None and normalize(ep.dist) == OWN_DISTRIBUTION
+    """Declared by jr2's own distribution (its name normalised as PEP 503 says)."""
+    return re.sub(r"[-_.]+", "-", (_dist(ep) or "")).lower() == OWN_DISTRIBUTION
 
 
 def _register(host: Host, info: PluginInfo, module: ModuleType | Any) -> None:
@@ -103,13 +107,14 @@ def load(*, refresh: bool = False, complete: bool = True) -> Host:
     pm.add_hookspecs(Jr2Spec)
     pm.hook.jr2_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})
     host = Host(pm, [])
-    eps = sorted(entry_points(GROUP), key=lambda e: (not _builtin(e), e.name))
+    eps = sorted(entry_points(group=GROUP), key=lambda e: (not _builtin(e), e.name))
     for ep in eps:
         builtin = _builtin(ep)
         if not builtin and not _allowed(ep):
             continue
         info = PluginInfo(name=ep.value if builtin else ep.name, module=ep.value,
-                          distribution=ep.dist, builtin=builtin, version=ep.version)
+                          distribution=_dist(ep), builtin=builtin,
+                          version=ep.dist.version if ep.dist is not None else None)
         host.plugins.append(info)
         try:
             obj = ep.load()

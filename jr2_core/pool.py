@@ -35,7 +35,7 @@ import functools
 import inspect
 from collections import deque
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PoolDefect, UsageError
@@ -43,7 +43,6 @@ from .events import Event, EventDef
 from .failure import Failure
 from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
-from .records import record
 from .runs import RunEvent
 from .timeouts import wait_for
 
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
 DEFAULT_IDLE_POLL = 5.0
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Next:
     """An answer of `next`: an item, or `item=None` with how many items are `open` (exist, not
     ready) and, as extensions, how many other pools `held` now and which ids' failures in this
@@ -65,7 +64,7 @@ class Next:
     cleared: tuple[str, ...] = ()
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What `settle` is told: `done` (with the output), `failed` (with the Failure) or
     `cancelled` (the run or the Source stopped the worker; release the claim, record nothing;
@@ -76,7 +75,7 @@ class Outcome:
     failure: Failure | None = None
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class FailureInfo:
     """A Failure in a Pool's output."""
 
@@ -88,7 +87,7 @@ class FailureInfo:
         return {"reason": self.reason, "detail": jsonable(self.detail)}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RunOutput:
     """A Pool's output: how it ended, each finished worker's output, each failure, each worker its
     Source stopped (`cancelled`, with why), and how many times each id was started (`attempts`).

@@ -8,14 +8,15 @@ state directory (`.jr2/` beside the file); `jr2_sources.projectconfig` reads its
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ProjectConfig:
     """The config file found, and its jr2 table (`{}` when it has none)."""
 
@@ -29,8 +30,6 @@ class ProjectConfig:
 
 
 def _read(path: Path) -> Any:
-    import tomllib  # only when there is a file to read: most runs have none
-
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

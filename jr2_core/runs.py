@@ -16,9 +16,10 @@ import asyncio
 import logging
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from secrets import token_hex
 from typing import Any, Literal
 
 from .errors import DuplicateGate, Jr2Error, UnknownEvent, UnknownGate
@@ -27,15 +28,13 @@ from .failure import Failure
 from .jsondata import jsonable
 from .machine import Context, Machine, as_machine
 from .paths import default_state_dir
-from .records import record
-from .tokens import token_hex
 
 log = logging.getLogger("jr2.run")
 
 RunState = Literal["running", "done", "failed", "error", "interrupted"]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class GateInfo:
     """An open gate as `jr2 gates` shows it."""
 
@@ -50,7 +49,7 @@ class GateInfo:
                 "opened_at": self.opened_at.isoformat().replace("+00:00", "Z")}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RunEvent:
     """Something an observer may want to know: `kind` is one of `worker_started`,
     `worker_finished`, `worker_failed`, `worker_cancelled`, `gate_opened`, `gate_closed`,
@@ -67,7 +66,7 @@ class RunEvent:
 Observer = Callable[[RunEvent], None]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RunResult:
     """How a run ended: `done` with an output, `failed` with a Failure, `error` (a defect, with
     its traceback kept) or `interrupted`."""
@@ -98,7 +97,7 @@ class RunResult:
         return data
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class _Gate:
     id: str
     accepts: dict[str, EventDef]

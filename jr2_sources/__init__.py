@@ -18,101 +18,45 @@
 - `jr2_sources.cli`: the `ready` / `work` commands and the worker runner.
 - `jr2_sources.testing`: the conformance kit every source runs against itself.
 
-The names are re-exported lazily (`jr2_core.lazy`): a plugin importing one pays for its module
-only, and `jr2 --help` for none.
 """
 
-from typing import TYPE_CHECKING
-
-from jr2_core import _moved
-from jr2_core.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from .cli.compose import WorkResult, work, work_async
-    from .incremental import Delta
-    from .kit import (
-        ClaimsByComment,
-        CommentClaims,
-        CommentThread,
-        DeliveryDeduper,
-        Duration,
-        LabelCommentTracker,
-        LabelOptions,
-        Redactor,
-        RequestStats,
-        RestClient,
-        RestResponse,
-        SinceWindow,
-        Verdict,
-        attach_webhook,
-        header,
-        hmac_sha256,
-        parse_duration,
-        parse_http_date,
-        secret_values,
-        verify_signature,
-    )
-    from .readyset import (
-        BlockerRef,
-        Claim,
-        ReadySet,
-        Reason,
-        Snapshot,
-        SnapshotItem,
-        compute_ready_set,
-    )
-    from .registry import SourceEnv, SourceKind
-    from .retries import Attempt
-    from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
-    from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
-
-_WHERE = {
-    "ClaimsByComment": ".kit",
-    "CommentClaims": ".kit",
-    "CommentThread": ".kit",
-    "DeliveryDeduper": ".kit",
-    "Duration": ".kit",
-    "LabelCommentTracker": ".kit",
-    "LabelOptions": ".kit",
-    "Redactor": ".kit",
-    "SinceWindow": ".kit",
-    "RequestStats": ".kit",
-    "RestClient": ".kit",
-    "RestResponse": ".kit",
-    "Verdict": ".kit",
-    "attach_webhook": ".kit",
-    "header": ".kit",
-    "hmac_sha256": ".kit",
-    "parse_duration": ".kit",
-    "parse_http_date": ".kit",
-    "secret_values": ".kit",
-    "verify_signature": ".kit",
-    "Delta": ".incremental",
-    "BlockerRef": ".readyset",
-    "Claim": ".readyset",
-    "ReadySet": ".readyset",
-    "Reason": ".readyset",
-    "Snapshot": ".readyset",
-    "SnapshotItem": ".readyset",
-    "compute_ready_set": ".readyset",
-    "Attempt": ".retries",
-    "SourceEnv": ".registry",
-    "SourceKind": ".registry",
-    "ItemError": ".tracker",
-    "ReadOnly": ".tracker",
-    "ReadOnlyError": ".tracker",
-    "Tracker": ".tracker",
-    "TrackerOptions": ".tracker",
-    "TrackerAdapter": ".worksource",
-    "WorkItem": ".worksource",
-    "WorkSource": ".worksource",
-    "default_holder": ".worksource",
-    "WorkResult": ".cli.compose",
-    "work": ".cli.compose",
-    "work_async": ".cli.compose",
-}
-
-lazy_exports(__name__, _WHERE)
+from .cli.compose import WorkResult, work, work_async
+from .incremental import Delta
+from .kit import (
+    ClaimsByComment,
+    CommentClaims,
+    CommentThread,
+    DeliveryDeduper,
+    Duration,
+    LabelCommentTracker,
+    LabelOptions,
+    Redactor,
+    RequestStats,
+    RestClient,
+    RestResponse,
+    SinceWindow,
+    Verdict,
+    attach_webhook,
+    header,
+    hmac_sha256,
+    parse_duration,
+    parse_http_date,
+    secret_values,
+    verify_signature,
+)
+from .readyset import (
+    BlockerRef,
+    Claim,
+    ReadySet,
+    Reason,
+    Snapshot,
+    SnapshotItem,
+    compute_ready_set,
+)
+from .registry import SourceEnv, SourceKind
+from .retries import Attempt
+from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
+from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 
 __all__ = [
     "Attempt",
@@ -159,5 +103,3 @@ __all__ = [
     "work",
     "work_async",
 ]
-
-_moved.install()

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from jr2_core.records import record
 from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
 
@@ -46,7 +46,7 @@ class ChangesFn(Protocol):
     def __call__(self, *, full: bool = False) -> Snapshot | Delta: ...
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ReadyView:
     """What claiming needs from a Ready-set: the ready items in run order (an iterator to close
     when done; it may hold items outside the scope, which the WorkSource passes over), how many

@@ -35,10 +35,9 @@ Design notes
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
-
-from jr2_core.records import record
 
 if TYPE_CHECKING:
     from .readyset import SnapshotItem
@@ -79,7 +78,7 @@ _ANSWER = re.compile(r"\s*+/jr2\s++(approve|reject)\s++(\S+)(?:[ \t]++([^\r\n]*)
 _LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Gate:
     """One gate of an item as the tracker records it: its name, whether it awaits an answer or
     was approved or rejected, when (asked, or answered), the reason (the worker's while it
@@ -99,7 +98,7 @@ class Gate:
                 "by": self.by, "ignored": list(self.ignored)}
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class GateRequest:
     """What a worker asked: the gate's name and its optional reason."""
 

@@ -55,10 +55,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Generator, Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
-
-from jr2_core.records import record
 
 from .gates import awaiting
 from .readyset import (
@@ -87,7 +85,7 @@ __all__ = ["Delta", "IncrementalReadySet"]
 _OrderKey = tuple[bool, int, bool, float, str]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Delta:
     """What changed since the last snapshot or delta (see the module notes).
 

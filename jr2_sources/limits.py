@@ -55,10 +55,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import UsageError
-from jr2_core.records import record
 
 if TYPE_CHECKING:
     from .deltas import ChangesFn
@@ -73,7 +73,7 @@ _MARKS = "*_`~{}+"
 _TOUCHES = re.compile(r"^[ \t>*#-]*touches[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class GroupRule:
     """One `--exclusive-by`: a label glob (`label:area/*`), or `touches` (glob None)."""
 
@@ -108,7 +108,7 @@ def parse_exclusive_by(spec: str) -> GroupRule:
                      "touches (a 'Touches: a, b' line in the item's body)")
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Limits:
     """`--global-cap` and `--exclusive-by` of one pool (see the module notes)."""
 

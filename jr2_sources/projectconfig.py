@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import ConfigError, UsageError
 from jr2_core.projectfile import find_config
-from jr2_core.records import record
 
 from .registry import Registry, SourceKind, options_to_values, split_source, validate_config
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 _SECRET_KEY = re.compile(r"(token|secret|password|passwd|api_key|pat)$", re.I)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NamedSource:
     """One `[sources.NAME]` entry."""
 

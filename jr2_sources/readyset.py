@@ -40,11 +40,9 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, TypeAlias
-
-from jr2_core.records import record
 
 from .gates import Gate, awaiting
 
@@ -89,7 +87,7 @@ def iso_utc(dt: datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class BlockerRef:
     """A reference to an item that must be done first, with its state as the source saw it."""
 
@@ -99,7 +97,7 @@ class BlockerRef:
     """The pull request the state was judged by (`unmerged`, `not_green`), e.g. its URL."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Claim:
     """Who holds an item, since when, and until when the lease runs (None: no lease end)."""
 
@@ -112,7 +110,7 @@ class Claim:
         return self.lease_expires is None or _utc(self.lease_expires) > _utc(now)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class SnapshotItem:
     """One open item as a source reports it, reduced to what the Ready-set needs."""
 
@@ -146,7 +144,7 @@ class SnapshotItem:
     next attempt."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Snapshot:
     """The open items in a source's scope; `done_count` is None when it cannot be known cheaply."""
 
@@ -155,7 +153,7 @@ class Snapshot:
     done_count: int | None = None
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class HeldLocks:
     """The limits as the pools of a comment tracker keep them: the live lock comments on their
     coordination issue (`--control-issue`, `kit/comment_locks.py`), read by `jr2 ready`
@@ -171,7 +169,7 @@ class HeldLocks:
     """Each group a live lock names, and the item of that lock."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Reason:
     """One reason an item is blocked; only the fields of its kind are set.
 
@@ -241,7 +239,7 @@ def _entry_obj(it: SnapshotItem, **fields: Any) -> dict[str, Any]:
     return obj
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ReadyEntry:
     """An item that can run now."""
 
@@ -321,7 +319,7 @@ class _Why:
         return reasons
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class BlockedEntry:
     """An item that cannot run yet, with every reason why (`reasons`, built on first use)."""
 
@@ -344,7 +342,7 @@ class BlockedEntry:
                           reasons=[r.to_json_obj() for r in self.reasons])
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ClaimedEntry:
     """An item a pool holds under a live claim."""
 
@@ -363,7 +361,7 @@ class ClaimedEntry:
 Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ReadySet:
     """The Ready-set of one snapshot: ready, blocked and claimed entries, in run order, and cycles.
 

@@ -9,9 +9,7 @@ bool fields take `--flag` / `--no-flag`. `--help` names each option's value by i
 the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
 
 A kind's config model may be given as a function returning it (`SourceKind.config`), called when
-a model is first needed, so loading the plugins imports no pydantic; and a kind may check its
-common case by hand (`SourceKind.quick`), falling back to the model for anything else and for
-every error's words, so `jr2 work local:FILE` never imports pydantic at all.
+a model is first needed, so loading the plugins imports no pydantic.
 
 A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
 --help` never pays for it and one broken kind never hides the others: its tracker class must
@@ -26,15 +24,17 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ValidationError
+
 from jr2_core.errors import ConfigError, UsageError, error_words
-from jr2_core.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class OptionHint:
     """Metadata for a config field type (`Annotated[float, ..., OptionHint("DURATION", fmt)]`):
     how `--help` names its value and shows its default. pydantic ignores it."""
@@ -43,11 +43,10 @@ class OptionHint:
     show: Callable[[Any], str] | None = None
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
     from pydantic.fields import FieldInfo
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SourceEnv:
     """What a factory may use besides its config: where local state lives, and whether the
     caller only reads (a dry-run report must not write to the tracker or create state)."""
@@ -56,7 +55,7 @@ class SourceEnv:
     read_only: bool = False
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SourceKind:
     """A source kind: `name` (used as `name:target`), its `config` model (with a `target: str`
     field), `factory(config, env)` returning the tracker adapter, and a one-line `help`.
@@ -76,15 +75,6 @@ class SourceKind:
     tracker: type | Callable[[], type] | None = None
     """The kind's tracker class (a `jr2_sources.Tracker` subclass), or a function returning it,
     checked on first use."""
-    quick: Callable[[dict[str, Any]], Any] | None = None
-    """An optional check by hand of the common case: raw values -> the config object (any
-    object with the model's fields as attributes), or None for anything it does not fully
-    understand, which the model then validates (and words the error of). Its answers must
-    equal the model's; a kind tests that (`local:`: tests/trackers/local/test_local_quick.py)."""
-    options: Mapping[str, str] | None = None
-    """With `quick`: the kind's options in help order and their shapes (`bool`, `list`,
-    `value`), so that reading them off the command line needs no model either; they must be
-    `option_shapes` of the model (the same test)."""
 
 
 _models: dict[Any, type[BaseModel]] = {}
@@ -236,9 +226,7 @@ def kind_fields(config: type[BaseModel]) -> list[str]:
 
 def option_shapes(kind: SourceKind) -> dict[str, str]:
     """The kind's options in help order, each `bool` (`--x`/`--no-x`), `list` (repeats) or
-    `value`: `SourceKind.options` when the kind gives them, else read from its model."""
-    if kind.options is not None:
-        return dict(kind.options)
+    `value`, read from its model."""
     model = model_of(kind)
     shapes: dict[str, str] = {}
     for name in kind_fields(model):
@@ -290,12 +278,6 @@ def validate_config(kind: SourceKind, values: dict[str, Any], *, where: str = ""
                     cli: bool = True) -> BaseModel:
     """Validate raw values with the kind's model; a failure is one line naming the field (as
     an option when it came from the command line)."""
-    if kind.quick is not None:
-        quick = kind.quick(values)
-        if quick is not None:
-            return quick  # type: ignore[no-any-return]
-    from pydantic import ValidationError  # imported here: plugins import this module at start-up
-
     model = model_of(kind)
     try:
         return model.model_validate(values)

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_core.records import record
 from jr2_core.text import one_line
 
 from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
@@ -289,7 +288,7 @@ def render_rich(rs: ReadySet, console: Console) -> None:
 # ---------------------------------------------------------------------------- the graph
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class _Graph:
     """Nodes (id -> class) in a stable order, edges (blocker, blocked, dotted for a child), and
     the ref state of nodes outside the snapshot (for their labels)."""

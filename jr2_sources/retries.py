@@ -18,15 +18,15 @@ cannot reset it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from jr2_core import Outcome
-from jr2_core.records import record
 
 EX_TEMPFAIL = 75
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One settled attempt, as an adapter records it: its number (1 = the first run) and, for
     a transient failure that will be offered again, the earliest time of the next attempt."""
@@ -35,7 +35,7 @@ class Attempt:
     retry_after: datetime | None = None
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class AttemptPolicy:
     """`--max-attempts`, `--transient-exit`, `--retry-backoff` and `--retry-backoff-max`."""
 

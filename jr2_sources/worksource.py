@@ -70,13 +70,12 @@ import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, UsageError
-from jr2_core.records import record
 from jr2_core.timeouts import wait_for
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
@@ -96,7 +95,7 @@ DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class WorkItem:
     """What a worker gets for one item: tracker-agnostic fields plus the source's extras.
 

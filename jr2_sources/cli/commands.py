@@ -273,11 +273,6 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   global_cap=global_cap, exclusive_by=exclusive_by,
                   control_issue=control_issue, gates=gates, dashboard=dashboard,
                   dashboard_interval=dashboard_interval)
-    # the run is over and closed (tracker, store, log files, children): the console entry
-    # point may end the process without the interpreter's teardown (jr2_core/quickexit.py)
-    from jr2_core import quickexit
-
-    quickexit.ready()
     _summary(result, quiet=quiet)
     if as_json:
         click.echo(json.dumps(result.run.to_json(), indent=2, default=str))

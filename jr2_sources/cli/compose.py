@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.cli import host_and_wait, progress_printer, resolve_state
 from jr2_core.cli import observers as with_plugins
 from jr2_core.errors import UsageError
-from jr2_core.records import record
 from jr2_sources.registry import SourceEnv
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from jr2_sources.worksource import Tally
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class WorkResult:
     """How a `work()` run ended: the run's `RunResult` (`state`, `output`, `exit_code`), what
     happened per item (`tally`: done ids, failed/stopped/skipped/unsettled items with why,
@@ -113,7 +114,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         dashboard_interval=dashboard_interval))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Plan:
     """Everything a checked `work()` call runs with: the source's Tracker and config, COMMAND
     with its absolute path, the durations in seconds, where the host listens, the state
@@ -151,8 +152,6 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              dashboard_interval: float | str = "1m") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
-    from jr2_core.tokens import token_hex
-
     from .runner import resolve_command
     from .workerenv import worker_env
     from .workspace import Workspace, Worktrees
@@ -283,7 +282,7 @@ def _seconds(option: str, value: float | str) -> float:
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Serve:
     """Where the run host listens: the control API (always loopback), the webhook's public
     address when it differs (`--listen` off loopback, or with TLS), and the webhook secret."""

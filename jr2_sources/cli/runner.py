@@ -45,7 +45,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from jr2_core import Context, Failure, childwatch
+from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
@@ -273,7 +273,6 @@ def command_worker(
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
     directory) with `base_env` (default: jr2's whole environment) plus the item's variables."""
     place_of = workspace or Workspace(Path.cwd())
-    childwatch.install()  # no thread per command to hear its exit (Python 3.11)
     logs = log_dir.resolve()
     made: list[bool] = []  # the log directory is made once, by the first item
     # jr2's environment minus what is per item, filtered once, not once per item

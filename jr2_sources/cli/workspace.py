@@ -33,12 +33,12 @@ import re
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from jr2_core import Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
-from jr2_core.records import record
 
 _BRANCH_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -61,7 +61,7 @@ def _git(repo: Path, *args: str) -> str:
     return res.stdout.strip()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Place:
     """Where one item's command runs, and the branch it is told about."""
 

@@ -18,58 +18,24 @@
 - `SinceWindow`, `WindowGap`, `iso_z` (`sincewindow`): the bookkeeping of a tracker read by
   "what changed since" (watermark, overlap, digests, pages walked by time, webhook marks).
 
-The names are re-exported lazily (`jr2_core.lazy`): a run that needs only `redact` does not
-import the claim protocol, tenacity and the webhook code with it.
 """
 
-from typing import TYPE_CHECKING
-
-from jr2_core.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
-    from .durations import Duration, parse_duration
-    from .gatecomments import gates_of
-    from .labeloptions import LabelOptions
-    from .labeltracker import LabelCommentTracker, labels_of
-    from .redact import Redactor, secret_values
-    from .rest import RequestStats, RestClient, RestResponse, parse_http_date
-    from .sincewindow import SinceWindow, WindowGap, iso_z
-    from .webhooks import (
-        DeliveryDeduper,
-        Verdict,
-        attach_webhook,
-        header,
-        hmac_sha256,
-        verify_signature,
-    )
-
-_WHERE = {
-    "ClaimsByComment": ".comment_claims",
-    "CommentClaims": ".comment_claims",
-    "CommentThread": ".comment_claims",
-    "Duration": ".durations",
-    "parse_duration": ".durations",
-    "gates_of": ".gatecomments",
-    "LabelOptions": ".labeloptions",
-    "LabelCommentTracker": ".labeltracker",
-    "labels_of": ".labeltracker",
-    "Redactor": ".redact",
-    "secret_values": ".redact",
-    "RequestStats": ".rest",
-    "RestClient": ".rest",
-    "RestResponse": ".rest",
-    "parse_http_date": ".rest",
-    "SinceWindow": ".sincewindow",
-    "WindowGap": ".sincewindow",
-    "iso_z": ".sincewindow",
-    "DeliveryDeduper": ".webhooks",
-    "Verdict": ".webhooks",
-    "attach_webhook": ".webhooks",
-    "header": ".webhooks",
-    "hmac_sha256": ".webhooks",
-    "verify_signature": ".webhooks",
-}
+from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
+from .durations import Duration, parse_duration
+from .gatecomments import gates_of
+from .labeloptions import LabelOptions
+from .labeltracker import LabelCommentTracker, labels_of
+from .redact import Redactor, secret_values
+from .rest import RequestStats, RestClient, RestResponse, parse_http_date
+from .sincewindow import SinceWindow, WindowGap, iso_z
+from .webhooks import (
+    DeliveryDeduper,
+    Verdict,
+    attach_webhook,
+    header,
+    hmac_sha256,
+    verify_signature,
+)
 
 __all__ = [
     "ClaimsByComment",
@@ -97,5 +63,3 @@ __all__ = [
     "secret_values",
     "verify_signature",
 ]
-
-lazy_exports(__name__, _WHERE)

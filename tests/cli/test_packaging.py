@@ -105,7 +105,7 @@ def test_the_wheel_holds_the_licence_and_only_jr2s_packages(wheel: Path) -> None
     assert "License-Expression: MIT" in meta
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {
         "jr2_core", "jr2_sources"}
-    assert "jr2 = jr2_core.cli:entry" in entry_points
+    assert "jr2 = jr2_core.cli:main" in entry_points
     for extra in EXTRAS:
         assert f"Provides-Extra: {extra}" in meta
 

@@ -72,11 +72,11 @@ EXTRA_KIND = '''
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.plugin import _factory
+from jr2_sources.trackers.local.source import LocalAdapter
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("mybacklog", LocalConfig, _factory, help="local, renamed"))
+    register(SourceKind("mybacklog", LocalConfig, LocalAdapter, help="local, renamed"))
 '''
 
 ADDS_A_HOOK = '''
@@ -234,11 +234,11 @@ SPECNAME_KIND = '''
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.plugin import _factory
+from jr2_sources.trackers.local.source import LocalAdapter
 
 @hookimpl(specname="jr2_register_sources")
 def add_my_kinds(register):
-    register(SourceKind("renamedhook", LocalConfig, _factory))
+    register(SourceKind("renamedhook", LocalConfig, LocalAdapter))
 '''
 
 NO_RENEW_KIND = '''
@@ -283,14 +283,14 @@ from pydantic import Field
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.plugin import _factory
+from jr2_sources.trackers.local.source import LocalAdapter
 
 class Cfg(LocalConfig):
     timeout: float = Field(default=10.0)
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("clash", Cfg, _factory))
+    register(SourceKind("clash", Cfg, LocalAdapter))
 '''
 
 

@@ -2,8 +2,7 @@
 
 Two checks: importing every `jr2_core` module in a fresh interpreter loads no `jr2_sources`
 module, and no `jr2_core` source file imports or names a `jr2_sources` module (built-in plugins
-are found through the `jr2` entry points instead), except the table of old import paths in
-`jr2_core/_moved.py`, which holds strings only.
+are found through the `jr2` entry points instead).
 """
 
 from __future__ import annotations
@@ -51,8 +50,6 @@ def test_no_core_module_imports_or_names_a_jr2_sources_module() -> None:
     offences = []
     files = sorted(CORE.glob("*.py"))
     for path in files:
-        if path.name == "_moved.py":
-            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docs = _docstrings(tree)
         for node in ast.walk(tree):
@@ -69,11 +66,3 @@ def test_no_core_module_imports_or_names_a_jr2_sources_module() -> None:
                          if SOURCES_NAME.match(n)]
     assert len(files) >= 12
     assert offences == []
-
-
-def test_the_old_paths_table_holds_strings_only() -> None:
-    tree = ast.parse((CORE / "_moved.py").read_text(encoding="utf-8"))
-    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
-    assert imports
-    assert not [n for n in imports if isinstance(n, ast.ImportFrom)
-                and (n.module or "").startswith("jr2_sources")]

@@ -2,12 +2,9 @@
 
 Design note: a backlog is a TOML (or JSON) document holding `[[items]]`, each with an id, a title,
 its blockers (`needs`, ids in the same file) and a few optional fields. The file is validated in
-one pydantic call over the whole document (`TypeAdapter`, built once, in `backlogmodel.py`) so that
-a 100k-item backlog stays fast. A run reads it with `read_backlog`, which first checks the usual
-well-formed document by hand into plain slotted records (`plainbacklog.py`: no pydantic import,
-about 0.1 s less at every start) and hands anything else to the models, which word every error.
-TOML is read by `tomli` when it is installed (compiled, about twice as fast as the standard
-library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
+one pydantic call over the whole document (`TypeAdapter`, built once) so that a 100k-item
+backlog stays fast. TOML is read by `tomli` when it is installed (compiled, about twice as fast
+as the standard library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
 
 The rules that span items (duplicate ids, an item that needs itself or is its own parent, empty
 ids) live in a validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown
@@ -24,36 +21,32 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal
 
-from jr2_core.errors import UsageError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from jr2_core.errors import UsageError, error_words
 
 if TYPE_CHECKING:
     import tomllib as _toml
-
-    from .backlogmodel import Backlog, BacklogItem
-    from .plainbacklog import PlainBacklog, PlainItem
-
-    AnyBacklog: TypeAlias = Backlog | PlainBacklog
-    """A backlog as a run reads it (`read_backlog`): the models' or the hand check's."""
-    AnyItem: TypeAlias = BacklogItem | PlainItem
 else:
     try:  # tomllib's upstream: same API and messages, compiled, ~2.5x faster
         import tomli as _toml
     except ImportError:
         import tomllib as _toml
-
-__all__ = [
-    "Backlog",
-    "BacklogError",
-    "BacklogFormat",
-    "BacklogItem",
-    "load_backlog",
-    "parse_backlog",
-    "read_backlog",
-    "read_bytes",
-]
 
 BacklogFormat = Literal["toml", "json"]
 
@@ -62,16 +55,6 @@ _RULE = "backlog_rule"  # the pydantic error type of the cross-item rules below
 
 class BacklogError(UsageError):
     """A backlog file that cannot be read, parsed or validated (one line, naming the file)."""
-
-
-def __getattr__(name: str) -> Any:
-    """`Backlog` and `BacklogItem`, the pydantic models, live in `backlogmodel.py` (loaded on
-    first use: a run reads its backlog through `read_backlog` without pydantic)."""
-    if name in ("Backlog", "BacklogItem"):
-        from . import backlogmodel
-
-        return getattr(backlogmodel, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _q(text: str) -> str:
@@ -108,6 +91,115 @@ def _rule_problems(items: Sequence[Any]) -> list[str]:
         if item.parent == item.id:
             problems.append(f"item {_q(item.id)} is its own parent")
     return problems
+
+
+class BacklogItem(BaseModel):
+    """One work item as written in the backlog file.
+
+    Types are strict where a person could write the wrong shape (a string for a list, "2" for a
+    priority); `created` takes a TOML datetime or an ISO string, and a time without a zone is UTC.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: StrictStr
+    title: StrictStr
+    needs: list[StrictStr] = Field(default_factory=list)
+    labels: list[StrictStr] = Field(default_factory=list)
+    priority: StrictInt | None = None
+    status: Literal["open", "done"] = "open"
+    body: StrictStr | None = None
+    parent: StrictStr | None = None
+    branch: StrictStr | None = None
+    created: datetime | None = None
+
+    @field_validator("created")
+    @classmethod
+    def _utc_if_naive(cls, value: datetime | None) -> datetime | None:
+        """Give a zone-less time UTC, so that items can be ordered by age."""
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+class Backlog(BaseModel):
+    """The whole backlog file: its items, in file order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: list[BacklogItem] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Backlog:
+        """Refuse what no reading of the file can make sense of (see `_rule_problems`)."""
+        problems = _rule_problems(self.items)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise PydanticCustomError(_RULE, "{problem}", {"problem": problems[0] + more})
+        return self
+
+    def by_id(self) -> dict[str, BacklogItem]:
+        """Map each id to its item (O(n): call once per snapshot)."""
+        return {item.id: item for item in self.items}
+
+    def children(self) -> dict[str, list[str]]:
+        """Map each parent id to its children's ids, in file order, derived from `parent`."""
+        return children_of(self.items)
+
+
+_ADAPTER: TypeAdapter[Backlog] = TypeAdapter(Backlog)
+
+
+def _describe(error: ErrorDetails, data: Any) -> str:
+    """One pydantic error as a phrase: where (item number and id, field) and what."""
+    loc, kind, msg = error["loc"], error["type"], error_words(error)
+    if kind == _RULE:
+        return str(error["msg"])
+    if not loc:
+        return "the top level must be a table (TOML) or an object (JSON) holding 'items'"
+    if loc[0] != "items":
+        return f"unknown top-level key {str(loc[0])!r}" if kind == "extra_forbidden" else msg
+    if len(loc) == 1 or not isinstance(loc[1], int):
+        return f"'items' must be a list of tables ([[items]]): {msg}"
+    index = loc[1]
+    where = f"item {index + 1}"
+    raw = data.get("items") if isinstance(data, dict) else None
+    entry = raw[index] if isinstance(raw, list) and index < len(raw) else None
+    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+        where += f" (id {_q(entry['id'])})"
+    if len(loc) == 2:
+        return f"{where}: {msg}"
+    field = str(loc[2])
+    if kind == "extra_forbidden":
+        return f"{where}: unknown key {field!r}"
+    if kind == "missing":
+        return f"{where}: missing key {field!r}"
+    entries = "".join(
+        f" entry {part + 1}" if isinstance(part, int) else f".{part}" for part in loc[3:]
+    )
+    return f"{where}: field {field!r}{entries}: {msg}"
+
+
+def _rank(error: ErrorDetails) -> tuple[int, int]:
+    """Errors by item; within an item an unknown key first: a typo explains the rest."""
+    loc = error["loc"]
+    index = loc[1] if len(loc) > 1 and loc[0] == "items" and isinstance(loc[1], int) else -1
+    return index, 0 if error["type"] == "extra_forbidden" else 1
+
+
+def _validation_error(err: ValidationError, data: Any, name: str) -> BacklogError:
+    """The first error as one line, with "(and N more)" when there are several."""
+    errors = sorted(err.errors(include_url=False, include_input=False), key=_rank)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return BacklogError(f"{name}: {' '.join(_describe(errors[0], data).split())}{more}")
+
+
+def validate(data: Any, name: str) -> Backlog:
+    """Validate decoded data in one call, or raise the first problem as one line."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        raise _validation_error(err, data, name) from None
 
 
 _TOML_AT = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$", re.DOTALL)
@@ -148,13 +240,6 @@ def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
         raise _json_error(err, name) from None
 
 
-def _validate(data: Any, name: str) -> Backlog:
-    """Validate decoded data with the pydantic models (`backlogmodel.py`, imported here)."""
-    from .backlogmodel import validate
-
-    return validate(data, name)
-
-
 def _too_deep(name: str) -> BacklogError:
     """A document nested deeper than the parsers recurse (`a = [[[[...]]]]`)."""
     return BacklogError(f"{name}: nested too deeply to be a backlog")
@@ -164,7 +249,7 @@ def parse_backlog(text: str, *, name: str, fmt: BacklogFormat) -> Backlog:
     """Parse and validate a backlog document; `name` is the file name the errors show."""
     text = text.removeprefix("\ufeff")
     try:
-        return _validate(_decode(text, name=name, fmt=fmt), name)
+        return validate(_decode(text, name=name, fmt=fmt), name)
     except RecursionError:
         raise _too_deep(name) from None
 
@@ -218,26 +303,11 @@ def _read_data(path: Path, data: bytes | None = None) -> Any:
         raise _too_deep(name) from None
 
 
-def load_backlog(path: Path) -> Backlog:
-    """Read the backlog at `path`: TOML for .toml, JSON for .json, otherwise sniffed."""
-    data = _read_data(path)
-    try:
-        return _validate(data, str(path))
-    except RecursionError:
-        raise _too_deep(str(path)) from None
-
-
-def read_backlog(path: Path, data: bytes | None = None) -> Backlog | PlainBacklog:
-    """`load_backlog` for a run: a well-formed document becomes a `PlainBacklog` checked by
-    hand (no pydantic); anything else is validated by the models, errors and all. `data`: the
-    file's bytes when the caller read them already (`read_bytes`), to keep them."""
-    from .plainbacklog import quick_backlog
-
+def load_backlog(path: Path, data: bytes | None = None) -> Backlog:
+    """Read the backlog at `path` (or `data`, its bytes when the caller read them already with
+    `read_bytes`): TOML for .toml, JSON for .json, otherwise sniffed."""
     doc = _read_data(path, data)
-    quick = quick_backlog(doc)
-    if quick is not None:
-        return quick
     try:
-        return _validate(doc, str(path))
+        return validate(doc, str(path))
     except RecursionError:
         raise _too_deep(str(path)) from None

@@ -37,7 +37,7 @@ from .items import ItemView
 from .store import ClaimStore, StoreState
 
 if TYPE_CHECKING:
-    from .backlog import AnyBacklog
+    from .backlog import Backlog
 
 FileKey = tuple[int, int, int]
 _Row = TypeVar("_Row")
@@ -70,7 +70,7 @@ class LocalChanges:
         with self._lock:
             self._noted.add(item_id)
 
-    def changes(self, key: FileKey, backlog: AnyBacklog, store: ClaimStore | None, *,
+    def changes(self, key: FileKey, backlog: Backlog, store: ClaimStore | None, *,
                 full: bool = False) -> Snapshot | Delta:
         """What changed since the last call: a `Delta`, or a full `Snapshot` on the first call,
         when the file changed, or when `full` is asked."""
@@ -100,7 +100,7 @@ class LocalChanges:
             return Delta(done_count=self._done_count)
         return self._delta(view, touched, state)
 
-    def items_now(self, backlog: AnyBacklog, store: ClaimStore | None,
+    def items_now(self, backlog: Backlog, store: ClaimStore | None,
                   ids: Sequence[str]) -> dict[str, SnapshotItem | None]:
         """`ids` as a snapshot would list them now (None: not listed), reading only their rows
         of the store and reusing the last reading's index of the same backlog: O(len(ids)),

@@ -1,6 +1,5 @@
-"""The options of `local:PATH` as a pydantic model: `jr2 ready local: --help`, every option
-given on the command line or in jr2.toml that `settings.quick_config` leaves to it, and the words
-of every error. Imported only then (`SourceKind.config` as a function, `plugin.py`)."""
+"""The options of `local:PATH` as a pydantic model: `jr2 ready local: --help`, the options
+given on the command line or in jr2.toml, and the words of every error."""
 
 from __future__ import annotations
 

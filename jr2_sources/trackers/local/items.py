@@ -23,7 +23,7 @@ from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, Snap
 from .store import ClaimRow, GateRow, OutcomeRow
 
 if TYPE_CHECKING:
-    from .backlog import AnyBacklog, AnyItem
+    from .backlog import Backlog, BacklogItem
 
 
 def _ts(value: float) -> datetime:
@@ -33,10 +33,10 @@ def _ts(value: float) -> datetime:
 class ItemView:
     """The rules that make one backlog item a snapshot item (see the module notes)."""
 
-    by_id: Mapping[str, AnyItem]
+    by_id: Mapping[str, BacklogItem]
     kids: dict[str, list[str]]
 
-    def __init__(self, backlog: AnyBacklog, claims: dict[str, ClaimRow],
+    def __init__(self, backlog: Backlog, claims: dict[str, ClaimRow],
                  outcomes: dict[str, OutcomeRow], wanted: set[str],
                  retries: dict[str, tuple[int, float]] | None = None,
                  gates: dict[str, tuple[GateRow, ...]] | None = None,
@@ -63,7 +63,7 @@ class ItemView:
         out = self.outcomes.get(item_id)
         return out is not None and out.status == "done"
 
-    def selected(self, it: AnyItem) -> bool:
+    def selected(self, it: BacklogItem) -> bool:
         """The label filter picks `it`."""
         return not self.wanted or self.wanted.issubset(it.labels)
 

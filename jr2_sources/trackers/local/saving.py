@@ -44,7 +44,7 @@ from .backlog import BacklogError, read_bytes
 from .changes import FileKey, file_key
 
 if TYPE_CHECKING:
-    from .backlog import AnyBacklog
+    from .backlog import Backlog
 
 
 def digest(data: bytes) -> bytes:
@@ -52,7 +52,7 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def lost(good_key: FileKey, good: AnyBacklog, key: FileKey, new: AnyBacklog) -> bool:
+def lost(good_key: FileKey, good: Backlog, key: FileKey, new: Backlog) -> bool:
     """Whether the reading `new` (file key `key`) lost something since the last good reading
     `good` (key `good_key`): the file is shorter, or an item id of `good` is missing."""
     if key[1] < good_key[1]:

@@ -49,27 +49,17 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker, taken_back
 
-from .backlog import BacklogError, read_backlog, read_bytes
+from .backlog import BacklogError, load_backlog, read_bytes
 from .changes import FileKey, LocalChanges, file_key
+from .config import LocalConfig
 from .items import ItemView
 from .saving import SaveGuard, lost
-from .settings import LocalSettings
 from .store import ClaimStore
 
 if TYPE_CHECKING:
-    from .backlog import AnyBacklog
-    from .config import LocalConfig
+    from .backlog import Backlog
 
 log = logging.getLogger("jr2.local")
-
-
-def __getattr__(name: str) -> Any:
-    """`LocalConfig`, the options model, lives in `config.py` (with pydantic), loaded on use."""
-    if name == "LocalConfig":
-        from .config import LocalConfig
-
-        return LocalConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 STABLE_AGE = 0.2
 """A changed backlog is read once it was last modified at least this many seconds ago."""
@@ -98,7 +88,7 @@ class LocalAdapter(Tracker):
     once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle, and an edit
     that lost items or bytes after `CONFIRM_AGE` more (less when the save goes on: `saving.py`)."""
 
-    def __init__(self, config: LocalConfig | LocalSettings, env: SourceEnv) -> None:
+    def __init__(self, config: LocalConfig, env: SourceEnv) -> None:
         self.config = config
         self.path = Path(config.target)
         self.name = f"local:{config.target}"
@@ -106,7 +96,7 @@ class LocalAdapter(Tracker):
         self.read_only = env.read_only
         self.env = env
         self._store: ClaimStore | None = None
-        self._cache: tuple[FileKey, AnyBacklog] | None = None
+        self._cache: tuple[FileKey, Backlog] | None = None
         self._lock = threading.Lock()
         self._changes = LocalChanges(self.name, set(config.label))
         self._guard = SaveGuard(self.path, CONFIRM_AGE)
@@ -139,7 +129,7 @@ class LocalAdapter(Tracker):
             key, age = self._stat()
         return key
 
-    def backlog(self) -> AnyBacklog:
+    def backlog(self) -> Backlog:
         """The parsed backlog, re-read only when the file changed (and is stable); a reading
         that lost items or bytes only once it is confirmed (`saving.py`)."""
         with self._lock:
@@ -153,7 +143,7 @@ class LocalAdapter(Tracker):
                     if key is None:
                         raise BacklogError(f"{self.path}: the file keeps changing")
                     data = read_bytes(self.path)
-                    parsed = read_backlog(self.path, data)
+                    parsed = load_backlog(self.path, data)
                 except BacklogError as exc:
                     if self._stat()[0] != key:  # changed while it was read: look again
                         continue
@@ -179,7 +169,7 @@ class LocalAdapter(Tracker):
                 raise stuck
             return self._keep_last_good(stuck)
 
-    def _keep_last_good(self, exc: BacklogError) -> AnyBacklog:
+    def _keep_last_good(self, exc: BacklogError) -> Backlog:
         """The last good backlog while the file is invalid, for `invalid_grace` at most."""
         assert self._cache is not None
         now = time.monotonic()

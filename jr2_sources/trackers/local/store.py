@@ -68,13 +68,12 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
 from jr2_core.errors import SourceError
-from jr2_core.records import record
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -182,7 +181,7 @@ class StoreError(SourceError):
     """The claim store could not be opened, read or written (one line, naming the file)."""
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class ClaimRow:
     """Who holds an item, since when, until when, and how many holders the claim has had."""
 
@@ -197,7 +196,7 @@ class ClaimRow:
         return self.lease_expires < (time.time() if now is None else now)
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class OutcomeRow:
     """How an item ended: done or failed, why, by which holder, when."""
 
@@ -208,7 +207,7 @@ class OutcomeRow:
     at: float
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class GateRow:
     """One approval gate of an item: awaiting, approved or rejected, why, by whom, when."""
 
@@ -219,7 +218,7 @@ class GateRow:
     at: float
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class StoreState:
     """Everything in the store (or about some items), read in one transaction."""
 
