@@ -121,7 +121,8 @@ def gh_reopen(ref: str, url: str | None, login: str) -> None:
 @click.argument("text")
 @_github
 def gh_comment(ref: str, text: str, url: str | None, login: str) -> None:
-    """Comment on an issue, e.g. "/jr2 approve deploy" (POST .../issues/{n}/comments)."""
+    """Comment on an issue (POST .../issues/{n}/comments); a gate's answer is
+    "/jr2 approve NAME" or "/jr2 reject NAME [reason]"."""
     click.echo(_github_acts(url, login).comment(ref, text))
 
 
@@ -139,7 +140,8 @@ def gh_label(ref: str, name: str, url: str | None, login: str) -> None:
 @click.argument("name")
 @_github
 def gh_unlabel(ref: str, name: str, url: str | None, login: str) -> None:
-    """Remove a label from an issue, e.g. jr2:failed to retry it (DELETE .../labels/{name})."""
+    """Remove a label from an issue (DELETE .../labels/{name}); removing jr2:failed retries
+    the issue."""
     click.echo(_github_acts(url, login).unlabel(ref, name))
 
 
@@ -254,7 +256,7 @@ def jira_label(key: str, label: str, url: str | None, name: str) -> None:
 @click.argument("label")
 @_jira
 def jira_unlabel(key: str, label: str, url: str | None, name: str) -> None:
-    """Remove a label, e.g. jr2:failed to retry the issue (update.labels remove)."""
+    """Remove a label (update.labels remove); removing jr2:failed retries the issue."""
     click.echo(_jira_acts(url, name).label(key, label, add=False))
 
 
