@@ -191,3 +191,13 @@ def test_label_names_compare_case_insensitively_as_on_github(fake: FakeGitHub) -
     by_title = {i.title: i for i in snap.items}
     assert sorted(by_title) == ["broke", "urgent"]
     assert by_title["broke"].failed and by_title["urgent"].priority == 1
+
+
+def test_an_open_outside_ref_stays_open_when_asked_again(fake: FakeGitHub) -> None:
+    """The second reading of an unchanged open outside ref is a 304: still `open`."""
+    fake.add_issue("o/r", "Outside the filter")
+    fake.add_issue("o/r", "In scope", "needs #1", labels=["agent"])
+    adapter = make_adapter(fake.url, label=["agent"])
+    for _ in range(2):
+        assert reasons(ready_set(adapter), "o/r#2") == [
+            {"kind": "open_blocker", "ref": "o/r#1", "held_by": None}]
