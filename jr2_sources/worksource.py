@@ -18,7 +18,8 @@ the rest, the same for every tracker:
   only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
   held work of this pool.
 * One item's failure: a claim the tracker refuses for one item (`ItemError`) skips that item for
-  this run with one warning line, leaves no mark on it, and the run goes on; a settle refused
+  this run with one warning line, leaves no mark on it, and the run goes on; a skipped item is
+  not open work, so a run whose other items all finished ends `drained`; a settle refused
   for one item is reported with its reason (`tally.unsettled`) and the run goes on.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
@@ -331,21 +332,22 @@ class WorkSource:
         held += view.waiting + view.limited
         blocked = view.n_blocked
         lost = 0
-        passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
+        passed = 0  # ready items in scope this pool will not take now (taken back)
         order: Iterable[SnapshotItem] = view.ready
         if self.tracker.spread_claims:
             order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
         try:
             for i, item in enumerate(order):
                 if not self._offerable(item, mine):
-                    passed += item.in_scope and item.id not in mine
+                    # a skipped item is no open work: the run may end drained (it is named)
+                    passed += (item.in_scope and item.id not in mine
+                               and item.id not in self.tally.skipped)
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
                 try:
                     won = self.tracker.claim(item, self.holder, self.lease)
                 except ItemError as exc:
                     self._skip(item.id, str(exc))
-                    passed += 1
                     continue
                 if won:
                     self._claimed_at[item.id] = asked

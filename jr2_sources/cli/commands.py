@@ -280,7 +280,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     quickexit.ready()
     _summary(result, quiet=quiet)
     if as_json:
-        click.echo(json.dumps(result.run.to_json(), indent=2, default=str))
+        data = result.run.to_json()
+        data["skipped"] = dict(result.tally.skipped)  # refused by the tracker: why, per item
+        click.echo(json.dumps(data, indent=2, default=str))
     if result.run.state == "error":
         fail(result.run.error or "the run ended with an error", result.exit_code)
     sys.exit(result.exit_code)
