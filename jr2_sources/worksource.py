@@ -167,6 +167,9 @@ class Tally:
         """Items this pool failed whose failure a person cleared during the run."""
         self.parked: dict[str, str] = {}
         """Items parked awaiting approval (`--gate`) in this run, and the gate (the last one)."""
+        self.retries = 0
+        """Transient failures offered again (`--max-attempts`): not cancellations."""
+        self._refiled: set[str] = set()  # settled as cancelled for a retry or a park, not told
 
     @property
     def done(self) -> int:
@@ -181,8 +184,18 @@ class Tally:
         elif ev.kind == "worker_failed":
             self.failed[iid] = str(ev.detail)
             self.done_ids.discard(iid)
+            self.parked.pop(iid, None)  # its last outcome is the failure
         elif ev.kind == "worker_cancelled":
-            self.cancelled += 1
+            if iid in self._refiled:
+                self._refiled.discard(iid)
+            else:
+                self.cancelled += 1
+
+    def refiled(self, item_id: str, *, retry: bool) -> None:
+        """The Source settled `item_id` as cancelled to offer it again (a retry) or to park it:
+        its cancellation event is neither counted nor said as one."""
+        self._refiled.add(item_id)
+        self.retries += retry
 
 
 def spread(ready: list[ReadyEntry], holder: str) -> list[ReadyEntry]:
@@ -513,6 +526,7 @@ class WorkSource:
             log.warning("%s: %s: attempt %d of %d, offered again after %s", item_id,
                         outcome.failure.reason, number, self.policy.max_attempts,
                         retry_after.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            self.tally.refiled(item_id, retry=True)
             return Outcome("cancelled")
         return outcome if outcome is not told else None  # a gate this run lacks: re-filed
 
@@ -553,6 +567,7 @@ class WorkSource:
                         item_id, exc)
             return None
         self.tally.parked[item_id] = request.name
+        self.tally.refiled(item_id, retry=False)
         why = f": {request.reason}" if request.reason else ""
         log.warning("%s: %s awaits approval of gate %s%s", self.tracker.name, item_id,
                     request.name, why)

@@ -314,9 +314,12 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
     tally = work.tally
     if not quiet:
+        more = f", {len(tally.parked)} parked" if tally.parked else ""
+        if tally.retries:
+            more += f", {tally.retries} {'retry' if tally.retries == 1 else 'retries'}"
         click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
-                   f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled",
-                   err=True)
+                   f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled"
+                   f"{more}", err=True)
     for iid, reason in tally.failed.items():
         click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
     for iid, reason in tally.stopped.items():
