@@ -583,7 +583,14 @@ class IssueReader:
                 self._warn(link.path, f"this GitHub has no `{link.path}` endpoint (HTTP 404; "
                            f"Enterprise Server before it): {link.fallback}")
             else:
-                return [self._ref_of(b) for b in found]
+                refs = [self._ref_of(b) for b in found]
+                # the summary and the endpoint may disagree (one is stale): blocked when
+                # either says so, the summary's open ones the endpoint does not name counted
+                rest = (open_count or 0) - sum(1 for b in found if b.get("state") == "open")
+                if rest > 0:
+                    refs.append(BlockerRef(_plural(rest, f"other {link.one}",
+                                                   f"other {link.many}"), "open"))
+                return refs
         return counted
 
     def _warn(self, key: str, text: str) -> None:
