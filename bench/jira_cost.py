@@ -1,8 +1,8 @@
 """What a Jira Ready-set costs in requests: jr2's snapshot beside a naive per-issue loop.
 
 Seeds the fake Jira (`jr2_sources.testing.fakes`) with N open issues and L "Blocks" links, then
-counts the HTTP requests of (1) a pool's fresh `JiraAdapter.snapshot()` (serverInfo and the
-field lookup included; target: at most ceil(N/100) + 2), (2) a second poll in the same process
+counts the HTTP requests of (1) a pool's fresh `JiraAdapter.snapshot()` (serverInfo included;
+target: at most ceil(N/100) + 1), (2) a second poll in the same process
 (Jira search has no conditional requests: every poll pays its pages again), (3) a fresh
 read-only snapshot, as `jr2 ready` makes it (one more search: jr2's marks beside the filter, in
 the projects the results name), and (4) a naive loop that searches for the keys and then reads
@@ -107,7 +107,7 @@ def measure(n_issues: int, links: int, dc: bool, claims: int = 10) -> dict[str, 
         full = drain(fake.url, claims, deltas=False)
         by_deltas = drain(fake.url, claims, deltas=True)
         return {"deployment": "Data Center" if dc else "Cloud", "n": n, "links": links,
-                "fresh": fresh, "fresh_s": fresh_s, "target": math.ceil(n / 100) + 2,
+                "fresh": fresh, "fresh_s": fresh_s, "target": math.ceil(n / 100) + 1,
                 "poll": poll, "poll_s": poll_s, "report": report_n, "naive": naive_n,
                 "naive_s": naive_s,
                 "ratio_naive_to_fresh": naive_n / fresh,

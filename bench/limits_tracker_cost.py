@@ -85,7 +85,6 @@ def jira(n: int, chars: int, dc: bool) -> None:
             if touches:
                 Limits.parse(None, ["touches"]).prepare(ad)
             ad.client.server_info()
-            ad.client.jira.fields()  # the one field lookup, not part of a reading
             seen = _count(ad)
             ad.changes(full=True)
             rows["full reading", touches] = dict(seen)

@@ -650,6 +650,8 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         claim = it.claim
         if claim is not None and it.id in holders:
             claimed.append(ClaimedEntry(it, claim))
+        elif not it.in_scope and not _marked(it, now):
+            continue  # listed only for a mark it no longer has (an expired claim): not shown
         elif waits:
             blocked.append(it)
         else:
@@ -673,6 +675,13 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         cycles=cycles,
         done_count=snapshot.done_count,
     )
+
+
+def _marked(it: SnapshotItem, now: datetime) -> bool:
+    """Does an item carry a mark of jr2's besides a claim: failed, a retry waiting, a gate
+    awaiting an answer? (An item outside the filter is shown only for its marks.)"""
+    return (it.failed is not None or _waits_for_retry(it, now)
+            or (bool(it.gates) and awaiting(it) is not None))
 
 
 def _raise_duplicate(snapshot: Snapshot) -> None:

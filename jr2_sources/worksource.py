@@ -18,7 +18,8 @@ the rest, the same for every tracker:
   only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
   held work of this pool.
 * One item's failure: a claim the tracker refuses for one item (`ItemError`) skips that item for
-  this run with one warning line, leaves no mark on it, and the run goes on; a settle refused
+  this run with one warning line, leaves no mark on it, and the run goes on; a skipped item is
+  not open work, so a run whose other items all finished ends `drained`; a settle refused
   for one item is reported with its reason (`tally.unsettled`) and the run goes on.
 * With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
   hold now (and ready items we just lost to them), so a pool with no workers waits for them
@@ -165,6 +166,9 @@ class Tally:
         """Items this pool failed whose failure a person cleared during the run."""
         self.parked: dict[str, str] = {}
         """Items parked awaiting approval (`--gate`) in this run, and the gate (the last one)."""
+        self.retries = 0
+        """Transient failures offered again (`--max-attempts`): not cancellations."""
+        self._refiled: set[str] = set()  # settled as cancelled for a retry or a park, not told
 
     @property
     def done(self) -> int:
@@ -179,8 +183,18 @@ class Tally:
         elif ev.kind == "worker_failed":
             self.failed[iid] = str(ev.detail)
             self.done_ids.discard(iid)
+            self.parked.pop(iid, None)  # its last outcome is the failure
         elif ev.kind == "worker_cancelled":
-            self.cancelled += 1
+            if iid in self._refiled:
+                self._refiled.discard(iid)
+            else:
+                self.cancelled += 1
+
+    def refiled(self, item_id: str, *, retry: bool) -> None:
+        """The Source settled `item_id` as cancelled to offer it again (a retry) or to park it:
+        its cancellation event is neither counted nor said as one."""
+        self._refiled.add(item_id)
+        self.retries += retry
 
 
 def spread(ready: list[ReadyEntry], holder: str) -> list[ReadyEntry]:
@@ -330,21 +344,22 @@ class WorkSource:
         held += view.waiting + view.limited
         blocked = view.n_blocked
         lost = 0
-        passed = 0  # ready items in scope this pool will not take now (skipped, taken back)
+        passed = 0  # ready items in scope this pool will not take now (taken back)
         order: Iterable[SnapshotItem] = view.ready
         if self.tracker.spread_claims:
             order = [e.item for e in spread([ReadyEntry(it) for it in view.ready], self.holder)]
         try:
             for i, item in enumerate(order):
                 if not self._offerable(item, mine):
-                    passed += item.in_scope and item.id not in mine
+                    # a skipped item is no open work: the run may end drained (it is named)
+                    passed += (item.in_scope and item.id not in mine
+                               and item.id not in self.tally.skipped)
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
                 try:
                     won = self.tracker.claim(item, self.holder, self.lease)
                 except ItemError as exc:
                     self._skip(item.id, str(exc))
-                    passed += 1
                     continue
                 if won:
                     self._claimed_at[item.id] = asked
@@ -510,6 +525,7 @@ class WorkSource:
             log.warning("%s: %s: attempt %d of %d, offered again after %s", item_id,
                         outcome.failure.reason, number, self.policy.max_attempts,
                         retry_after.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            self.tally.refiled(item_id, retry=True)
             return Outcome("cancelled")
         return outcome if outcome is not told else None  # a gate this run lacks: re-filed
 
@@ -550,6 +566,7 @@ class WorkSource:
                         item_id, exc)
             return None
         self.tally.parked[item_id] = request.name
+        self.tally.refiled(item_id, retry=False)
         why = f": {request.reason}" if request.reason else ""
         log.warning("%s: %s awaits approval of gate %s%s", self.tracker.name, item_id,
                     request.name, why)

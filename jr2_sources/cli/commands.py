@@ -275,7 +275,9 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   dashboard_interval=dashboard_interval)
     _summary(result, quiet=quiet)
     if as_json:
-        click.echo(json.dumps(result.run.to_json(), indent=2, default=str))
+        data = result.run.to_json()
+        data["skipped"] = dict(result.tally.skipped)  # refused by the tracker: why, per item
+        click.echo(json.dumps(data, indent=2, default=str))
     if result.run.state == "error":
         fail(result.run.error or "the run ended with an error", result.exit_code)
     sys.exit(result.exit_code)
@@ -307,9 +309,12 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
     status = data.get("status", result.state) if isinstance(data, dict) else result.state
     tally = work.tally
     if not quiet:
+        more = f", {len(tally.parked)} parked" if tally.parked else ""
+        if tally.retries:
+            more += f", {tally.retries} {'retry' if tally.retries == 1 else 'retries'}"
         click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
-                   f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled",
-                   err=True)
+                   f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled"
+                   f"{more}", err=True)
     for iid, reason in tally.failed.items():
         click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
     for iid, reason in tally.stopped.items():

@@ -144,6 +144,20 @@ def test_a_missing_backlog_is_one_line(tmp_path: Path) -> None:
     assert res.returncode == 2 and "nope.toml: no such file" in res.stderr
 
 
+@pytest.mark.parametrize("command", ["ready", "work"])
+def test_a_pipe_or_a_device_is_refused_in_one_line_not_read(tmp_path: Path, command: str) -> None:
+    """`local:FIFO` and `local:/dev/zero` would block or never end: refused at once."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.toml")
+    for target in ("pipe.toml", "/dev/zero"):
+        args = [command, f"local:{target}", *(["--", "true"] if command == "work" else [])]
+        res = jr2(*args, cwd=tmp_path, timeout=20)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.strip() == (f"error: {target}: not a regular file (a pipe, device or "
+                                      "socket); a backlog is a .toml or .json file")
+
+
 def test_help_and_local_ready_do_not_import_tracker_clients(tmp_path: Path,
                                                             backlog: Path) -> None:
     probe = (
@@ -161,3 +175,27 @@ def test_help_and_local_ready_do_not_import_tracker_clients(tmp_path: Path,
                              capture_output=True, text=True, timeout=60)
         assert "IMPORTED []" in res.stderr, res.stderr
     assert ROOT.exists()
+
+
+def test_an_item_outside_the_label_whose_claim_expired_is_not_listed(tmp_path: Path) -> None:
+    """A crashed pool over `--label b` left a claim on B; once it expired, `jr2 ready --label a`
+    shows A only (B is listed beside the filter only while it carries a mark)."""
+    import time
+
+    from jr2_sources.cli.compose import open_source
+    from jr2_sources.readyset import SnapshotItem
+
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nlabels = ["a"]\n'
+                                     '[[items]]\nid = "B"\ntitle = "b"\nlabels = ["b"]\n')
+    state = tmp_path / "state"
+    pool, _ = open_source(f"local:{tmp_path / 'b.toml'}", ["--label", "b"], state,
+                          read_only=False)
+    assert pool.claim(SnapshotItem("B", labels=["b"]), "dead@h", 2.0)
+    until = time.monotonic() + 2.0
+    listed = ["--label", "a", "--json", "--state", str(state)]
+    held = json.loads(jr2("ready", "local:b.toml", *listed, cwd=tmp_path).stdout)
+    assert [e["id"] for e in held["claimed"]] == ["B"]  # the mark is shown while it holds
+    time.sleep(max(0.0, until - time.monotonic()) + 0.1)
+    res = jr2("ready", "local:b.toml", *listed, cwd=tmp_path)
+    out = json.loads(res.stdout)
+    assert [e["id"] for e in out["ready"]] == ["A"] and out["claimed"] == []

@@ -168,3 +168,17 @@ def test_an_interrupted_run_still_counts_what_finished(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "2 done, 0 failed, 0 cancelled" in err
+
+
+def test_retries_and_parked_items_are_not_counted_as_cancelled(tmp_path: Path) -> None:
+    """A transient failure offered again and an item parked awaiting approval are said as such
+    in the summary, not as `cancelled`."""
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "R"\ntitle = "r"\n'
+                                     '[[items]]\nid = "G"\ntitle = "g"\n')
+    script = ('if [ "$JR2_ITEM_ID" = G ]; then echo "jr2: await-approval deploy"; exit 79; fi; '
+              'if [ ! -e once ]; then touch once; exit 75; fi')
+    res = jr2("work", "local:b.toml", "--max-attempts", "2", "--transient-exit", "75",
+              "--retry-backoff", "0.1", "--gate", "deploy", "--", "sh", "-c", script, cwd=tmp_path)
+    assert res.returncode == 3, res.stderr  # G waits for a person
+    assert "deadlocked: 1 done, 0 failed, 0 cancelled, 1 parked, 1 retry" in res.stderr
+    assert "parked G: awaits approval of gate deploy" in res.stderr

@@ -173,3 +173,18 @@ async def test_a_settle_in_the_same_turn_as_a_renewal_answers_ends_and_renews_no
     after = len(renewals)
     await asyncio.sleep(0.35)  # more than three renewal periods
     assert len(renewals) == after and tracker.settled == [("A", "me@h", "done")]
+
+
+def test_an_item_parked_and_then_failed_is_only_failed_in_the_tally() -> None:
+    from jr2_core import RunEvent
+    from jr2_sources.worksource import Tally
+
+    tally = Tally()
+    tally.parked["A"] = "deploy"
+    tally.refiled("A", retry=False)
+    tally.observe(RunEvent("worker_cancelled", "r", item_id="A"))  # the park
+    tally.observe(RunEvent("worker_failed", "r", item_id="A", detail="exit code 1"))
+    assert tally.failed == {"A": "exit code 1"} and tally.parked == {}
+    assert tally.cancelled == 0
+    tally.observe(RunEvent("worker_cancelled", "r", item_id="B"))  # a lost lease
+    assert tally.cancelled == 1

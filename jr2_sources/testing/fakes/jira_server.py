@@ -14,7 +14,10 @@ Design notes
   old `/search` (410); Data Center answers `/search` (`startAt`, `total`) and not `/search/jql`.
   A JQL subset is evaluated (AND/OR/NOT, parentheses, `=`, `!=`, `in`, `not in`, `is EMPTY` on
   project, key, labels, status, statusCategory, assignee, priority; `>=`, `>`, `<=`, `<` on
-  updated and created; ORDER BY created/key/priority/updated); anything else is a 400 with
+  updated and created; `comment ~ "\"words\""`, a phrase search of the comments' text, word by
+  word and case-blind, as the JQL reference's text search ("Search syntax for text fields":
+  quoted phrases, punctuation ignored); ORDER BY created/key/priority/updated); anything
+  else is a 400 with
   Jira's "Error in the JQL Query" text. `key` matches an issue's key or its id (Atlassian's
   JQL reference, "Issue key": "Search for issues with a particular issue key or issue ID").
   Search is consistent at once unless `search_lag` is set: then, as Cloud's enhanced search
@@ -232,10 +235,20 @@ def _error(status: int, *messages: str) -> Reply:
 # -- a JQL subset ---------------------------------------------------------------------------
 
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')'
-                    r'|(?P<op>!=|>=|<=|=|>|<|\(|\)|,)'
+                    r'|(?P<op>!=|>=|<=|=|>|<|~|\(|\)|,)'
                     r'|(?P<word>[^\s=!<>(),"\']+))')
 _FIELDS = {"project", "key", "issuekey", "labels", "status", "statuscategory", "assignee",
-           "priority", "updated", "created"}
+           "priority", "updated", "created", "comment"}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _has_run(texts: list[list[str]], words: list[str]) -> bool:
+    """Does one of `texts` (each a comment's words) hold `words` in a row?"""
+    n = len(words)
+    return bool(n) and any(t[k:k + n] == words for t in texts for k in range(len(t) - n + 1))
 _DATES = {"updated", "created"}
 _COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
             "<": lambda a, b: a < b}
@@ -365,6 +378,13 @@ class _Parser:
             raise JqlError(f"Error in the JQL Query: Field '{name}' does not exist or you do not "
                            "have permission to view it.")
         t = self.take()
+        if fname == "comment":
+            if t != ("op", "~"):
+                raise JqlError(f"Error in the JQL Query: the operator '{t[1]}' is not supported "
+                               f"by the '{name}' field here.")
+            words = _words(self.take()[1])
+            text = self.fake.comment_words
+            return lambda i: _has_run(text(i), words)
         if fname in _DATES:
             if t[0] != "op" or t[1] not in _COMPARE:
                 raise JqlError(f"Error in the JQL Query: the operator '{t[1]}' is not supported "
@@ -903,6 +923,10 @@ class FakeJira:
         raise JqlError(f"Error in the JQL Query: Date value '{text}' for field 'updated' is "
                        "invalid. Valid formats include: 'yyyy/MM/dd HH:mm', 'yyyy-MM-dd HH:mm', "
                        "'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'.")
+
+    def comment_words(self, it: Issue) -> list[list[str]]:
+        """The words of each comment's text as people see it (a text search's field)."""
+        return [_words(str(self._render_comment(c)["body"])) for c in it.comments]
 
     def field_values(self, it: Issue, name: str) -> set[str]:
         if name == "project":

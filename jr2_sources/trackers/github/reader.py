@@ -28,7 +28,9 @@ Design notes
   merged with red checks (under `--require-checks`) `not_green`. A dependent's native blockers
   are then named from the blockers' `blocking` lists (no per-issue REST call), and each issue
   names jr2's branch for it (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2
-  looks for its PR first.
+  looks for its PR first. A blocker of this repository outside the filter (another label) is
+  judged too: found from the bodies and, when the judged ones do not name all of an item's native
+  blockers, from that item's `dependencies/blocked_by` (`_read_outside`).
 * Hand-off (`--done-when merged`): each issue's `extra.blockers` lists its blockers with their
   state, PR number and URL, head branch and merge commit (the worker's `JR2_BLOCKERS_JSON`).
   With `--stack`, an issue with exactly one blocker whose PR is open with green head checks
@@ -240,6 +242,7 @@ class IssueReader:
                         if not self.config.has_label(labels_of(issue), done_label)}
         if self.pulls is not None:
             self._read_pulls(listed)
+            self._read_outside(listed, scoped)
         items: list[SnapshotItem] = []
         for number, issue in sorted(listed.items()):
             if "pull_request" in issue:
@@ -305,6 +308,59 @@ class IssueReader:
         review = {n for n in self.asked if self.in_review(labels_of(listed[n]))}
         self.judge([(n, str(listed[n]["node_id"])) for n in sorted(self.asked)
                     if listed[n].get("node_id")], review)
+
+    def _read_outside(self, listed: dict[int, dict[str, Any]], scoped: set[int]) -> None:
+        """Judge by their pull requests too the open blockers of this repository that the list
+        left out (outside the filter: another label, milestone or assignee): a merged PR makes
+        them done as it makes a listed one. Found from the scoped items' bodies (one GET each,
+        as `_ref_state` reads them anyway) and, for an item whose native blockers are not all
+        named by the judged ones, its `dependencies/blocked_by` (one conditional GET)."""
+        wanted: dict[int, str] = {}
+        for number in sorted(scoped):
+            issue = listed[number]
+            if "pull_request" in issue:
+                continue
+            for ref in body_refs(issue.get("body"), self.repo, number):
+                repo, other = split_id(ref)
+                if same_repo(repo, self.repo) and other not in listed and other not in wanted:
+                    self._want(self._outside_issue(other), listed, wanted)
+            summary = issue.get("issue_dependencies_summary")
+            count = int(summary.get("blocked_by") or 0) if isinstance(summary, dict) else 0
+            if count > len(self._blockers_of.get(number, [])):
+                try:
+                    found, _ = self.client.get_all(
+                        f"/repos/{self.repo}/issues/{number}/{_BLOCKED_BY.path}",
+                        need=_BLOCKED_BY.need)
+                except GitHubHTTPError as exc:
+                    if exc.status != 404:
+                        raise
+                    continue  # no such endpoint here: the summary's count stands
+                for blocker in found:
+                    self._want(blocker, listed, wanted)
+        if wanted:
+            self.judge(sorted(wanted.items()), set())
+
+    def _outside_issue(self, number: int) -> dict[str, Any] | None:
+        """Issue `number` of this repository read directly (None: not there or not readable)."""
+        try:
+            resp = self.client.get(f"{self.issues_path()}/{number}")
+        except GitHubHTTPError as exc:
+            if exc.status in (401, 403, 404, 410):
+                return None
+            raise
+        return resp.data if resp.status in (200, 304) and isinstance(resp.data, dict) else None
+
+    def _want(self, issue: dict[str, Any] | None, listed: dict[int, dict[str, Any]],
+              wanted: dict[int, str]) -> None:
+        """Add an open, unlisted issue of this repository (no PR) to `wanted` (number -> node)."""
+        if (issue is None or issue.get("state") != "open" or "pull_request" in issue
+                or not issue.get("node_id")
+                or self.local(repo_of_api_url(issue.get("repository_url")) or self.repo)
+                != self.repo):
+            return
+        number = int(issue["number"])
+        if number not in listed:
+            wanted[number] = str(issue["node_id"])
 
     def judge(self, pairs: list[tuple[int, str]], review: set[int],
               links: Links | None = None) -> set[int]:
@@ -527,7 +583,14 @@ class IssueReader:
                 self._warn(link.path, f"this GitHub has no `{link.path}` endpoint (HTTP 404; "
                            f"Enterprise Server before it): {link.fallback}")
             else:
-                return [self._ref_of(b) for b in found]
+                refs = [self._ref_of(b) for b in found]
+                # the summary and the endpoint may disagree (one is stale): blocked when
+                # either says so, the summary's open ones the endpoint does not name counted
+                rest = (open_count or 0) - sum(1 for b in found if b.get("state") == "open")
+                if rest > 0:
+                    refs.append(BlockerRef(_plural(rest, f"other {link.one}",
+                                                   f"other {link.many}"), "open"))
+                return refs
         return counted
 
     def _warn(self, key: str, text: str) -> None:
@@ -577,7 +640,7 @@ class IssueReader:
             else:
                 raise
         else:
-            if resp.status != 200 or not isinstance(resp.data, dict):
+            if resp.status not in (200, 304) or not isinstance(resp.data, dict):
                 state = "missing"  # 301: transferred to another repository
             else:
                 state = self._ref_of(resp.data).state

@@ -29,7 +29,9 @@ Design notes
 * Without `--on-success-transition` a done issue stays open in Jira: an issue this process
   settled as done counts as done for its dependents (and leaves the snapshot), and another pool
   finds its `jr2:done` marker when it tries to claim it (`still_to_do`) and from then on does
-  the same (ISSUE-NOTES 17). With a transition, done is Jira's own status category.
+  the same (ISSUE-NOTES 17); a report finds them with one phrase search of the comments for
+  the marker's words and confirms each by its comments (`_find_done_left_open`). With a
+  transition, done is Jira's own status category.
 * Claim markers: in the comment body on Data Center, in a comment property on Cloud
   (`markers`); renewals and marker edits pass `notifyUsers=false` (Atlassian's description of
   "Update comment": "Whether users are notified when a comment is updated"), so watchers get
@@ -98,6 +100,7 @@ log = logging.getLogger("jr2.jira")
 _W_COMMENTS = "add or edit comments (claims need Add Comments and Edit Own Comments)"
 _W_ISSUES = "edit issues (labels need Edit Issues)"
 _FINAL: tuple[BlockerState, ...] = ("done", "missing")
+DONE_WORDS = "jr2 done"  # the words of a done marker's text for people (`jr2: done by ...`)
 
 
 def _comment(raw: Mapping[str, Any]) -> Comment | None:
@@ -175,6 +178,8 @@ class JiraAdapter(ClaimsByComment):
             self._scoped |= keys
             if keys:
                 self._projects = frozenset(project_of(k) for k in keys)
+        if self.read_only and not self.config.on_success_transition and found:
+            self._find_done_left_open()
         for issue in found:
             item = self._item(issue)
             if item is not None:
@@ -182,6 +187,26 @@ class JiraAdapter(ClaimsByComment):
         if self.read_only:
             items += self._marked_outside(keys)
         return Snapshot(source=self.name, items=items, done_count=None), found, at
+
+    def _find_done_left_open(self) -> None:
+        """A report, with no success transition: the open issues in scope a pool settled as
+        done (its `jr2:done` marker; the issue stays open) count as done, as they do for the
+        pool that settled them. One search finds the candidates (a phrase search of the
+        comments for the marker's words, `jr2: done by ...`); each unmarked one's comments are
+        read to confirm the marker, as a claim would (`still_to_do`)."""
+        cfg = self.config
+        phrase = quote('"' + DONE_WORDS + '"')  # a quoted phrase inside the JQL string
+        candidates = self.client.search(f"{scope_where(cfg.jql)} AND comment ~ {phrase}",
+                                        ("labels",))
+        for issue in candidates:
+            key = str(issue["key"])
+            labels = (issue.get("fields") or {}).get("labels") or []
+            if cfg.claim_label in labels or cfg.failed_label in labels:
+                continue  # held or failed: the marks say more than an old outcome
+            comments, _ = self.comments(key)
+            if any(mk.kind == "done" for mk in markers_of(comments)):
+                with self._lock:
+                    self._done_here.add(key)
 
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last reading (`deltas.py`): a `Delta` from at most two

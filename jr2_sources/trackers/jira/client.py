@@ -3,11 +3,12 @@
 Design notes
 ------------
 * The `jira` package does the talking: `JIRA(..., max_retries=0, get_server_info=False)` (its
-  own retry loop off, so retries never multiply), `server_info()` for the deployment type,
-  `enhanced_search_issues` on Cloud (`POST /rest/api/2/search/jql`, `nextPageToken`) and
-  `search_issues` on Data Center (`POST /rest/api/2/search`, `startAt`), both with
-  `json_result=True` and only the fields jr2 reads. The package looks the field list up once
-  per process (`GET /rest/api/2/field`) to translate names: the "field lookup" of the budget.
+  own retry loop off, so retries never multiply), `server_info()` for the deployment type.
+  Searches are posted through its session with a body jr2 builds: on Cloud
+  `POST /rest/api/2/search/jql` (`jql`, `fields`, `maxResults`, `nextPageToken`,
+  `reconcileIssues`), on Data Center `POST /rest/api/2/search` (`startAt`), only the fields jr2
+  reads, by id (so no field lookup). The package's `enhanced_search_issues`/`search_issues`
+  would send `"expand": null` and `"properties": null`, which Atlassian's schema does not allow.
 * Comments need the response `Date` (the server's clock is the claim protocol's clock), so the
   few other calls go through the package's own session (same auth, one attempt) as plain
   requests: `request()` returns the JSON, the `Date` and the headers.
@@ -178,18 +179,23 @@ class JiraClient:
 
     def _cloud_page(self, jql: str, token: str | None, fields: tuple[str, ...],
                     reconcile: tuple[int, ...] = ()) -> Callable[[], Any]:
-        def call() -> Any:
-            return self.jira.enhanced_search_issues(jql, nextPageToken=token, maxResults=PAGE,
-                                                    fields=list(fields),
-                                                    reconcileIssues=list(reconcile) or None,
-                                                    json_result=True, use_post=True)
-        return call
+        body: dict[str, Any] = {"jql": jql, "fields": list(fields), "maxResults": PAGE}
+        if token:
+            body["nextPageToken"] = token
+        if reconcile:
+            body["reconcileIssues"] = list(reconcile)
+        return lambda: self._search_post("/search/jql", body)
 
     def _dc_page(self, jql: str, start: int, fields: tuple[str, ...]) -> Callable[[], Any]:
-        def call() -> Any:
-            return self.jira.search_issues(jql, startAt=start, maxResults=PAGE,
-                                           fields=list(fields), json_result=True, use_post=True)
-        return call
+        body = {"jql": jql, "startAt": start, "maxResults": PAGE, "fields": list(fields)}
+        return lambda: self._search_post("/search", body)
+
+    def _search_post(self, path: str, body: dict[str, Any]) -> Any:
+        """One search page through the package's session (it raises `JIRAError` on an error
+        status). The body holds only fields the description allows, with their types: the
+        package's own search methods send `"expand": null` (and `"properties": null` on Cloud),
+        which Atlassian's schema does not allow."""
+        return self._session.post(f"{self.server}{API}{path}", data=json.dumps(body)).json()
 
     def _page(self, fn: Callable[[], Any]) -> dict[str, Any]:
         page = self._retrying(fn, "search issues (check the JQL)")

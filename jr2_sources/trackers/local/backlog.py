@@ -19,7 +19,9 @@ and column (syntax) or the item (validation), in the shape compilers use: `backl
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -270,11 +272,29 @@ def _sniff(text: str, name: str) -> Any:
             raise _toml_error(toml_err, text, name) from None
 
 
+MAX_BYTES = 256 * 1024 * 1024
+"""The largest backlog file read (a few hundred thousand items fit in far less)."""
+
+
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, or one `BacklogError` line saying why they cannot be read."""
+    """The file's bytes, or one `BacklogError` line saying why they cannot be read. Only a
+    regular file of at most `MAX_BYTES` is read: a FIFO, a device (`/dev/zero`) or a socket
+    would block or never end. It is opened without blocking and checked on the open file."""
     name = str(path)
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(st.st_mode):
+                raise BacklogError(f"{name}: not a regular file (a pipe, device or socket); "
+                                   "a backlog is a .toml or .json file")
+            data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise BacklogError(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not "
+                               "read as a backlog")
+        return data
     except FileNotFoundError:
         raise BacklogError(f"{name}: no such file") from None
     except IsADirectoryError:

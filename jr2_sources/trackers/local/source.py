@@ -161,6 +161,8 @@ class LocalAdapter(Tracker):
                            else not self.read_only and not parsed.items)
                 if suspect and not self._guard.confirmed(key, data):
                     continue
+                if cache is not None and not self.read_only:
+                    self._say_left(cache[1], parsed)
                 self._cache = (key, parsed)
                 self._invalid_since = None
                 return parsed
@@ -168,6 +170,17 @@ class LocalAdapter(Tracker):
             if self._cache is None:
                 raise stuck
             return self._keep_last_good(stuck)
+
+    def _say_left(self, before: Backlog, now: Backlog) -> None:
+        """One warning line naming the items a new reading of the file no longer holds: a run
+        that ends `drained` after its backlog lost items says what left it."""
+        kept = {it.id for it in now.items}
+        gone = [it.id for it in before.items if it.id not in kept]
+        if gone:
+            shown = ", ".join(gone[:10]) + (f" and {len(gone) - 10} more" if len(gone) > 10
+                                            else "")
+            log.warning("%s: %d item%s left the backlog (no longer in the file): %s",
+                        self.name, len(gone), "" if len(gone) == 1 else "s", shown)
 
     def _keep_last_good(self, exc: BacklogError) -> Backlog:
         """The last good backlog while the file is invalid, for `invalid_grace` at most."""

@@ -231,3 +231,25 @@ def test_a_graphql_failure_is_one_clear_line(fake: FakeGitHub, tmp_path: Path) -
     res = run(fake, tmp_path, "ready", "github:o/r", "--done-when", "merged")
     assert res.returncode == 4
     assert "GraphQL query failed: Field 'blocking' doesn't exist on type 'Issue'" in res.stderr
+
+
+def test_a_blocker_outside_the_label_filter_counts_as_merged(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    """The pool selects `frontend`; its item's blocker is a `backend` issue whose PR merged into
+    the base: the blocker is judged by its PR though the pool never lists it, so the item is
+    ready and `jr2 work` runs it."""
+    fake.add_issue("o/r", "Backend API", labels=["backend"])
+    fake.add_issue("o/r", "Frontend page", labels=["frontend"])
+    fake.add_dependency("o/r", 2, 1)
+    fake.add_issue("o/r", "Frontend form", "Depends on #1", labels=["frontend"])
+    pr = fake.pulls.open_pr("o/r", "jr2/issue-1", "feature")
+    fake.pulls.merge("o/r", pr)
+    opts = ("--label", "frontend", "--done-when", "merged", "--base", "feature")
+    assert blocked_reasons(fake, tmp_path, *opts) == {}
+    res = run(fake, tmp_path, "ready", "github:o/r", "--json", "--detail", *opts)
+    assert res.returncode == 0, res.stderr
+    assert [e["id"] for e in json.loads(res.stdout)["ready"]] == ["o/r#2", "o/r#3"]
+    res, runs = work(fake, tmp_path, {}, *opts, "--on-success", "nothing")
+    assert res.returncode == 0, res.stderr
+    assert sorted(r[0] for r in runs) == ["o/r#2", "o/r#3"]
+    assert fake.issue("o/r", 1).state == "open"  # outside the filter: never touched

@@ -4,6 +4,12 @@ left behind when marking a won claim fails (finding 3)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from gh_helpers import make_adapter, make_client
 from pydantic import SecretStr
@@ -67,3 +73,23 @@ def test_no_claim_label_stays_behind_when_marking_a_won_claim_fails(fake: FakeGi
     assert fake.issue("o/r", n).labels == []
     (comment,) = fake.comments_of("o/r", n)
     assert "jr2:released" in comment.body
+
+
+def test_a_run_whose_only_refusal_is_a_locked_issue_ends_drained(fake: FakeGitHub,
+                                                                  tmp_path: Path) -> None:
+    """A locked issue is skipped (the Actions token cannot comment on it); every other item is
+    done, so the run ends `drained`, exit 0, and the summary and `--json` name the skipped one."""
+    locked = fake.add_issue("o/r", "locked")
+    fake.add_issue("o/r", "fine")
+    fake.lock_issue("o/r", locked)
+    env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN=APP_TOKEN,
+               JR2_STATE_DIR=str(tmp_path / ".jr2"))
+    res = subprocess.run([sys.executable, "-m", "jr2_core", "work", "github:o/r",
+                          "--write-spacing", "0.001", "--json", "--", "true"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "drained: 1 done" in res.stderr
+    assert "skipped o/r#1: the tracker refused the claim" in res.stderr
+    out = json.loads(res.stdout)
+    assert out["output"]["status"] == "drained" and list(out["output"]["items"]) == ["o/r#2"]
+    assert list(out["skipped"]) == ["o/r#1"] and "locked" in out["skipped"]["o/r#1"]

@@ -191,3 +191,29 @@ def test_label_names_compare_case_insensitively_as_on_github(fake: FakeGitHub) -
     by_title = {i.title: i for i in snap.items}
     assert sorted(by_title) == ["broke", "urgent"]
     assert by_title["broke"].failed and by_title["urgent"].priority == 1
+
+
+def test_an_open_outside_ref_stays_open_when_asked_again(fake: FakeGitHub) -> None:
+    """The second reading of an unchanged open outside ref is a 304: still `open`."""
+    fake.add_issue("o/r", "Outside the filter")
+    fake.add_issue("o/r", "In scope", "needs #1", labels=["agent"])
+    adapter = make_adapter(fake.url, label=["agent"])
+    for _ in range(2):
+        assert reasons(ready_set(adapter), "o/r#2") == [
+            {"kind": "open_blocker", "ref": "o/r#1", "held_by": None}]
+
+
+def test_detail_keeps_an_issue_blocked_when_its_summary_and_endpoint_disagree(
+        api: MockAPI) -> None:
+    """The summary counts 2 open blockers, the endpoint names one closed and one open (one is
+    stale): blocked by the open one and by the one the endpoint does not name."""
+    summary = {"blocked_by": 2, "blocking": 0, "total_blocked_by": 2, "total_blocking": 0}
+    api.set("/repos/o/r/issues", [issue(1, "o/r", issue_dependencies_summary=summary)])
+    api.set("/repos/o/r/issues/1/dependencies/blocked_by",
+            [issue(8, "o/r", state="closed"), issue(9, "o/r")])
+    rs = ready_set(make_adapter(API, read_only=True))  # `jr2 ready`: detail on
+    assert reasons(rs, "o/r#1") == [
+        {"kind": "open_blocker", "ref": "o/r#9", "held_by": None},
+        {"kind": "open_blocker", "ref": "1 other open GitHub dependency", "held_by": None}]
+    api.set("/repos/o/r/issues/1/dependencies/blocked_by", [])  # the endpoint says none
+    assert ready_set(make_adapter(API, read_only=True)).entry("o/r#1").status == "blocked"

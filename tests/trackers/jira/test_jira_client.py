@@ -13,12 +13,10 @@ from jr2_sources.trackers.jira.client import parse_jira_time
 
 BASE = "https://acme.atlassian.net"
 API = f"{BASE}/rest/api/2"
-FIELDS = [{"id": "summary", "name": "Summary", "custom": False, "clauseNames": ["summary"]}]
 
 
 def _ready(rsps: responses.RequestsMock) -> None:
     rsps.get(f"{API}/serverInfo", json=load("serverinfo_cloud.json"))
-    rsps.get(f"{API}/field", json=FIELDS)
 
 
 @pytest.mark.parametrize(("status", "body", "expect"), [

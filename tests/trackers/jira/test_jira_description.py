@@ -94,6 +94,31 @@ def test_every_request_is_a_documented_operation_with_documented_fields(fake: Fa
             assert set(body) <= fields, (e["method"], e["path"], set(body) - fields)
 
 
+_TYPES: dict[str, Any] = {"string": str, "array": list, "object": dict, "boolean": bool,
+                          "integer": int, "number": (int, float)}
+
+
+def test_every_body_value_has_its_documented_type(fake: FakeJira) -> None:
+    """No field is sent as `null` (nor any other type) where the description does not allow
+    it: the search bodies' `expand` and `properties` among them."""
+    _work(fake)
+    checked = 0
+    for e in fake.requests():
+        op = _operation(e["method"], e["path"])
+        body = e["body"]
+        if op is None or not isinstance(body, dict):
+            continue
+        for name, value in body.items():
+            schema = _resolve(_prop(_body_schema(op), name))
+            kind = _TYPES.get(str(schema.get("type")))
+            if kind is None:
+                continue
+            checked += 1
+            assert (value is None and schema.get("nullable")) or isinstance(value, kind), (
+                e["method"], e["path"], name, value)
+    assert checked >= 10
+
+
 def test_claim_writes_use_the_documented_quiet_and_property_fields(fake: FakeJira) -> None:
     """`notifyUsers` is a parameter of "Update comment" (not of "Add comment"), and
     `properties` a field of the comment both take: what jr2's renewals and markers rely on."""

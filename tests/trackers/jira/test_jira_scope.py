@@ -231,3 +231,23 @@ def test_own_writes_wake_no_pool(fake: FakeJira, tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=30)
     assert sorted(set(log.read_text().split()) & set(keys)) == sorted(keys), err[-2000:]
     print(f"\nwebhook deliveries for {len(keys)} worked items: {len(own)}, wakes: {wakes}")
+
+
+@pytest.mark.parametrize("cloud", [True, False])
+def test_a_report_counts_an_issue_settled_done_without_a_transition_as_done(cloud: bool) -> None:
+    """`jr2 ready` after a pool finished A with no success transition: A (still "To Do" in
+    Jira, with jr2's done marker) is not listed as ready, and its dependent B is."""
+    fake = FakeJira(cloud=cloud).start()
+    try:
+        a, b, c = fake.add_issue("A"), fake.add_issue("B"), fake.add_issue("C")
+        fake.add_link(a, b)
+        pool = make_adapter(fake.url, jql="project = ENG")
+        item = next(it for it in pool.snapshot().items if it.id == a)
+        assert pool.claim(item, "p@h", 60)
+        pool.record(a, "p@h", Outcome("done"))
+        fake.add_comment(c, "a person writes: jr2 done? not yet", "someone")  # words prove nothing
+        report = make_adapter(fake.url, jql="project = ENG", read_only=True)
+        rs = compute_ready_set(report.snapshot(), now=datetime.now(UTC))
+        assert sorted(e.item.id for e in rs.ready) == [b, c]
+    finally:
+        fake.stop()

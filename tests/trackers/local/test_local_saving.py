@@ -204,3 +204,21 @@ def test_an_empty_backlog_is_drained_once_it_stayed_empty(
     result = work(f"local:{path}", ["true"], state=tmp_path / ".jr2", timeout=60)
     assert result.exit_code == 0 and not result.tally.done_ids
     assert clock.now - 1000.0 >= CONFIRM_AGE
+
+
+def test_items_that_left_the_backlog_are_named_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A run whose backlog lost items (a person cut them) says which left, one line."""
+    path = tmp_path / "b.toml"
+    mtime = _still(path, "".join(ENTRIES[:3]))
+    ad = _adapter(tmp_path)
+    ad.changes()
+    Editor(path, [], monkeypatch)
+    _cut(path, ENTRIES[0], mtime)
+    with caplog.at_level("WARNING", logger="jr2"):
+        assert _ids(ad.changes()) == {"I-00"}
+        ad.changes()
+    said = [r.getMessage() for r in caplog.records if "left the backlog" in r.getMessage()]
+    assert said == [f"local:{path}: 2 items left the backlog (no longer in the file): "
+                    "I-01, I-02"]
+    ad.close()
