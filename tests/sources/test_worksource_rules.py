@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from jr2_core import Context, Outcome, SnapshotItem, pool, start
-from jr2_sources import ReadOnly, ReadOnlyError, Tracker, WorkSource
+from jr2_core import Context, Outcome, pool, start
+from jr2_sources import ReadOnly, ReadOnlyError, SnapshotItem, Tracker, WorkSource
 from jr2_sources.testing import MemoryItem, MemoryTracker
 
 
