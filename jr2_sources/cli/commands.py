@@ -198,11 +198,12 @@ class WorkCommand(SourceCommand):
 @click.option("--transient-exit", "transient_exit", type=click.IntRange(1, 255), multiple=True,
               metavar="CODE",
               help="An exit code that is a transient failure (repeatable; default 75, "
-                   "EX_TEMPFAIL).")
-@click.option("--retry-backoff", metavar="DURATION", default="30s", show_default=True,
-              help="Wait after the first transient failure; doubled after each next one.")
-@click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
-              help="The longest wait between attempts.")
+                   "EX_TEMPFAIL). Only with --max-attempts above 1.")
+@click.option("--retry-backoff", metavar="DURATION", default=None, show_default="30s",
+              help="Wait after the first transient failure; doubled after each next one. "
+                   "Only with --max-attempts above 1.")
+@click.option("--retry-backoff-max", metavar="DURATION", default=None, show_default="1h",
+              help="The longest wait between attempts. Only with --max-attempts above 1.")
 @click.option("--global-cap", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N items held at once by every pool on this tracker (all machines).")
 @click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,
@@ -240,7 +241,8 @@ class WorkCommand(SourceCommand):
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
-             transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
+             transient_exit: tuple[int, ...], retry_backoff: str | None,
+             retry_backoff_max: str | None,
              global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
              pass_env: tuple[str, ...], quiet: bool, as_json: bool, dashboard: str | None,

@@ -54,7 +54,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          workdir: Path | None = None, worktree: str | None = None,
          pass_env: Sequence[str] = (), state: Path | None = None,
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
-         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
+         retry_backoff: float | str | None = None,
+         retry_backoff_max: float | str | None = None,
          global_cap: int | None = None, exclusive_by: Sequence[str] = (),
          control_issue: str | None = None, gates: Sequence[str] = (),
          dashboard: str | int | None = None,
@@ -94,8 +95,9 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      workdir: Path | None = None, worktree: str | None = None,
                      pass_env: Sequence[str] = (), state: Path | None = None,
                      quiet: bool = True, max_attempts: int = 1,
-                     transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-                     retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+                     transient_exit: Sequence[int] = (),
+                     retry_backoff: float | str | None = None,
+                     retry_backoff_max: float | str | None = None, global_cap: int | None = None,
                      exclusive_by: Sequence[str] = (),
                      control_issue: str | None = None,
                      gates: Sequence[str] = (),
@@ -145,8 +147,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              listen: str | None, tls_cert: Path | None, tls_key: Path | None,
              webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
              pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
-             transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-             retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+             transient_exit: Sequence[int] = (), retry_backoff: float | str | None = None,
+             retry_backoff_max: float | str | None = None, global_cap: int | None = None,
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
              gates: Sequence[str] = (), dashboard: str | int | None = None,
              dashboard_interval: float | str = "1m") -> _Plan:
@@ -234,13 +236,21 @@ def _gate_names(gates: Sequence[str]) -> frozenset[str]:
         raise UsageError(f"--gate: {exc}") from None
 
 
-def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
-                    backoff_max: float | str) -> Any:
-    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
+def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str | None,
+                    backoff_max: float | str | None) -> Any:
+    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
+    AttemptPolicy; the last three only with `--max-attempts` above 1, where they do something."""
     from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
 
-    base = _seconds("--retry-backoff", backoff)
-    cap = _seconds("--retry-backoff-max", backoff_max)
+    given = [name for name, value in (("--transient-exit", transient),
+                                      ("--retry-backoff", backoff),
+                                      ("--retry-backoff-max", backoff_max))
+             if value is not None and value != ()]
+    if given and max_attempts < 2:
+        raise UsageError(f"{given[0]} retries an item: it needs --max-attempts above 1 "
+                         "(with one attempt every failure is final)")
+    base = _seconds("--retry-backoff", "30s" if backoff is None else backoff)
+    cap = _seconds("--retry-backoff-max", "1h" if backoff_max is None else backoff_max)
     return AttemptPolicy(max_attempts=max_attempts,
                          transient=frozenset(transient or (EX_TEMPFAIL,)),
                          backoff=base, backoff_max=max(cap, base))
