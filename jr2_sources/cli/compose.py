@@ -335,8 +335,11 @@ def _listen_options(listen: str | None, port: int, secret_env: str | None,
 
 
 def _tls_context(cert: Path, key: Path | None) -> Any:
-    """A server TLS context from PEM files; a bad file is a usage error."""
+    """A server TLS context from PEM files; a bad file is a usage error, and a private key
+    every user of the machine can read is warned about (as a mounted secret may well be)."""
+    import logging
     import ssl
+    import stat
 
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
@@ -345,6 +348,12 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
         why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
         raise UsageError(f"--tls-cert {cert}: cannot load the certificate and key: {why}"
                          ) from None
+    held = key or cert
+    mode = stat.S_IMODE(held.stat().st_mode)
+    if mode & stat.S_IROTH:
+        logging.getLogger("jr2.work").warning(
+            "jr2: warning: %s %s: every user of this machine can read this private key "
+            "(mode %04o); chmod o-r it", "--tls-key" if key else "--tls-cert", held, mode)
     return ctx
 
 
