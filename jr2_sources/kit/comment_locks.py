@@ -66,7 +66,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from jr2_core import Outcome
-from jr2_core.errors import ItemError, SourceError
+from jr2_core.errors import ItemError, SourceError, UsageError
 
 from ..readyset import Snapshot, SnapshotItem
 from ..tracker import Tracker
@@ -265,20 +265,23 @@ class LockedTracker(Tracker):
         return self._engine
 
     def check(self) -> None:
-        """Read the coordination issue's thread once (at start: it exists, we may read it); a
-        tracker that guards its writes by scope (Jira) is told the user chose this issue."""
+        """Read the coordination issue's thread once (at start: it exists, we may read it; a
+        refusal is bad input, exit 2); a tracker that guards its writes by scope (Jira) is
+        told the user chose this issue."""
         allow = getattr(self.inner, "allow_control", None)
         if callable(allow):
             allow(self.control)
-        self._call(lambda: self.inner.list_comments(self.control))
+        self._call(lambda: self.inner.list_comments(self.control), UsageError)
 
-    def _call(self, fn: Any) -> Any:
-        """A call about the coordination issue: its refusal is the source's, not one item's."""
+    def _call(self, fn: Any, error: type[Exception] = SourceError) -> Any:
+        """A call about the coordination issue: its refusal (deleted, locked, ...) is the
+        source's, not one item's, and says so (`error`: raised in its place)."""
         try:
             return fn()
         except ItemError as exc:
-            raise SourceError(f"{self.name}: the coordination issue {self.control} (from "
-                              f"--control-issue): {exc}") from None
+            why = str(exc).removeprefix(f"{self.name}: ")
+            raise error(f"{self.name}: the coordination issue {self.control} (from "
+                        f"--control-issue): {why}") from None
 
     def snapshot(self) -> Snapshot:
         result: Snapshot = self.inner.snapshot()
