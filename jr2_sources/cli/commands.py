@@ -223,8 +223,8 @@ class WorkCommand(SourceCommand):
               help="Run COMMAND in a git worktree of its own per item, on JR2_ITEM_BRANCH "
                    "from BASE (default HEAD); removed after success, kept after a failure.")
 @click.option("--pass-env", "pass_env", metavar="NAME", multiple=True,
-              help="Pass this secret-named variable (a token, a key) on to COMMAND; by default "
-                   "COMMAND gets none of them (repeatable).")
+              help="Pass this credential (a token, a key, a URL with a password) on to "
+                   "COMMAND; by default COMMAND gets none of them (repeatable).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")

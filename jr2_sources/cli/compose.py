@@ -153,7 +153,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     from .runner import resolve_command
-    from .workerenv import worker_env
+    from .workerenv import withheld, worker_env
     from .workspace import Workspace, Worktrees
 
     argv = resolve_command(list(command))
@@ -179,6 +179,9 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
+    if not quiet and (out := withheld(tuple(pass_env), held)):
+        print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
+              "(--pass-env NAME passes one)", file=sys.stderr)
     from jr2_sources.deltas import first_reading
 
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading

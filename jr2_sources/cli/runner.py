@@ -280,11 +280,11 @@ def command_worker(
 
     async def worker(item: WorkItem, ctx: Context) -> Any:
         if not made:
-            logs.mkdir(parents=True, exist_ok=True)
+            logs.mkdir(mode=0o700, parents=True, exist_ok=True)
             made.append(True)
         stem = safe_name(item.id)
         item_file = logs / f"{stem}.json"
-        item_file.write_text(item_json(item), encoding="utf-8")
+        _write_private(item_file, item_json(item))
         log_path = logs / f"{stem}.log"
         ok: list[bool] = []
         stack_on = item.extra.get("stack_on")  # --stack: start from the blocker's head branch
@@ -303,7 +303,7 @@ def command_worker(
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
-        with open(log_path, "a", encoding="utf-8") as logf:
+        with open(log_path, "a", encoding="utf-8", opener=_private) as logf:
             for note in notes:
                 logf.write(f"jr2 {note}\n")
                 log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
@@ -394,6 +394,19 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
         return last_out[0]
 
 
+def _private(path: str, flags: int) -> int:
+    """An `open` opener whose new files are 0600: an item's log and files may hold what its
+    command printed or the tracker said, for its owner only."""
+    return os.open(path, flags, 0o600)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` (mode 0600, also when it was there before)."""
+    with open(path, "w", encoding="utf-8", opener=_private) as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
+
+
 HANDED = ("JR2_BLOCKERS_JSON", "JR2_BASE_BRANCH")  # per item, never inherited
 
 
@@ -410,7 +423,7 @@ def hand_off(item: WorkItem, path: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     blockers = item.extra.get("blockers")
     if isinstance(blockers, list):
-        path.write_text(json.dumps(blockers, indent=2), encoding="utf-8")
+        _write_private(path, json.dumps(blockers, indent=2))
         env["JR2_BLOCKERS_JSON"] = str(path.resolve())
     base = item.extra.get("stack_on")
     if isinstance(base, str) and base:
