@@ -44,6 +44,11 @@ the rest, the same for every tracker:
   at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
   instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
   extension; `settle` returns it as `cancelled`, so it does not fail the run.
+* Deaths count: a claim taken over after its holder's lease lapsed unsettled means that pool
+  died (or was stopped) while the item ran. The first such death is forgiven (a reboot, an
+  out-of-memory kill); the second (`Claim.lapsed` says how many came before) is a failed
+  attempt, and a final one: the item is not run again but fails at once (`guard`), so an item
+  whose command kills its pool cannot be re-run forever under `Restart=always`.
 * Global caps and conflict groups (`jr2_sources.limits`, `--global-cap`, `--exclusive-by`): each
   item read is tagged with its groups, the Ready-set blocks what a held group or the cap keeps
   (`group_busy`, `global_cap`), and the tracker's claim decides them safely (`Tracker.limits`;
@@ -70,7 +75,7 @@ import logging
 import socket
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -94,6 +99,8 @@ TrackerAdapter = Tracker
 
 DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
+DEATHS_FAIL = 2
+"""The pool deaths during one item that fail it (the first is forgiven)."""
 
 
 @dataclass(slots=True)
@@ -276,6 +283,7 @@ class WorkSource:
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
         self._attempt: dict[str, int] = {}  # item -> the number of the attempt running now
+        self._doomed: dict[str, str] = {}  # item -> why it fails without running (`guard`)
         self._held: dict[str, Callable[[str], None]] = {}
         self._no_reoffer: set[str] = set()
         self._failed_here: set[str] = set()
@@ -364,6 +372,7 @@ class WorkSource:
                 if won:
                     self._claimed_at[item.id] = asked
                     self._attempt[item.id] = item.attempts + 1
+                    self._count_deaths(item)
                     rest = view.n_ready - i - 1
                     return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
                                 open=rest + lost + passed + blocked + held, held=held + lost,
@@ -373,6 +382,34 @@ class WorkSource:
             view.ready.close()
         return Next(item=None, open=blocked + held + lost + passed, held=held + lost,
                     cleared=cleared)
+
+    def _count_deaths(self, item: SnapshotItem) -> None:
+        """A claim just won from another holder whose lease lapsed: that pool died while the
+        item ran. The second such death fails the item instead of running it again."""
+        prior = item.claim
+        if prior is None or prior.holder == self.holder:
+            return
+        deaths = prior.lapsed + 1
+        if deaths >= DEATHS_FAIL:
+            why = (f"its pool died {deaths} times while it ran (the lease lapsed unsettled): "
+                   "the command may end its own pool, so it is not run again")
+            self._doomed[item.id] = why
+            log.warning("%s: %s: %s", self.tracker.name, item.id, why)
+
+    def guard(self, worker: Callable[[WorkItem, Any], Awaitable[_T]]
+              ) -> Callable[[WorkItem, Any], Coroutine[Any, Any, _T]]:
+        """`worker`, except that an item whose pool died twice while it ran (see the module
+        note) fails at once with why, without running: a final failure, so it is marked failed
+        and waits for a person."""
+        doomed = self._doomed
+
+        async def guarded(item: WorkItem, ctx: Any) -> _T:
+            why = doomed.pop(item.id, None)
+            if why is not None:
+                raise Failure(why)
+            return await worker(item, ctx)
+
+        return guarded
 
     def _cleared(self, view: ReadyView) -> tuple[str, ...]:
         """Items this pool failed whose failure mark is gone now (a person retried them, or they

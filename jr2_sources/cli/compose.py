@@ -361,9 +361,9 @@ async def _run(plan: _Plan) -> WorkResult:
                     limits=plan.limits, gates=plan.gates)
     if plan.first is not None:
         ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
-    worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
-                            redact=Redactor(secret_values()), timeout=plan.timeout,
-                            workspace=plan.workspace, base_env=plan.env)
+    worker = ws.guard(command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
+                                     redact=Redactor(secret_values()), timeout=plan.timeout,
+                                     workspace=plan.workspace, base_env=plan.env))
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
     observers: list[Any] = [ws.tally.observe]
