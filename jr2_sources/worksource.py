@@ -44,6 +44,8 @@ the rest, the same for every tracker:
   at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
   instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
   extension; `settle` returns it as `cancelled`, so it does not fail the run.
+* A full state disk (a worker's failure with `detail["state_full"]`: `jr2 work` could not
+  write the item's files) fails that item and then ends the run as an error (`StateFull`).
 * Deaths count: a claim taken over after its holder's lease lapsed unsettled means that pool
   died (or was stopped) while the item ran. The first such death is forgiven (a reboot, an
   out-of-memory kill); the second (`Claim.lapsed` says how many came before) is a failed
@@ -81,7 +83,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
-from jr2_core.errors import ItemError, UsageError
+from jr2_core.errors import ItemError, StateFull, UsageError
 from jr2_core.timeouts import wait_for
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
@@ -522,6 +524,19 @@ class WorkSource:
     # -- settle -------------------------------------------------------------------------------
 
     async def settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
+        """End the claim in the tracker (`_settle`). A worker that failed because the state
+        directory's disk is full (`detail["state_full"]`) then ends the run (`StateFull`): the
+        Pool stops the other workers and their claims are released."""
+        told = await self._settle(item_id, outcome)
+        failure = outcome.failure
+        detail = failure.detail if failure is not None else None
+        if (outcome.status == "failed" and failure is not None and isinstance(detail, dict)
+                and detail.get("state_full")):
+            raise StateFull(f"{failure.reason}; {item_id} failed and the run stops (claims "
+                            "released)")
+        return told
+
+    async def _settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
         """End the claim in the tracker. A transient failure to retry (`--max-attempts`) is
         recorded with its attempt, logged (reason, attempt, retry time) and returned as a
         `cancelled` Outcome: it is not the run's failure, the item is offered again (by this pool
