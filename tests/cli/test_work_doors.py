@@ -3,8 +3,10 @@ fills up, a command that cleans its working tree."""
 
 from __future__ import annotations
 
+import os
 import resource
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -81,3 +83,24 @@ def test_log_limit_caps_one_items_log_and_notes_the_cut(tmp_path: Path) -> None:
     bad = jr2("work", "local:b.toml", "--log-limit", "lots", "--", "true", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
         "error: --log-limit: 'lots' is not a size like 512K, 10MiB or 1G")
+
+
+def test_a_command_that_runs_git_clean_fdx_never_makes_done_work_run_again(tmp_path: Path
+                                                                            ) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "b.toml").write_text("".join(f'[[items]]\nid = "I-{i}"\ntitle = "i"\n'
+                                         for i in range(3)))
+    git = ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=n"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "b.toml"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "backlog"], check=True)
+    ran = tmp_path / "ran"
+    clean = ["--", "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}; git clean -fdxq']
+    env = {k: v for k, v in os.environ.items() if k != "JR2_STATE_DIR"}  # the default
+    first = jr2("work", "local:b.toml", *clean, cwd=repo, env=env)
+    assert first.returncode == 0, first.stderr
+    again = jr2("work", "local:b.toml", *clean, cwd=repo, env=env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(ran.read_text().split()) == ["I-0", "I-1", "I-2"]  # each ran once
+    assert (repo / ".git" / "jr2" / "logs").is_dir()  # the store sits where git never cleans
