@@ -224,8 +224,11 @@ class WorkCommand(SourceCommand):
               help="Run COMMAND in a git worktree of its own per item, on JR2_ITEM_BRANCH "
                    "from BASE (default HEAD); removed after success, kept after a failure.")
 @click.option("--pass-env", "pass_env", metavar="NAME", multiple=True,
-              help="Pass this secret-named variable (a token, a key) on to COMMAND; by default "
-                   "COMMAND gets none of them (repeatable).")
+              help="Pass this credential (a token, a key, a URL with a password) on to "
+                   "COMMAND; by default COMMAND gets none of them (repeatable).")
+@click.option("--log-limit", "log_limit", metavar="SIZE", default="10MiB", show_default=True,
+              help="The most output one item's log keeps (e.g. 512K, 1G); the cut is noted in "
+                   "the log.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
@@ -245,8 +248,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
              retry_backoff_max: str | None,
              global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
-             pass_env: tuple[str, ...], quiet: bool, as_json: bool, dashboard: str | None,
-             dashboard_interval: str, state_dir: Path | None) -> None:
+             pass_env: tuple[str, ...], log_limit: str, quiet: bool, as_json: bool,
+             dashboard: str | None, dashboard_interval: str, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -274,7 +277,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
                   global_cap=global_cap, exclusive_by=exclusive_by,
                   control_issue=control_issue, gates=gates, dashboard=dashboard,
-                  dashboard_interval=dashboard_interval)
+                  dashboard_interval=dashboard_interval, log_limit=log_limit)
     _summary(result, quiet=quiet)
     if as_json:
         data = result.run.to_json()
