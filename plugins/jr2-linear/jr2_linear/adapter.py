@@ -192,7 +192,7 @@ class LinearAdapter(ClaimsByComment):
     def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
         """Still open, in scope, and not settled by a pool just before (`found`)."""
         issue, in_scope = self._check(key)
-        if issue is None or (issue["state"] or {}).get("type") not in self.config.state:
+        if issue is None or (issue["state"] or {}).get("type") not in self.config.state_type:
             self.wrote(key)
             return False
         if not in_scope:

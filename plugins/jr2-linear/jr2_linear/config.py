@@ -39,7 +39,7 @@ class LinearConfig(Tracker.Options):
     assignee: str | None = Field(
         default=None, description="only issues assigned to: `none` (nobody), `me` (the key's "
                                   "user) or an email")
-    state: list[StateType] = Field(
+    state_type: list[StateType] = Field(
         default_factory=lambda: list(DEFAULT_STATES),
         description="workflow state types that count as work (repeatable; triage is left out "
                     "by default)")
@@ -95,7 +95,7 @@ class LinearConfig(Tracker.Options):
         """The `IssueFilter` of the issues this source selects (open, in the team, in scope)."""
         parts: list[dict[str, Any]] = [
             {"team": {"key": {"eq": self.target}}},
-            {"state": {"type": {"in": list(self.state)}}},
+            {"state": {"type": {"in": list(self.state_type)}}},
         ]
         parts += [{"labels": {"some": {"name": {"eq": name}}}} for name in self.label]
         if self.project:
