@@ -41,8 +41,8 @@ from .config import LinearConfig
 from .markers import Ignored, parse_time, split
 
 OVERLAP = 10.0
-"""Seconds a delta reads back before the newest `updatedAt` it saw (clock steps, writes landing
-out of order)."""
+"""Seconds a delta reads back before the server time of the last reading (the `Date` header has
+whole seconds; writes may land out of order); an issue read back unchanged costs nothing."""
 
 
 @dataclass
@@ -82,7 +82,8 @@ class IssueReader:
         self._lock = threading.Lock()
         self.ids: dict[str, tuple[str, str]] = {}  # identifier -> (Linear id, URL)
         self.marker_ids: dict[int, str] = {}  # the protocol's comment id -> attachment id
-        self._watermark: str | None = None
+        self._since: str | None = None  # a delta asks for changes after this (server time)
+        self._seen_at: dict[str, str] = {}  # identifier -> `updatedAt` last read
         self._direct: set[str] = set()  # Linear ids to read by id in the next delta
         self._teams: set[str] = {config.target}  # teams whose changes a delta asks for
         self._full_next = True
@@ -178,23 +179,26 @@ class IssueReader:
     def snapshot(self, skip: set[str]) -> Snapshot:
         """Every issue in scope, in pages of `PAGE` (module notes)."""
         self.team()
+        started: datetime | None = None
         items: list[SnapshotItem] = []
         after: str | None = None
-        newest = ""
+        seen: dict[str, str] = {}
         while True:
             ans = self.client.run("Jr2Issues", ops.ISSUES, {
                 "filter": self.config.scope(), "first": ops.PAGE, "after": after})
             conn = ans.data["issues"]
             now = _date(ans)
+            started = started or now
             for node in conn["nodes"]:
-                newest = max(newest, node["updatedAt"])
+                seen[node["identifier"]] = node["updatedAt"]
                 if node["identifier"] not in skip:
                     items.append(self.item(node, now))
             if not conn["pageInfo"]["hasNextPage"]:
                 break
             after = conn["pageInfo"]["endCursor"]
         with self._lock:
-            self._watermark = max(self._watermark or "", newest) or _iso(now)
+            self._since = _iso(started - timedelta(seconds=OVERLAP))
+            self._seen_at = seen
             self._direct.clear()
             self._full_next = False
         return Snapshot(source=self.name, items=items)
@@ -211,18 +215,18 @@ class IssueReader:
     def changes(self, skip: set[str]) -> Delta | None:
         """What changed since the last reading, in one request; None: read everything."""
         with self._lock:
-            if self._full_next or self._watermark is None:
+            if self._full_next or self._since is None:
                 return None
-            since = _iso(parse_time(self._watermark) - timedelta(seconds=OVERLAP))
+            since = self._since
             direct = sorted(self._direct)
             teams = sorted(self._teams)
         recent: dict[str, Any] = {"updatedAt": {"gt": since}}
-        changed: dict[str, Any] = {"or": [recent, {"id": {"in": direct}}]} if direct else recent
+        in_teams: dict[str, Any] = {"and": [{"team": {"key": {"in": teams}}}, recent]}
+        by_id: dict[str, Any] = {"id": {"in": direct}}
         variables = {
-            "scoped": {"and": [self.config.scope(), changed]},
-            "touched": {"and": [{"team": {"key": {"in": teams}}}, changed]}
-            if not direct else {"or": [{"and": [{"team": {"key": {"in": teams}}}, recent]},
-                                       {"id": {"in": direct}}]},
+            "scoped": {"and": [self.config.scope(), {"or": [recent, by_id]} if direct
+                               else recent]},
+            "touched": {"or": [in_teams, by_id]} if direct else in_teams,
             "first": ops.CHANGES_FIRST}
         try:
             ans = self.client.run("Jr2Changes", ops.CHANGES, variables)
@@ -231,20 +235,27 @@ class IssueReader:
                 return None
             now = _date(ans)
             delta = Delta()
-            newest = self._watermark or ""
-            seen: set[str] = set()
+            fresh = set(direct)
+            in_scope: set[str] = set()
             for node in scoped["nodes"]:
-                newest = max(newest, node["updatedAt"])
-                seen.add(node["identifier"])
-                if node["identifier"] in skip:
-                    delta.left[node["identifier"]] = "done"
+                ident = node["identifier"]
+                in_scope.add(ident)
+                if node["id"] not in fresh and self._seen_at.get(ident) == node["updatedAt"]:
+                    continue  # read back by the overlap, unchanged
+                self._seen_at[ident] = node["updatedAt"]
+                if ident in skip:
+                    delta.left[ident] = "done"
                 else:
                     delta.items.append(self.item(node, now))
             for node in touched["nodes"]:
-                newest = max(newest, node["updatedAt"])
-                if node["identifier"] not in seen:
-                    delta.left[node["identifier"]] = ref_state(node)  # type: ignore[assignment]
-            gone = set(direct) - {n["id"] for n in touched["nodes"]}
+                ident = node["identifier"]
+                if ident in in_scope:
+                    continue
+                if node["id"] not in fresh and self._seen_at.get(ident) == node["updatedAt"]:
+                    continue
+                self._seen_at[ident] = node["updatedAt"]
+                delta.left[ident] = ref_state(node)  # type: ignore[assignment]
+            gone = fresh - {n["id"] for n in touched["nodes"]}
             for ident, (lid, _url) in list(self.ids.items()):
                 if lid in gone:  # read by id and not found: deleted or trashed
                     delta.left[ident] = "missing"
@@ -252,7 +263,7 @@ class IssueReader:
             self.want_full()
             raise
         with self._lock:
-            self._watermark = newest
+            self._since = _iso(now - timedelta(seconds=OVERLAP))
             self._direct.difference_update(direct)
         return delta
 
