@@ -33,6 +33,7 @@ from jr2_sources import (
     Delta,
     ItemError,
     Snapshot,
+    SnapshotItem,
     SourceEnv,
     Verdict,
 )
@@ -254,6 +255,14 @@ class LinearAdapter(ClaimsByComment):
                     self._done_here.add(item_id)
         finally:
             self.wrote(item_id)
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        """The claim protocol (module notes); a lost claim's issue is read again by the next
+        delta (another pool's marker need not move the issue's `updatedAt`)."""
+        won = super().claim(item, holder, lease)
+        if not won:
+            self.wrote(item.id)
+        return won
 
     def release(self, item_id: str, holder: str) -> None:
         try:
