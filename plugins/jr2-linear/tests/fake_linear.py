@@ -506,6 +506,9 @@ class FakeLinear:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as `requests` sessions expect
+            wbufsize = 1 << 16  # headers and body leave in one write (no delayed-ACK stalls)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
