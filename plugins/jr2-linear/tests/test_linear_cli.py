@@ -130,3 +130,11 @@ def test_a_person_canceling_a_held_issue_stops_its_worker(tmp_path: Path) -> Non
         assert f.mutations == before + 1
     finally:
         f.stop()
+
+
+def test_options_of_capabilities_linear_does_not_declare_are_refused(fake: FakeLinear,
+                                                                     tmp_path: Path) -> None:
+    res = jr2("work", "linear:ENG", "--gate", "review", "--state", str(tmp_path), "--", "true",
+              env=_env(fake))
+    assert res.returncode == 2 and "cannot use --gate" in res.stderr
+    assert fake.mutations == 0
