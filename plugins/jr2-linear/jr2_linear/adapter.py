@@ -144,8 +144,7 @@ class LinearAdapter(ClaimsByComment):
         lid, _url = self._ids(key)
         nodes, now = self.reader.read_markers(lid)
         comments, ids, _ignored = split(nodes, self.trusted)
-        with self.reader._lock:
-            self.reader.marker_ids.update(ids)
+        self.reader.keep(ids)
         return comments, now
 
     def post_comment(self, key: str, body: str) -> int | None:
@@ -158,8 +157,7 @@ class LinearAdapter(ClaimsByComment):
             "metadata": metadata(kind, fields)}})
         node = ans.data["attachmentCreate"]["attachment"]
         cid = comment_id(parse_time(node["createdAt"]), node["id"])
-        with self.reader._lock:
-            self.reader.marker_ids[cid] = node["id"]
+        self.reader.keep({cid: node["id"]})
         return cid
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:

@@ -112,6 +112,11 @@ class IssueReader:
         with self._lock:
             self.ids[node["identifier"]] = (node["id"], node["url"])
 
+    def keep(self, marker_ids: dict[int, str]) -> None:
+        """Remember the attachment ids of markers by the protocol's comment ids."""
+        with self._lock:
+            self.marker_ids.update(marker_ids)
+
     def markers_of(self, node: dict[str, Any]
                    ) -> tuple[list[claims.Comment], list[Ignored]]:
         """The issue's trusted markers (all of them: read again when more than fit inline)."""
@@ -120,8 +125,7 @@ class IssueReader:
         if (conn.get("pageInfo") or {}).get("hasNextPage"):
             nodes = self.read_markers(node["id"])[0]
         comments, ids, ignored = split(nodes, self.trusted)
-        with self._lock:
-            self.marker_ids.update(ids)
+        self.keep(ids)
         return comments, ignored
 
     def read_markers(self, issue_id: str) -> tuple[list[dict[str, Any]], datetime]:

@@ -50,3 +50,18 @@ def test_the_subset_is_what_the_full_schema_gives() -> None:
     res = subprocess.run([sys.executable, str(TOOL), full, "--check"], capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_fake_refuses_a_query_over_the_limit_and_a_field_linear_lacks() -> None:
+    import json
+
+    from fake_linear import KEY, FakeLinear
+
+    fake = FakeLinear()
+    body = json.dumps({"query": ops.ISSUES, "operationName": "Jr2Issues",
+                       "variables": {"filter": {}, "first": ops.PAGE + 10}}).encode()
+    status, _headers, answer = fake.answer(KEY, body)
+    assert status == 400 and "too complex" in answer["errors"][0]["message"]
+    made_up = json.dumps({"query": "query { viewer { id jr2Claims } }"}).encode()
+    status, _headers, answer = fake.answer(KEY, made_up)
+    assert status == 400 and "jr2Claims" in answer["errors"][0]["message"]
