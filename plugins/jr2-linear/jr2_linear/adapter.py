@@ -77,14 +77,15 @@ class LinearAdapter(ClaimsByComment):
 
     # -- trust ------------------------------------------------------------------------------------
 
-    @property
-    def identity(self) -> str:
-        """The name of the key's own user (Linear's `viewer`), whose markers jr2 trusts."""
-        return self.reader.team().viewer_name
+    def identity(self) -> list[str]:
+        """The accounts of the key's own user (Linear's `viewer`): its email and its id, the
+        forms a marker's author takes (`markers.py`)."""
+        team = self.reader.team()
+        return [a for a in (team.viewer_email, team.viewer_id) if a]
 
     def trusted(self, author: str | None) -> bool:
-        """Whether a marker's creator (a Linear user id) counts: the key's own user."""
-        return author is not None and author == self.reader.team().viewer_id
+        """Whether a marker's creator counts: the key's own user."""
+        return author is not None and author.lower() in {a.lower() for a in self.identity()}
 
     # -- reading ----------------------------------------------------------------------------------
 

@@ -14,8 +14,9 @@ Design notes
   attachment id is a UUID, so `comment_id` packs the server's `createdAt` (microseconds) above
   the UUID's 128 bits: ids compare as (createdAt, id), and a later claimer never wins because of
   a lower random id. `attachment_id` unpacks it.
-* Trust: only markers whose creator is trusted count (by default the identity of the pool's own
-  key, Linear's `viewer`); the others are returned apart, with their author, for the report.
+* Trust: a marker's author is its creator's email (its id when Linear gives no email); only
+  markers whose creator is trusted count (by default the identity of the pool's own key,
+  Linear's `viewer`); the others are returned apart, with their author, for the report.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def to_comment(node: dict[str, Any]) -> tuple[claims.Comment, str] | None:
     body = claims.render_marker(kind, fields, "")
     comment = claims.Comment(id=comment_id(created, str(node["id"])), body=body,
                              created_at=created, updated_at=parse_time(str(node["updatedAt"])),
-                             author=str(creator.get("id") or "") or None)
+                             author=str(creator.get("email") or creator.get("id") or "") or None)
     return comment, str(node["id"])
 
 

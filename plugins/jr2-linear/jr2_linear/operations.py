@@ -50,14 +50,14 @@ fragment Jr2Issue on Issue {{
   }}
   attachments(first: {MARKERS_INLINE}, filter: {{ url: {{ contains: "{MARKER_TAG}" }} }}) {{
     pageInfo {{ hasNextPage }}
-    nodes {{ id url metadata createdAt updatedAt creator {{ id name }} }}
+    nodes {{ id url metadata createdAt updatedAt creator {{ id name email }} }}
   }}
 }}
 """
 
 SETUP = """
 query Jr2Setup($team: String!) {
-  viewer { id name }
+  viewer { id name email }
   teams(filter: { key: { eq: $team } }, first: 1) {
     nodes { id key name states(first: 50) { nodes { id name type position } } }
   }
@@ -116,7 +116,7 @@ MARKERS = f"""
 query Jr2Markers($id: String!) {{
   issue(id: $id) {{
     attachments(first: 50, filter: {{ url: {{ contains: "{MARKER_TAG}" }} }}) {{
-      nodes {{ id url metadata createdAt updatedAt creator {{ id name }} }}
+      nodes {{ id url metadata createdAt updatedAt creator {{ id name email }} }}
     }}
   }}
 }}

@@ -53,6 +53,7 @@ class Team:
     key: str
     viewer_id: str
     viewer_name: str
+    viewer_email: str
     done_state: str | None
     states: dict[str, str] = field(default_factory=dict)
 
@@ -102,7 +103,8 @@ class IssueReader:
             states = sorted(t["states"]["nodes"], key=lambda s: s["position"])
             done = next((s["id"] for s in states if s["type"] == "completed"), None)
             viewer = ans.data["viewer"]
-            self._team = Team(t["id"], t["key"], viewer["id"], viewer["name"], done,
+            self._team = Team(t["id"], t["key"], viewer["id"], viewer["name"],
+                              viewer.get("email") or "", done,
                               {s["id"]: s["type"] for s in states})
         return self._team
 
