@@ -101,11 +101,13 @@ class LinearAdapter(ClaimsByComment):
         return known
 
     def _check(self, key: str) -> tuple[dict[str, Any] | None, bool]:
-        """The issue now (None: deleted) and whether the scope selects it (one request)."""
-        lid = self.reader.ids.get(key, (key, ""))[0]
-        scoped = {"and": [self.config.scope(), {"id": {"eq": lid}}]}
+        """The issue now (None: deleted) and whether the scope selects it (one request: the
+        issue by its identifier, which Linear's `issue(id:)` takes, and the scope narrowed to
+        the issue's number)."""
+        number = float(key.rsplit("-", 1)[-1])
+        scoped = {"and": [self.config.scope(), {"number": {"eq": number}}]}
         try:
-            ans = self.client.run("Jr2Check", ops.CHECK, {"id": lid, "scoped": scoped})
+            ans = self.client.run("Jr2Check", ops.CHECK, {"id": key, "scoped": scoped})
         except LinearHTTPError as exc:
             if "not found" in str(exc).lower():
                 return None, False
@@ -114,8 +116,6 @@ class LinearAdapter(ClaimsByComment):
         if issue is None or issue.get("trashed"):
             return None, False
         self.reader.remember(issue)
-        if lid != issue["id"]:  # asked by identifier: ask the scope again by id
-            return self._check(key)
         return issue, bool(ans.data["issues"]["nodes"])
 
     def done_here(self) -> set[str]:
