@@ -13,14 +13,15 @@ Design notes
   never be completed, so it no longer holds anything back, as GitHub's "closed as not planned"),
   and the dependent lists it in `extra.canceled_blockers`; a trashed issue is `missing`; any
   other type is open.
-* Deltas (`Jr2Changes`, one request): the issues of the scope updated since the last reading
-  (less an overlap of `OVERLAP` seconds), read whole, and the ids and states of every issue of
-  the team (and of the teams of outside blockers) updated since; an id in the second list but
-  not the first left the set (done, missing, or open outside the filter). Issues marked with
-  `mark` (this pool's own settles, a lost claim, a webhook naming them) are read by id in the
-  same request whatever their `updatedAt`: writing an attachment need not move it. More
-  changes than one request holds, or a reading that failed half-way, make the next reading a
-  full one. An unchanged poll is that one request.
+* Deltas: `Jr2Changed` asks for the ids and states of the issues of the team (and of the teams
+  of outside blockers) updated since the last reading (less an overlap of `OVERLAP` seconds);
+  an issue read back with the `updatedAt` already seen is unchanged. Only if some changed, one
+  `Jr2Issues` reads them whole, narrowed to the scope; a changed issue it does not return left
+  the set (done, missing, or open outside the filter). Issues marked with `mark` (this pool's
+  own settles, a lost claim, a webhook naming them) are asked for by id whatever their
+  `updatedAt`: writing an attachment need not move it. More than 100 changes, or a reading
+  that failed half-way, make the next reading a full one. An unchanged poll is the one small
+  request (a few hundred complexity points, where a page of issues is about 10,000).
 """
 
 from __future__ import annotations
@@ -219,49 +220,43 @@ class IssueReader:
             self._full_next = True
 
     def changes(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading, in one request; None: read everything."""
+        """What changed since the last reading (module notes); None: read everything."""
         with self._lock:
             if self._full_next or self._since is None:
                 return None
             since = self._since
             direct = sorted(self._direct)
             teams = sorted(self._teams)
-        recent: dict[str, Any] = {"updatedAt": {"gt": since}}
-        in_teams: dict[str, Any] = {"and": [{"team": {"key": {"in": teams}}}, recent]}
-        by_id: dict[str, Any] = {"id": {"in": direct}}
-        variables = {
-            "scoped": {"and": [self.config.scope(), {"or": [recent, by_id]} if direct
-                               else recent]},
-            "touched": {"or": [in_teams, by_id]} if direct else in_teams,
-            "first": ops.CHANGES_FIRST}
+        recent: dict[str, Any] = {"and": [{"team": {"key": {"in": teams}}},
+                                          {"updatedAt": {"gt": since}}]}
+        touched = {"or": [recent, {"id": {"in": direct}}]} if direct else recent
         try:
-            ans = self.client.run("Jr2Changes", ops.CHANGES, variables)
-            scoped, touched = ans.data["scoped"], ans.data["touched"]
-            if scoped["pageInfo"]["hasNextPage"] or touched["pageInfo"]["hasNextPage"]:
+            ans = self.client.run("Jr2Changed", ops.CHANGED, {"touched": touched})
+            conn = ans.data["issues"]
+            if conn["pageInfo"]["hasNextPage"]:
                 return None
-            now = _date(ans)
-            delta = Delta()
             fresh = set(direct)
-            in_scope: set[str] = set()
-            for node in scoped["nodes"]:
-                ident = node["identifier"]
-                in_scope.add(ident)
-                if node["id"] not in fresh and self._seen_at.get(ident) == node["updatedAt"]:
-                    continue  # read back by the overlap, unchanged
-                self._seen_at[ident] = node["updatedAt"]
-                if ident in skip:
-                    delta.left[ident] = "done"
-                else:
-                    delta.items.append(self.item(node, now))
-            for node in touched["nodes"]:
-                ident = node["identifier"]
-                if ident in in_scope:
-                    continue
-                if node["id"] not in fresh and self._seen_at.get(ident) == node["updatedAt"]:
-                    continue
-                self._seen_at[ident] = node["updatedAt"]
-                delta.left[ident] = ref_state(node)  # type: ignore[assignment]
-            gone = fresh - {n["id"] for n in touched["nodes"]}
+            changed = [n for n in conn["nodes"] if n["id"] in fresh
+                       or self._seen_at.get(n["identifier"]) != n["updatedAt"]]
+            delta = Delta()
+            if changed:
+                if len(changed) > ops.PAGE:
+                    return None
+                page = self.client.run("Jr2Issues", ops.ISSUES, {
+                    "filter": {"and": [self.config.scope(),
+                                       {"id": {"in": [n["id"] for n in changed]}}]},
+                    "first": ops.PAGE, "after": None})
+                now = _date(page)
+                whole = {n["identifier"]: n for n in page.data["issues"]["nodes"]}
+                for node in changed:
+                    ident = node["identifier"]
+                    self._seen_at[ident] = node["updatedAt"]
+                    if ident in whole and ident not in skip:
+                        delta.items.append(self.item(whole[ident], now))
+                    else:  # done, missing, or open outside the filter
+                        delta.left[ident] = "done" if ident in skip else (
+                            ref_state(node))  # type: ignore[assignment]
+            gone = fresh - {n["id"] for n in conn["nodes"]}
             for ident, (lid, _url) in list(self.ids.items()):
                 if lid in gone:  # read by id and not found: deleted or trashed
                     delta.left[ident] = "missing"
@@ -269,7 +264,7 @@ class IssueReader:
             self.want_full()
             raise
         with self._lock:
-            self._since = _iso(now - timedelta(seconds=OVERLAP))
+            self._since = _iso(_date(ans) - timedelta(seconds=OVERLAP))
             self._direct.difference_update(direct)
         return delta
 
