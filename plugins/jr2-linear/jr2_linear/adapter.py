@@ -317,6 +317,8 @@ class LinearAdapter(ClaimsByComment):
                           deduper=self._deliveries, own=self._nonces)
         if verdict.wake and verdict.touched:
             self.reader.mark(list(verdict.touched))
+        if verdict.wake and verdict.full:
+            self.reader.want_full()
         return verdict
 
     def _team_id(self) -> str | None:

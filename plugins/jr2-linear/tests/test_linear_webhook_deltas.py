@@ -94,3 +94,13 @@ def test_a_webhook_names_an_issue_the_next_delta_reads_by_id(fake: FakeLinear) -
     assert adapter.webhook(headers, body, SECRET).wake
     delta = adapter.changes()
     assert isinstance(delta, Delta) and [it.id for it in delta.items] == [a]
+
+
+def test_a_label_event_makes_the_next_reading_a_full_one(fake: FakeLinear) -> None:
+    fake.add_issue("Labelled")
+    adapter = make_adapter(fake)
+    adapter.changes(full=True)
+    headers, body = delivery({"action": "update", "type": "IssueLabel",
+                              "data": {"id": "l", "name": "agent-renamed"}})
+    assert adapter.webhook(headers, body, SECRET).wake
+    assert isinstance(adapter.changes(), Snapshot)
