@@ -15,6 +15,10 @@ Design notes
   project is asked for in one list per 100 ids (`issue_id=1,2,...&status_id=*`): closed is
   done, open (another project) is open; one that list leaves out is read alone: 404 missing,
   403 inaccessible. Done and missing answers are kept for the process.
+* A description may name blockers too, as on GitHub and GitLab (`Depends on #12`, `Blocked by
+  #7`): the only way to name a blocker Redmine would refuse as a relation (a cycle: Redmine
+  answers 422 "This relation would create a circular dependency"; a deleted issue, whose
+  relations Redmine deletes with it).
 * Subtasks: an open issue whose `parent` is a listed issue is an open child of it (closed
   subtasks are done). A subtask in another project is not seen (`--subprojects` reads the
   project's subprojects).
@@ -27,6 +31,7 @@ Design notes
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -45,6 +50,14 @@ State = Literal["open", "done", "missing", "inaccessible"]
 FIELD_HELP = ("an administrator creates it once: Administration > Custom fields > New custom "
               "field > Issues, format Text, For all projects, Used as a filter, every tracker "
               "(docs/guides/redmine.md)")
+
+
+_BODY_REF = re.compile(r"(?im)\b(?:depends\s+on|blocked\s+by)\s+#(\d+)")
+
+
+def body_refs(text: str | None) -> set[int]:
+    """The issues a description names as blockers (`Depends on #12`, `Blocked by #7`)."""
+    return {int(m) for m in _BODY_REF.findall(text or "")}
 
 
 def item_id(n: int | str) -> str:
@@ -250,6 +263,8 @@ class IssueReader:
                     out.setdefault(b, set()).add(a)
                 elif kind == "blocked" or (kind == "follows" and self.config.precedes_blocks):
                     out.setdefault(a, set()).add(b)
+        for n, issue in issues.items():
+            out.setdefault(n, set()).update(body_refs(issue.get("description")) - {n})
         return out
 
     def build(self, issues: dict[int, dict[str, Any]], known: dict[int, dict[str, Any]],

@@ -17,10 +17,12 @@ Design notes
   `default` below `Rails.root/instances/`, so the database configuration sits there.
 * `require_relative` and `__dir__` resolve links, so `bin/rails`, `bin/rake` and the
   `config/*.rb` files are copies (a few kilobytes) rather than links.
-* One `bin/rake db:migrate` (about 7 s; `redmine:load_default_data` in the same process fails:
-  its models were loaded before the columns existed), one `bin/rails runner` that loads the
-  default data, enables the REST API and makes the users, keys and the `jr2` field (about 6 s),
-  then
+* One Ruby process does it all (each Rails boot costs seconds of CPU): `bin/rails runner`
+  migrates the empty database (then resets the models' column information: `bin/rake
+  db:migrate redmine:load_default_data` in one process fails on it), loads Redmine's default
+  data, enables the REST API, makes the users, keys and the `jr2` field, writes them to
+  `keys.json`, and serves `Rails.application` with WEBrick (Rack's handler), as `bin/rails
+  server -u webrick` would. SQLite runs without fsync and in WAL mode: it is thrown away.
   `bin/rails server -u webrick` (about 7 s until it answers).
 """
 
@@ -49,6 +51,17 @@ INSTALL = "sudo apt-get install -y redmine redmine-sqlite"
 
 SETUP_RB = r"""
 require 'json'
+module Jr2FastSqlite  # a throwaway database: no fsync; WAL lets readers run beside a writer
+  def configure_connection
+    super
+    execute("PRAGMA synchronous = OFF", "SCHEMA")
+    execute("PRAGMA journal_mode = WAL", "SCHEMA")
+  end
+end
+ActiveRecord::ConnectionAdapters::SQLite3Adapter.prepend(Jr2FastSqlite)
+ActiveRecord::Base.connection_pool.disconnect!
+ActiveRecord::Base.connection.migration_context.migrate
+ActiveRecord::Base.descendants.each(&:reset_column_information)
 Redmine::DefaultData::Loader.load('en')
 Setting.rest_api_enabled = '1'
 Setting.default_language = 'en'
@@ -69,10 +82,14 @@ alice = make_user('alice')
 field = IssueCustomField.create!(name: 'jr2', field_format: 'string', is_for_all: true,
                                  is_filter: true, visible: true, editable: true,
                                  trackers: Tracker.all)
-File.write(ARGV[0], JSON.dump(
+File.write(ARGV[0] + '.tmp', JSON.dump(
   admin_key: User.find_by_login('admin').api_key, bot_key: bot.api_key, bot_id: bot.id,
   person_key: alice.api_key, person_id: alice.id, field_id: field.id,
   developer_role: developer.id, manager_role: manager.id))
+File.rename(ARGV[0] + '.tmp', ARGV[0])
+require 'rack/handler/webrick'
+Rack::Handler::WEBrick.run(Rails.application, Host: '127.0.0.1', Port: Integer(ARGV[1]),
+                           AccessLog: [], Logger: WEBrick::Log.new($stderr, WEBrick::Log::WARN))
 """
 
 
@@ -142,16 +159,6 @@ def _env(root: Path) -> dict[str, str]:
             "RUBYOPT": "-W0"}
 
 
-def _run(cmd: list[str], root: Path, env: dict[str, str], log: Path) -> None:
-    with log.open("ab") as out:
-        res = subprocess.run(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
-                             timeout=600, check=False)
-    if res.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit {res.returncode}): "
-                           + " | ".join(tail))
-
-
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:
@@ -175,26 +182,25 @@ def launch(root: Path, port: int | None = None,
     began = time.time()
     root.mkdir(parents=True, exist_ok=True)
     _link_tree(root)
-    env, log = _env(root), root / "setup.log"
-    _run(["bin/rake", "db:migrate"], root, env, log)  # a process of its own: the models
-    # of one that migrated would not see the new columns
+    env, log = _env(root), root / "redmine.log"
     (root / "setup.rb").write_text(SETUP_RB, encoding="utf-8")
-    _run(["bin/rails", "runner", str(root / "setup.rb"), str(root / "keys.json")], root, env,
-         log)
-    keys: dict[str, Any] = json.loads((root / "keys.json").read_text(encoding="utf-8"))
     port = port or free_port()
-    with (root / "server.log").open("ab") as out:
+    keys_file = root / "keys.json"
+    with log.open("ab") as out:
         proc = subprocess.Popen(
-            ["bin/rails", "server", "-u", "webrick", "-b", "127.0.0.1", "-p", str(port),
-             "-P", str(root / "tmp" / "server.pid")],
+            ["bin/rails", "runner", str(root / "setup.rb"), str(keys_file), str(port)],
             cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
-    while not _answers(url, keys["admin_key"]):
+    keys: dict[str, Any] = {}
+    while not keys or not _answers(url, keys["admin_key"]):
         if proc.poll() is not None or time.monotonic() > deadline:
             stop(proc)
-            tail = (root / "server.log").read_text(errors="replace").splitlines()[-5:]
+            tail = [ln for ln in log.read_text(errors="replace").splitlines()
+                    if not ln.lstrip().startswith("from ")][-4:]
             raise RuntimeError("Redmine did not start: " + " | ".join(tail))
+        if not keys and keys_file.exists():
+            keys = json.loads(keys_file.read_text(encoding="utf-8"))
         time.sleep(0.25)
     return Instance(url=url, pid=proc.pid, started=began, **keys), proc
 
@@ -237,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         print(why, file=sys.stderr)
         return 2
     root: Path = args.dir.resolve()
-    if root.exists() and any(p.name != "lock" for p in root.iterdir()):
+    if root.exists() and any(p.name not in ("lock", "supervisor.log") for p in root.iterdir()):
         print(f"{root} is not empty", file=sys.stderr)
         return 2
     ending = False
@@ -248,23 +254,24 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, end)
     signal.signal(signal.SIGINT, end)
-    proc = None
+    proc, code = None, 0
     try:
         try:
             inst, proc = launch(root / "redmine", args.port)
-        except RuntimeError as exc:
-            if args.state is not None:
-                _write(args.state, {"error": str(exc)})
+        except RuntimeError as exc:  # said in the state file; kept until the watched end
+            result: dict[str, Any] = {"error": str(exc)}
             print(exc, file=sys.stderr)
-            return 1
-        line = json.dumps(asdict(inst))
+            code = 1
+        else:
+            result = asdict(inst)
+            print(json.dumps(result), flush=True)
         if args.state is not None:
-            _write(args.state, asdict(inst))
-        print(line, flush=True)
-        while not ending and proc.poll() is None and (args.watch is None
-                                                      or _alive(args.watch)):
+            _write(args.state, result)
+        while not ending and (proc is None or proc.poll() is None) and (
+                args.watch is not None or proc is not None) and (
+                args.watch is None or _alive(args.watch)):
             time.sleep(0.5)
-        return 0
+        return code
     finally:
         if proc is not None:
             stop(proc)
