@@ -21,8 +21,12 @@ comment protocol (`jr2_sources.kit.claims`) on journals, whose ids only grow and
 
 Renewing edits the note (`PUT /journals/J.json`, which needs the role's "Edit own notes"); a
 journal keeps no edit time, so the note carries the server time it was renewed at (`at`).
-Settling closes the issue (`status_id` of the closed status) or adds the failed word, removes
-the claim word, and edits the note into `jr2:done` / `jr2:failed` / `jr2:released`.
+Redmine saves an issue under optimistic locking: two notes added to one issue at the same
+moment (two pools claiming it) make one save fail with 422 and no reason, the StaleObjectError
+of its `lock_version`; that write is asked again (`update`), after which the protocol orders
+the notes as usual. Settling closes the issue (`status_id` of the closed status) or adds the
+failed word, removes the claim word, and edits the note into `jr2:done` / `jr2:failed` /
+`jr2:released`.
 
 Redmine silently keeps an issue open when its workflow, an open subtask or an open `blocks`
 relation forbids closing it (204, status unchanged): the close is read back, and an issue
@@ -31,6 +35,9 @@ Redmine kept open is marked failed with the reason instead.
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -40,9 +47,16 @@ from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
 
-from .client import RedmineClient, now_text, resolve_key
+from .client import RedmineClient, RedmineHTTPError, now_text, resolve_key
 from .config import RedmineConfig
 from .reader import IssueReader, issue_number
+
+STALE_TRIES = 8
+
+
+def stale(exc: RedmineHTTPError) -> bool:
+    """A 422 with an empty `errors` list: Redmine's answer to a save that lost a race."""
+    return exc.status == 422 and "no reason given" in str(exc)
 
 
 class RedmineTracker(LabelCommentTracker):
@@ -92,6 +106,25 @@ class RedmineTracker(LabelCommentTracker):
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         return self.reader.read_journals(self._n(key))
 
+    def update(self, key: str, change: Callable[[], dict[str, Any] | None], *,
+               need: str | None = None) -> None:
+        """`PUT /issues/N.json` with the fields `change()` gives (None: nothing to write).
+        Redmine saves an issue under optimistic locking: a save that races another save of the
+        same issue is refused with 422 and no reason (its `lock_version` went stale between the
+        server's read and write). That refusal is asked again, `change()` computed afresh."""
+        for attempt in range(STALE_TRIES):
+            fields = change()
+            if fields is None:
+                return
+            try:
+                self.client.put(self.issue_path(key), {"issue": fields},
+                                need=need or self.need_issues)
+                return
+            except RedmineHTTPError as exc:
+                if not stale(exc) or attempt == STALE_TRIES - 1:
+                    raise self.refused(key, exc) from None
+            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
     def refused(self, key: str, exc: SourceHTTPError) -> Exception:
         if exc.status in (403, 404, 422):
             return ItemError(str(exc))
@@ -100,8 +133,7 @@ class RedmineTracker(LabelCommentTracker):
     # -- journals as the comment thread -------------------------------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
-        self.write(key, "PUT", self.issue_path(key), {"issue": {"notes": body}},
-                   need=self.need_comments)
+        self.update(key, lambda: {"notes": body}, need=self.need_comments)
         return None  # 204 without the journal: the claim's nonce finds it in the listing
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
@@ -130,17 +162,19 @@ class RedmineTracker(LabelCommentTracker):
     # -- marks ---------------------------------------------------------------------------------
 
     def _set_words(self, key: str, add: str | None = None, remove: str | None = None) -> None:
-        issue = self.client.get(self.issue_path(key)).data
-        words = self.labels_of(issue) if isinstance(issue, dict) else []
-        new = [w for w in words if w != remove]
-        if add is not None and add not in new:
-            new.append(add)
-        if new == words:
-            return
-        if self.reader.field_id is None:
-            self.reader.learn_field([issue])
-        self.write(key, "PUT", self.issue_path(key), {"issue": {"custom_fields": [
-            {"id": self.reader.field_id, "value": " ".join(new)}]}})
+        def change() -> dict[str, Any] | None:
+            issue = self.client.get(self.issue_path(key)).data
+            words = self.labels_of(issue) if isinstance(issue, dict) else []
+            new = [w for w in words if w != remove]
+            if add is not None and add not in new:
+                new.append(add)
+            if new == words:
+                return None
+            if self.reader.field_id is None:
+                self.reader.learn_field([issue])
+            return {"custom_fields": [{"id": self.reader.field_id, "value": " ".join(new)}]}
+
+        self.update(key, change)
 
     def add_label(self, key: str, label: str) -> None:
         self._set_words(key, add=label)
@@ -166,8 +200,8 @@ class RedmineTracker(LabelCommentTracker):
         return self._closed_status
 
     def close_issue(self, key: str) -> None:
-        self.write(key, "PUT", self.issue_path(key),
-                   {"issue": {"status_id": self.closed_status()}})
+        status = self.closed_status()
+        self.update(key, lambda: {"status_id": status})
         issue = self.client.get(self.issue_path(key)).data
         if isinstance(issue, dict) and issue.get("state") != "closed":
             why = (f"Redmine kept {key} open (204, status unchanged): its workflow, an open "
