@@ -25,3 +25,25 @@ def test_jr2_ready_reads_blocks_relations_and_subtasks(redmine_project: Project)
     reasons = {e["id"]: e["reasons"] for e in data["blocked"]}
     assert reasons[f"#{b}"] == [{"kind": "open_blocker", "ref": f"#{a}", "held_by": None}]
     assert reasons[f"#{parent}"] == [{"kind": "open_children", "refs": [f"#{kid}"]}]
+
+
+def test_the_real_server_writes_nothing_outside_its_temporary_directory(
+        redmine_project: Project) -> None:
+    """Redmine's own directories (code, instances, configuration) and the home directory hold
+    nothing newer than the server's start: the database, logs, caches, Gemfile.lock and
+    Bundler's home are all in the run's temporary directory."""
+    import os
+    from pathlib import Path as P
+
+    newer = []
+    roots = [P("/usr/share/redmine"), P("/var/lib/redmine"), P("/etc/redmine"),
+             P("/var/log/redmine"), P("/var/cache/redmine"),
+             P(os.path.expanduser("~/.bundle")), P(os.path.expanduser("~/.gem"))]
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not P(dirpath, d).is_symlink()]
+            for name in [*filenames, *dirnames]:
+                path = P(dirpath, name)
+                if path.lstat().st_mtime > redmine_project.redmine.started:
+                    newer.append(str(path))
+    assert newer == []
