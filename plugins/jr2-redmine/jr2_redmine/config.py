@@ -19,7 +19,7 @@ Design notes
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, field_validator
@@ -45,8 +45,8 @@ class RedmineConfig(LabelOptions, Tracker.Options):
                               description="only issues in this open status (name or id; "
                                           "repeatable)")
     assignee: list[str] = Field(default_factory=list,
-                                description="only issues assigned to this user (login, name, id, "
-                                            "`me`, or `none` for unassigned; repeatable)")
+                                description="only issues assigned to this user (name or id, `me`, "
+                                            "or `none` for unassigned; repeatable)")
     version: list[str] = Field(default_factory=list,
                                description="only issues of this target version (name or id; "
                                            "repeatable)")
@@ -62,6 +62,28 @@ class RedmineConfig(LabelOptions, Tracker.Options):
     closed_status: str | None = Field(
         default=None,
         description="the status a success sets (name or id; default: the first closed status)")
+    label: list[str] = Field(default_factory=list,
+                             description="only issues whose marks field holds this word (repeat: "
+                                         "all of them)")
+    exclude_label: list[str] = Field(default_factory=list,
+                                     description="leave out issues whose marks field holds this "
+                                                 "word (repeatable)")
+    priority_label: list[str] = Field(
+        default_factory=list,
+        description="WORD=N: issues with WORD in the marks field get priority N, lower first, "
+                    "instead of Redmine's priority (repeatable)")
+    claim_label: str = Field(default="jr2:claimed", min_length=1,
+                             description="the word jr2 puts in the marks field of an issue a "
+                                         "pool holds")
+    failed_label: str = Field(default="jr2:failed", min_length=1,
+                              description="the word jr2 puts in the marks field of an issue "
+                                          "whose worker failed")
+    on_success: Literal["close", "label", "nothing"] = Field(
+        default="close",
+        description="on success: set the closed status, add --done-label, or leave it open")
+    done_label: str | None = Field(default=None, validate_default=True,
+                                   description="the word --on-success label adds; an issue "
+                                               "carrying it counts as done")
     write_spacing: Duration = Field(default=0.1, description="least time between two writes")
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool polls Redmine")

@@ -228,6 +228,7 @@ class IssueReader:
             found, first = self.client.get_pages("/issues.json", "issues", params)
         except RedmineHTTPError as exc:
             if exc.status == 404:
+                self.my_id()  # a key Redmine does not know reads as nobody: say that (401)
                 raise ConfigError(f"{self.name}: no project {cfg.project!r} (or the key "
                                   "cannot see it)") from None
             raise
