@@ -91,6 +91,7 @@ from jr2_core.errors import ItemError, SourceError, SourceHTTPError
 
 from ..readyset import Snapshot, SnapshotItem
 from ..tracker import Tracker
+from .bounds import Bounds
 from .claims import MAX_LEASE, Comment
 
 __all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread",
@@ -116,8 +117,10 @@ SHOWN = 5
 NAME_SHOWN = 40
 
 RACE_PAUSE = 1.0
-"""After a lock this process posted had to yield (a race), its next acquire first waits a
-random part of this many seconds, once, so racing pools stop posting at the same instant."""
+"""When a pool that had to wait (its look found no room, or its lock had to yield) finds room,
+it first waits a random part of this many seconds and looks again: the pools that were waiting
+for the same slot then post one after the other, each seeing the one before, instead of all at
+the instant it freed; a pool that just released the slot takes it again at once."""
 
 _DIGEST = 12  # hex digits of a group's digest (48 bits: a collision only makes a pool wait)
 _REFUSED = frozenset({400, 413, 422})  # the tracker refused the comment itself (its content)
@@ -291,7 +294,8 @@ class CommentLocks:
         self.race_pause = race_pause
         self._sleep = sleep
         self._seen: tuple[list[_Found], datetime, set[str]] | None = None
-        self._raced = False
+        self._raced = False  # a lock of ours had to yield: pause before the next post
+        self._waited = False  # a look found no room: pause once there is some
         self._mutex = threading.Lock()
 
     def _body(self, item_id: str, groups: Sequence[str], holder: str, lease: float,
@@ -331,9 +335,11 @@ class CommentLocks:
             swept = self._sweep(found, now)
             seen = ([f for f in found if f.comment_id not in swept], now, set())
         seen[2].add(item_id)
+        room = not self._blocked(seen[0], seen[1], item_id, Wanted.of(groups), lease)
         with self._mutex:
             self._seen = seen
-        return not self._blocked(seen[0], seen[1], item_id, Wanted.of(groups), lease)
+            self._waited = self._waited or not room
+        return room
 
     def acquire(self, item_id: str, groups: Sequence[str], holder: str,
                 lease: float) -> Lock | None:
@@ -344,7 +350,9 @@ class CommentLocks:
         if not self.look(item_id, groups, lease):
             return None
         with self._mutex:
-            pause, self._raced, self._seen = self._raced, False, None
+            pause = self._raced or self._waited
+            self._raced = self._waited = False
+            self._seen = None
         if pause and self.race_pause > 0:
             self._sleep(random.uniform(0.0, self.race_pause))
             if not self.look(item_id, groups, lease):
@@ -524,6 +532,10 @@ class LockedTracker(Tracker):
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         return dict(self.inner.watch(item_ids, holder))
+
+    def bound(self, bounds: Bounds) -> None:
+        """The inner tracker reads the markers (a lock's lease is bounded by `claim`'s)."""
+        self.inner.bound(bounds)
 
     def dashboard(self, issue: str | int) -> Any:
         """The inner tracker's dashboard issue (`jr2 work --dashboard`)."""
