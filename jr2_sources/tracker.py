@@ -56,6 +56,7 @@ from .registry import REQUIRED_METHODS, missing_methods
 
 if TYPE_CHECKING:
     from .gates import GateRequest
+    from .kit.bounds import Bounds
     from .kit.webhooks import Verdict
     from .trackeroptions import TrackerOptions
 
@@ -244,6 +245,11 @@ class Tracker(ABC):
 
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
+
+    def bound(self, bounds: Bounds) -> None:  # noqa: B027 (optional: no markers to bound)
+        """The pool's own settings as bounds on every field it reads back from a marker (a
+        lease, a `retry_after`: `jr2_sources.kit.bounds`), set by the WorkSource before the
+        first reading. A tracker that keeps no state in markers ignores it."""
 
     def dashboard(self, issue: str | int) -> Any:
         """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a

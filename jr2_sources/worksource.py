@@ -88,6 +88,7 @@ from jr2_core.timeouts import wait_for
 
 from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from .gates import EX_AWAIT_APPROVAL, GateRequest
+from .kit.bounds import Bounds
 from .limits import Limits
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
 from .retries import Attempt, AttemptPolicy
@@ -264,6 +265,8 @@ class WorkSource:
                              "approval, so it cannot use --gate")
         self.holder = holder
         self.lease = lease
+        self.tracker.bound(Bounds(lease=lease, retry=self.policy.backoff_max,
+                                  attempts=self.policy.max_attempts))
         self.children_block = children_block
         self.poll_every = poll_every
         self.idle_poll = idle_poll
