@@ -190,9 +190,6 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
-    if not quiet and (out := withheld(tuple(pass_env), held)):
-        print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
-              "(--pass-env NAME passes one)", file=sys.stderr)
     from jr2_sources.deltas import first_reading
 
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
@@ -205,6 +202,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                               interval=interval_seconds("--dashboard-interval",
                                                         dashboard_interval),
                               option="--dashboard-interval")
+    # said once the run is sure to start, so a bad argument stays a one-line error
+    if not quiet and (out := withheld(tuple(pass_env), held)):
+        print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
+              "(--pass-env NAME passes one)", file=sys.stderr)
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
                  workspace, env, quiet, policy, limits, names, dash, first, log_bytes)
 
