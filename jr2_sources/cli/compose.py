@@ -188,7 +188,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     run_id = f"r-{token_hex(4)}"
     workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
-    held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
+    from jr2_sources.hooks import load_registry
+    from jr2_sources.projectconfig import token_variables
+
+    held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
     from jr2_sources.deltas import first_reading
 
