@@ -160,7 +160,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     lease_s = _seconds("--lease", lease)
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    from jr2_sources.limits import Limits
+    from jr2_sources.capabilities.limits.policy import Limits
 
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
@@ -179,13 +179,13 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
     held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
     env = worker_env(tuple(pass_env), held)
-    from jr2_sources.deltas import first_reading
+    from jr2_sources.capabilities.deltas.reader import first_reading
 
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
     dash = None
     if dashboard is not None:
-        from .dashboard import interval_seconds, open_dashboard
+        from jr2_sources.capabilities.dashboard.command import interval_seconds, open_dashboard
 
         dash = open_dashboard(adapter, dashboard, first,
                               interval=interval_seconds("--dashboard-interval",
@@ -196,9 +196,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
-    """The adapter that keeps `--global-cap`/`--exclusive-by` (`jr2_sources.limits`): itself
-    when its claims do (`local:`), wrapped in `kit.comment_locks.LockedTracker` on a comment
-    tracker given `--control-issue`; a one-line usage error otherwise."""
+    """The adapter that keeps `--global-cap`/`--exclusive-by`
+    (`jr2_sources.capabilities.limits.policy`): itself when its claims do (`local:`), wrapped in
+    `kit.comment_locks.LockedTracker` on a comment tracker given `--control-issue`; a one-line usage
+    error otherwise."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
@@ -217,7 +218,7 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
         raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
                          "ID here: an issue whose comments hold the group and slot claims (every "
                          "pool of the tracker names the same one)")
-    from jr2_sources.kit.comment_locks import LockedTracker
+    from jr2_sources.capabilities.limits.comment_locks import LockedTracker
 
     locked = LockedTracker(adapter, control_issue)
     locked.check()
@@ -225,8 +226,8 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
 
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked (`jr2_sources.gates.check_name`)."""
-    from jr2_sources.gates import check_name
+    """`--gate NAME` (repeatable), checked (`jr2_sources.capabilities.gates.policy.check_name`)."""
+    from jr2_sources.capabilities.gates.policy import check_name
 
     try:
         return frozenset(check_name(g) for g in gates)
@@ -237,7 +238,7 @@ def _gate_names(gates: Sequence[str]) -> frozenset[str]:
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
                     backoff_max: float | str) -> Any:
     """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
-    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
+    from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
 
     base = _seconds("--retry-backoff", backoff)
     cap = _seconds("--retry-backoff-max", backoff_max)
@@ -384,7 +385,7 @@ async def _run(plan: _Plan) -> WorkResult:
 
     board = None
     if plan.dashboard is not None:
-        from .dashboard import DashboardLoop
+        from jr2_sources.capabilities.dashboard.command import DashboardLoop
 
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
                               check_every=min(max(poll or 5.0, 1.0), 5.0),
@@ -392,14 +393,14 @@ async def _run(plan: _Plan) -> WorkResult:
 
     def setup_host(host: Any) -> None:
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
-            from .approvals import attach_approvals
+            from jr2_sources.capabilities.gates.approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
         if hook is not None and board is not None:
             hook = board.receiver(hook)
         if hook is not None:
-            from jr2_sources.kit.webhooks import attach_webhook
+            from jr2_sources.capabilities.webhooks import attach_webhook
 
             def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
                 verdict = hook(headers, body, secret)

@@ -1,5 +1,6 @@
 """The dashboard of a `local:` backlog: a markdown file (`jr2 dashboard local:backlog.toml --issue
-PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of `jr2_sources.dashboard`.
+PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of
+`jr2_sources.capabilities.dashboard`.
 
 Design notes
 ------------
@@ -42,8 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from jr2_core.errors import SourceError, UsageError
-from jr2_sources.dashboard.sync import BodyChanged
-from jr2_sources.dashboard.target import Target
+from jr2_sources.capabilities.dashboard.sync import BodyChanged
+from jr2_sources.capabilities.dashboard.target import Target
 
 if TYPE_CHECKING:
     from .source import LocalAdapter

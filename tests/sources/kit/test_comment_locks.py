@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.comment_locks import CommentLocks
 
 
 class Thread:
@@ -106,7 +106,7 @@ def test_eight_racing_claimers_never_exceed_the_limit(claim: dict[str, object],
 
 
 def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_else() -> None:
-    from jr2_sources.kit.comment_locks import GRACE, SWEEP
+    from jr2_sources.capabilities.limits.comment_locks import GRACE, SWEEP
 
     th = Thread()
     killed = CommentLocks(th, "o/r#1", global_cap=None)
@@ -136,7 +136,7 @@ def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_el
 def test_two_pools_sweeping_the_same_dead_locks_at_once_both_claim() -> None:
     """Two claimers delete the same dead lock: the second deletion finds it gone, which is fine
     (a comment already gone counts as deleted, as every adapter's `delete_comment` does)."""
-    from jr2_sources.kit.comment_locks import GRACE
+    from jr2_sources.capabilities.limits.comment_locks import GRACE
 
     class Racing(Thread):
         def __init__(self) -> None:

@@ -67,10 +67,9 @@ from typing import Any, Protocol
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError
-
-from ..readyset import Snapshot, SnapshotItem
-from ..tracker import Tracker
-from .claims import MAX_LEASE, Comment
+from jr2_sources.kit.claims import MAX_LEASE, Comment
+from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.tracker import Tracker
 
 __all__ = ["GRACE", "SWEEP", "CommentLocks", "Lock", "LockThread", "LockedTracker", "lock_fields",
            "render_lock"]
