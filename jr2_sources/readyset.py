@@ -99,11 +99,14 @@ class BlockerRef:
 
 @dataclass(slots=True)
 class Claim:
-    """Who holds an item, since when, and until when the lease runs (None: no lease end)."""
+    """Who holds an item, since when, and until when the lease runs (None: no lease end);
+    `lapsed`: how many earlier holders of this claim let their lease lapse before settling it
+    (their pool died or was stopped), as far as the tracker keeps count."""
 
     holder: str
     since: datetime
     lease_expires: datetime | None = None
+    lapsed: int = 0
 
     def is_live(self, now: datetime) -> bool:
         """True while the claim holds; an expired lease counts as no claim (it can be taken)."""

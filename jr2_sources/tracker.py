@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from jr2_sources.capabilities.gates.policy import GateRequest
     from jr2_sources.capabilities.webhooks import Verdict
 
+    from .kit.bounds import Bounds
     from .trackeroptions import TrackerOptions
 
 def __getattr__(name: str) -> Any:
@@ -246,6 +247,11 @@ class Tracker(ABC):
 
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
+
+    def bound(self, bounds: Bounds) -> None:  # noqa: B027 (optional: no markers to bound)
+        """The pool's own settings as bounds on every field it reads back from a marker (a
+        lease, a `retry_after`: `jr2_sources.kit.bounds`), set by the WorkSource before the
+        first reading. A tracker that keeps no state in markers ignores it."""
 
     def dashboard(self, issue: str | int) -> Any:
         """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a

@@ -7,6 +7,8 @@
 - `claims`: the claim protocol by comment history, for trackers with no compare-and-set;
   `CommentClaims`, `CommentThread` (`comment_claims`) run it, `ClaimsByComment` delegates an
   adapter's claim / renew / release to it.
+- `MarkerTrust`, `Reading`, `Ignored` (`markers`): the one reader of jr2's markers: only
+  trusted authors' markers count, and with `JR2_MARKER_KEY` only signed ones.
 - `retry`: the one retry layer.
 - `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date` (`rest`): a counted, retried,
   spaced REST client for a tracker's JSON API (`requests` is loaded only when one is made).
@@ -39,6 +41,7 @@ from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
 from .labeltracker import LabelCommentTracker, labels_of
+from .markers import Ignored, MarkerTrust, Reading
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 
@@ -48,8 +51,11 @@ __all__ = [
     "CommentThread",
     "DeliveryDeduper",
     "Duration",
+    "Ignored",
     "LabelCommentTracker",
     "LabelOptions",
+    "MarkerTrust",
+    "Reading",
     "Redactor",
     "RequestStats",
     "RestClient",

@@ -45,6 +45,7 @@ from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 
 from ..tracker import Tracker
+from .bounds import NO_BOUNDS, Bounds, bounded
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, retry_record
 from .retry import abort_retries_when
 
@@ -143,6 +144,13 @@ class CommentClaims:
         self._raced = False  # the last claim posted and lost: pause once before the next
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
+        self.bounds: Bounds = NO_BOUNDS
+        """The pool's own settings (`Tracker.bound`): every marker it reads is held within."""
+
+    def _listing(self, key: str) -> tuple[list[Comment], datetime]:
+        """The item's comments, each marker's fields within `bounds` (`kit.bounds`)."""
+        comments, now = self.thread.list_comments(key)
+        return [bounded(c, self.bounds) for c in comments], now
 
     def held(self, key: str) -> Held | None:
         """This process's live claim of `key` (None once settled or released)."""
@@ -164,7 +172,7 @@ class CommentClaims:
             pause, self._raced = self._raced, False
         if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
-        comments, now = self.thread.list_comments(key)
+        comments, now = self._listing(key)
         found = markers(comments)
         return (holder_of(comments, now) is None and not self._parked(key, found, gates)
                 and self.thread.still_to_do(key, found))
@@ -186,7 +194,7 @@ class CommentClaims:
                              f"jr2: claimed by {self.who(holder)} (lease {lease:.0f}s).")
         posted = self.thread.post_comment(key, body)
         mine = {posted} if posted is not None else set()
-        comments, now = self.thread.list_comments(key)
+        comments, now = self._listing(key)
         found = markers(comments)
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
@@ -305,7 +313,7 @@ class CommentClaims:
 
     def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                 action: Callable[[], None] | None, keep_mark: bool = False) -> None:
-        comments, now = self.thread.list_comments(held.key)
+        comments, now = self._listing(held.key)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:
             if action is not None:
@@ -341,6 +349,10 @@ class ClaimsByComment(Tracker):
     retries: ClassVar[bool] = True
     """`settle` / `record` take an `Attempt` and the snapshot reads it back
     (`jr2 work --max-attempts`)."""
+
+    def bound(self, bounds: Bounds) -> None:
+        """Claims, retries and gates read back within the pool's own settings."""
+        self.claims.bounds = bounds
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()

@@ -57,6 +57,23 @@ def test_an_unknown_name_lists_the_named_sources(tmp_path: Path) -> None:
     assert res.returncode == 2 and "named source (work)" in res.stderr
 
 
+@pytest.mark.parametrize("bad", ['[sources.broken]\ntarget = "b.toml"\n',
+                                 '[sources.broken]\nkind = "local"\napi_key = "s3cr3t-v4lue"\n',
+                                 '[sources]\nbroken = "local:b.toml"\n'])
+def test_a_broken_entry_breaks_only_itself(tmp_path: Path, bad: str) -> None:
+    """An entry is checked when it is used: the others work, and its error names only it."""
+    setup(tmp_path, bad + '[sources.work]\nkind = "local"\ntarget = "b.toml"\n')
+    res = jr2("ready", "work", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert [e["id"] for e in json.loads(res.stdout)["ready"]] == ["A", "B"]
+    assert jr2("work", "work", "--", "true", cwd=tmp_path).returncode == 0
+    res = jr2("ready", "broken", cwd=tmp_path)
+    assert res.returncode == 2
+    [line] = res.stderr.splitlines()
+    assert line.startswith("error: jr2.toml: source 'broken': ") and "'work'" not in line
+    assert "s3cr3t" not in line
+
+
 # -- found upward, like ruff and uv --------------------------------------------------------------
 
 

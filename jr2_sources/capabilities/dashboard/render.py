@@ -14,9 +14,9 @@ Design notes
   "… and N more" line. The result is checked against the budget; if even the headings do not
   fit, the section is one line saying so.
 * Escaping is the report's (`jr2_sources.report`): control characters blanked, markdown
-  punctuation, `<`, `[`, `|` escaped, `@` and `#` defused, ids in code spans. So a title cannot
-  break a table, start a line, draw a checkbox or close an HTML comment, and posting the
-  dashboard pings nobody.
+  punctuation, `<`, `[`, `|` escaped, `@`, `#` and `GH-26` defused, ids in code spans. So a
+  title cannot break a table, start a line, draw a checkbox or close an HTML comment, and
+  posting the dashboard pings nobody.
 * The section holds no clock: it changes only when the state does, so an unchanged backlog is
   never rewritten (`sync.py`). The "last changed" line is added apart (`stamp`) and ignored when
   comparing (`core`).

@@ -25,7 +25,7 @@ from typing import Any
 
 from jr2_sources.kit.claims import Comment, markers, parse_marker, render_marker
 
-from .policy import Gate, GateStatus, answer_command
+from .policy import Gate, GateStatus, answer_command, cut_reason
 
 __all__ = ["Answer", "answer_marker", "gates_of", "record_answer"]
 
@@ -60,7 +60,7 @@ def _answers(thread: list[Comment]) -> list[Answer]:
                 reason, by = f.get("reason"), f.get("by")
                 out.append((c.created_at, f["status"], f["gate"].lower(),
                             TRUSTED + (by if isinstance(by, str) else ""),
-                            reason if isinstance(reason, str) else None))
+                            cut_reason(reason) if isinstance(reason, str) else None))
             continue
         said = answer_command(c.body)
         if said is not None:
@@ -84,7 +84,8 @@ def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | Non
     out: list[Gate] = []
     for name, mk in sorted(requests.items()):
         reason = mk.fields.get("reason")
-        asked = Gate(name, "awaiting", mk.updated_at, reason if isinstance(reason, str) else None)
+        asked = Gate(name, "awaiting", mk.updated_at,
+                     cut_reason(reason) if isinstance(reason, str) else None)
         ignored: list[str] = []
         for at, status, gate, who, why in answers:
             if gate != name or at < mk.updated_at:

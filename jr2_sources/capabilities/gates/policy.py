@@ -46,6 +46,7 @@ __all__ = [
     "ASK_PREFIX",
     "AWAITING_LABEL",
     "EX_AWAIT_APPROVAL",
+    "REASON_MAX",
     "Gate",
     "GateRequest",
     "GateStatus",
@@ -54,6 +55,7 @@ __all__ = [
     "answer_label",
     "awaiting",
     "check_name",
+    "cut_reason",
     "env_for",
     "parse_ask",
 ]
@@ -66,6 +68,12 @@ ASK_PREFIX = "jr2: await-approval"
 
 AWAITING_LABEL = "jr2:awaiting-approval"
 """The label jr2 (and only jr2) sets on a GitHub issue parked awaiting approval."""
+
+REASON_MAX = 500
+"""The most characters of a gate's reason jr2 keeps, a worker's or a person's: a longer one is
+cut, with a note saying so (the worker's whole line stays in the item's log). The request
+then fits in any tracker's comment (GitHub refuses a body over 65,536 characters), so the item
+is parked with a request an answer matches."""
 
 GateStatus = Literal["awaiting", "approved", "rejected"]
 
@@ -114,12 +122,23 @@ def check_name(name: str) -> str:
     return name.lower()
 
 
+def cut_reason(text: str | None) -> str | None:
+    """A reason within `REASON_MAX` characters: a longer one is cut, with a note saying how
+    long it was (None and "" stay None)."""
+    if not text:
+        return None
+    if len(text) <= REASON_MAX:
+        return text
+    return f"{text[:REASON_MAX]}… (cut: {len(text):,} characters in all)"
+
+
 def parse_ask(line: str) -> GateRequest | None:
-    """The request in one stdout line `jr2: await-approval NAME [reason]`, or None."""
+    """The request in one stdout line `jr2: await-approval NAME [reason]`, or None; the reason
+    is cut to `REASON_MAX` characters."""
     m = _ASK.match(line.strip())
     if m is None:
         return None
-    return GateRequest(m.group(1).lower(), m.group(2) or None)
+    return GateRequest(m.group(1).lower(), cut_reason(m.group(2)))
 
 
 def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
@@ -129,7 +148,7 @@ def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
     if m is None:
         return None
     status: GateStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
-    return status, m.group(2).lower(), (m.group(3) or "").strip() or None
+    return status, m.group(2).lower(), cut_reason((m.group(3) or "").strip())
 
 
 def answer_label(label: str) -> tuple[GateStatus, str] | None:

@@ -20,7 +20,9 @@ Design notes
 * One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
   tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
   `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
-  run goes on; the message does not blame the token, whose permissions are fine.
+  run goes on; the message says what the issue is (deleted, gone, locked), not what is done
+  about it (an item is skipped; the coordination issue of `--control-issue` ends the run), and
+  does not blame the token, whose permissions are fine.
 * `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
   both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
   start, in one line, before anything is claimed.
@@ -211,13 +213,13 @@ class GitHubAdapter(LabelCommentTracker):
         """An error status about one issue as an `ItemError` (the rest unchanged)."""
         what = str(exc).lower()
         if exc.status == 410:
-            return ItemError(f"{self.name}: {key} was deleted (HTTP 410); skipped")
+            return ItemError(f"{self.name}: {key} was deleted (HTTP 410)")
         if exc.status == 404:
             return ItemError(f"{self.name}: {key} is gone (HTTP 404: deleted, transferred or "
-                             "hidden); skipped")
+                             "hidden)")
         if exc.status == 403 and "locked" in what:
             return ItemError(f"{self.name}: {key} is locked, and GitHub refuses comments on it "
-                             "(HTTP 403); skipped: unlock the issue to offer it again")
+                             "(HTTP 403): unlock the issue to offer it again")
         return exc
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
