@@ -64,8 +64,8 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
     `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
     (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
     tracker that keeps approval gates (`gates = True`) gets approve boxes
-    (`gatedesk.TrackerGates`), answered through `adapter`, or through the tracker `answering`
-    opens (when `adapter` is read-only)."""
+    (`capabilities.gates.desk.TrackerGates`), answered through `adapter`, or through the tracker
+    `answering` opens (when `adapter` is read-only)."""
     from jr2_sources.capabilities.gates.desk import TrackerGates
 
     from . import Dashboard, check_interval, hide_items, target_of
@@ -149,7 +149,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return compute_ready_set(reader.snapshot(), now=datetime.now(UTC),
                                  children_block=children_block)
 
-    def answering() -> Any:  # a tick approving a gate writes its answer (gatedesk.py)
+    def answering() -> Any:  # a tick approving a gate writes its answer (gates/desk.py)
         return open_source(source, list(ctx.args), resolve_state(state_dir), read_only=False)[0]
 
     dash = None
