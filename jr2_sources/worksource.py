@@ -37,13 +37,13 @@ the rest, the same for every tracker:
   mark a person removed is not offered again in this run.
 * `settle` ends the claim through `Tracker.settle` (done, failed with the reason, or
   cancelled = release, record nothing).
-* Bounded retries (`jr2_sources.retries`, `jr2 work --max-attempts`): the attempt number is the
-  tracker's record at claim time plus one (the claim is refused if the record changed since the
-  snapshot); a transient failure with attempts left is recorded with its `retry_after`, and the
-  tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is refused
-  at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
-  instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
-  extension; `settle` returns it as `cancelled`, so it does not fail the run.
+* Bounded retries (`jr2_sources.capabilities.retries`, `jr2 work --max-attempts`): the attempt
+  number is the tracker's record at claim time plus one (the claim is refused if the record changed
+  since the snapshot); a transient failure with attempts left is recorded with its `retry_after`,
+  and the tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is
+  refused at start. Items waiting for their retry time count as `held`: a pool waits for them
+  (polling) instead of ending `deadlocked`. A retried failure is re-offered through the Pool's
+  re-offer extension; `settle` returns it as `cancelled`, so it does not fail the run.
 * A full state disk (a worker's failure with `detail["state_full"]`: `jr2 work` could not
   write the item's files) fails that item and then ends the run as an error (`StateFull`).
 * Deaths count: a claim taken over after its holder's lease lapsed unsettled means that pool
@@ -51,16 +51,17 @@ the rest, the same for every tracker:
   out-of-memory kill); the second (`Claim.lapsed` says how many came before) is a failed
   attempt, and a final one: the item is not run again but fails at once (`guard`), so an item
   whose command kills its pool cannot be re-run forever under `Restart=always`.
-* Global caps and conflict groups (`jr2_sources.limits`, `--global-cap`, `--exclusive-by`): each
-  item read is tagged with its groups, the Ready-set blocks what a held group or the cap keeps
-  (`group_busy`, `global_cap`), and the tracker's claim decides them safely (`Tracker.limits`;
-  refused at start on any other tracker). Items waiting for a group or the cap count as `held`:
-  a pool waits for them (polling) instead of ending `deadlocked`.
-* Approval gates (`jr2_sources.gates`, `jr2 work --gate`): a worker that asks for approval of
-  one of the run's gates is parked through `Tracker.park` (the gate recorded as awaiting in the
-  tracker, the claim released, the slot freed) and settles as `cancelled` (`tally.parked` says
-  which gate); a gate the run was not given fails the item. An answered gate makes the item
-  ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker without
+* Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`, `--global-cap`,
+  `--exclusive-by`): each item read is tagged with its groups, the Ready-set blocks what a held
+  group or the cap keeps (`group_busy`, `global_cap`), and the tracker's claim decides them safely
+  (`Tracker.limits`; refused at start on any other tracker). Items waiting for a group or the cap
+  count as `held`: a pool waits for them (polling) instead of ending `deadlocked`.
+* Approval gates (`jr2_sources.capabilities.gates.policy`, `jr2 work --gate`): a worker that asks
+  for approval of one of the run's gates is parked through `Tracker.park` (the gate recorded as
+  awaiting in the tracker, the claim released, the slot freed) and settles as `cancelled`
+  (`tally.parked` says which gate); a gate the run was not given fails the item. An answered gate
+  makes the item ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker
+  without
   `gates` is refused at start.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering;
@@ -85,13 +86,13 @@ from typing import Any, TypeVar
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, StateFull, UsageError
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, GateRequest
+from jr2_sources.capabilities.limits.policy import Limits
+from jr2_sources.capabilities.retries import Attempt, AttemptPolicy
 
-from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
-from .gates import EX_AWAIT_APPROVAL, GateRequest
 from .kit.bounds import Bounds
-from .limits import Limits
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
-from .retries import Attempt, AttemptPolicy
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")

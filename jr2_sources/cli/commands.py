@@ -122,8 +122,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     gc.disable()
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
-    from jr2_sources.limits import Limits
-    from jr2_sources.lockreport import held_locks
+    from jr2_sources.capabilities.limits.lockreport import held_locks
+    from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
 
@@ -373,7 +373,7 @@ def _answer(backlog: Path, item_id: str, gate: str, state_dir: Path | None, *,
     """Answer the gate GATE of ITEM in BACKLOG (`jr2 local approve|reject`)."""
     import getpass
 
-    from jr2_sources.gates import answer
+    from jr2_sources.capabilities.gates.policy import answer
 
     adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
                              read_only=False)
@@ -424,7 +424,7 @@ def jr2_register_commands(cli: click.Group) -> None:
     cli.add_command(ready_cmd)
     cli.add_command(work_cmd)
     cli.add_command(local_group)
-    from .dashboard import dashboard_cmd
+    from jr2_sources.capabilities.dashboard.command import dashboard_cmd
 
     cli.add_command(dashboard_cmd)
     from jr2_sources.playground.cli import playground_group

@@ -171,7 +171,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     except ValueError as exc:
         raise UsageError(f"--log-limit: {exc}") from None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    from jr2_sources.limits import Limits
+    from jr2_sources.capabilities.limits.policy import Limits
 
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
@@ -193,13 +193,13 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
 
     held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
-    from jr2_sources.deltas import first_reading
+    from jr2_sources.capabilities.deltas.reader import first_reading
 
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
     dash = None
     if dashboard is not None:
-        from .dashboard import interval_seconds, open_dashboard
+        from jr2_sources.capabilities.dashboard.command import interval_seconds, open_dashboard
 
         dash = open_dashboard(adapter, dashboard, first,
                               interval=interval_seconds("--dashboard-interval",
@@ -214,9 +214,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
-    """The adapter that keeps `--global-cap`/`--exclusive-by` (`jr2_sources.limits`): itself
-    when its claims do (`local:`), wrapped in `kit.comment_locks.LockedTracker` on a comment
-    tracker given `--control-issue`; a one-line usage error otherwise."""
+    """The adapter that keeps `--global-cap`/`--exclusive-by`
+    (`jr2_sources.capabilities.limits.policy`): itself when its claims do (`local:`), wrapped in
+    `kit.comment_locks.LockedTracker` on a comment tracker given `--control-issue`; a one-line usage
+    error otherwise."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
@@ -235,7 +236,7 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
         raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
                          "ID here: an issue whose comments hold the group and slot claims (every "
                          "pool of the tracker names the same one)")
-    from jr2_sources.kit.comment_locks import LockedTracker
+    from jr2_sources.capabilities.limits.comment_locks import LockedTracker
 
     locked = LockedTracker(adapter, control_issue)
     locked.check()
@@ -243,8 +244,8 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
 
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked (`jr2_sources.gates.check_name`)."""
-    from jr2_sources.gates import check_name
+    """`--gate NAME` (repeatable), checked (`jr2_sources.capabilities.gates.policy.check_name`)."""
+    from jr2_sources.capabilities.gates.policy import check_name
 
     try:
         return frozenset(check_name(g) for g in gates)
@@ -256,7 +257,7 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
                     backoff_max: float | str | None) -> Any:
     """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
     AttemptPolicy; the last three only with `--max-attempts` above 1, where they do something."""
-    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
+    from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
 
     given = [name for name, value in (("--transient-exit", transient),
                                       ("--retry-backoff", backoff),
@@ -420,7 +421,7 @@ async def _run(plan: _Plan) -> WorkResult:
 
     board = None
     if plan.dashboard is not None:
-        from .dashboard import DashboardLoop
+        from jr2_sources.capabilities.dashboard.command import DashboardLoop
 
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
                               check_every=min(max(poll or 5.0, 1.0), 5.0),
@@ -428,14 +429,14 @@ async def _run(plan: _Plan) -> WorkResult:
 
     def setup_host(host: Any) -> None:
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
-            from .approvals import attach_approvals
+            from jr2_sources.capabilities.gates.approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
         if hook is not None and board is not None:
             hook = board.receiver(hook)
         if hook is not None:
-            from jr2_sources.kit.webhooks import attach_webhook
+            from jr2_sources.capabilities.webhooks import attach_webhook
 
             def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
                 verdict = hook(headers, body, secret)

@@ -3,15 +3,17 @@ directory jr2 was started in; see `workspace.py`). The command gets the item in 
 (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`, `JR2_ITEM_JSON` — the path of a JSON file with
 the whole item —, `JR2_ITEM_BRANCH` — the branch the source names, else `jr2/<slug>` —,
 `JR2_SANDBOX` — a scratch directory of the item's own —, `JR2_RUN_ID`; under `--gate`,
-`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate (`jr2_sources.gates`); where
-the source hands its blockers' pull requests over (GitHub's `--done-when merged`: `extra.blockers`,
+`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate
+(`jr2_sources.capabilities.gates.policy`); where the source hands its blockers' pull requests over
+(GitHub's `--done-when merged`: `extra.blockers`,
 `extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a JSON file listing them, and
 `JR2_BASE_BRANCH`, the branch to start from under `--stack`), on top of `base_env` (jr2's
 environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret
 values scrubbed, to one log file per item under `<state>/logs/<run id>/`, kept after a failure (the
 sandbox is not). Exit 0 is success and the output is the last stdout line (parsed as JSON when it
 is JSON); any other exit is a `Failure` carrying the exit code and the last lines of stderr; exit
-79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval (`jr2_sources.gates`).
+79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval
+(`jr2_sources.capabilities.gates.policy`).
 
 Design notes (a blast radius of one item):
 
@@ -56,7 +58,7 @@ from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
-from jr2_sources.gates import EX_AWAIT_APPROVAL, env_for, parse_ask
+from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.kit.sizes import format_size
 from jr2_sources.worksource import WorkItem, item_json

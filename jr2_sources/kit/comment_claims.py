@@ -16,17 +16,17 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
   comment into its outcome marker (or `released` when the claim was lost meanwhile).
-* retries (`jr2_sources.retries`): the claim is won only if the attempt record the listing shows
-  (`retry_record`) is the one the claimer chose the item by (`attempts`) and its backoff is over
-  (server time), so a stale snapshot can neither reset the count nor start an attempt early. A
-  transient failure to retry settles as `jr2:failed` with `attempts` and `retry_after` and
-  KEEPS the claim mark (no failed label): readers list the comments of marked items only, and
-  that is how they find the record again.
-* gates (`jr2_sources.gates`): a claim is lost when the listing shows a `jr2:gate` request the
-  snapshot the claimer chose the item by did not know (`gates`) while the item is still marked
-  parked (`parked`): another pool ran and parked it after that snapshot, and without this check
-  it would run again before anyone approved. An old request on an item no longer marked (its
-  approved attempt released, or a person took the mark off) does not stop the claim.
+* retries (`jr2_sources.capabilities.retries`): the claim is won only if the attempt record the
+  listing shows (`retry_record`) is the one the claimer chose the item by (`attempts`) and its
+  backoff is over (server time), so a stale snapshot can neither reset the count nor start an
+  attempt early. A transient failure to retry settles as `jr2:failed` with `attempts` and
+  `retry_after` and KEEPS the claim mark (no failed label): readers list the comments of marked
+  items only, and that is how they find the record again.
+* gates (`jr2_sources.capabilities.gates.policy`): a claim is lost when the listing shows a
+  `jr2:gate` request the snapshot the claimer chose the item by did not know (`gates`) while the
+  item is still marked parked (`parked`): another pool ran and parked it after that snapshot, and
+  without this check it would run again before anyone approved. An old request on an item no longer
+  marked (its approved attempt released, or a person took the mark off) does not stop the claim.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, re
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
-    from jr2_sources.gates import Gate
+    from jr2_sources.capabilities.gates.policy import Gate
+    from jr2_sources.capabilities.retries import Attempt
     from jr2_sources.readyset import SnapshotItem
-    from jr2_sources.retries import Attempt
 
 
 class CommentThread(Protocol):

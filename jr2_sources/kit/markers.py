@@ -42,8 +42,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from jr2_sources.capabilities.limits.comment_locks import lock_fields
+
 from .claims import Comment, Marker, parse_marker
-from .comment_locks import lock_fields
 
 __all__ = ["KEY_VAR", "Ignored", "MarkerTrust", "Reading", "distinct", "request_ref",
            "signed_fields"]

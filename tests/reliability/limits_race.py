@@ -25,7 +25,7 @@ from typing import Any
 from limits_journal import most_at_once, runs
 from rel_trackers import Tracker, pools, tracker
 
-from jr2_sources.kit.comment_locks import lock_fields
+from jr2_sources.capabilities.limits.comment_locks import lock_fields
 
 SAMPLE = 0.02
 LEASE = 600.0  # the pools' --lease (the default)

@@ -54,15 +54,15 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
-from jr2_sources.gates import AWAITING_LABEL
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
-from jr2_sources.retries import Attempt
 
 from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
@@ -312,7 +312,8 @@ class GitHubAdapter(LabelCommentTracker):
         return self.reader.gates.can_answer(who)
 
     def mark_parked(self, key: str) -> None:
-        """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
+        """Park (`jr2_sources.capabilities.gates.policy`): ONE PATCH swaps the claim label for the
+        awaiting label."""
         self._settle_issue(key, {}, add=AWAITING_LABEL)
 
     def take_off_awaiting(self, key: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from jr2_sources.gates import Gate
+from jr2_sources.capabilities.gates.policy import Gate
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .store import ClaimRow, GateRow, OutcomeRow

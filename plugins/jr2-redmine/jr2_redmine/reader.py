@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from jr2_core import ConfigError
 from jr2_sources import BlockerRef, Snapshot, SnapshotItem
-from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 
 from .client import RedmineClient, RedmineHTTPError, parse_time

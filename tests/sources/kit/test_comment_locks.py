@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.comment_locks import CommentLocks
 
 
 class Thread:
@@ -106,7 +106,7 @@ def test_eight_racing_claimers_never_exceed_the_limit(claim: dict[str, object],
 
 
 def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_else() -> None:
-    from jr2_sources.kit.comment_locks import GRACE, SWEEP
+    from jr2_sources.capabilities.limits.comment_locks import GRACE, SWEEP
 
     th = Thread()
     killed = CommentLocks(th, "o/r#1", global_cap=None)
@@ -136,7 +136,7 @@ def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_el
 def test_two_pools_sweeping_the_same_dead_locks_at_once_both_claim() -> None:
     """Two claimers delete the same dead lock: the second deletion finds it gone, which is fine
     (a comment already gone counts as deleted, as every adapter's `delete_comment` does)."""
-    from jr2_sources.kit.comment_locks import GRACE
+    from jr2_sources.capabilities.limits.comment_locks import GRACE
 
     class Racing(Thread):
         def __init__(self) -> None:
@@ -240,7 +240,7 @@ def test_a_lock_stays_small_whatever_the_item_names_and_still_excludes_its_group
     """An item of 3, 200 or 9,000 groups: its lock comment stays within a few thousand
     characters (names, then digests, then every group), and an item of any of its groups
     waits while it holds, an item of none only when it held every group."""
-    from jr2_sources.kit.comment_locks import GROUPS_BUDGET
+    from jr2_sources.capabilities.limits.comment_locks import GROUPS_BUDGET
 
     th = Thread()
     names = [f"component-{i:05d}-{'x' * 20}" for i in range(count)]
@@ -260,7 +260,7 @@ def test_a_refused_lock_comment_is_one_items_refusal() -> None:
     """The tracker refusing the lock comment itself (422) raises `LockRefused`, an
     `ItemError` that quotes it; a refusal about the issue (403) stays what it was."""
     from jr2_core.errors import ItemError, SourceHTTPError
-    from jr2_sources.kit.comment_locks import LockRefused
+    from jr2_sources.capabilities.limits.comment_locks import LockRefused
 
     class Refusing(Thread):
         status = 422

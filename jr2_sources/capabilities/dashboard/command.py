@@ -36,8 +36,7 @@ import click
 
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
-
-from .commands import SourceCommand, _source_or_help
+from jr2_sources.cli.commands import SourceCommand, _source_or_help
 
 log = logging.getLogger("jr2.dashboard")
 
@@ -65,10 +64,11 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
     `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
     (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
     tracker that keeps approval gates (`gates = True`) gets approve boxes
-    (`gatedesk.TrackerGates`), answered through `adapter`, or through the tracker `answering`
-    opens (when `adapter` is read-only)."""
-    from jr2_sources.dashboard import Dashboard, check_interval, hide_items, target_of
-    from jr2_sources.dashboard.gatedesk import TrackerGates
+    (`capabilities.gates.desk.TrackerGates`), answered through `adapter`, or through the tracker
+    `answering` opens (when `adapter` is read-only)."""
+    from jr2_sources.capabilities.gates.desk import TrackerGates
+
+    from . import Dashboard, check_interval, hide_items, target_of
 
     board = adapter.dashboard(issue)
     check_interval(option, interval, target_of(board))
@@ -130,11 +130,10 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
+    from jr2_sources.cli.compose import open_source
     from jr2_sources.kit.durations import parse_duration
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
-
-    from .compose import open_source
 
     interval = interval_seconds("--write-interval", write_interval)
     try:
@@ -150,7 +149,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return compute_ready_set(reader.snapshot(), now=datetime.now(UTC),
                                  children_block=children_block)
 
-    def answering() -> Any:  # a tick approving a gate writes its answer (gatedesk.py)
+    def answering() -> Any:  # a tick approving a gate writes its answer (gates/desk.py)
         return open_source(source, list(ctx.args), resolve_state(state_dir), read_only=False)[0]
 
     dash = None

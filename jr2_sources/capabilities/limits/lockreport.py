@@ -2,10 +2,10 @@
 
 Design note: on `local:` a pool's claim is its lock (`trackers/local/store.py`), so the live
 claims of the report are exactly what the pools count. On a comment tracker (GitHub, GitLab,
-Jira) a pool with the limits does two things (`kit/comment_locks.py`): its Ready-set counts the
-live claims it reads, and its claim posts a lock comment on the coordination issue and yields
-while `--global-cap` earlier live locks exist or one names a group of the item. Only pools given
-the options post locks, and a lock may be for an item outside this report's filter (another
+Jira) a pool with the limits does two things (`capabilities/limits/comment_locks.py`): its Ready-set
+counts the live claims it reads, and its claim posts a lock comment on the coordination issue and
+yields while `--global-cap` earlier live locks exist or one names a group of the item. Only pools
+given the options post locks, and a lock may be for an item outside this report's filter (another
 pool's `--label` on the same coordination issue); pools without the options claim without one.
 So the two counts differ, and a pool is held back by either: `jr2 ready --control-issue ID`
 reads that issue's thread once (one listing, read-only: the same GET a pool makes) and the
@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from jr2_core.errors import ItemError, SourceError, UsageError
+from jr2_sources.readyset import HeldLocks
 
-from .kit.comment_locks import _parse as parse_lock
-from .kit.comment_locks import lock_fields
-from .limits import Limits
-from .readyset import HeldLocks
+from .comment_locks import _parse as parse_lock
+from .comment_locks import lock_fields
+from .policy import Limits
 
 __all__ = ["held_locks"]
 

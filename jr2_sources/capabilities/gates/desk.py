@@ -1,10 +1,12 @@
-"""Approval gates on the dashboard: the `GateDesk` over a tracker's gates (`jr2_sources.gates`).
+"""Approval gates on the dashboard: the `GateDesk` over a tracker's gates
+(`jr2_sources.capabilities.gates.policy`).
 
 Design note: a tracker with `gates = True` reads each item's gates back as `SnapshotItem.gates`;
 an item whose gate awaits an answer is blocked with the reason `awaiting_approval`. The dashboard
-draws an **approve** box for each, and a tick answers it through `jr2_sources.gates.answer`
-(the tracker's `answer_gate`), as `/jr2 approve NAME` from a writer would; `by` names the
-dashboard issue, so the answer says where it came from. Only items in the scope are listed.
+draws an **approve** box for each, and a tick answers it through
+`jr2_sources.capabilities.gates.policy.answer` (the tracker's `answer_gate`), as `/jr2 approve NAME`
+from a writer would; `by` names the dashboard issue, so the answer says where it came from. Only
+items in the scope are listed.
 
 `jr2 dashboard` reads through a read-only tracker (it never writes the backlog's items but for
 what a tick asks), so it answers through a second, writable one opened on the first approve
@@ -16,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..gates import answer, awaiting
-from ..readyset import ReadySet
-from .render import PendingGate
+from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.readyset import ReadySet
+
+from .policy import answer, awaiting
 
 __all__ = ["TrackerGates"]
 

@@ -60,8 +60,8 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from jr2_core.errors import ItemError, SourceError, UsageError
+from jr2_sources.readyset import ReadySet
 
-from ..readyset import ReadySet
 from .body import BodyParts, BrokenMarkers, Tick
 from .layout import MARKDOWN, Layout
 from .render import PendingGate

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..incremental import Delta
-from ..readyset import Snapshot, SnapshotItem
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.readyset import Snapshot, SnapshotItem
 
 __all__ = ["hide_items"]
 

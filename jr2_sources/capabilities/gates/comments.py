@@ -1,15 +1,17 @@
 """Approval gates read from an issue's comment thread (trackers whose claims are comments).
 
-Design note: parking an item (`jr2 work --gate`, `jr2_sources.gates`) edits jr2's claim comment
-into a `jr2:gate` marker (`{"gate": NAME, "reason": ...}`); the edit's server time is when the
-gate was asked. A person answers with a comment whose first line is `/jr2 approve NAME` or
+Design note: parking an item (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`) edits
+jr2's claim comment into a `jr2:gate` marker (`{"gate": NAME, "reason": ...}`); the edit's server
+time is when the gate was asked. A person answers with a comment whose first line is `/jr2 approve
+NAME` or
 `/jr2 reject NAME [reason]`, created at or after that time (or an answer given another way, a
 label on GitHub, passed in as `others`). The first such answer by someone
 `can_answer` accepts (write access, checked by the tracker) decides the gate; answers by others
 are ignored and named (`Gate`'s `ignored`), so a report can say why the item still waits.
 jr2's own comments never answer as comments: they start with its hidden marker, never with
 `/jr2`; only a `jr2:answer` marker (`answer_marker`), which jr2 posts for an answer given through
-it (`jr2_sources.gates.answer`: the dashboard, which checks who ticked), counts. A later
+it (`jr2_sources.capabilities.gates.policy.answer`: the dashboard, which checks who ticked), counts.
+A later
 `jr2:gate` marker for the same gate (the worker asked again) starts over.
 
 This module is pure: `can_answer` is the tracker's permission check (cached there).
@@ -21,9 +23,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from jr2_sources.gates import Gate, GateStatus, answer_command, cut_reason
+from jr2_sources.kit.claims import Comment, markers, parse_marker, render_marker
 
-from .claims import Comment, markers, parse_marker, render_marker
+from .policy import Gate, GateStatus, answer_command, cut_reason
 
 __all__ = ["Answer", "answer_marker", "gates_of", "record_answer"]
 
@@ -105,9 +107,9 @@ def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | Non
 
 def record_answer(thread: Any, key: str, name: str, status: GateStatus, reason: str | None,
                   by: str | None, can_answer: Callable[[str], bool | None]) -> bool:
-    """Answer the gate `name` of `key` through jr2 (`jr2_sources.gates.answer`): when it awaits
-    an answer now, post an `answer_marker` comment on `thread` (a `CommentThread`) and say True;
-    else False, nothing written."""
+    """Answer the gate `name` of `key` through jr2 (`jr2_sources.capabilities.gates.policy.answer`):
+    when it awaits an answer now, post an `answer_marker` comment on `thread` (a `CommentThread`)
+    and say True; else False, nothing written."""
     comments, _ = thread.list_comments(key)
     now = {g.name: g for g in gates_of(comments, can_answer)}
     if name not in now or now[name].status != "awaiting":

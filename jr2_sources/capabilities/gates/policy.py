@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .readyset import SnapshotItem
+    from jr2_sources.readyset import SnapshotItem
 
 __all__ = [
     "ASK_PREFIX",

@@ -48,7 +48,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..readyset import ReadySet, iso_utc
+from jr2_sources.readyset import ReadySet, iso_utc
+
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",

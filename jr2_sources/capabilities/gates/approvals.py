@@ -3,7 +3,8 @@
 Design note: a run of `jr2 work --gate NAME` over a source that records answers itself (`local:`,
 whose answers live in the claim store; `answer_gate`) opens one persistent gate of the run host,
 `approvals`, accepting `approve` (`{"item": ID, "gate": NAME}`) and `reject` (the same, plus an
-optional `reason`). A delivery answers through `jr2_sources.gates.answer`, exactly as
+optional `reason`). A delivery answers through `jr2_sources.capabilities.gates.policy.answer`,
+exactly as
 `jr2 local approve|reject` does, and wakes the pool so the item runs at once; a gate that does
 not await an answer is refused (`jr2 send` prints why and exits 2). The answer is in the store
 before `jr2 send` returns, so it outlives the run. On the trackers a person answers on the
@@ -39,7 +40,8 @@ class Reject(Approve):
 def attach_approvals(run: Any, tracker: Any) -> bool:
     """Open the `approvals` gate on `run` when `tracker` records answers; True if opened."""
     from jr2_core import define_event
-    from jr2_sources.gates import answer
+
+    from .policy import answer
 
     if not callable(getattr(tracker, "answer_gate", None)):
         return False

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from ..readyset import ReadySet
+from jr2_sources.readyset import ReadySet
+
 from . import body as md
 from .render import PendingGate, core, render_section, stamp
 

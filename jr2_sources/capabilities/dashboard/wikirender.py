@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from ..readyset import BlockedEntry, ClaimedEntry, ReadyEntry, ReadySet, iso_utc
-from ..report import _claim_words, _clip, _md_graph, _one_line, describe_reasons
+from jr2_sources.readyset import BlockedEntry, ClaimedEntry, ReadyEntry, ReadySet, iso_utc
+from jr2_sources.report import _claim_words, _clip, _md_graph, _one_line, describe_reasons
+
 from .adf import size
 from .render import PendingGate, _parts, _share
 

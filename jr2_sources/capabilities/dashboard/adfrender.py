@@ -18,8 +18,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..readyset import BlockedEntry, ClaimedEntry, ReadyEntry, ReadySet, iso_utc
-from ..report import _claim_words, _clip, _md_graph, _one_line, describe_reasons
+from jr2_sources.readyset import BlockedEntry, ClaimedEntry, ReadyEntry, ReadySet, iso_utc
+from jr2_sources.report import _claim_words, _clip, _md_graph, _one_line, describe_reasons
+
 from .adf import dumps, key_of, size
 from .render import PendingGate, _parts, _share
 

@@ -5,8 +5,8 @@ Design notes
 `--cap` limits one process. `jr2 work --global-cap N` limits how many items are held at once by
 every pool on the same tracker, and `--exclusive-by` puts items into conflict groups, two items
 of one group never running at once anywhere. Like the attempt record of bounded retries
-(`jr2_sources.retries`), neither lives in a pool's memory: both are decided by the claim itself,
-in the tracker, so pools on other machines and restarted pools honour them.
+(`jr2_sources.capabilities.retries`), neither lives in a pool's memory: both are decided by the
+claim itself, in the tracker, so pools on other machines and restarted pools honour them.
 
 * **The same tracker.** What the claims of one tracker's pools have in common. For `local:`,
   the claim store of one backlog file: every claim in it counts (every pool of that file,
@@ -42,8 +42,9 @@ in the tracker, so pools on other machines and restarted pools honour them.
 * **Comment trackers.** The per-item comment protocol cannot see a conflicting claim on another
   issue posted in the same instant: "post, then read" is safe only when every claimer posts to
   and reads the same thread. So on GitHub the limits live on one coordination issue every pool
-  names (`--control-issue`): `kit/comment_locks.py` posts a lock comment there before the
-  item's claim, reads the thread back, and yields if an earlier live lock shares a group or
+  names (`--control-issue`): `capabilities/limits/comment_locks.py` posts a lock comment there
+  before the item's claim, reads the thread back, and yields if an earlier live lock shares a group
+  or
   `global_cap` earlier live locks exist (comment ids are the order every pool agrees on); the
   lock shares the item's lease. It costs one more comment creation per item, one edit per
   renewal and one deletion. GitLab (the plugin) and Jira use it too (Jira Cloud keeps the lock
@@ -61,9 +62,9 @@ from typing import TYPE_CHECKING, Any
 from jr2_core.errors import UsageError
 
 if TYPE_CHECKING:
-    from .deltas import ChangesFn
-    from .incremental import Delta
-    from .readyset import Snapshot, SnapshotItem
+    from jr2_sources.capabilities.deltas.incremental import Delta
+    from jr2_sources.capabilities.deltas.reader import ChangesFn
+    from jr2_sources.readyset import Snapshot, SnapshotItem
 
 __all__ = ["GroupRule", "Limits", "parse_exclusive_by"]
 

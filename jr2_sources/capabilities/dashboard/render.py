@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..readyset import BlockedEntry, ClaimedEntry, ReadySet, iso_utc
-from ..report import (
+from jr2_sources.readyset import BlockedEntry, ClaimedEntry, ReadySet, iso_utc
+from jr2_sources.report import (
     _claim_words,
     _clip,
     _md_code,
@@ -42,6 +42,7 @@ from ..report import (
     md_block,
     md_more_row,
 )
+
 from .body import tick_key
 
 __all__ = ["BODY_LIMIT", "PendingGate", "core", "render_section", "stamp"]

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from jr2_sources.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+
+from .incremental import Delta, IncrementalReadySet
 
 __all__ = ["DEFAULT_RESYNC_EVERY", "ChangesFn", "ReadyReader", "ReadyView", "first_reading"]
 
@@ -62,7 +63,7 @@ class ReadyView:
     """Blocked items in scope waiting for their retry time to come (`retry_after`)."""
     limited: int = 0
     """Items in scope waiting for a conflict group another item holds or for the global cap
-    (`jr2_sources.limits`): held elsewhere, so a pool waits for them."""
+    (`jr2_sources.capabilities.limits.policy`): held elsewhere, so a pool waits for them."""
 
 
 class ReadyReader:

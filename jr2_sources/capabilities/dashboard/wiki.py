@@ -25,7 +25,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from ..readyset import ReadySet, iso_utc
+from jr2_sources.readyset import ReadySet, iso_utc
+
 from . import body as md
 from .adf import size
 from .render import PendingGate

@@ -36,9 +36,9 @@ takes `Delta`s instead:
 * Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is
   ready with that key); `ready_items()` yields them in order without copying the set, so a
   pool reads the first few in O(k log N).
-* Conflict groups and the global cap (`jr2_sources.limits`): an index from each group to its
-  members and to the members holding a live claim; when an item starts or stops holding a
-  group (a claim, a lease ending, a relabelling), the other members of that group are
+* Conflict groups and the global cap (`jr2_sources.capabilities.limits.policy`): an index from each
+  group to its members and to the members holding a live claim; when an item starts or stops holding
+  a group (a claim, a lease ending, a relabelling), the other members of that group are
   re-evaluated, so a claim costs what its groups number. The global cap is applied when the set
   is read (`counts`, `ready_items`, `ready_set`): at the cap nothing is ready, and reaching it
   rewrites no item.
@@ -58,8 +58,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .gates import awaiting
-from .readyset import (
+from jr2_sources.capabilities.gates.policy import awaiting
+from jr2_sources.readyset import (
     BlockedEntry,
     BlockerRef,
     BlockerState,

@@ -88,11 +88,10 @@ from typing import Any, Protocol
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
-
-from ..readyset import Snapshot, SnapshotItem
-from ..tracker import Tracker
-from .bounds import Bounds
-from .claims import MAX_LEASE, Comment
+from jr2_sources.kit.bounds import Bounds
+from jr2_sources.kit.claims import MAX_LEASE, Comment
+from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.tracker import Tracker
 
 __all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread",
            "LockedTracker", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
