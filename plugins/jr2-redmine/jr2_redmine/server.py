@@ -22,8 +22,11 @@ Design notes
   db:migrate redmine:load_default_data` in one process fails on it), loads Redmine's default
   data, enables the REST API, makes the users, keys and the `jr2` field, writes them to
   `keys.json`, and serves `Rails.application` with WEBrick (Rack's handler), as `bin/rails
-  server -u webrick` would. SQLite runs without fsync and in WAL mode: it is thrown away.
-  `bin/rails server -u webrick` (about 7 s until it answers).
+  server -u webrick` would (about 7 s until it answers). SQLite runs without fsync and in WAL
+  mode: it is thrown away. Requests are served one at a time (`Rack::Lock`), as a Redmine
+  behind one single-threaded application process serves them: with SQLite, concurrent writers
+  in one Ruby process fail with HTTP 500 ("database is locked"; the sqlite3 gem waits out the
+  lock holding Ruby's global lock, so the holder cannot finish). No mail is sent.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ module Jr2FastSqlite  # a throwaway database: no fsync; WAL lets readers run bes
     execute("PRAGMA synchronous = OFF", "SCHEMA")
     execute("PRAGMA journal_mode = WAL", "SCHEMA")
   end
+
 end
 ActiveRecord::ConnectionAdapters::SQLite3Adapter.prepend(Jr2FastSqlite)
 ActiveRecord::Base.connection_pool.disconnect!
@@ -64,6 +68,7 @@ ActiveRecord::Base.connection.migration_context.migrate
 ActiveRecord::Base.descendants.each(&:reset_column_information)
 Redmine::DefaultData::Loader.load('en')
 Setting.rest_api_enabled = '1'
+Setting.notified_events = []  # nobody reads a throwaway's mail
 Setting.default_language = 'en'
 developer = Role.find_by!(name: 'Developer')
 developer.add_permission!(:edit_own_issue_notes)  # claims edit their own journal notes
@@ -88,8 +93,9 @@ File.write(ARGV[0] + '.tmp', JSON.dump(
   developer_role: developer.id, manager_role: manager.id))
 File.rename(ARGV[0] + '.tmp', ARGV[0])
 require 'rack/handler/webrick'
-Rack::Handler::WEBrick.run(Rails.application, Host: '127.0.0.1', Port: Integer(ARGV[1]),
-                           AccessLog: [], Logger: WEBrick::Log.new($stderr, WEBrick::Log::WARN))
+Rack::Handler::WEBrick.run(Rack::Lock.new(Rails.application),
+                           Host: '127.0.0.1', Port: Integer(ARGV[1]), AccessLog: [],
+                           Logger: WEBrick::Log.new($stderr, WEBrick::Log::WARN))
 """
 
 

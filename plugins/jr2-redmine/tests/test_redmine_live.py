@@ -47,3 +47,26 @@ def test_the_real_server_writes_nothing_outside_its_temporary_directory(
                 if path.lstat().st_mtime > redmine_project.redmine.started:
                     newer.append(str(path))
     assert newer == []
+
+
+def test_the_real_server_serves_concurrent_writers_without_errors(
+        redmine_project: Project) -> None:
+    """Several clients writing at once (as racing pools and a person do) all get 2xx: with
+    SQLite, concurrent writers inside one Ruby process would otherwise fail with HTTP 500."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from redmine_helpers import Api
+
+    p = redmine_project
+
+    def write(i: int) -> None:
+        api = Api(p.redmine.url, p.redmine.admin_key)  # a session (connection) of its own
+        for j in range(8):
+            data = api.call("POST", "/issues.json", {"issue": {
+                "project_id": p.id, "subject": f"writer {i}, issue {j}"}})
+            api.call("PUT", f"/issues/{data['issue']['id']}.json", {"issue": {"notes": "x"}})
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(write, range(6)))  # re-raises the first failed call
+    listed = p.admin.call("GET", f"/issues.json?project_id={p.id}&status_id=*&limit=100")
+    assert listed["total_count"] == 48
