@@ -225,7 +225,8 @@ class WorkCommand(SourceCommand):
                    "from BASE (default HEAD); removed after success, kept after a failure.")
 @click.option("--pass-env", "pass_env", metavar="NAME", multiple=True,
               help="Pass this credential (a token, a key, a URL with a password) on to "
-                   "COMMAND; by default COMMAND gets none of them (repeatable).")
+                   "COMMAND; by default COMMAND gets none of them (repeatable). The marker "
+                   "key (JR2_MARKER_KEY) is never passed.")
 @click.option("--log-limit", "log_limit", metavar="SIZE", default="10MiB", show_default=True,
               help="The most output one item's log keeps (e.g. 512K, 1G); the cut is noted in "
                    "the log.")

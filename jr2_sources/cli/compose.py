@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jr2_core.cli import host_and_wait, progress_printer, resolve_state
 from jr2_core.cli import observers as with_plugins
 from jr2_core.errors import UsageError
+from jr2_sources.kit.markers import KEY_VAR
 from jr2_sources.registry import SourceEnv
 
 if TYPE_CHECKING:
@@ -191,6 +192,9 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     from jr2_sources.hooks import load_registry
     from jr2_sources.projectconfig import token_variables
 
+    if KEY_VAR in pass_env:
+        raise UsageError(f"--pass-env {KEY_VAR}: the marker key is never given to commands "
+                         "(a command holding it could sign claims and answers)")
     held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
     from jr2_sources.capabilities.deltas.reader import first_reading

@@ -87,3 +87,14 @@ def test_credentials_in_the_environment_reach_a_command_only_when_passed(tmp_pat
     assert "NPM_CONFIG__AUTH" not in got and "HTTPS_PROXY" not in got
     text = "".join(f.read_text() for f in (tmp_path / ".jr2" / "logs").rglob("*.log"))
     assert "dbpass0123456" not in text and "postgres://app:***@db.internal" in text
+
+
+def test_the_marker_key_is_never_passed_to_a_command(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    env = {**os.environ, "JR2_MARKER_KEY": "k3y-of-the-fleet-0123"}
+    res = jr2("work", "local:b.toml", "--pass-env", "JR2_MARKER_KEY", "--", "true",
+              cwd=tmp_path, env=env)
+    assert res.returncode == 2
+    [line] = res.stderr.strip().splitlines()
+    assert "the marker key is never given to commands" in line
+    assert "k3y-of-the-fleet-0123" not in res.stderr + res.stdout
