@@ -92,6 +92,20 @@ def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
     os.environ[kind.token_var] = value
 
 
+def token_variables(spec: str, registry: Registry, cwd: Path | None = None) -> tuple[str, ...]:
+    """The environment variables SOURCE's token is read from: its kind's own (`token_var`) and,
+    for a named source, the one its `token_env` names. jr2 keeps both from its commands."""
+    kind_name, _ = split_source(spec)
+    if ":" in spec and kind_name in registry.kinds:
+        kind, variable = registry.get(kind_name), None
+    elif (entry := load_named_sources(cwd).get(spec)) is not None:
+        kind_of, base = entry.checked()
+        kind, variable = registry.get(kind_of), base.get("token_env")
+    else:
+        return ()
+    return tuple(v for v in (kind.token_var, variable) if isinstance(v, str) and v)
+
+
 def resolve_source(spec: str, options: list[str], registry: Registry,
                    cwd: Path | None = None) -> tuple[SourceKind, BaseModel]:
     """SOURCE (`kind:target` or a name from jr2.toml) and its options -> (kind, config)."""

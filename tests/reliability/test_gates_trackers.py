@@ -357,28 +357,6 @@ def test_a_label_answers_a_github_gate_by_whoever_added_it(tmp_path: Path) -> No
         assert s.runs(item) == [("-", "-"), ("rejected", "-")]
 
 
-def test_a_github_issue_closed_while_it_awaits_approval_loses_the_awaiting_label(
-        tmp_path: Path) -> None:
-    """A person closes a parked issue: the gate is moot and jr2's label goes. Closed while no
-    pool ran: the next `jr2 work` takes it off at start; closed while a pool waits: its next
-    delta does. `jr2 ready` (a dry run) leaves it."""
-    with setup("github", tmp_path, n=2) as s:
-        assert s.tr is not None
-        first, second = s.items
-        assert finish(s.start(ask=",".join(s.items)))[0] == 3  # both parked
-        s.tr.fake.close_issue("o/r", int(first.split("#")[1]))
-        s.ready_json()
-        assert "jr2:awaiting-approval" in s.tr.labels(first)
-        pool = s.start("--wait", ask=",".join(s.items))
-        wait_for(lambda: "jr2:awaiting-approval" not in s.tr.labels(first), timeout=30)
-        s.tr.fake.close_issue("o/r", int(second.split("#")[1]))
-        wait_for(lambda: "jr2:awaiting-approval" not in s.tr.labels(second), timeout=30)
-        pool.send_signal(signal.SIGTERM)
-        rc, err = finish(pool)
-        assert rc in (0, 130), err[-3000:]
-        assert s.runs(first) == [("-", "-")] and s.runs(second) == [("-", "-")]
-
-
 @pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
 def test_a_label_answers_a_jira_gate_by_whoever_added_it(tmp_path: Path, cloud: bool) -> None:
     """Jira Cloud and Data Center: the label `jr2:approve:deploy` added by someone without Edit

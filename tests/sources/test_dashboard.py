@@ -1,5 +1,5 @@
-"""The dashboard issue's logic (jr2_sources.dashboard) against an in-memory board: merging,
-ticks, conditional and spaced writes, escaping, the size limit. The GitHub end of it is in
+"""The dashboard issue's logic (jr2_sources.capabilities.dashboard) against an in-memory board:
+merging, ticks, conditional and spaced writes, escaping, the size limit. The GitHub end of it is in
 tests/trackers/github/test_github_dashboard.py."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jr2_core.errors import ItemError
-from jr2_sources.dashboard import (
+from jr2_sources.capabilities.dashboard import (
     BODY_LIMIT,
     END,
     START,

@@ -41,8 +41,6 @@ Design notes
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
   marker in its comments, until someone closes it.
-* An issue in scope that a person closed while it awaited approval loses the awaiting label
-  (`_untag_closed`; found at start and by deltas, `reader.py`).
 """
 
 from __future__ import annotations
@@ -56,15 +54,15 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
-from jr2_sources.gates import AWAITING_LABEL
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
-from jr2_sources.retries import Attempt
 
 from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
@@ -124,7 +122,6 @@ class GitHubAdapter(LabelCommentTracker):
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
         self._login: str | None = None
-        self._swept = False  # the closed issues still awaiting approval, tidied once (reader)
         if config.assign and (config.assignee or "").casefold() == "none" and not env.read_only:
             self.reader.own_login = self._user  # ISSUE-NOTES 2: jr2's assignee is not a person's
 
@@ -153,16 +150,7 @@ class GitHubAdapter(LabelCommentTracker):
         snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         if not self.read_only:
             self._settle_reviews()
-            self._untag_closed()
         return snap
-
-    def changes(self, *, full: bool = False) -> Snapshot | Delta:
-        """As `LabelCommentTracker.changes` (`jr2 work` reads only through it); its first call
-        also lists the closed issues still awaiting approval, to take the label off."""
-        if not self._swept and not self.read_only:
-            self._swept = True
-            self.reader.closed_parked.update(self.reader.closed_awaiting())
-        return super().changes(full=full)
 
     def read_changes(self, skip: set[str]) -> Delta | None:
         """What changed since the last reading (`delta.py`), or None for a full snapshot."""
@@ -175,22 +163,7 @@ class GitHubAdapter(LabelCommentTracker):
             changes.window.last_gap = None
         if delta is not None and self.reader.review_moves:
             self._settle_reviews()
-        self._untag_closed()
         return delta
-
-    def _untag_closed(self) -> None:
-        """Take the awaiting label off the issues in scope a person closed while they waited
-        for approval (`reader.closed_parked`): jr2's own label, on a gate now moot. A refusal
-        is one warning: it concerns that one issue."""
-        found, self.reader.closed_parked = self.reader.closed_parked, {}
-        for number, issue in sorted(found.items()):
-            if not self.issue_in_scope(issue):
-                continue
-            try:
-                self.remove_label(item_id(self.repo, number), AWAITING_LABEL)
-            except SourceHTTPError as exc:
-                log.warning("%s: could not take %s off the closed issue #%d: %s", self.name,
-                            AWAITING_LABEL, number, exc)
 
     def wrote(self, key: str) -> None:
         if self.reader.changes is not None:
@@ -339,7 +312,8 @@ class GitHubAdapter(LabelCommentTracker):
         return self.reader.gates.can_answer(who)
 
     def mark_parked(self, key: str) -> None:
-        """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
+        """Park (`jr2_sources.capabilities.gates.policy`): ONE PATCH swaps the claim label for the
+        awaiting label."""
         self._settle_issue(key, {}, add=AWAITING_LABEL)
 
     def take_off_awaiting(self, key: str) -> None:

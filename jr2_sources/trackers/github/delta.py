@@ -64,10 +64,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources.gates import AWAITING_LABEL
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.deltas.sincewindow import (
+    PER_PAGE,
+    Page,
+    SinceWindow,
+    WindowGap,
+    iso_z,
+)
 from jr2_sources.kit import labels_of
-from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, iso_z
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError
@@ -323,9 +328,6 @@ class GitHubChanges:
         for number, issue in sorted(fresh.items()):
             iid = item_id(repo, number)
             labels = labels_of(issue)
-            if (issue.get("state") == "closed" and "pull_request" not in issue
-                    and self.config.has_label(labels, AWAITING_LABEL)):
-                self.reader.closed_parked[number] = issue  # closed while parked: tidy it
             landed = merges is not None and self.reader.landed(number, labels)
             if ("pull_request" in issue or self.state[number] == "done" or iid in skip
                     or not self.listed(issue) or landed):

@@ -42,10 +42,6 @@ Design notes
   `waits_for_merge`/`merged_not_green` reason whose `ref` is the PR) and is not offered. Merged
   into the base: left out, and `review_moves` asks the adapter to close it and remove the label;
   closed unmerged (no open PR): offered again, and `review_moves` asks to remove the label.
-* Parked and then closed by a person (`jr2 work --gate`): the awaiting label is jr2's, and the
-  gate is moot. `jr2 work` lists the closed issues of the filter still carrying it once at start
-  (`closed_awaiting`), and a delta that sees such an issue closed notes it (`closed_parked`);
-  the adapter takes the label off.
 * Only issues carrying the claim label have their comments read, so an expired claim (a dead
   pool) counts as no claim and is taken over. Leases are judged in server time; the
   `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
@@ -61,7 +57,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
-from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
@@ -128,7 +124,6 @@ class IssueReader:
         self._merge: dict[int, tuple[BlockerState, str | None]] = {}
         self._judged: dict[int, PullRequest] = {}
         self.review_moves: dict[int, str] = {}  # number -> "close" | "reopen" (module notes)
-        self.closed_parked: dict[int, dict[str, Any]] = {}  # closed, awaiting label on (deltas)
         self._blockers_of: dict[int, list[int]] = {}  # dependent -> its judged blockers
         self._blocking: dict[int, list[int]] = {}  # judged blocker -> what it blocks
         self.asked: set[int] = set()  # the issues whose pull requests are judged
@@ -204,17 +199,6 @@ class IssueReader:
         if cfg.on_success == "review":
             marks.append(cfg.review_label)
         return marks
-
-    def closed_awaiting(self) -> dict[int, dict[str, Any]]:
-        """The closed issues of the filter that still carry the awaiting label: a person
-        closed them while they waited for approval (the adapter takes the label off)."""
-        params = {**self._list_params(), "state": "closed", "sort": "updated",
-                  "labels": ",".join([*self.config.label, AWAITING_LABEL])}
-        found, _ = self.client.get_all(self.issues_path(), params)
-        return {int(i["number"]): i for i in found
-                if isinstance(i, dict) and "number" in i and "pull_request" not in i
-                and i.get("state") == "closed"
-                and self.config.has_label(labels_of(i), AWAITING_LABEL)}
 
     def _list(self) -> tuple[dict[int, dict[str, Any]], set[int]]:
         """The open issues in scope (PRs included, for ref lookups) plus jr2-marked ones, and

@@ -1,0 +1,228 @@
+"""The one reader of jr2's markers: whose markers count, and (with a key) which are genuine.
+
+Design notes
+------------
+jr2 keeps its coordination state in the tracker's comments: claim, done, failed (with an
+attempt record), released, gate and answer markers (`kit.claims`), lock markers on the
+coordination issue (`kit.comment_locks`). Anyone who can comment can write the same text, so
+every listing of a thread passes through `MarkerTrust.read` before any protocol looks at it:
+
+* Authorship. A marker counts only when its comment's author is an account the pool trusts:
+  the identity of its own credentials (`identity`, asked of the tracker once per run, e.g.
+  GitHub `GET /user`, Jira `/myself`, GitLab `/user`) plus the accounts a fleet names
+  (`--trust ACCOUNT`, `trust = [...]` in jr2.toml). Names compare case-insensitively. A comment
+  with no marker is kept whoever wrote it (a person's `/jr2 approve` is judged by the gate
+  reader, which checks write access).
+* Signatures. With a marker key (`JR2_MARKER_KEY`, shared by a fleet's pools, never passed to
+  commands), every marker jr2 writes carries `sig`, an HMAC-SHA256 over the marker's kind and
+  fields, the thread's item, and the tracker (kind and target); an answer's fields name the
+  gate request it answers (`request`, `request_ref`). Markers that grant something (a claim, a
+  lock, an answer, an attempt record: a `failed` marker with `retry_after`) count only with a
+  valid signature, jr2's own unsigned ones included. Done and final failed marks, releases and
+  gate requests by a trusted author count signed or not (a command holding the token could
+  close the issue anyway), so turning a key on never re-runs finished work.
+* Replays. A signed marker copied to another item, tracker or gate request does not verify; a
+  copy on the same thread carries the nonce of the original, and a nonce that a settled marker
+  (done, failed, released, gate) also carries is spent: its claims are not live
+  (`MarkerTrust.read` drops them).
+* What was ignored is said (`Ignored`): the Ready-set report shows it on the item's entry as
+  reason `ignored_marker`, and `jr2 work` warns once per author per run (`warn_once`).
+
+This module is pure apart from the one `identity` call, which is cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jr2_sources.capabilities.limits.comment_locks import lock_fields
+
+from .claims import Comment, Marker, parse_marker
+
+__all__ = ["KEY_VAR", "Ignored", "MarkerTrust", "Reading", "distinct", "request_ref",
+           "signed_fields"]
+
+log = logging.getLogger("jr2.markers")
+
+KEY_VAR = "JR2_MARKER_KEY"
+"""The environment variable holding the fleet's marker key."""
+
+Why = Literal["author", "unsigned", "signature", "replayed"]
+_SETTLED = frozenset({"done", "failed", "released", "gate"})
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A marker that changed nothing: its kind (`claim`, `lock`, ...), its comment's author,
+    and why (`author`: not a trusted account; `unsigned` / `signature`: a key is set and the
+    marker grants something without a valid signature; `replayed`: a spent nonce)."""
+
+    marker: str
+    author: str
+    why: Why = "author"
+    comment_id: int = 0
+
+    def to_json_obj(self) -> dict[str, Any]:
+        """The `ignored_marker` reason as the JSON contract spells it."""
+        return {"kind": "ignored_marker", "marker": self.marker, "author": self.author,
+                "why": self.why}
+
+
+@dataclass(slots=True)
+class Reading:
+    """One thread as the protocols may see it: `comments` (every comment without a marker,
+    and the markers that count) and `ignored` (the markers that do not)."""
+
+    comments: list[Comment]
+    ignored: list[Ignored] = field(default_factory=list)
+
+
+def request_ref(mk: Marker) -> str:
+    """The name of one gate request (a `gate` marker): its comment and the time it was asked,
+    which an answer's `request` field names (a later request of the same gate is another)."""
+    return f"{mk.comment_id}@{mk.updated_at.isoformat()}"
+
+
+def _kind_and_fields(comment: Comment) -> tuple[str, dict[str, Any]] | None:
+    mk = parse_marker(comment)
+    if mk is not None:
+        return mk.kind, mk.fields
+    lock = lock_fields(comment.body)
+    return ("lock", lock) if lock is not None else None
+
+
+def _grants(kind: str, fields: dict[str, Any]) -> bool:
+    """Whether a marker grants something (ISSUE-NOTES 8): must be signed when a key is set."""
+    return kind in ("claim", "lock", "answer") or (kind == "failed" and "retry_after" in fields)
+
+
+def signed_fields(key: bytes, tracker: str, item: str, kind: str,
+                  fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with `sig`: the HMAC-SHA256 of the marker's kind and fields (without `sig`),
+    the item `item` and the tracker `tracker` (`kind:target`), under `key`."""
+    body = {k: v for k, v in fields.items() if k != "sig"}
+    payload = json.dumps({"kind": kind, "fields": body, "item": item, "tracker": tracker},
+                         sort_keys=True, separators=(",", ":"), default=str)
+    sig = hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
+    return {**body, "sig": sig}
+
+
+class MarkerTrust:
+    """Whom one tracker's pool trusts and with which key (module notes): `tracker` is the
+    source's `kind:target`, `identity()` the accounts of its own credentials (called at most
+    once, on the first reading that meets a marker), `also` the accounts a fleet names, `key`
+    the marker key (None: markers are not signed)."""
+
+    def __init__(self, tracker: str, identity: Callable[[], Iterable[str]], *,
+                 also: Iterable[str] = (), key: str | bytes | None = None) -> None:
+        self.tracker = tracker
+        self._identity = identity
+        self._also = frozenset(a.strip().lower() for a in also if a.strip())
+        self._key = key.encode() if isinstance(key, str) else key
+        self._own: frozenset[str] | None = None
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never the key
+        return f"MarkerTrust({self.tracker!r}, signed={self._key is not None})"
+
+    @property
+    def signing(self) -> bool:
+        """Whether a marker key is set."""
+        return self._key is not None
+
+    def own(self) -> frozenset[str]:
+        """The accounts of the pool's own credentials (lower case), asked once."""
+        with self._lock:
+            if self._own is None:
+                self._own = frozenset(str(a).strip().lower() for a in self._identity()
+                                      if a and str(a).strip())
+            return self._own
+
+    def accounts(self) -> frozenset[str]:
+        """Every account whose markers count: the pool's own and the ones a fleet names."""
+        return self.own() | self._also
+
+    def trusts(self, author: str | None) -> bool:
+        """Whether `author` (a comment's author id) is a trusted account."""
+        if not author:
+            return False
+        key = author.strip().lower()
+        return key in self._also or key in self.own()
+
+    def sign(self, item: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """`fields` as jr2 writes them on `item`'s thread: signed when a key is set."""
+        if self._key is None:
+            return fields
+        return signed_fields(self._key, self.tracker, item, kind, fields)
+
+    def verify(self, item: str, kind: str, fields: dict[str, Any]) -> Why | None:
+        """None when the marker may count as far as signing goes; else why it may not."""
+        if self._key is None or not _grants(kind, fields):
+            return None
+        given = fields.get("sig")
+        if not isinstance(given, str):
+            return "unsigned"
+        want = signed_fields(self._key, self.tracker, item, kind, fields)["sig"]
+        return None if hmac.compare_digest(given, want) else "signature"
+
+    def read(self, item: str, comments: Iterable[Comment]) -> Reading:
+        """The thread of `item` as the protocols may see it (module notes): markers by
+        untrusted authors, ungenuine ones (with a key) and claims of spent nonces left out."""
+        kept: list[Comment] = []
+        ignored: list[Ignored] = []
+        spent: set[str] = set()
+        copies: list[tuple[Comment, str, str]] = []
+        for c in sorted(comments, key=lambda c: c.id):
+            found = _kind_and_fields(c)
+            if found is None:
+                kept.append(c)
+                continue
+            kind, fields = found
+            why: Why | None = None if self.trusts(c.author) else "author"
+            if why is None:
+                why = self.verify(item, kind, fields)
+            if why is not None:
+                ignored.append(Ignored(kind, c.author or "?", why, c.id))
+                continue
+            nonce = fields.get("nonce")
+            if kind in _SETTLED and isinstance(nonce, str):
+                spent.add(nonce)
+            if kind in ("claim", "lock") and isinstance(nonce, str):
+                copies.append((c, kind, nonce))
+            kept.append(c)
+        seen: set[str] = set()
+        for c, kind, nonce in copies:  # a copy shares its original's nonce: the first counts
+            if (kind == "claim" and nonce in spent) or nonce in seen:
+                kept.remove(c)
+                ignored.append(Ignored(kind, c.author or "?", "replayed", c.id))
+            seen.add(nonce)
+        return Reading(kept, ignored)
+
+    def warn_once(self, source: str, ignored: Iterable[Ignored]) -> None:
+        """One warning line per author per run: whose markers this pool ignores."""
+        for ig in ignored:
+            who = ig.author if ig.why == "author" else f"{ig.author} ({ig.why})"
+            with self._lock:
+                if who in self._warned:
+                    continue
+                self._warned.add(who)
+            shown = "".join(ch if ch.isprintable() else "?" for ch in who)[:80]
+            log.warning("jr2: %s: ignoring jr2 markers by %s (not an account this pool "
+                        "trusts%s; see --trust)", source, shown,
+                        "" if ig.why == "author" else ", or not signed with JR2_MARKER_KEY")
+
+
+def distinct(found: Iterable[Ignored]) -> tuple[Ignored, ...]:
+    """The ignored markers once per (marker, author, why), in comment order."""
+    out: dict[tuple[str, str, str], Ignored] = {}
+    for ig in sorted(found, key=lambda i: i.comment_id):
+        out.setdefault((ig.marker, ig.author, ig.why), ig)
+    return tuple(out.values())
