@@ -1,15 +1,19 @@
 """What the docs state in prose (costs, exit codes, fields, messages), checked against what the
-code does, where the docs-examples test (`test_docs_examples.py`) runs no example that shows it."""
+code does, where the docs-examples test (`test_docs_examples.py`) runs no example that shows it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import pty
 import re
+import subprocess
 from pathlib import Path
+from typing import BinaryIO
 
-from clihelp import ROOT, jr2
+from clihelp import JR2, ROOT, env, jr2
 
 DOCS = ROOT / "docs"
 
@@ -48,33 +52,58 @@ def test_a_missing_backlog_exits_2_as_the_tables_and_the_help_say(tmp_path: Path
     assert len(rows) == 2
     for row in rows:  # exit 4 never claims a backlog missing at the start
         assert "missing" not in row or "exit 2" in row, row
+    twos = [ln for ln in (DOCS / "reference" / "cli.md").read_text().splitlines()
+            if re.match(r"\|\s*2\s*\|", ln)]
+    assert len(twos) == 2 and all("missing" in row for row in twos), twos
 
 
-def test_piped_json_is_one_compact_line_as_the_report_reference_says(tmp_path: Path) -> None:
+def test_json_is_indented_on_a_terminal_and_compact_when_piped_as_the_references_say(
+        tmp_path: Path) -> None:
     (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
     out = jr2("ready", "local:b.toml", "--json", cwd=tmp_path).stdout
     assert out.count("\n") == 1 and json.loads(out)["schema_version"] == 1
-    [row] = [ln for ln in (DOCS / "reference" / "ready-report.md").read_text().splitlines()
-             if ln.startswith("| `--json` or `--format json`")]
-    assert "indented by 2 on a terminal" in row and "compact line when stdout is a pipe" in row
+    leader, follower = pty.openpty()
+    with os.fdopen(leader, "rb") as tty:
+        proc = subprocess.Popen([*JR2, "ready", "local:b.toml", "--json"], cwd=tmp_path,
+                                stdout=follower, stderr=subprocess.DEVNULL, env=env())
+        os.close(follower)
+        shown = b""
+        while chunk := _read(tty):
+            shown += chunk
+        assert proc.wait(timeout=60) == 0
+    lines = shown.decode().splitlines()
+    assert json.loads(shown)["schema_version"] == 1 and lines[1].startswith('  "'), lines[:3]
+    rows = [ln for page in ("ready-report.md", "cli.md")
+            for ln in (DOCS / "reference" / page).read_text().splitlines()
+            if re.match(r"\| `--json`", ln) and ("schema_version" in ln or "JSON contract" in ln)]
+    assert len(rows) == 2, rows
+    for row in rows:
+        said = re.search(r"compact line when (stdout is )?(a pipe|piped)", row)
+        assert "on a terminal" in row and said, row
 
 
-def test_a_misspelt_jr2_toml_key_is_the_message_the_guide_shows(tmp_path: Path) -> None:
-    (tmp_path / "jr2.toml").write_text('[sources.bad]\nkind = "local"\ntarget = "b.toml"\n'
-                                       'lable = ["cli"]\n')
-    res = jr2("ready", "bad", cwd=tmp_path, env={**os.environ, "COLUMNS": "120"})
-    shown = [ln for ln in (DOCS / "guides" / "local-backlog.md").read_text().splitlines()
-             if ln.startswith("error: jr2.toml: source 'bad': lable")]
-    assert res.returncode == 2 and shown == [res.stderr.rstrip("\n")]
+def _read(tty: BinaryIO) -> bytes:
+    """What the terminal got next; b"" once the writer closed it (EIO on Linux)."""
+    try:
+        return os.read(tty.fileno(), 65536)
+    except OSError:
+        return b""
 
 
-def test_the_concepts_page_names_every_field_of_run_output() -> None:
+def test_every_page_names_every_field_of_run_output() -> None:
     from jr2_core import RunOutput
 
+    fields = [f.name for f in dataclasses.fields(RunOutput)]
     text = (DOCS / "concepts" / "pools-and-sources.md").read_text()
     m = re.search(r"a \[`RunOutput`\]\([^)]*\) with (\w+) fields: (.*?)\. ", text, re.S)
     assert m is not None
     named = re.findall(r"`(\w+)`", m.group(2))
-    fields = [f.name for f in dataclasses.fields(RunOutput)]
     assert named == fields and m.group(1) == ["three", "four", "five", "six"][len(fields) - 3]
-    assert "{" + ", ".join(fields) + "}" in text
+    spelt = "{" + ", ".join(fields) + "}"
+    for page, times in (("concepts/pools-and-sources.md", 1), ("reference/cli.md", 2)):
+        found = re.findall(r"\{status, items[^}]*\}", (DOCS / page).read_text())
+        assert found == [spelt] * times, (page, found)
+    api = (DOCS / "reference" / "api.md").read_text()
+    block = api[api.index("class RunOutput:"):]
+    block = block[:block.index("def to_json")]
+    assert re.findall(r"^    (\w+):", block, re.M) == fields
