@@ -37,10 +37,19 @@ def test_a_won_github_claim_costs_what_every_page_says(tmp_path: Path) -> None:
         before = len(fake.requests())
         assert adapter.claim(SnapshotItem(id="o/r#1", title="one"), "r-1@h", 600)
         cost = len(fake.requests()) - before
+        other = GitHubAdapter(config, SourceEnv(state_dir=tmp_path / "other"),
+                              client=GitHubClient(fake.url, SecretStr("x"), label="github:o/r",
+                                                  write_spacing=0.001))
+        before = len(fake.requests())
+        assert not other.claim(SnapshotItem(id="o/r#1", title="one"), "r-2@h", 600)
+        taken = fake.requests()[before:]
+    assert 1 <= len(taken) <= 2 and all(e["method"] == "GET" for e in taken), taken
     said = {page.name: [int(n) for n in re.findall(r"a won claim costs (\d+) requests",
                                                    page.read_text())]
             for page in (DOCS / "guides" / "github-actions.md", DOCS / "performance.md")}
     assert said == {name: [cost] for name in said}, (cost, said)
+    for page in (DOCS / "guides" / "github-actions.md", DOCS / "performance.md"):
+        assert re.search(r"(seen|sees) taken 1 or 2", page.read_text()), page.name
 
 
 def test_a_missing_backlog_exits_2_as_the_tables_and_the_help_say(tmp_path: Path) -> None:
