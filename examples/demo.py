@@ -12,6 +12,7 @@ With `--gates`, it also runs the seed's four-ticket example and answers its gate
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -51,7 +52,8 @@ def backlog_demo(state: Path) -> list[str]:
 
 
 def gates_demo(state: Path) -> list[str]:
-    print("\n$ jr2 run tickets.py:machine   (gates answered with jr2 send)", flush=True)
+    print("\n$ jr2 run tickets.py:machine &   # in the background: its gates are answered below",
+          flush=True)
     proc = subprocess.Popen([*JR2, "run", "tickets.py:machine", "--state", str(state)],
                             cwd=HERE, text=True, stdout=subprocess.PIPE)
 
@@ -65,7 +67,7 @@ def gates_demo(state: Path) -> list[str]:
             if time.monotonic() > deadline:
                 raise SystemExit(f"demo: gate {gate} never opened")
             time.sleep(0.1)
-        print(f"$ jr2 send {gate} {' '.join(event)}", flush=True)
+        print(f"$ {shlex.join(['jr2', 'send', gate, *event])}", flush=True)
         jr2("send", gate, *event, state=state, check=True)
 
     answer("T-1.review", "approve")

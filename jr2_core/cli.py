@@ -131,10 +131,23 @@ def main() -> None:
 # -- jr2 run --------------------------------------------------------------------------------
 
 
-def progress_printer(verbose: bool) -> Callable[[Any], None]:
+HEARTBEAT = 60.0
+"""Seconds between the progress lines that name the items still running (off a terminal)."""
+
+
+def progress_printer(verbose: bool, *, heartbeat: float = HEARTBEAT,
+                     clock: Callable[[], float] | None = None) -> Callable[[Any], None]:
     """An observer that prints workers and gates as they come and go, to stderr (ids and
-    reasons with their control characters blanked: they come from trackers and commands)."""
+    reasons with their control characters blanked: they come from trackers and commands).
+    While workers run, a line every `heartbeat` seconds names those running that long, so a
+    log shows a long item is alive; the timer runs on the run's event loop (none without one)."""
+    import time
+
     from .text import one_line
+
+    now = clock or time.monotonic
+    running: dict[str, float] = {}
+    timer: list[Any] = []  # the pending heartbeat (an asyncio TimerHandle), if any
 
     def say(line: str) -> None:
         # what `click.echo(line, err=True)` does for a line of text, without its per-call
@@ -144,23 +157,59 @@ def progress_printer(verbose: bool) -> Callable[[Any], None]:
         stream.write(line + "\n")
         stream.flush()
 
+    def beat() -> None:
+        timer.clear()
+        t = now()
+        long = [(iid, t - t0) for iid, t0 in sorted(running.items(), key=lambda kv: kv[1])
+                if t - t0 >= heartbeat]
+        if long:
+            say("jr2: running  " + ", ".join(f"{iid} ({_took(s)})" for iid, s in long))
+        arm()
+
+    def arm() -> None:
+        if timer or not running:
+            return
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # observed off an event loop: no heartbeat
+            return
+        timer.append(loop.call_later(heartbeat, beat))
+
     def show(ev: Any) -> None:
         iid = one_line(str(ev.item_id))
         if ev.kind == "worker_started":
             say(f"jr2: started  {iid}")
-        elif ev.kind == "worker_finished":
-            say(f"jr2: finished {iid}")
-        elif ev.kind == "worker_failed":
-            say(f"jr2: failed   {iid}: {one_line(str(ev.detail))}")
-        elif ev.kind == "worker_cancelled":
-            say(f"jr2: cancelled {iid}")
+            running[iid] = now()
+            arm()
+        elif ev.kind in ("worker_finished", "worker_failed", "worker_cancelled"):
+            running.pop(iid, None)
+            if ev.kind == "worker_finished":
+                say(f"jr2: finished {iid}")
+            elif ev.kind == "worker_failed":
+                say(f"jr2: failed   {iid}: {one_line(str(ev.detail))}")
+            else:
+                say(f"jr2: cancelled {iid}")
         elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
             # a Pool's wake gate is open all run long: news only with --verbose
             say(f"jr2: gate open   {one_line(str(ev.gate_id))}")
         elif ev.kind == "gate_closed" and verbose:
             say(f"jr2: gate closed {one_line(str(ev.gate_id))}")
+        elif ev.kind == "run_ended":
+            running.clear()
+            for handle in timer:
+                handle.cancel()
+            timer.clear()
 
     return show
+
+
+def _took(seconds: float) -> str:
+    """A running time in whole minutes and seconds: `2m 5s`, `1h 3m 0s`."""
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return (f"{h}h " if h else "") + f"{m}m {s}s"
 
 
 def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:

@@ -263,7 +263,8 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     and secrets (--pass-env NAME passes one); its output goes to a log per item under the state
     directory. Exit 0 succeeds the item, anything else fails it (with --max-attempts, exit 75
     or a --transient-exit code retries it; with --gate, exit 79 asks for approval). Exit
-    codes: 0 drained, 1 failed, 3 deadlocked, 4 error, 130 interrupted.
+    codes: 0 drained, 1 failed, 2 bad usage (a bad option or an unreadable SOURCE at the start:
+    nothing claimed), 3 deadlocked, 4 error, 130 interrupted.
     """
     source = _source_or_help(ctx, source)
     if source is None:
