@@ -27,6 +27,9 @@ Design notes
   A journal's notes are the kit's comments; Redmine keeps no edit time of a journal, so a
   renewed claim carries the server time it was renewed at (`at`, written by the tracker),
   trusted only between the journal's `created_on` and the listing's `Date`.
+* A running pool reads this walk once, then deltas (`delta.py`); each item's blockers come
+  from its own relations (Redmine lists a relation on both of its issues), so a delta builds
+  an item from that issue alone.
 """
 
 from __future__ import annotations
