@@ -5,8 +5,10 @@
 Starts a throwaway Redmine (`jr2_redmine.server`, the Debian packages), seeds a project with N
 open issues (a `blocks` relation every 10th, a subtask every 25th), and counts the requests of
 one pool's operations through the plugin's own client: a first full reading, the same reading
-again unchanged (conditional: how many of its answers were 304s), a claim, a renewal, a watch
-of the held issue, a settle (done), and a whole `claim + settle` as the WorkSource makes it.
+again unchanged (conditional: how many of its answers were 304s), the first delta and an
+unchanged one, a delta after a relation was added (which moves no `updated_on`), a claim, a
+renewal, a watch of the held issue, a settle (done), and a whole `claim + settle` as the
+WorkSource makes it.
 It also prints the milliseconds of the first and of the unchanged reading (the server still
 renders a 304's body to compare ETags, so a 304 saves bytes, not the server's work).
 """
@@ -82,6 +84,21 @@ def run(n: int) -> dict[str, Any]:
             tracker.snapshot()
             out["unchanged_reading_ms"] = round((time.perf_counter() - t0) * 1000)
             out["unchanged_reading"] = count.take()
+            assert tracker.changes(full=True).items  # the deltas start from a full reading
+            count.take()
+            t0 = time.perf_counter()
+            assert not tracker.changes()
+            out["first_delta_ms"] = round((time.perf_counter() - t0) * 1000)
+            out["first_delta"] = count.take()  # its answers are not yet cached
+            t0 = time.perf_counter()
+            assert not tracker.changes()
+            out["unchanged_delta_ms"] = round((time.perf_counter() - t0) * 1000)
+            out["unchanged_delta"] = count.take()
+            free = [it.id for it in snap.items if not it.blockers and not it.children]
+            p.block(int(free[-1].lstrip("#")), int(free[-2].lstrip("#")))
+            count.take()
+            assert any(it.id == free[-2] for it in tracker.changes().items)  # type: ignore[union-attr]
+            out["delta_after_a_relation"] = count.take()
             item = next(it for it in snap.items if not it.blockers and not it.children)
             assert tracker.claim(item, "bench@h", 600)
             out["claim"] = count.take()

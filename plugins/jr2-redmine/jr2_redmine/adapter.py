@@ -43,12 +43,13 @@ from typing import Any, ClassVar
 
 from jr2_core import UsageError
 from jr2_core.errors import ItemError, SourceHTTPError
-from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv
+from jr2_sources import Delta, LabelCommentTracker, Snapshot, SourceEnv
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
 
 from .client import RedmineClient, RedmineHTTPError, now_text, resolve_key
 from .config import RedmineConfig
+from .delta import RedmineChanges
 from .reader import IssueReader, issue_number
 
 STALE_TRIES = 8
@@ -81,6 +82,7 @@ class RedmineTracker(LabelCommentTracker):
         self.config: RedmineConfig = config
         self.client: RedmineClient = client
         self.reader = IssueReader(config, client)
+        self.reader.changes = RedmineChanges(self.reader)  # deltas (delta.py)
         self._closed_status: int | None = None
 
     # -- ids and reading ----------------------------------------------------------------------
@@ -96,6 +98,15 @@ class RedmineTracker(LabelCommentTracker):
 
     def read_snapshot(self, skip: set[str]) -> Snapshot:
         return self.reader.snapshot(skip)
+
+    def read_changes(self, skip: set[str]) -> Delta | None:
+        """The issues changed since the last reading (`delta.py`), or None for a full one."""
+        changes = self.reader.changes
+        return None if changes is None else changes.read(skip)
+
+    def wrote(self, key: str) -> None:
+        if self.reader.changes is not None:
+            self.reader.changes.window.mark([self._n(key)])
 
     def labels_of(self, issue: dict[str, Any]) -> list[str]:
         return self.reader.tokens(issue)

@@ -27,15 +27,18 @@ Design notes
   A journal's notes are the kit's comments; Redmine keeps no edit time of a journal, so a
   renewed claim carries the server time it was renewed at (`at`, written by the tracker),
   trusted only between the journal's `created_on` and the listing's `Date`.
+* A running pool reads this walk once, then deltas (`delta.py`); each item's blockers come
+  from its own relations (Redmine lists a relation on both of its issues), so a delta builds
+  an item from that issue alone.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import ConfigError
 from jr2_sources import BlockerRef, Snapshot, SnapshotItem
@@ -44,6 +47,9 @@ from jr2_sources.kit import claims
 
 from .client import RedmineClient, RedmineHTTPError, parse_time
 from .config import RedmineConfig
+
+if TYPE_CHECKING:
+    from .delta import RedmineChanges
 
 State = Literal["open", "done", "missing", "inaccessible"]
 
@@ -73,6 +79,16 @@ def issue_number(ident: str) -> int:
     return int(text)
 
 
+def children_of(issues: Mapping[int, dict[str, Any]]) -> dict[int, list[int]]:
+    """Issue number -> its open subtasks among `issues` (open issues of the project)."""
+    out: dict[int, list[int]] = {}
+    for n, issue in issues.items():
+        parent = (issue.get("parent") or {}).get("id")
+        if parent is not None:
+            out.setdefault(int(parent), []).append(n)
+    return out
+
+
 def _named(obj: Any, wanted: Iterable[str]) -> bool:
     """Whether a Redmine `{id, name}` reference is one of `wanted` (ids or names, any case)."""
     if not isinstance(obj, dict):
@@ -95,6 +111,7 @@ class IssueReader:
         self._refs: dict[int, State] = {}
         self._lock = threading.Lock()
         self._label_prios = config.priorities()
+        self.changes: RedmineChanges | None = None  # set by a tracker read by deltas
 
     # -- what Redmine knows once ------------------------------------------------------------
 
@@ -244,13 +261,18 @@ class IssueReader:
 
     def snapshot(self, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, subtasks, claims and failure marks; ids in
-        `skip` (done in this process) are left out."""
-        issues, _ = self.list_open()
-        return Snapshot(source=self.name, items=self.build(issues, issues, skip),
-                        done_count=None)
+        `skip` (done in this process) are left out. It starts the deltas' window (`changes`)."""
+        if self.changes is not None:
+            self.changes.window.begin()
+        issues, began = self.list_open()
+        items = self.build(issues, issues, skip)
+        if self.changes is not None:
+            self.changes.full_read(began, issues, items)
+        return Snapshot(source=self.name, items=items, done_count=None)
 
-    def blockers_of(self, issues: dict[int, dict[str, Any]]) -> dict[int, set[int]]:
-        """Issue number -> the numbers of the issues that block it, from the listed relations."""
+    def relation_blockers(self, issues: Mapping[int, dict[str, Any]]) -> dict[int, set[int]]:
+        """Issue number -> the numbers of the issues whose relations block it (`blocks`, and
+        `precedes` with `--precedes-blocks`), from the listed relations."""
         out: dict[int, set[int]] = {}
         for issue in issues.values():
             for rel in issue.get("relations") or []:
@@ -264,6 +286,12 @@ class IssueReader:
                     out.setdefault(b, set()).add(a)
                 elif kind == "blocked" or (kind == "follows" and self.config.precedes_blocks):
                     out.setdefault(a, set()).add(b)
+        return out
+
+    def blockers_of(self, issues: Mapping[int, dict[str, Any]]) -> dict[int, set[int]]:
+        """Issue number -> the numbers of the issues that block it: its relations and its
+        description's references."""
+        out = self.relation_blockers(issues)
         for n, issue in issues.items():
             out.setdefault(n, set()).update(body_refs(issue.get("description")) - {n})
         return out
@@ -272,20 +300,23 @@ class IssueReader:
               skip: set[str] | frozenset[str]) -> list[SnapshotItem]:
         """Items for the listed issues among `issues`, blockers judged against `known` (every
         open issue of the project)."""
-        blockers = self.blockers_of(known)
-        children: dict[int, list[int]] = {}
-        for n, issue in known.items():
-            parent = (issue.get("parent") or {}).get("id")
-            if parent is not None:
-                children.setdefault(int(parent), []).append(n)
-        unknown = {b for n in issues for b in blockers.get(n, ()) if b not in known}
+        return self.build_items(issues, known.__contains__, children_of(known), skip)
+
+    def build_items(self, issues: Mapping[int, dict[str, Any]], is_open: Callable[[int], bool],
+                    children: Mapping[int, Iterable[int]],
+                    skip: set[str] | frozenset[str]) -> list[SnapshotItem]:
+        """Items for the listed issues among `issues`: each one's blockers from its own
+        relations (Redmine lists a relation on both of its issues), `is_open` telling which
+        issues are open issues of the project, `children` their open subtasks."""
+        blockers = self.blockers_of(issues)
+        unknown = {b for n in issues for b in blockers.get(n, ()) if not is_open(b)}
         states = self._states(unknown)
         items = []
         for n, issue in sorted(issues.items()):
             if item_id(n) in skip or issue.get("state", "open") == "closed" or not self.listed(
                     issue):
                 continue
-            refs = [BlockerRef(item_id(b), "open" if b in known else states.get(b, "missing"))
+            refs = [BlockerRef(item_id(b), "open" if is_open(b) else states.get(b, "missing"))
                     for b in sorted(blockers.get(n, ()))]
             kids = [BlockerRef(item_id(k), "open") for k in sorted(children.get(n, ()))]
             items.append(self.item(issue, refs, kids))

@@ -1,0 +1,271 @@
+"""Redmine deltas: after one full reading, only what changed (`RedmineTracker.changes`).
+
+Design notes
+------------
+* What moved: `GET /issues.json?project_id=P&status_id=*&updated_on=>=T&include=relations
+  &sort=updated_on,id`, 100 a page (Redmine's REST docs, "Filtering with timestamp"), over the
+  kit's `SinceWindow` (watermark from the full reading's `Date`, overlap, digests, pages walked
+  by time, signs of a gap). An unchanged poll asks the same URL again: a 304.
+* What `updated_on` does not show: adding or removing a relation writes a journal on both
+  issues and touches neither (Redmine's `IssueRelationsController`, checked against the real
+  server by `tests/test_redmine_deltas.py`). So each delta also asks, conditionally, the open
+  issues of the project that have a blocker: `blocked=*` (and `follows=*` with
+  `--precedes-blocks`), Redmine's relation filters of the issue query, relations inline. A
+  relation added or removed changes that answer (a 200 instead of the 304s): its issues whose
+  object changed are rebuilt, and an issue that left it (its last blocker gone) is read again.
+  That costs one conditional request per 100 blocked open issues, not per 100 open issues.
+* Subtasks: setting or clearing a parent saves the child and recalculates the parent, so both
+  show up in the list; the parent of a child whose parent changed is read again anyway when it
+  is an item (its children are named on it).
+* A blocker outside the project (another project's issue) closing moves nothing here: the open
+  ones are asked as one conditional list per 100 (`issue_id=...&status_id=closed`).
+* Issues this process wrote without moving `updated_on` (a journal edit: a retry record) are
+  read directly next (`wrote` marks them). An issue that a direct read no longer finds (deleted,
+  moved, hidden) is a sign of a gap: a full reading. So is a refused time filter (422).
+* A delta that fails half-way forgets nothing: the next reading is full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from jr2_sources import Delta, SnapshotItem
+from jr2_sources.kit import SinceWindow, WindowGap, iso_z
+
+from .client import RedmineHTTPError, parse_time
+from .reader import item_id
+
+if TYPE_CHECKING:
+    from .reader import IssueReader
+
+
+def _updated(issue: dict[str, Any]) -> datetime | None:
+    stamp = issue.get("updated_on")
+    return parse_time(str(stamp)) if stamp else None
+
+
+def _closed(issue: dict[str, Any]) -> bool:
+    return bool((issue.get("status") or {}).get("is_closed"))
+
+
+def _parent(issue: dict[str, Any]) -> int | None:
+    parent = (issue.get("parent") or {}).get("id")
+    return None if parent is None else int(parent)
+
+
+class RedmineChanges:
+    """The state a delta needs between readings, and the reading of one delta."""
+
+    def __init__(self, reader: IssueReader, *, window: SinceWindow | None = None) -> None:
+        self.reader = reader
+        self.window = window or SinceWindow()
+        self.open: set[int] = set()  # the open issues of the project, listed or not
+        self.parent: dict[int, int] = {}  # open issue -> its parent
+        self.kids: dict[int, set[int]] = {}  # issue -> its open subtasks
+        self.blocked: set[int] = set()  # open issues with a blocker, as last known
+        self.outside: set[int] = set()  # open blockers outside the project's open issues
+        self.in_set: set[str] = set()
+        self._broken = True
+
+    # -- the full reading ---------------------------------------------------------------------
+
+    def full_read(self, began: datetime | None, issues: dict[int, dict[str, Any]],
+                  items: list[SnapshotItem]) -> None:
+        """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
+        self.window.reset(began, issues.items())
+        self.open = set(issues)
+        self.parent, self.kids = {}, {}
+        for n, issue in issues.items():
+            self._set_parent(n, _parent(issue))
+        self.blocked = {n for n, bs in self.reader.relation_blockers(issues).items()
+                        if n in self.open and bs}
+        self.outside = set()
+        self._outside_of(items)
+        self.in_set = {it.id for it in items}
+        self._broken = began is None
+
+    def _outside_of(self, items: Iterable[SnapshotItem]) -> None:
+        """Remember the open blockers of `items` that are not open issues of the project."""
+        for item in items:
+            for ref in item.blockers:
+                n = int(ref.id.removeprefix("#"))
+                if ref.state == "open" and n not in self.open:
+                    self.outside.add(n)
+
+    def _set_parent(self, n: int, parent: int | None) -> None:
+        old = self.parent.pop(n, None)
+        if old is not None:
+            self.kids.get(old, set()).discard(n)
+        if parent is not None:
+            self.parent[n] = parent
+            self.kids.setdefault(parent, set()).add(n)
+
+    # -- one delta ----------------------------------------------------------------------------
+
+    def read(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading, or None when a full snapshot is needed."""
+        if self._broken or not self.window.ready:
+            return None
+        self._broken = True
+        try:
+            fresh = self._since()
+            self._relations(fresh)
+            marks = {int(str(k)) for k in self.window.take_marks()} - set(fresh)
+            for n in marks:
+                self.window.forget(n)  # rebuilt even when the issue is unchanged
+            self._read_again(fresh, marks)
+            delta = self._build(fresh, skip)
+            self._outside(delta)
+        except WindowGap as gap:
+            self.window.gap(str(gap))
+            return None
+        self._broken = False
+        return delta
+
+    def _scope(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"project_id": self.reader.config.project,
+                                  "include": "relations"}
+        if not self.reader.config.subprojects:
+            params["subproject_id"] = "!*"
+        return params
+
+    def _since(self) -> dict[int, dict[str, Any]]:
+        client = self.reader.client
+
+        def fetch(since: datetime) -> tuple[list[Any], datetime | None]:
+            params = {**self._scope(), "status_id": "*", "updated_on": ">=" + iso_z(since),
+                      "sort": "updated_on,id", "limit": 100, "offset": 0}
+            try:
+                resp = client.get("/issues.json", params)
+            except RedmineHTTPError as exc:
+                if exc.status in (400, 422):
+                    raise WindowGap(f"Redmine refused `updated_on` (HTTP {exc.status})"
+                                    ) from None
+                raise
+            data = resp.data if isinstance(resp.data, dict) else {}
+            return [i for i in data.get("issues") or [] if isinstance(i, dict) and "id" in i
+                    ], resp.date
+
+        found = self.window.collect(fetch, lambda i: int(i["id"]), _updated)
+        return {int(str(k)): v for k, v in found.items()}
+
+    def _pages(self, params: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+        """Every issue of a paged list, and whether any page changed (not a 304)."""
+        out: list[dict[str, Any]] = []
+        changed, offset = False, 0
+        while True:
+            resp = self.reader.client.get("/issues.json", {**params, "limit": 100,
+                                                           "offset": offset})
+            changed = changed or not resp.cached
+            data = resp.data if isinstance(resp.data, dict) else {}
+            page = [i for i in data.get("issues") or [] if isinstance(i, dict) and "id" in i]
+            out.extend(page)
+            offset += 100
+            total = data.get("total_count")
+            if not page or not isinstance(total, int) or offset >= total:
+                return out, changed
+
+    def _relations(self, fresh: dict[int, dict[str, Any]]) -> None:
+        """The open issues that have a blocker (module notes): news into `fresh`; those that
+        no longer have one are read again."""
+        kinds = ["blocked", "follows"] if self.reader.config.precedes_blocks else ["blocked"]
+        listed: dict[int, dict[str, Any]] = {}
+        changed = False
+        for kind in kinds:
+            issues, moved = self._pages({**self._scope(), "status_id": "open", kind: "*",
+                                         "sort": "id"})
+            changed = changed or moved
+            listed.update((int(i["id"]), i) for i in issues)
+        if not changed:
+            return
+        for n, issue in listed.items():
+            if n not in fresh:
+                self.window.take(fresh, n, issue, _updated(issue), listed=False)
+        lost = self.blocked - set(listed) - set(fresh)
+        self.blocked = set(listed)
+        self._read_again(fresh, lost)
+
+    def _read_again(self, fresh: dict[int, dict[str, Any]], numbers: Iterable[int]) -> None:
+        """Read `numbers` directly (one list per 100) into `fresh` when they are news; one
+        not found is a sign of a gap."""
+        todo = sorted(set(numbers))
+        for i in range(0, len(todo), 100):
+            chunk = todo[i:i + 100]
+            issues, _ = self._pages({"issue_id": ",".join(map(str, chunk)), "status_id": "*",
+                                     "include": "relations", "sort": "id"})
+            got = {int(x["id"]): x for x in issues}
+            for n in chunk:
+                if n not in got:
+                    self.window.forget(n)
+                    raise WindowGap(f"issue #{n} is gone (deleted, moved or hidden)")
+                self.window.take(fresh, n, got[n], _updated(got[n]), listed=False)
+
+    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+        reader = self.reader
+        delta = Delta()
+        build: dict[int, dict[str, Any]] = {}
+        parents: set[int] = set()
+
+        def take(n: int, issue: dict[str, Any]) -> None:
+            ident = item_id(n)
+            project = (issue.get("project") or {}).get("id")
+            here = not reader.project_ids or project in reader.project_ids
+            if reader.config.subprojects and project is not None and not here:
+                reader.project_ids.add(int(project))  # a new subproject's issue
+                here = True
+            parent = None if _closed(issue) or not here else _parent(issue)
+            if self.parent.get(n) != parent:
+                parents.update(p for p in (self.parent.get(n), parent) if p is not None)
+            self._set_parent(n, parent)
+            if _closed(issue) or not here:
+                self.open.discard(n)
+                self.blocked.discard(n)
+                delta.left[ident] = "done" if _closed(issue) else "open"
+                self.in_set.discard(ident)
+                return
+            self.open.add(n)
+            self.outside.discard(n)
+            if self.reader.relation_blockers({n: issue}).get(n):
+                self.blocked.add(n)
+            else:
+                self.blocked.discard(n)
+            if ident in skip or not reader.listed(issue):
+                delta.left[ident] = "open"
+                self.in_set.discard(ident)
+            else:
+                build[n] = issue
+
+        for n, issue in sorted(fresh.items()):
+            take(n, issue)
+        again = {p for p in parents if item_id(p) in self.in_set and p not in build
+                 and p not in fresh}
+        if again:
+            more: dict[int, dict[str, Any]] = {}
+            for p in again:
+                self.window.forget(p)
+            self._read_again(more, again)
+            for n, issue in sorted(more.items()):
+                take(n, issue)
+        items = reader.build_items(build, self.open.__contains__, self.kids, skip)
+        self._outside_of(items)
+        for item in items:
+            delta.items.append(item)
+            self.in_set.add(item.id)
+        for ident in sorted(skip & self.in_set):
+            delta.left[ident] = "open"
+            self.in_set.discard(ident)
+        return delta
+
+    def _outside(self, delta: Delta) -> None:
+        """Open blockers outside the project that closed: `done` in `delta.left`."""
+        todo = sorted(self.outside)
+        for i in range(0, len(todo), 100):
+            chunk = todo[i:i + 100]
+            closed, _ = self._pages({"issue_id": ",".join(map(str, chunk)),
+                                     "status_id": "closed", "sort": "id"})
+            for issue in closed:
+                n = int(issue["id"])
+                self.outside.discard(n)
+                delta.left[item_id(n)] = "done"
