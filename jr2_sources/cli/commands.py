@@ -125,7 +125,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     from jr2_sources.capabilities.limits.lockreport import held_locks
     from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.readyset import compute_ready_set
-    from jr2_sources.tracker import ReadOnly, layer_options
+    from jr2_sources.registry import layer_options
+    from jr2_sources.tracker import ReadOnly
 
     limits = Limits.parse(global_cap, exclusive_by)
     limits.prepare(adapter)
