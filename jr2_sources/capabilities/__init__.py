@@ -76,7 +76,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                "keeps a dashboard issue (`dashboard`)", ("--dashboard", "--dashboard-interval")),
     Capability("webhooks", "jr2_sources.capabilities.webhooks:TakesWebhooks",
                "takes webhook deliveries (`webhook`)",
-               ("--listen", "--tls-cert", "--tls-key", "--webhook-secret-env")),
+               ("--webhook-secret-env",)),
 )
 """Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
 
