@@ -11,8 +11,8 @@
    readings and the claim + settle (for the issues with a `Touches:` line and the others), and
    of the unchanged poll after the last claim, without the option (plain claims) and with it
    (descriptions in every search; a lock comment on the coordination issue around the claim
-   of an issue that names a group, `kit/comment_locks.LockedTracker`). This bench owns the
-   touches figures; bench/jira_cost.py measures Jira without limits.
+   of an issue that names a group, `capabilities/limits/comment_locks.LockedClaims`). This bench
+   owns the touches figures; bench/jira_cost.py measures Jira without limits.
 2. The clean-up of lock comments left by killed pools (`capabilities/limits/comment_locks.py`):
    D dead locks on the coordination issue of the fake GitHub; one pool then claims items one after
    the other (`CommentLocks.acquire` + `release`): how many requests each acquire costs (the
@@ -42,7 +42,7 @@ from jr2_sources.capabilities.deltas.reader import ReadyReader  # noqa: E402
 from jr2_sources.capabilities.limits.comment_locks import (  # noqa: E402
     SWEEP,
     CommentLocks,
-    LockedTracker,
+    LockedClaims,
 )
 from jr2_sources.capabilities.limits.policy import Limits  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402
@@ -132,8 +132,9 @@ def _drain(url: str, control: str, lined: set[str], claims: int,
     changes: Any = ad.changes
     if touches:
         limits.prepare(ad)
-        tracker = LockedTracker(ad, control)
+        tracker = LockedClaims(ad, control)
         tracker.check()
+        snapshot, changes = tracker.reading(snapshot, changes)
         snapshot, changes = limits.tagging(snapshot, changes)
     reader = ReadyReader(snapshot, changes, children_block=True, clock=time.time,
                          limits=limits.active)

@@ -5,7 +5,10 @@
   `ReadOnlyError`: the one read-only wrapper of a dry run; `ItemError`: one item's failure.
 - `WorkSource`, `WorkItem`, `default_holder` (`worksource`): the tracker-agnostic layer that
   turns a `Tracker` into a jr2 `Source`, enforcing scope, re-offers, one-item failures and
-  people-win once. `TrackerAdapter` is a deprecated alias of `Tracker`.
+  people-win once.
+- `capabilities_of`, `CAPABILITIES` (`capabilities`) and the mixins a tracker inherits to
+  declare each optional capability: `ReadsDeltas`, `KeepsAttempts`, `KeepsLimits`,
+  `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`.
 - `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
   (`readyset`): what an adapter reads and the Ready-set computed from it; `report`: its views.
   `Delta` (`incremental`): what an adapter's optional `changes()` answers between snapshots.
@@ -23,6 +26,13 @@
 from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.retries import Attempt
 
+from .capabilities import CAPABILITIES, Capability, capabilities_of
+from .capabilities.dashboard.mixin import HasDashboard
+from .capabilities.deltas import ReadsDeltas
+from .capabilities.gates import KeepsGates
+from .capabilities.limits import KeepsLimits, LocksByComment, ReadsBodies
+from .capabilities.retries import KeepsAttempts
+from .capabilities.webhooks import TakesWebhooks
 from .cli.compose import WorkResult, work, work_async
 from .kit import (
     ClaimsByComment,
@@ -57,11 +67,13 @@ from .readyset import (
 )
 from .registry import SourceEnv, SourceKind
 from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
-from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
+from .worksource import WorkItem, WorkSource, default_holder
 
 __all__ = [
+    "CAPABILITIES",
     "Attempt",
     "BlockerRef",
+    "Capability",
     "Claim",
     "ClaimsByComment",
     "CommentClaims",
@@ -69,11 +81,18 @@ __all__ = [
     "DeliveryDeduper",
     "Delta",
     "Duration",
+    "HasDashboard",
     "ItemError",
+    "KeepsAttempts",
+    "KeepsGates",
+    "KeepsLimits",
     "LabelCommentTracker",
     "LabelOptions",
+    "LocksByComment",
     "ReadOnly",
     "ReadOnlyError",
+    "ReadsBodies",
+    "ReadsDeltas",
     "ReadySet",
     "Reason",
     "Redactor",
@@ -85,14 +104,15 @@ __all__ = [
     "SnapshotItem",
     "SourceEnv",
     "SourceKind",
+    "TakesWebhooks",
     "Tracker",
-    "TrackerAdapter",
     "TrackerOptions",
     "Verdict",
     "WorkItem",
     "WorkResult",
     "WorkSource",
     "attach_webhook",
+    "capabilities_of",
     "compute_ready_set",
     "default_holder",
     "header",

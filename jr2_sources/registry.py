@@ -27,7 +27,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -74,7 +74,8 @@ class SourceKind:
     token_var: str | None = None
     tracker: type | Callable[[], type] | None = None
     """The kind's tracker class (a `jr2_sources.Tracker` subclass), or a function returning it,
-    checked on first use."""
+    checked on first use. Its mixins are the kind's capabilities (`kind_capabilities`); None:
+    not declared (every option is offered, and the tracker refuses what it cannot do)."""
 
 
 _models: dict[Any, type[BaseModel]] = {}
@@ -126,6 +127,27 @@ def missing_methods(cls: type) -> list[str]:
             or getattr(impl, "__isabstractmethod__", False)]
 
 
+def tracker_class(kind: SourceKind) -> type | None:
+    """The kind's tracker class (`SourceKind.tracker`, loaded when a function), or None when the
+    kind declares none."""
+    if kind.tracker is None:
+        return None
+    return kind.tracker if isinstance(kind.tracker, type) else kind.tracker()
+
+
+def kind_capabilities(kind: SourceKind) -> tuple[str, ...] | None:
+    """The capabilities of a kind, from the mixins of its tracker class
+    (`jr2_sources.capabilities`); None when the kind declares no tracker class or it cannot be
+    imported here (a missing extra): its capabilities are not known."""
+    from .capabilities import capabilities_of
+
+    try:
+        cls = tracker_class(kind)
+    except ImportError:
+        return None
+    return None if cls is None else capabilities_of(cls)
+
+
 def kind_problems(kind: SourceKind) -> list[str]:
     """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
     missing required methods. Empty when it is fine."""
@@ -134,8 +156,8 @@ def kind_problems(kind: SourceKind) -> list[str]:
         clash = _option_clash(kind.config)
         if clash:
             problems.append(clash)
-    if kind.tracker is not None:
-        tracker = kind.tracker if isinstance(kind.tracker, type) else kind.tracker()
+    tracker = tracker_class(kind)
+    if tracker is not None:
         missing = missing_methods(tracker)
         if missing:
             problems.append(f"its tracker {tracker.__name__} does not implement "
@@ -352,3 +374,34 @@ def kind_help(kind: SourceKind) -> str:
         default = f"  [default: {shown}]" if shown else ""
         lines.append(f"  {opt}\n      {f.description or ''}{default}")
     return "\n".join(lines)
+
+
+LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
+"""The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
+
+
+class LayerOptions(Protocol):
+    """What `layer_options` gives: the layer's options, read as attributes."""
+
+    target: str
+    children_block: bool
+    poll_every: float | None
+    resync_every: float
+
+
+def layer_options(config: Any) -> LayerOptions:
+    """The layer's options from any kind's config: the config itself when it carries them all
+    (a model subclassing `Tracker.Options`, or a kind's plain settings object, `local:`'s
+    `SourceKind.quick` result), else a `TrackerOptions` of its fields of the same names (a
+    kind whose model declares only some of them; defaults for the rest). The registry is the
+    one place that looks a config's attributes up by name."""
+    if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
+        return cast(LayerOptions, config)
+    from .trackeroptions import TrackerOptions
+
+    if config is None:
+        return TrackerOptions(target="?")
+    values = {name: getattr(config, name) for name in TrackerOptions.model_fields
+              if name in type(config).model_fields}
+    values["target"] = values.get("target") or "?"  # a kind may take its target elsewhere
+    return TrackerOptions.model_validate(values)

@@ -12,42 +12,33 @@ next to the code that reads them).
   (put the failure mark on it, with `outcome.failure.reason`) or `cancelled` (release the claim
   and record nothing: the item is offered again). All block; the WorkSource runs them in a
   thread.
-* Optional, with defaults here: `webhook(headers, body, secret)` (None: this tracker takes no
-  webhooks), `watch(item_ids, holder)` (people win: which held items a person took back, and
-  why; the default reads one snapshot) and `close()`. Bounded retries (`jr2 work
-  --max-attempts`, `jr2_sources.capabilities.retries`): a tracker that keeps the attempt record sets
-  `retries = True`, takes `settle(item_id, holder, outcome, attempt)` with an
-  `Attempt | None`, reads it back as `SnapshotItem.attempts` / `.retry_after`, and refuses a
-  claim whose record changed since the snapshot; the WorkSource refuses `--max-attempts` > 1
-  on any other tracker. Global caps and conflict groups (`jr2 work --global-cap`,
-  `--exclusive-by`, `jr2_sources.capabilities.limits.policy`): a tracker that decides them in the
-  claim itself, safely against every pool, sets `limits = True`; its `claim` then refuses an item
-  one of whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
-  WorkSource) live claims exist, and the item's claim holds its groups and its cap slot for
-  the claim's lease. The WorkSource refuses those options on any other tracker.
-* Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`): a tracker that can
-  park an item sets
-  `gates = True`, implements `park(item_id, holder, request)` (record the gate as awaiting,
-  release the claim) and reads gates back as `SnapshotItem.gates`; it may also take
-  `answer_gate(item_id, name, status, reason, by)` (the dashboard, `jr2 local approve`). The
-  WorkSource refuses `--gate` on any other tracker.
+* Defaults here: `watch(item_ids, holder)` (people win: which held items a person took back,
+  and why; the default reads one snapshot) and `close()`; two plain traits, `spread_claims`
+  and `inline`.
+* Everything else is a capability, declared by inheriting its mixin from
+  `jr2_sources.capabilities` (never by a flag read with `getattr`): `ReadsDeltas`,
+  `KeepsAttempts`, `KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`,
+  `HasDashboard`, `TakesWebhooks`. `capabilities_of(tracker_or_class)` lists them; the
+  WorkSource and the commands ask with `isinstance`, and refuse an option whose capability the
+  tracker lacks, in one line. docs/guides/write-a-source-plugin.md has the table.
 * `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
-  `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it, so
-  nothing is looked up with `getattr`. `layer_options(config)` reads them from any config model.
+  `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it.
+  `jr2_sources.registry.layer_options(config)` reads them from any config model.
 * The rules every tracker shares are enforced once, in `jr2_sources.worksource`, not here: a
   tracker reports; it does not decide scope, re-offers or read-only. It marks items outside the
   user's filter that carry jr2's marks with `in_scope=False` (scope judged ignoring jr2's own
   marks), raises `jr2_core.errors.ItemError` when the tracker refuses one item, and never
   overwrites in `settle` what a person set.
 * `ReadOnly(tracker)` is the one read-only wrapper (`jr2 ready`): it exposes `snapshot` and
-  raises `ReadOnlyError` from every write, so a dry run makes 0 writes by construction.
+  raises `ReadOnlyError` from every write, so a dry run makes 0 writes by construction. It
+  forwards nothing else: what a report needs of a capability it asks of the tracker itself.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
@@ -56,9 +47,6 @@ from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
 from .registry import REQUIRED_METHODS, missing_methods
 
 if TYPE_CHECKING:
-    from jr2_sources.capabilities.gates.policy import GateRequest
-    from jr2_sources.capabilities.webhooks import Verdict
-
     from .kit.bounds import Bounds
     from .trackeroptions import TrackerOptions
 
@@ -85,7 +73,7 @@ __all__ = [
     "SnapshotItem",
     "Tracker",
     "TrackerOptions",
-    "layer_options",
+    "as_tracker",
     "missing_methods",
 ]
 
@@ -105,36 +93,6 @@ REQUIRED = REQUIRED_METHODS
 
 class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
-
-
-LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
-"""The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
-
-
-class LayerOptions(Protocol):
-    """What `layer_options` gives: the layer's options, read as attributes."""
-
-    target: str
-    children_block: bool
-    poll_every: float | None
-    resync_every: float
-
-
-def layer_options(config: Any) -> LayerOptions:
-    """The layer's options from any kind's config: the config itself when it carries them all
-    (a model subclassing `Tracker.Options`, or a kind's plain settings object, `local:`'s
-    `SourceKind.quick` result), else a `TrackerOptions` of its fields of the same names (a
-    plugin written before the seam; defaults for the rest)."""
-    if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
-        return cast(LayerOptions, config)
-    from .trackeroptions import TrackerOptions
-
-    if config is None:
-        return TrackerOptions(target="?")
-    values = {name: getattr(config, name) for name in TrackerOptions.model_fields
-              if name in type(config).model_fields}
-    values["target"] = values.get("target") or "?"  # a kind may take its target elsewhere
-    return TrackerOptions.model_validate(values)
 
 
 class _OptionsModel:
@@ -164,24 +122,6 @@ class Tracker(ABC):
     spread_claims: ClassVar[bool] = False
     """True: among ready items of equal order, each pool starts at its own offset (GitHub, where
     a lost claim attempt still notifies people). False: every pool tries them in id order."""
-
-    retries: ClassVar[bool] = False
-    """True: this tracker keeps the attempt record (`settle` takes a fourth argument, an
-    `jr2_sources.capabilities.retries.Attempt | None`; see the module's notes). False:
-    `--max-attempts` > 1 is refused."""
-
-    gates: ClassVar[bool] = False
-    """True: this tracker parks items awaiting approval (`park`) and reads their gates back
-    (`SnapshotItem.gates`). False: `jr2 work --gate` is refused."""
-
-    limits: ClassVar[bool] = False
-    """True: `claim` keeps the global cap (`global_cap`) and the item's conflict groups
-    (`SnapshotItem.groups`) against every pool (see the module's notes). False: `--global-cap`
-    and `--exclusive-by` are refused."""
-
-    global_cap: int | None = None
-    """The most items every pool on this tracker may hold at once (`--global-cap`), set by the
-    WorkSource on a tracker with `limits`; None: no global cap."""
 
     inline: ClassVar[bool] = False
     """True: every call is a brief local operation (a `stat`, a SQLite transaction of well
@@ -218,10 +158,6 @@ class Tracker(ABC):
 
     # -- optional -----------------------------------------------------------------------------
 
-    webhook: Callable[[Mapping[str, str], bytes, str | None], Verdict] | None = None
-    """`webhook(headers, body, secret) -> Verdict`: verify a delivery and say whether it can
-    change the Ready-set. None (the default): this tracker takes no webhooks."""
-
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         """People win: of the items `holder` holds, those a person took back, each with why
         (closed, reopened, deleted or moved, jr2's claim mark removed, the failure mark added,
@@ -240,11 +176,6 @@ class Tracker(ABC):
                 out[iid] = why
         return out
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
-        """Gates (`gates = True`): record that `item_id` awaits approval of `request.name` and
-        end `holder`'s claim (the item is not offered until a person answers)."""
-        raise UsageError(f"{self.name}: this source cannot park an item awaiting approval")
-
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
 
@@ -252,12 +183,6 @@ class Tracker(ABC):
         """The pool's own settings as bounds on every field it reads back from a marker (a
         lease, a `retry_after`: `jr2_sources.kit.bounds`), set by the WorkSource before the
         first reading. A tracker that keeps no state in markers ignores it."""
-
-    def dashboard(self, issue: str | int) -> Any:
-        """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a
-        `jr2_sources.capabilities.dashboard.Board`. The default refuses: this tracker has none."""
-        raise UsageError(f"{self.name}: a dashboard issue is not supported on this tracker "
-                         "(GitHub, GitLab, Jira, local; see docs/guides/controls.md)")
 
 
 def taken_back(item: SnapshotItem | None, holder: str) -> str | None:
@@ -280,9 +205,9 @@ class ReadOnly:
     raises `ReadOnlyError` before it reaches the tracker, so a dry run makes no write by
     construction."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: Tracker) -> None:
         self._tracker = tracker
-        self.name: str = str(getattr(tracker, "name", "tracker"))
+        self.name: str = tracker.name
 
     def snapshot(self) -> Snapshot:
         result: Snapshot = self._tracker.snapshot()
@@ -291,80 +216,20 @@ class ReadOnly:
     def _refuse(self, *_: Any, **__: Any) -> Any:
         raise ReadOnlyError(f"{self.name}: read-only here (a report never writes to a tracker)")
 
-    claim = renew = settle = release = record = _refuse
+    claim = renew = settle = park = _refuse
 
     def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
         return {}
 
     def close(self) -> None:
-        close = getattr(self._tracker, "close", None)
-        if callable(close):
-            close()
-
-
-class _Legacy(Tracker):
-    """A pre-seam adapter (`release` + `record`, no `settle`) seen through the seam."""
-
-    def __init__(self, adapter: Any) -> None:
-        self._adapter = adapter
-        self.name = str(getattr(adapter, "name", "tracker"))
-        hook = getattr(adapter, "webhook", None)
-        self.webhook = hook if callable(hook) else None
-        self.spread_claims = bool(getattr(adapter, "spread_claims", False))  # type: ignore[misc]
-        self.retries = bool(getattr(adapter, "retries", False))  # type: ignore[misc]
-        self.gates = bool(getattr(adapter, "gates", False))  # type: ignore[misc]
-
-    def snapshot(self) -> Snapshot:
-        snap: Snapshot = self._adapter.snapshot()
-        return snap
-
-    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        return bool(self._adapter.claim(item, holder, lease))
-
-    def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        return bool(self._adapter.renew(item_id, holder, lease))
-
-    def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
-        if outcome.status == "cancelled":
-            self._adapter.release(item_id, holder)
-        else:
-            self._adapter.record(item_id, holder, outcome, *attempt)
-
-    def close(self) -> None:
-        close = getattr(self._adapter, "close", None)
-        if callable(close):
-            close()
+        self._tracker.close()
 
 
 def as_tracker(obj: Any) -> Tracker:
-    """`obj` as a `Tracker`: itself when it is one (or has the four methods), else a pre-seam
-    adapter (`release` + `record`) adapted, with a `DeprecationWarning`."""
+    """`obj` when it is a `Tracker`; a one-line `UsageError` otherwise (a kind's factory must
+    return a subclass of `jr2_sources.Tracker`)."""
     if isinstance(obj, Tracker):
         return obj
-    if not missing_methods(type(obj)):
-        return _Duck(obj)
-    import warnings
-
-    if callable(getattr(obj, "release", None)) and callable(getattr(obj, "record", None)):
-        warnings.warn(f"{getattr(obj, 'name', obj)!s}: an adapter with release/record is "
-                      "deprecated; subclass jr2_sources.Tracker and implement settle",
-                      DeprecationWarning, stacklevel=2)
-        return _Legacy(obj)
-    raise UsageError(f"{getattr(obj, 'name', obj)!s} is not a tracker: it lacks "
-                     f"{', '.join(missing_methods(type(obj)))}")
-
-
-class _Duck(_Legacy):
-    """An object with the four methods that does not subclass `Tracker`."""
-
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
-        self._adapter.park(item_id, holder, request)
-
-    def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
-        self._adapter.settle(item_id, holder, outcome, *attempt)
-
-    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
-        watch = getattr(self._adapter, "watch", None)
-        if callable(watch):
-            return dict(watch(item_ids, holder))
-        return super().watch(item_ids, holder)
+    missing = missing_methods(type(obj))
+    lacks = f": it lacks {', '.join(missing)}" if missing else ""
+    raise UsageError(f"{obj!r} is not a tracker (subclass jr2_sources.Tracker){lacks}")

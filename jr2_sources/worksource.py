@@ -12,7 +12,7 @@ the rest, the same for every tracker:
   (priority, then oldest, then id); for a tracker that sets `spread_claims` (GitHub, whose
   claim attempts notify people), among items of equal order (same priority and time) each pool
   starts at its own offset (`spread`), so pools polling together do not all race for one.
-  A lost claim moves on to the next item. A tracker with the optional `changes()` is read by
+  A lost claim moves on to the next item. A tracker that inherits `ReadsDeltas` is read by
   deltas (`deltas.py`): one snapshot, then only what changed.
 * Scope: an item the tracker reports with `in_scope=False` (outside the user's filter, listed
   only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
@@ -40,7 +40,7 @@ the rest, the same for every tracker:
 * Bounded retries (`jr2_sources.capabilities.retries`, `jr2 work --max-attempts`): the attempt
   number is the tracker's record at claim time plus one (the claim is refused if the record changed
   since the snapshot); a transient failure with attempts left is recorded with its `retry_after`,
-  and the tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is
+  and the tracker keeps both (`KeepsAttempts`, `settle`'s `Attempt`). A tracker that cannot is
   refused at start. Items waiting for their retry time count as `held`: a pool waits for them
   (polling) instead of ending `deadlocked`. A retried failure is re-offered through the Pool's
   re-offer extension; `settle` returns it as `cancelled`, so it does not fail the run.
@@ -54,15 +54,15 @@ the rest, the same for every tracker:
 * Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`, `--global-cap`,
   `--exclusive-by`): each item read is tagged with its groups, the Ready-set blocks what a held
   group or the cap keeps (`group_busy`, `global_cap`), and the tracker's claim decides them safely
-  (`Tracker.limits`; refused at start on any other tracker). Items waiting for a group or the cap
-  count as `held`: a pool waits for them (polling) instead of ending `deadlocked`.
+  (`KeepsLimits`, or `LockedClaims` around a `LocksByComment` tracker given a coordination
+  issue; refused at start on any other tracker). Items waiting for a group or the cap count as
+  `held`: a pool waits for them (polling) instead of ending `deadlocked`.
 * Approval gates (`jr2_sources.capabilities.gates.policy`, `jr2 work --gate`): a worker that asks
-  for approval of one of the run's gates is parked through `Tracker.park` (the gate recorded as
+  for approval of one of the run's gates is parked through `KeepsGates.park` (the gate recorded as
   awaiting in the tracker, the claim released, the slot freed) and settles as `cancelled`
   (`tally.parked` says which gate); a gate the run was not given fails the item. An answered gate
-  makes the item ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker
-  without
-  `gates` is refused at start.
+  makes the item ready again, and its next attempt gets the answers (`WorkItem.gates`). `--gate`
+  on a tracker without `KeepsGates` is refused at start.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering;
 a tracker whose calls are brief and local (`Tracker.inline`: `local:`) is called on the loop.
@@ -86,10 +86,14 @@ from typing import Any, TypeVar
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, StateFull, UsageError
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, GateRequest
+from jr2_sources.capabilities.limits import KeepsLimits
+from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.policy import Limits
-from jr2_sources.capabilities.retries import Attempt, AttemptPolicy
+from jr2_sources.capabilities.retries import Attempt, AttemptPolicy, KeepsAttempts
 
 from .kit.bounds import Bounds
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
@@ -97,9 +101,6 @@ from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
 _T = TypeVar("_T")
-
-TrackerAdapter = Tracker
-"""Deprecated alias of `Tracker` (the seam before it had a base class), kept for one release."""
 
 DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
@@ -245,23 +246,30 @@ class WorkSource:
         attempts: AttemptPolicy | None = None,
         limits: Limits | None = None,
         gates: Iterable[str] = (),
+        locks: LockedClaims | None = None,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
         self.tracker: Tracker = as_tracker(tracker)
         self.policy = attempts or AttemptPolicy()
-        if self.policy.max_attempts > 1 and not self.tracker.retries:
+        if self.policy.max_attempts > 1 and not isinstance(self.tracker, KeepsAttempts):
             raise UsageError(f"{self.tracker.name}: this source keeps no attempt record, so it "
                              "cannot retry (use --max-attempts 1)")
         self.limits = limits or Limits()
+        self._locks = locks
+        self._claims: Tracker | LockedClaims = locks or self.tracker
+        """Where claims, renewals, settles and parks go: the tracker, or its `LockedClaims`."""
         if self.limits.active:
-            if not self.tracker.limits:
+            if isinstance(self.tracker, KeepsLimits):
+                self.tracker.global_cap = self.limits.global_cap
+            elif locks is not None:
+                locks.global_cap = self.limits.global_cap
+            else:
                 raise UsageError(f"{self.tracker.name}: this source cannot share a global cap or "
                                  "conflict groups between pools yet (drop --global-cap and "
                                  "--exclusive-by)")
-            self.tracker.global_cap = self.limits.global_cap
         self.gates = frozenset(gates)
-        if self.gates and not self.tracker.gates:
+        if self.gates and not isinstance(self.tracker, KeepsGates):
             raise UsageError(f"{self.tracker.name}: this source cannot park an item awaiting "
                              "approval, so it cannot use --gate")
         self.holder = holder
@@ -274,12 +282,13 @@ class WorkSource:
         self.watch_every = watch_every or poll_every or DEFAULT_WATCH_EVERY
         self.wake = wake
         self.clock = clock
-        changes = getattr(self.tracker, "changes", None)
+        changes = self.tracker.changes if isinstance(self.tracker, ReadsDeltas) else None
         snapshot: Callable[[], Snapshot] = self.tracker.snapshot
+        if locks is not None:  # a new reading: the next look lists the coordination issue again
+            snapshot, changes = locks.reading(snapshot, changes)
         if self.limits.rules:  # every item read carries its conflict groups
-            snapshot, changes = self.limits.tagging(snapshot,
-                                                    changes if callable(changes) else None)
-        self._reader = ReadyReader(snapshot, changes if callable(changes) else None,
+            snapshot, changes = self.limits.tagging(snapshot, changes)
+        self._reader = ReadyReader(snapshot, changes,
                                    children_block=children_block, clock=clock,
                                    resync_every=resync_every,
                                    global_cap=self.limits.global_cap,
@@ -322,7 +331,7 @@ class WorkSource:
     async def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Call the tracker: in a worker thread, or on the loop when the tracker says its calls
         are brief and local (`Tracker.inline`, `local:`)."""
-        if getattr(self.tracker, "inline", False):
+        if self.tracker.inline:
             return fn(*args)
         return await asyncio.to_thread(fn, *args)
 
@@ -371,7 +380,7 @@ class WorkSource:
                     continue
                 asked = self.clock()  # the lease runs from before the claim reached the tracker
                 try:
-                    won = self.tracker.claim(item, self.holder, self.lease)
+                    won = self._claims.claim(item, self.holder, self.lease)
                 except ItemError as exc:
                     self._skip(item.id, str(exc))
                     continue
@@ -468,7 +477,7 @@ class WorkSource:
             asked = self.clock()
             try:
                 ok = await wait_for(self._call(
-                    self.tracker.renew, item_id, self.holder, self.lease), deadline)
+                    self._claims.renew, item_id, self.holder, self.lease), deadline)
             except TimeoutError:
                 stop(f"lease of {item_id} could not be renewed: the tracker did not answer "
                      "in time")
@@ -565,11 +574,11 @@ class WorkSource:
                 if number < self.policy.max_attempts and self.policy.is_transient(outcome):
                     retry_after = datetime.fromtimestamp(
                         self.clock() + self.policy.delay(number), UTC)
-                settle: Any = self.tracker.settle  # takes an Attempt: `retries` checked at start
+                settle: Any = self._claims.settle  # takes an Attempt: KeepsAttempts, checked
                 await self._call(settle, item_id, self.holder, outcome,
                                  Attempt(number, retry_after))
             else:
-                await self._call(self.tracker.settle, item_id, self.holder, outcome)
+                await self._call(self._claims.settle, item_id, self.holder, outcome)
             if outcome.status == "failed" and retry_after is None:
                 self._failed_here.add(item_id)
         except ItemError as exc:
@@ -614,8 +623,11 @@ class WorkSource:
 
     async def _park(self, item_id: str, request: GateRequest) -> Outcome | None:
         """Park the item awaiting approval of `request` (the tracker releases the claim)."""
+        parker = self._locks or self.tracker
+        if not isinstance(parker, LockedClaims | KeepsGates):  # refused at start: --gate
+            raise UsageError(f"{self.tracker.name}: this source cannot park an item")
         try:
-            await self._call(self.tracker.park, item_id, self.holder, request)
+            await self._call(parker.park, item_id, self.holder, request)
         except ItemError as exc:
             self.tally.unsettled[item_id] = str(exc)
             log.warning("%s: could not park %s awaiting approval: %s", self.tracker.name,

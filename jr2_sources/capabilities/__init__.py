@@ -21,7 +21,83 @@ helpers a tracker reuses.
   `jr2 work --dashboard`; `command` runs it).
 * `webhooks`: signature checks, replay protection and the run host's `POST /webhook` route.
 
-A capability never reaches into another's modules but through its public names; the core layer
-(`readyset`, `worksource`, `cli`) imports the slices, never the reverse, except for the data
-types a snapshot carries (`Gate`, `Delta`).
+Declaring. A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists
+them; docs/guides/write-a-source-plugin.md has the table): `ReadsDeltas`, `KeepsAttempts`,
+`KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`.
+`Tracker` itself keeps only its four required methods, `watch`/`close` and two plain traits.
+Nothing asks a tracker with `getattr`: the layer asks `isinstance`, and the registry asks
+`capabilities_of(kind's tracker class)`, so `jr2 work KIND: --help` lists only the options the
+kind supports and `jr2 plugins` shows each kind's capabilities.
+
+Imports. This package and each slice's `__init__` import nothing heavy (a slice exports its
+mixin only; `mixin_of` imports a mixin when asked), so a tracker declaring a capability pays
+for nothing else, and the modules of the core layer (`readyset`, `worksource`, `cli`) import the
+slices' modules by path. A slice never imports the CLI.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "unsupported_options"]
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One optional capability: its `name` (as `jr2 plugins` shows it), the mixin that declares
+    it (`module:Class`, imported on first use so this package imports nothing), what it gives,
+    and the options of `jr2 work`/`jr2 ready` that need it."""
+
+    name: str
+    mixin: str
+    what: str
+    options: tuple[str, ...] = ()
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability("deltas", "jr2_sources.capabilities.deltas.mixin:ReadsDeltas",
+               "read by what changed since the last reading (`changes`)"),
+    Capability("retries", "jr2_sources.capabilities.retries:KeepsAttempts",
+               "keeps the attempt record (`settle` takes an `Attempt`)",
+               ("--max-attempts", "--transient-exit", "--retry-backoff", "--retry-backoff-max")),
+    Capability("limits", "jr2_sources.capabilities.limits.mixin:KeepsLimits",
+               "its claim keeps global caps and conflict groups",
+               ("--global-cap", "--exclusive-by")),
+    Capability("comment_locks", "jr2_sources.capabilities.limits.mixin:LocksByComment",
+               "keeps global caps and conflict groups as lock comments on a coordination issue",
+               ("--global-cap", "--exclusive-by", "--control-issue")),
+    Capability("bodies", "jr2_sources.capabilities.limits.mixin:ReadsBodies",
+               "items carry their bodies (`--exclusive-by touches`; `want_bodies`)"),
+    Capability("gates", "jr2_sources.capabilities.gates.mixin:KeepsGates",
+               "parks items awaiting approval and records answers (`park`, `answer_gate`)",
+               ("--gate",)),
+    Capability("dashboard", "jr2_sources.capabilities.dashboard.mixin:HasDashboard",
+               "keeps a dashboard issue (`dashboard`)", ("--dashboard", "--dashboard-interval")),
+    Capability("webhooks", "jr2_sources.capabilities.webhooks:TakesWebhooks",
+               "takes webhook deliveries (`webhook`)",
+               ("--webhook-secret-env",)),
+)
+"""Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
+
+
+def mixin_of(capability: Capability) -> type:
+    """The mixin class that declares `capability`."""
+    module, _, name = capability.mixin.partition(":")
+    cls: type = vars(import_module(module))[name]
+    return cls
+
+
+def capabilities_of(tracker_or_class: object) -> tuple[str, ...]:
+    """The names of the capabilities a tracker (or a tracker class) declares, by the mixins it
+    inherits, in `CAPABILITIES` order."""
+    cls = tracker_or_class if isinstance(tracker_or_class, type) else type(tracker_or_class)
+    return tuple(c.name for c in CAPABILITIES if issubclass(cls, mixin_of(c)))
+
+
+def unsupported_options(capabilities: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """The options of `jr2 work`/`jr2 ready` that need a capability not in `capabilities`
+    (an option two capabilities give, such as `--global-cap`, needs either)."""
+    have = {o for c in CAPABILITIES if c.name in capabilities for o in c.options}
+    return frozenset(o for c in CAPABILITIES if c.name not in capabilities
+                     for o in c.options if o not in have)

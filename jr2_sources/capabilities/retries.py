@@ -18,12 +18,20 @@ cannot reset it.
 
 from __future__ import annotations
 
+from abc import ABC
 from dataclasses import dataclass
 from datetime import datetime
 
 from jr2_core import Outcome
 
 EX_TEMPFAIL = 75
+
+
+class KeepsAttempts(ABC):  # noqa: B024 (a declaration: `settle` takes the attempt)
+    """Declares bounded retries (`jr2 work --max-attempts`): the tracker's `settle` takes a
+    fourth argument, the `Attempt | None` to record; its snapshot reads the record back as
+    `SnapshotItem.attempts` / `.retry_after`, and its claim refuses an item whose record changed
+    since the snapshot it was chosen from. Without it, `--max-attempts` > 1 is refused."""
 
 
 @dataclass(frozen=True, slots=True)

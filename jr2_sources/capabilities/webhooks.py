@@ -1,5 +1,6 @@
 """Tracker webhooks: signature checks, replay protection, and the run-host route.
 
+A tracker declares that it takes webhooks by inheriting `TakesWebhooks` (its `webhook` method).
 Shared by every source that takes webhooks (public API, so plugins reuse it):
 
 * `hmac_sha256(secret, body)` and `verify_signature(secret, body, given, prefix="sha256=")`:
@@ -20,6 +21,7 @@ import hashlib
 import hmac
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +47,18 @@ class Verdict:
 
 
 Receiver = Callable[[Mapping[str, str], bytes, str | None], Verdict]
+
+
+class TakesWebhooks(ABC):
+    """Declares webhooks (`jr2 work --listen ... --webhook-secret-env NAME`): the tracker
+    verifies a delivery and says whether it can change the Ready-set. Without it,
+    `--webhook-secret-env` is refused."""
+
+    @abstractmethod
+    def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
+        """Verify one delivery (signature with `secret`, replay) and judge it: a `Verdict` whose
+        `wake` makes the pool look for work at once; 401 for a bad signature."""
+        raise NotImplementedError
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

@@ -56,18 +56,34 @@ class SourceCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def _show_kind_help(spec: str) -> None:
+def _show_kind_help(spec: str, ctx: click.Context) -> None:
+    """The kind's own options, its capabilities, then the command's options the kind supports
+    (an option whose capability its tracker class does not declare is left out)."""
+    from jr2_sources.capabilities import unsupported_options
     from jr2_sources.hooks import load_registry
+    from jr2_sources.registry import kind_capabilities
 
     kind = load_registry().get(split_source(spec)[0])
     click.echo(kind_help(kind))
+    caps = kind_capabilities(kind)
+    hidden = unsupported_options(caps) if caps is not None else frozenset()
+    if caps is not None:
+        click.echo(f"\nCapabilities: {', '.join(caps) or 'none'}")
+    rows = [rec for p in ctx.command.get_params(ctx)
+            if isinstance(p, click.Option) and not set(p.opts) & hidden and p.name != "help"
+            if (rec := p.get_help_record(ctx)) is not None]
+    if rows:
+        formatter = ctx.make_formatter()
+        with formatter.section(f"Options of jr2 {ctx.command.name} for {kind.name}"):
+            formatter.write_dl(rows)
+        click.echo("\n" + formatter.getvalue().rstrip())
 
 
 def _source_or_help(ctx: click.Context, source: str | None) -> str | None:
     """What a source command does before anything else: `KIND: --help` shows the kind's options
     (None: nothing more to do); no SOURCE shows the command's help and exits 2; else SOURCE."""
     if "jr2.kind_help" in ctx.meta:
-        _show_kind_help(ctx.meta["jr2.kind_help"])
+        _show_kind_help(ctx.meta["jr2.kind_help"], ctx)
         return None
     if source is None:
         click.echo(ctx.get_help())
@@ -125,7 +141,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     from jr2_sources.capabilities.limits.lockreport import held_locks
     from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.readyset import compute_ready_set
-    from jr2_sources.tracker import ReadOnly, layer_options
+    from jr2_sources.registry import layer_options
+    from jr2_sources.tracker import ReadOnly
 
     limits = Limits.parse(global_cap, exclusive_by)
     limits.prepare(adapter)

@@ -27,6 +27,7 @@ from jr2_sources.registry import SourceEnv
 if TYPE_CHECKING:
     from jr2_core.runs import RunResult
     from jr2_sources.readyset import ReadySet
+    from jr2_sources.tracker import Tracker
     from jr2_sources.worksource import Tally
 
 
@@ -144,6 +145,7 @@ class _Plan:
     dashboard: Any = None
     first: Any = None  # the full reading that checked the source: the pool's first
     log_limit: int = 10 << 20
+    locks: Any = None  # the `LockedClaims` of --control-issue, if any
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -158,6 +160,11 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
+    from jr2_sources.capabilities.gates import KeepsGates
+    from jr2_sources.capabilities.webhooks import TakesWebhooks
+    from jr2_sources.hooks import load_registry
+    from jr2_sources.projectconfig import token_variables
+
     from .runner import resolve_command
     from .workerenv import withheld, worker_env
     from .workspace import Workspace, Worktrees
@@ -179,19 +186,16 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     state_dir = resolve_state(state, create=True)
     names = _gate_names(gates)
     adapter, config = open_source(source, list(options), state_dir, read_only=False)
-    if names and not getattr(adapter, "gates", False):
+    if names and not isinstance(adapter, KeepsGates):
         raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
                          "so it cannot use --gate")
-    adapter = _limited(adapter, limits, control_issue)
-    if serve.secret is not None and adapter.webhook is None:
+    locks = _limited(adapter, limits, control_issue)
+    if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     run_id = f"r-{token_hex(4)}"
     workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.projectconfig import token_variables
-
     if KEY_VAR in pass_env:
         raise UsageError(f"--pass-env {KEY_VAR}: the marker key is never given to commands "
                          "(a command holding it could sign claims and answers)")
@@ -214,35 +218,36 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
         print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
               "(--pass-env NAME passes one)", file=sys.stderr)
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, names, dash, first, log_bytes)
+                 workspace, env, quiet, policy, limits, names, dash, first, log_bytes, locks)
 
 
-def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
-    """The adapter that keeps `--global-cap`/`--exclusive-by`
-    (`jr2_sources.capabilities.limits.policy`): itself when its claims do (`local:`), wrapped in
-    `kit.comment_locks.LockedTracker` on a comment tracker given `--control-issue`; a one-line usage
-    error otherwise."""
+def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
+    """The `LockedClaims` that keep `--global-cap`/`--exclusive-by`
+    (`jr2_sources.capabilities.limits`) around a comment tracker (`LocksByComment`) given
+    `--control-issue`; None when the tracker's own claims keep them (`KeepsLimits`, `local:`) or
+    none is asked; a one-line usage error otherwise."""
+    from jr2_sources.capabilities.limits import KeepsLimits, LocksByComment
+    from jr2_sources.capabilities.limits.comment_locks import LockedClaims
+
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
     if not limits.active:
-        return adapter
+        return None
     limits.prepare(adapter)
-    if adapter.limits:
+    if isinstance(adapter, KeepsLimits):
         if control_issue is not None:
             raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
                              "drop --control-issue")
-        return adapter
-    if not getattr(adapter, "comment_locks", False):
+        return None
+    if not isinstance(adapter, LocksByComment):
         raise UsageError(f"{adapter.name}: this source cannot share a global cap or conflict "
                          "groups between pools yet (drop --global-cap and --exclusive-by)")
     if control_issue is None:
         raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
                          "ID here: an issue whose comments hold the group and slot claims (every "
                          "pool of the tracker names the same one)")
-    from jr2_sources.capabilities.limits.comment_locks import LockedTracker
-
-    locked = LockedTracker(adapter, control_issue)
+    locked = LockedClaims(adapter, control_issue)
     locked.check()
     return locked
 
@@ -383,7 +388,7 @@ async def _run(plan: _Plan) -> WorkResult:
     host (with the tracker's webhook, if any) and the progress observers."""
     from jr2_core import define_event, pool, start
     from jr2_sources.kit.redact import Redactor, secret_values
-    from jr2_sources.tracker import layer_options
+    from jr2_sources.registry import layer_options
     from jr2_sources.worksource import WorkSource, default_holder
 
     from .runner import command_worker
@@ -395,7 +400,7 @@ async def _run(plan: _Plan) -> WorkResult:
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
                     wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
-                    limits=plan.limits, gates=plan.gates)
+                    limits=plan.limits, gates=plan.gates, locks=plan.locks)
     if plan.first is not None:
         ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
     worker = ws.guard(command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
@@ -436,11 +441,12 @@ async def _run(plan: _Plan) -> WorkResult:
             from jr2_sources.capabilities.gates.approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
-        hook = ws.tracker.webhook
+        from jr2_sources.capabilities.webhooks import TakesWebhooks, attach_webhook
+
+        hook = ws.tracker.webhook if isinstance(ws.tracker, TakesWebhooks) else None
         if hook is not None and board is not None:
             hook = board.receiver(hook)
         if hook is not None:
-            from jr2_sources.capabilities.webhooks import attach_webhook
 
             def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
                 verdict = hook(headers, body, secret)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
+from jr2_sources.capabilities.retries import KeepsAttempts
 
 from ..tracker import Tracker
 from .bounds import NO_BOUNDS, Bounds, bounded
@@ -330,7 +331,7 @@ class CommentClaims:
         self.thread.edit_comment(held.key, held.comment_id, body)
 
 
-class ClaimsByComment(Tracker):
+class ClaimsByComment(KeepsAttempts, Tracker):
     """`claim` / `renew` / `settle` of a tracker whose claims are comments: delegated to its
     `claims` engine, and refused with a one-line error on a read-only adapter (a report never
     writes). The adapter sets `name`, `read_only` and `claims`, names its `tracker`, and
@@ -345,10 +346,6 @@ class ClaimsByComment(Tracker):
         if self.read_only:
             raise UsageError(f"{self.name}: read-only here (a report never writes to "
                              f"{self.tracker})")
-
-    retries: ClassVar[bool] = True
-    """`settle` / `record` take an `Attempt` and the snapshot reads it back
-    (`jr2 work --max-attempts`)."""
 
     def bound(self, bounds: Bounds) -> None:
         """Claims, retries and gates read back within the pool's own settings."""

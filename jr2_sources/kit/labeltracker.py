@@ -49,11 +49,14 @@ from typing import Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
+from jr2_sources.capabilities.limits import ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
-from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, TakesWebhooks, Verdict
 
 from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
@@ -81,7 +84,7 @@ def labels_of(issue: dict[str, Any]) -> list[str]:
     return out
 
 
-class LabelCommentTracker(ClaimsByComment):
+class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
 
@@ -104,7 +107,7 @@ class LabelCommentTracker(ClaimsByComment):
         """`look_first` and `spread`: as `CommentClaims` takes them (GitHub, whose every claim
         comment notifies people, reads the thread before posting and spreads pools)."""
         self.config = config
-        self.name = f"{self.kind}:{getattr(config, 'target', '')}"
+        self.name = f"{self.kind}:{self.config.target}"
         self.read_only = env.read_only
         self.client = client
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
@@ -323,8 +326,6 @@ class LabelCommentTracker(ClaimsByComment):
         self.add_label(key, self.config.failed_label)
 
     # -- approval gates ------------------------------------------------------------------------
-
-    gates: ClassVar[bool] = True
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         won = super().claim(item, holder, lease)

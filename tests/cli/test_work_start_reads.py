@@ -120,7 +120,9 @@ def test_a_primed_reader_reads_no_snapshot_before_its_second_read() -> None:
 def test_a_primed_delta_reader_asks_for_a_delta_next() -> None:
     snap = Snapshot(source="s", items=[_item("A")], done_count=None)
 
-    class Deltas:
+    from jr2_sources import ReadsDeltas
+
+    class Deltas(ReadsDeltas):
         name = "s"
 
         def __init__(self) -> None:

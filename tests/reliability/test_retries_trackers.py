@@ -276,7 +276,9 @@ def test_max_attempts_is_refused_where_the_source_keeps_no_record() -> None:
         def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
             return None
 
-    assert NoRecord.retries is False
+    from jr2_sources import KeepsAttempts
+
+    assert not issubclass(NoRecord, KeepsAttempts)
     with pytest.raises(UsageError, match="cannot retry"):
         WorkSource(NoRecord(), holder="h", attempts=AttemptPolicy(max_attempts=2))
     WorkSource(NoRecord(), holder="h", attempts=AttemptPolicy(max_attempts=1))

@@ -92,16 +92,28 @@ def test_marks_around_a_touched_name_do_not_make_another_group() -> None:
 
 def test_touches_asks_a_source_for_bodies_or_is_refused_where_none_are_read() -> None:
     """`Limits.prepare`: with `touches`, a source that reads bodies on request (Jira) is asked
-    to, one that reads none is refused in one line; label rules ask nothing."""
-    from types import SimpleNamespace
-
+    to, one that does not declare `ReadsBodies` is refused in one line; label rules ask
+    nothing."""
+    from jr2_sources.capabilities.limits import ReadsBodies
 
     asked: list[bool] = []
-    on_request = SimpleNamespace(name="jira:x", want_bodies=lambda: asked.append(True))
-    Limits.parse(None, ["label:area/*"]).prepare(on_request)
+
+    class OnRequest(ReadsBodies):
+        name = "jira:x"
+
+        def want_bodies(self) -> None:
+            asked.append(True)
+
+    class Always(ReadsBodies):
+        name = "github:o/r"
+
+    class NoBodies:
+        name = "x:y"
+
+    Limits.parse(None, ["label:area/*"]).prepare(OnRequest())
     assert asked == []
-    Limits.parse(None, ["touches"]).prepare(on_request)
+    Limits.parse(None, ["touches"]).prepare(OnRequest())
     assert asked == [True]
     with pytest.raises(UsageError, match="cannot see 'Touches:' lines"):
-        Limits.parse(None, ["touches"]).prepare(SimpleNamespace(name="x:y", reads_bodies=False))
-    Limits.parse(None, ["touches"]).prepare(SimpleNamespace(name="github:o/r"))
+        Limits.parse(None, ["touches"]).prepare(NoBodies())
+    Limits.parse(None, ["touches"]).prepare(Always())

@@ -10,10 +10,10 @@ import pytest
 
 from jr2_core import Next, Outcome
 from jr2_core.errors import UsageError
-from jr2_sources import Claim, Snapshot, SnapshotItem, WorkItem, WorkSource
+from jr2_sources import Claim, Snapshot, SnapshotItem, Tracker, WorkItem, WorkSource
 
 
-class Scripted:
+class Scripted(Tracker):
     """An adapter whose claims and renewals follow a script."""
 
     name = "scripted:x"
@@ -41,11 +41,11 @@ class Scripted:
         self.renewals += 1
         return self.renew_ok
 
-    def release(self, item_id: str, holder: str) -> None:
-        self.released.append(item_id)
-
-    def record(self, item_id: str, holder: str, outcome: Outcome) -> None:
-        self.recorded.append((item_id, outcome.status))
+    def settle(self, item_id: str, holder: str, outcome: Outcome) -> None:
+        if outcome.status == "cancelled":
+            self.released.append(item_id)
+        else:
+            self.recorded.append((item_id, outcome.status))
 
 
 async def test_a_lost_claim_moves_on_to_the_next_ready_item() -> None:

@@ -163,7 +163,8 @@ def test_a_tracker_missing_a_required_method_cannot_be_made() -> None:
 def test_the_layer_reads_its_options_from_any_config_model() -> None:
     from pydantic import BaseModel
 
-    from jr2_sources.tracker import TrackerOptions, layer_options
+    from jr2_sources.registry import layer_options
+    from jr2_sources.tracker import TrackerOptions
 
     class Legacy(BaseModel):  # a config written before the seam, whose target may be empty
         target: str = ""

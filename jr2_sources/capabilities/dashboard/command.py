@@ -38,6 +38,8 @@ from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
 from jr2_sources.cli.commands import SourceCommand, _source_or_help
 
+from .mixin import HasDashboard
+
 log = logging.getLogger("jr2.dashboard")
 
 __all__ = ["DashboardLoop", "dashboard_cmd", "interval_seconds", "open_dashboard"]
@@ -63,13 +65,17 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
     """The `Dashboard` of issue `issue` of `adapter`'s tracker, checked against the backlog
     `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
     (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
-    tracker that keeps approval gates (`gates = True`) gets approve boxes
+    tracker that keeps approval gates (`KeepsGates`) gets approve boxes
     (`capabilities.gates.desk.TrackerGates`), answered through `adapter`, or through the tracker
     `answering` opens (when `adapter` is read-only)."""
+    from jr2_sources.capabilities.gates import KeepsGates
     from jr2_sources.capabilities.gates.desk import TrackerGates
 
     from . import Dashboard, check_interval, hide_items, target_of
 
+    if not isinstance(adapter, HasDashboard):
+        raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
+                         "(GitHub, GitLab, Jira, local; see docs/guides/controls.md)")
     board = adapter.dashboard(issue)
     check_interval(option, interval, target_of(board))
     board.check()
@@ -78,7 +84,7 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
                          "source's filter, so it would be offered as work); use an issue "
                          "outside the filter, or a closed one")
     hide_items(adapter, [board.item_id])
-    if gates is None and getattr(adapter, "gates", False):
+    if gates is None and isinstance(adapter, KeepsGates):
         gates = TrackerGates(adapter, board.name, answering=answering)
     return Dashboard(board, interval=interval, gates=gates)
 
@@ -133,7 +139,8 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     from jr2_sources.cli.compose import open_source
     from jr2_sources.kit.durations import parse_duration
     from jr2_sources.readyset import compute_ready_set
-    from jr2_sources.tracker import ReadOnly, layer_options
+    from jr2_sources.registry import layer_options
+    from jr2_sources.tracker import ReadOnly
 
     interval = interval_seconds("--write-interval", write_interval)
     try:

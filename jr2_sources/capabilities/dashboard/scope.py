@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.readyset import Snapshot, SnapshotItem
 
@@ -37,6 +38,5 @@ def hide_items(tracker: Any, ids: Iterable[str]) -> None:
         return reader
 
     setattr(tracker, "snapshot", wrap(tracker.snapshot))  # noqa: B010 (an instance's method)
-    changes = getattr(tracker, "changes", None)
-    if callable(changes):
-        setattr(tracker, "changes", wrap(changes))  # noqa: B010
+    if isinstance(tracker, ReadsDeltas):
+        setattr(tracker, "changes", wrap(tracker.changes))  # noqa: B010

@@ -4,9 +4,10 @@ Design notes
 ------------
 The Pool never holds dependencies (the seed): each `next` asks the source again. An adapter that
 only has `snapshot()` is read in full each time and the Ready-set recomputed (`compute_ready_set`,
-linear in the backlog). An adapter that also has `changes(full=False) -> Snapshot | Delta`
-(the local source; see `TrackerAdapter`) is read once in full, then in deltas applied to an
-`IncrementalReadySet`, so a claim costs what changed, not the backlog's size.
+linear in the backlog). An adapter that also inherits `ReadsDeltas`
+(`changes(full=False) -> Snapshot | Delta`; the local source, GitHub, GitLab, Jira) is read
+once in full, then in deltas applied to an `IncrementalReadySet`, so a claim costs what
+changed, not the backlog's size.
 
 A missed delta must never hide work for long: `resync_every` seconds after the last full
 reading the next one is full again (`changes(full=True)`), and an adapter answers with a full
@@ -32,9 +33,14 @@ import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jr2_sources.readyset import ReadySet, Snapshot, SnapshotItem, compute_ready_set
+
+from .mixin import ReadsDeltas
+
+if TYPE_CHECKING:
+    from jr2_sources.tracker import Tracker
 
 from .incremental import Delta, IncrementalReadySet
 
@@ -179,17 +185,15 @@ class ReadyReader:
         return self._inc
 
 
-def first_reading(tracker: Any) -> Snapshot:
+def first_reading(tracker: Tracker) -> Snapshot:
     """One full reading of `tracker`, fit to `ReadyReader.prime`: `changes(full=True)` where it
-    reads by deltas (a full reading must answer a `Snapshot`), else `snapshot()`."""
-    changes = getattr(tracker, "changes", None)
-    if not callable(changes):
-        snap: Snapshot = tracker.snapshot()
-        return snap
-    got = changes(full=True)
+    reads by deltas (`ReadsDeltas`; a full reading must answer a `Snapshot`), else
+    `snapshot()`."""
+    if not isinstance(tracker, ReadsDeltas):
+        return tracker.snapshot()
+    got = tracker.changes(full=True)
     if not isinstance(got, Snapshot):
-        raise RuntimeError(f"{getattr(tracker, 'name', 'tracker')}: changes(full=True) must "
-                           "answer a full Snapshot")
+        raise RuntimeError(f"{tracker.name}: changes(full=True) must answer a full Snapshot")
     return got
 
 

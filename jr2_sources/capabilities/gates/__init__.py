@@ -1,4 +1,9 @@
-"""Approval gates (`jr2 work --gate NAME`): `policy` is how a worker asks, how a person answers
-and what the next attempt is told; `comments` reads gates from a comment thread; `approvals` is
-the `approvals` gate of a live run (`jr2 send approvals ...`); `desk` answers gates from the
-dashboard."""
+"""Approval gates (`jr2 work --gate NAME`). A tracker declares them by inheriting `KeepsGates`
+(`mixin`). `policy` is how a worker asks, how a person answers and what the next attempt is
+told; `comments` reads gates from a comment thread; `approvals` is the `approvals` gate of a
+live run (`jr2 send approvals ...`); `desk` answers gates from the dashboard. Only the mixin is
+exported here, so declaring the capability imports nothing else."""
+
+from .mixin import KeepsGates
+
+__all__ = ["KeepsGates"]

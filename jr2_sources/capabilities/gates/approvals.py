@@ -41,9 +41,10 @@ def attach_approvals(run: Any, tracker: Any) -> bool:
     """Open the `approvals` gate on `run` when `tracker` records answers; True if opened."""
     from jr2_core import define_event
 
+    from .mixin import KeepsGates
     from .policy import answer
 
-    if not callable(getattr(tracker, "answer_gate", None)):
+    if not isinstance(tracker, KeepsGates):
         return False
     events = [define_event(name="approve", description="Approve the gate of an item.",
                            input=Approve),
@@ -58,7 +59,7 @@ def attach_approvals(run: Any, tracker: Any) -> bool:
         data = ev.data
         try:
             ok = answer(tracker, data.item, data.gate, approve=ev.name == "approve",
-                        reason=getattr(data, "reason", None), by=who)
+                        reason=data.reason if isinstance(data, Reject) else None, by=who)
         except (UsageError, ValueError) as exc:
             raise GateError(str(exc)) from None
         if not ok:

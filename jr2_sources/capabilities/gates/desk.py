@@ -1,7 +1,7 @@
 """Approval gates on the dashboard: the `GateDesk` over a tracker's gates
 (`jr2_sources.capabilities.gates.policy`).
 
-Design note: a tracker with `gates = True` reads each item's gates back as `SnapshotItem.gates`;
+Design note: a tracker that `KeepsGates` reads each item's gates back as `SnapshotItem.gates`;
 an item whose gate awaits an answer is blocked with the reason `awaiting_approval`. The dashboard
 draws an **approve** box for each, and a tick answers it through
 `jr2_sources.capabilities.gates.policy.answer` (the tracker's `answer_gate`), as `/jr2 approve NAME`

@@ -9,7 +9,7 @@ Design notes
   line, exit 79 asks for the one gate when `--gate` names exactly one. A gate the run was not
   given with `--gate` (or an exit 79 that names none) fails the item at once, with the reason.
 * Parking. The WorkSource hands the request to the tracker (`Tracker.park`, on trackers with
-  `gates = True`): the item is marked as awaiting approval of that gate, in the tracker (the
+  `KeepsGates`): the item is marked as awaiting approval of that gate, in the tracker (the
   claim store of `local:`; on GitHub the `jr2:awaiting-approval` label, set only by jr2, and a
   `jr2:gate` marker in jr2's claim comment), its claim released and its slot freed. Nothing is
   kept in the pool's memory, so a restart or another machine sees the same state.
@@ -192,9 +192,10 @@ def answer(tracker: Any, item_id: str, name: str, *, approve: bool, reason: str 
     A tracker that cannot record answers raises `UsageError`."""
     from jr2_core.errors import UsageError
 
-    record = getattr(tracker, "answer_gate", None)
-    if not callable(record):
-        raise UsageError(f"{getattr(tracker, 'name', 'this source')}: gates cannot be "
-                         "answered through jr2 here; answer on the tracker")
+    from .mixin import KeepsGates
+
+    if not isinstance(tracker, KeepsGates):
+        raise UsageError(f"{tracker.name}: gates cannot be answered through jr2 here; answer "
+                         "on the tracker")
     status: GateStatus = "approved" if approve else "rejected"
-    return bool(record(item_id, check_name(name), status, reason, by))
+    return bool(tracker.answer_gate(item_id, check_name(name), status, reason, by))

@@ -1,4 +1,11 @@
 """Limits shared by every pool on one tracker: global caps and conflict groups (`--global-cap`,
-`--exclusive-by`). `policy` parses the options and tags items with their groups;
-`comment_locks` keeps them as lock comments on a coordination issue (`--control-issue`) for a
-tracker whose claims are comments; `lockreport` is what `jr2 ready` counts of those locks."""
+`--exclusive-by`). A tracker declares how it keeps them by inheriting `KeepsLimits` (its claim
+decides them) or `LocksByComment` (`comment_locks`: lock comments on a coordination issue,
+`--control-issue`; the run puts `comment_locks.LockedClaims` around its claims), and
+`ReadsBodies` when its items carry bodies (`touches`). `policy` parses the options and tags items
+with their groups; `lockreport` is what `jr2 ready` counts of the locks. Only the mixins are
+exported here, so declaring a capability imports nothing else."""
+
+from .mixin import KeepsLimits, LocksByComment, ReadsBodies
+
+__all__ = ["KeepsLimits", "LocksByComment", "ReadsBodies"]

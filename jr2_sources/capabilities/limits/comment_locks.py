@@ -15,7 +15,7 @@ one order every pool agrees on:
   unchanged). If it shows a live lock for the same item or for a group of ours, or
   `global_cap` or more live locks, we give way at once: no comment is posted (and no watcher of
   the coordination issue is notified) for a lock that could not be kept. Within one reading of
-  the Ready-set (`LockedTracker`: until the next `snapshot`/`changes`, or a write of this
+  the Ready-set (`LockedClaims`: until the next `snapshot`/`changes`, or a write of this
   process) that listing serves the looks of the next items too, so a pool that finds the cap
   full makes one request per poll, not one per ready item.
 * acquire (before the item's claim): post a lock comment
@@ -66,10 +66,11 @@ one order every pool agrees on:
   dead lock is deleted once, by whichever claimer sees it first).
   Lock comments notify the coordination issue's watchers only (unsubscribe from it).
 
-`LockedTracker` wraps a tracker whose adapter is a comment thread (`post_comment`,
-`list_comments`, `edit_comment`, `delete_comment` by item key, as `CommentClaims` uses) and adds
-the locks around its claims; it is what sets `Tracker.limits` for it. A pool's items with no
-group and no global cap take no lock.
+`LocksByComment` is the mixin a tracker whose claims are comments (`post_comment`,
+`list_comments`, `edit_comment`, `delete_comment` by item key, as `CommentClaims` uses)
+inherits to declare this way of keeping limits; given `--control-issue`, the run's claims go
+through `LockedClaims`, which adds the locks around the tracker's. A pool's items with no group
+and no global cap take no lock.
 """
 
 from __future__ import annotations
@@ -84,17 +85,19 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
-from jr2_sources.kit.bounds import Bounds
+from jr2_sources.capabilities.gates.mixin import KeepsGates
+from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.limits.mixin import LocksByComment
 from jr2_sources.kit.claims import MAX_LEASE, Comment
-from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.readyset import SnapshotItem
 from jr2_sources.tracker import Tracker
 
-__all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread",
-           "LockedTracker", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
+__all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread", "LockedClaims",
+           "LocksByComment", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
 
 _LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
 _PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
@@ -419,54 +422,61 @@ class CommentLocks:
         return set(gone)
 
 
-class LockedTracker(Tracker):
-    """`inner` (a tracker whose adapter is a comment thread) with global caps and conflict
-    groups kept by `CommentLocks` on the coordination issue `control` (module notes)."""
+class LockedClaims:
+    """The claims of `tracker` (a `LocksByComment` tracker) with global caps and conflict groups
+    kept by `CommentLocks` on the coordination issue `control` (module notes): `claim`,
+    `renew`, `settle` and `park` as the tracker's, with the item's locks taken first and
+    released last. The WorkSource calls these in place of the tracker's own, and `fresh()` at
+    each new reading of the backlog."""
 
-    limits = True
-
-    def __init__(self, inner: Any, control: str) -> None:
-        self.inner = inner
+    def __init__(self, tracker: Tracker, control: str) -> None:
+        if not isinstance(tracker, LocksByComment):
+            raise UsageError(f"{tracker.name}: this source cannot keep lock comments on a "
+                             "coordination issue (drop --control-issue)")
+        self.tracker = tracker
+        self.thread = cast(LockThread, tracker)
         self.control = control
-        self.name = str(inner.name)
-        self.webhook = inner.webhook
-        self.spread_claims = bool(getattr(inner, "spread_claims", False))  # type: ignore[misc]
-        self.retries = bool(getattr(inner, "retries", False))  # type: ignore[misc]
-        self.gates = bool(getattr(inner, "gates", False))  # type: ignore[misc]
+        self.name = tracker.name
+        self.global_cap: int | None = None
+        """The most items every pool of the coordination issue may hold at once
+        (`--global-cap`), set by the WorkSource; None: no global cap."""
         self._locks: dict[str, Lock] = {}
         self._guard = threading.Lock()
         self._engine: CommentLocks | None = None
 
-    def __getattr__(self, name: str) -> Any:  # `changes`, `config`, ... of the inner tracker
-        found = getattr(self.__dict__["inner"], name)
-        if name == "changes" and callable(found):
-            def changes(*args: Any, **kwargs: Any) -> Any:
-                self._fresh()  # a new reading: the next look lists the thread again
-                return found(*args, **kwargs)
-
-            return changes
-        return found
-
     @property
     def locks(self) -> CommentLocks:
+        """The lock engine of the coordination issue (made on first use)."""
         if self._engine is None:
-            self._engine = CommentLocks(self.inner, self.control, global_cap=self.global_cap,
+            self._engine = CommentLocks(self.thread, self.control, global_cap=self.global_cap,
                                         reuse=True)
         self._engine.global_cap = self.global_cap  # set by the WorkSource after the start
         return self._engine
 
-    def _fresh(self) -> None:
+    def fresh(self) -> None:
+        """A new reading of the backlog: the next look lists the coordination issue again."""
         if self._engine is not None:
             self._engine.fresh()
+
+    def reading(self, snapshot: Callable[[], Any], changes: Callable[..., Any] | None
+                ) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
+        """`snapshot` and `changes` (the tracker's readings), each calling `fresh` first."""
+        def fresh_snapshot() -> Any:
+            self.fresh()
+            return snapshot()
+
+        def fresh_changes(*args: Any, **kwargs: Any) -> Any:
+            self.fresh()
+            return changes(*args, **kwargs)  # type: ignore[misc]
+
+        return fresh_snapshot, (fresh_changes if changes is not None else None)
 
     def check(self) -> None:
         """Read the coordination issue's thread once (at start: it exists, we may read it; a
         refusal is bad input, exit 2); a tracker that guards its writes by scope (Jira) is
         told the user chose this issue."""
-        allow = getattr(self.inner, "allow_control", None)
-        if callable(allow):
-            allow(self.control)
-        self._call(lambda: self.inner.list_comments(self.control), UsageError)
+        cast(LocksByComment, self.tracker).allow_control(self.control)
+        self._call(lambda: self.thread.list_comments(self.control), UsageError)
 
     def _call(self, fn: Any, error: type[Exception] = SourceError) -> Any:
         """A call about the coordination issue: its refusal (deleted, locked, ...) is the
@@ -480,19 +490,20 @@ class LockedTracker(Tracker):
             raise error(f"{self.name}: the coordination issue {self.control} (from "
                         f"--control-issue): {why}") from None
 
-    def snapshot(self) -> Snapshot:
-        self._fresh()
-        result: Snapshot = self.inner.snapshot()
-        return result
+    def _unlock(self, item_id: str) -> None:
+        with self._guard:
+            lock = self._locks.pop(item_id, None)
+        if lock is not None:
+            self._call(lambda: self.locks.release(lock))
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         if not item.groups and self.global_cap is None:
-            return bool(self.inner.claim(item, holder, lease))
+            return bool(self.tracker.claim(item, holder, lease))
         lock = self._call(lambda: self.locks.acquire(item.id, item.groups, holder, lease))
         if lock is None:
             return False
         try:
-            won = bool(self.inner.claim(item, holder, lease))
+            won = bool(self.tracker.claim(item, holder, lease))
         except BaseException:
             self._call(lambda: self.locks.release(lock))
             raise
@@ -504,7 +515,7 @@ class LockedTracker(Tracker):
         return True
 
     def renew(self, item_id: str, holder: str, lease: float) -> bool:
-        ok = bool(self.inner.renew(item_id, holder, lease))
+        ok = bool(self.tracker.renew(item_id, holder, lease))
         with self._guard:
             lock = self._locks.get(item_id)
         if ok and lock is not None:
@@ -512,36 +523,19 @@ class LockedTracker(Tracker):
         return ok
 
     def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
+        settle: Any = self.tracker.settle  # takes an Attempt on a `KeepsAttempts` tracker
         try:
-            self.inner.settle(item_id, holder, outcome, *attempt)
+            settle(item_id, holder, outcome, *attempt)
         finally:
-            with self._guard:
-                lock = self._locks.pop(item_id, None)
-            if lock is not None:
-                self._call(lambda: self.locks.release(lock))
+            self._unlock(item_id)
 
-    def park(self, item_id: str, holder: str, request: Any) -> None:
-        """`--gate`: the inner tracker parks the item (its claim released), and the item's
-        group and slot locks go as on a settle: a parked item holds no place while it waits,
-        and takes them again when it is claimed after its answer."""
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """`--gate`: the tracker parks the item (its claim released), and the item's group and
+        slot locks go as on a settle: a parked item holds no place while it waits, and takes
+        them again when it is claimed after its answer."""
+        if not isinstance(self.tracker, KeepsGates):
+            raise UsageError(f"{self.name}: this source cannot park an item awaiting approval")
         try:
-            self.inner.park(item_id, holder, request)
+            self.tracker.park(item_id, holder, request)
         finally:
-            with self._guard:
-                lock = self._locks.pop(item_id, None)
-            if lock is not None:
-                self._call(lambda: self.locks.release(lock))
-
-    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
-        return dict(self.inner.watch(item_ids, holder))
-
-    def bound(self, bounds: Bounds) -> None:
-        """The inner tracker reads the markers (a lock's lease is bounded by `claim`'s)."""
-        self.inner.bound(bounds)
-
-    def dashboard(self, issue: str | int) -> Any:
-        """The inner tracker's dashboard issue (`jr2 work --dashboard`)."""
-        return self.inner.dashboard(issue)
-
-    def close(self) -> None:
-        self.inner.close()
+            self._unlock(item_id)

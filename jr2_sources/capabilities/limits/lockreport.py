@@ -24,6 +24,7 @@ from jr2_sources.readyset import HeldLocks
 
 from .comment_locks import _parse as parse_lock
 from .comment_locks import lock_fields
+from .mixin import KeepsLimits, LocksByComment
 from .policy import Limits
 
 __all__ = ["held_locks"]
@@ -36,12 +37,12 @@ def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldL
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
-    if not limits.active or getattr(adapter, "limits", False):
+    if not limits.active or isinstance(adapter, KeepsLimits):
         if control_issue is not None:
             raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
                              "drop --control-issue")
         return None
-    if not getattr(adapter, "comment_locks", False):
+    if not isinstance(adapter, LocksByComment):
         return None
     if control_issue is None:
         return HeldLocks()

@@ -131,14 +131,15 @@ class Limits:
 
     def prepare(self, adapter: Any) -> None:
         """Before the first reading: with `touches`, ask `adapter` to read the items' bodies
-        (`want_bodies()`, where reading them costs and is done only on request); a source
-        that reads no bodies (`reads_bodies = False`) is refused in one line."""
+        (`ReadsBodies.want_bodies()`: Jira reads them only on request); a source whose items
+        carry no bodies (no `ReadsBodies`) is refused in one line."""
         if not any(rule.glob is None for rule in self.rules):
             return
-        want = getattr(adapter, "want_bodies", None)
-        if callable(want):
-            want()
-        elif not getattr(adapter, "reads_bodies", True):
+        from .mixin import ReadsBodies
+
+        if isinstance(adapter, ReadsBodies):
+            adapter.want_bodies()
+        else:
             raise UsageError(f"{adapter.name}: this source does not read the items' bodies, so "
                              "it cannot see 'Touches:' lines (use --exclusive-by label:GLOB)")
 

@@ -54,8 +54,10 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
+from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.limits import LocksByComment
 from jr2_sources.capabilities.retries import Attempt
 from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.kit import claims
@@ -92,7 +94,7 @@ def _client(config: GitHubConfig, name: str) -> GitHubClient:
                         policy=RetryPolicy(budget=config.retry_budget), token_source=source)
 
 
-class GitHubAdapter(LabelCommentTracker):
+class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
     """A `Tracker` over one GitHub repository's issues."""
 
     kind = "github"
@@ -100,7 +102,6 @@ class GitHubAdapter(LabelCommentTracker):
     need_comments = "write issue comments (claims need Issues: read & write)"
     need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
-    comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
 
     config: GitHubConfig
     client: GitHubClient

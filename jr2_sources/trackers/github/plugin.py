@@ -14,15 +14,23 @@ from jr2_core.hookspecs import hookimpl
 from jr2_sources.registry import SourceEnv, SourceKind
 
 
+def _tracker() -> type:
+    """The tracker class (its capabilities: `jr2 plugins`, `jr2 work github: --help`), imported
+    when first needed."""
+    from .adapter import GitHubAdapter
+
+    return GitHubAdapter
+
+
 def _factory(config: Any, env: SourceEnv) -> Any:
     try:
-        from .adapter import GitHubAdapter
+        tracker = _tracker()
     except ImportError as exc:  # requests comes with the `github` extra
         from jr2_core.errors import ConfigError
 
         raise ConfigError(f"github: {exc.name or 'a dependency'} is not installed; "
                           "install jr2[github]") from None
-    return GitHubAdapter(config, env)
+    return tracker(config, env)
 
 
 def _model() -> Any:
@@ -37,4 +45,4 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     register(SourceKind("github", _model, _factory,
                         help="the open issues of a GitHub repository (owner/repo); claims are "
                              "comments, leases renew, webhooks wake",
-                        token_var="GH_TOKEN"))
+                        token_var="GH_TOKEN", tracker=_tracker))

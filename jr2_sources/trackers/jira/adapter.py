@@ -64,11 +64,21 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
+from jr2_sources.capabilities.dashboard.mixin import HasDashboard
+from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import GateRequest, GateStatus
+from jr2_sources.capabilities.limits import LocksByComment, ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
-from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.capabilities.webhooks import (
+    DeliveryDeduper,
+    TakesWebhooks,
+    Verdict,
+    header,
+    verify_signature,
+)
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
@@ -115,12 +125,11 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         return None
 
 
-class JiraAdapter(ClaimsByComment):
+class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
+                  ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
-    comment_locks = True  # --global-cap/--exclusive-by via kit.comment_locks (--control-issue)
-    gates = True  # --gate: a `jr2:gate` marker in the claim comment (`park`)
 
     def __init__(self, config: JiraConfig, env: SourceEnv, *,
                  client: JiraClient | None = None) -> None:

@@ -188,7 +188,7 @@ class JiraBoard:
             return None if vetted else "who ticked it is not in the issue's history"
         for who, name in editors:
             can = self.adapter._gates.can_edit(who, tick.item_id) if who else False
-            if can is False and getattr(self.adapter._gates, "_warned", False):
+            if can is False and self.adapter._gates._warned:
                 return (f"ticked in an edit by {name}, whose Edit Issues jr2 cannot check "
                         "(its account needs Administer Projects)")
             if can is False:

@@ -15,15 +15,23 @@ from jr2_core.hookspecs import hookimpl
 from jr2_sources.registry import SourceEnv, SourceKind
 
 
+def _tracker() -> type:
+    """The tracker class (its capabilities: `jr2 plugins`, `jr2 work jira: --help`), imported
+    when first needed."""
+    from .adapter import JiraAdapter
+
+    return JiraAdapter
+
+
 def _factory(config: Any, env: SourceEnv) -> Any:
     try:
-        from .adapter import JiraAdapter
+        tracker = _tracker()
     except ImportError as exc:  # the `jira` package comes with the `jira` extra
         from jr2_core.errors import ConfigError
 
         raise ConfigError(f"jira: {exc.name or 'a dependency'} is not installed; "
                           "install jr2[jira]") from None
-    return JiraAdapter(config, env)
+    return tracker(config, env)
 
 
 def _model() -> Any:
@@ -38,4 +46,4 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     register(SourceKind("jira", _model, _factory,
                         help="the open issues a JQL filter selects (Cloud or Data Center); "
                              "Blocks links, claims are comments, webhooks wake",
-                        token_var="JIRA_API_TOKEN"))
+                        token_var="JIRA_API_TOKEN", tracker=_tracker))

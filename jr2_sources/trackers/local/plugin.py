@@ -15,4 +15,4 @@ from .source import LocalAdapter
 def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     register(SourceKind("local", LocalConfig, LocalAdapter,
                         help="a backlog file (TOML/JSON) with claims in SQLite; no network",
-                        target_is_path=True))
+                        target_is_path=True, tracker=LocalAdapter))

@@ -37,14 +37,18 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
+from jr2_sources.capabilities.dashboard.mixin import HasDashboard
+from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import GateRequest
-from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.limits import KeepsLimits, ReadsBodies
+from jr2_sources.capabilities.retries import Attempt, KeepsAttempts
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import Tracker, taken_back
@@ -77,8 +81,11 @@ WARN_EVERY = 5.0
 
 
 
-class LocalAdapter(Tracker):
-    """A `Tracker` over a backlog file and a SQLite claim store."""
+class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGates, HasDashboard,
+                   Tracker):
+    """A `Tracker` over a backlog file and a SQLite claim store: read by deltas, with the
+    attempt record, the limits (in the claim transaction: `store.py`) and the gates in the
+    claim store, and a markdown file as its dashboard."""
 
     inline = True
     """Called on the event loop, not in a thread (`Tracker.inline`): a claim or settle is one
@@ -233,12 +240,6 @@ class LocalAdapter(Tracker):
 
     # Each write is noted AFTER it committed, won or lost: the next delta re-reads that row.
 
-    retries: ClassVar[bool] = True
-    """`settle` takes an `Attempt`, kept in the claim store (`jr2 work --max-attempts`)."""
-
-    limits: ClassVar[bool] = True
-    """The claim transaction keeps the global cap and the conflict groups (`store.py`)."""
-
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         try:
             return self._writable().claim(item.id, holder, lease, attempts=item.attempts,
@@ -265,9 +266,6 @@ class LocalAdapter(Tracker):
             self._writable().settle(item_id, holder, outcome.status, reason, retry=retry)
         finally:
             self._changes.note(item_id)
-
-    gates: ClassVar[bool] = True
-    """`park` keeps the gate in the claim store's `gates` table (`jr2 work --gate`)."""
 
     def park(self, item_id: str, holder: str, request: GateRequest) -> None:
         try:

@@ -27,7 +27,15 @@ from datetime import datetime
 from typing import Any
 
 from jr2_core import UsageError
-from jr2_sources import Delta, LabelCommentTracker, Snapshot, SourceEnv, Verdict
+from jr2_sources import (
+    Delta,
+    HasDashboard,
+    LabelCommentTracker,
+    LocksByComment,
+    Snapshot,
+    SourceEnv,
+    Verdict,
+)
 from jr2_sources.kit import claims
 from jr2_sources.kit.retry import RetryPolicy
 
@@ -39,7 +47,7 @@ from .refs import encode_project, same_project, split_id
 from .webhook import receive
 
 
-class GitLabAdapter(LabelCommentTracker):
+class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
     """A `Tracker` over one GitLab project's issues."""
 
     kind = "gitlab"
@@ -47,7 +55,6 @@ class GitLabAdapter(LabelCommentTracker):
     open_state = "opened"
     edit_method = "PUT"
     comments_segment = "notes"
-    comment_locks = True  # --global-cap/--exclusive-by: lock notes on --control-issue (jr2 kit)
     need_comments = "write issue notes (claims need the api scope and Reporter or more)"
     need_issues = "update issues (labels, state: the api scope and Reporter or more)"
 

@@ -14,10 +14,16 @@ from jr2_core import hookimpl
 from jr2_sources import SourceEnv, SourceKind
 
 
-def _factory(config: Any, env: SourceEnv) -> Any:
+def _tracker() -> type:
+    """The tracker class (its capabilities: `jr2 plugins`, `jr2 work gitlab: --help`), imported
+    when first needed."""
     from .adapter import GitLabAdapter
 
-    return GitLabAdapter(config, env)
+    return GitLabAdapter
+
+
+def _factory(config: Any, env: SourceEnv) -> Any:
+    return _tracker()(config, env)
 
 
 def _model() -> Any:
@@ -32,4 +38,4 @@ def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
     register(SourceKind("gitlab", _model, _factory,
                         help="the open issues of a GitLab project (group/project); claims are "
                              "notes, leases renew, webhooks wake",
-                        token_var="GITLAB_TOKEN"))
+                        token_var="GITLAB_TOKEN", tracker=_tracker))

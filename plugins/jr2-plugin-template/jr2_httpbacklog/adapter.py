@@ -41,7 +41,10 @@ class HttpBacklogConfig(Tracker.Options):
 
 
 class HttpBacklogTracker(Tracker):
-    """A `jr2_sources.Tracker` over the HTTP backlog."""
+    """A `jr2_sources.Tracker` over the HTTP backlog: the four required methods only, so it
+    declares no capability (`jr2 plugins`: none). To add one, inherit its mixin before
+    `Tracker` (e.g. `class HttpBacklogTracker(KeepsAttempts, Tracker)` once `settle` keeps
+    the `Attempt`); docs/guides/write-a-source-plugin.md has the table."""
 
     def __init__(self, config: HttpBacklogConfig, env: SourceEnv) -> None:
         self.config = config

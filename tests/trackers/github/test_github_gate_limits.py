@@ -1,14 +1,15 @@
-"""`--gate` with `--global-cap` / `--exclusive-by` on a comment tracker: the caps wrapper
-(`kit.comment_locks.LockedTracker`) parks through its tracker and frees the item's group and
-slot, so a parked item holds no place while it waits (against the fake GitHub)."""
+"""`--gate` with `--global-cap` / `--exclusive-by` on a comment tracker: the run's locked claims
+(`capabilities.limits.comment_locks.LockedClaims`) park through the tracker and free the item's
+group and slot, so a parked item holds no place while it waits (against the fake GitHub)."""
 
 from __future__ import annotations
 
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import GateRequest
-from jr2_sources.capabilities.limits.comment_locks import LockedTracker
+from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
@@ -18,9 +19,10 @@ def test_parking_releases_the_items_group_and_slot_and_its_answer_lets_it_claim_
     control = fake.add_issue("o/r", "jr2 coordination")
     a = fake.add_issue("o/r", "migrate", labels=["agent", "area/db"])
     b = fake.add_issue("o/r", "reindex", labels=["agent", "area/db"])
-    pool = LockedTracker(make_adapter(fake.url, label=["agent"]), f"o/r#{control}")
+    tracker = make_adapter(fake.url, label=["agent"])
+    pool = LockedClaims(tracker, f"o/r#{control}")
     pool.global_cap = 1
-    assert pool.gates
+    assert isinstance(tracker, KeepsGates)
     item_a = SnapshotItem(id=f"o/r#{a}", groups=("area/db",))
     item_b = SnapshotItem(id=f"o/r#{b}", groups=("area/db",))
     assert pool.claim(item_a, "pool-1", 60)
@@ -32,7 +34,8 @@ def test_parking_releases_the_items_group_and_slot_and_its_answer_lets_it_claim_
     pool.settle(f"o/r#{b}", "pool-2", Outcome(status="done"))
     fake.permissions["alice"] = "write"
     fake.add_comment("o/r", a, "/jr2 approve deploy", "alice")
-    [again] = [it for it in pool.snapshot().items if it.id == f"o/r#{a}"]
+    pool.fresh()  # a new reading, as the run's reader makes
+    [again] = [it for it in tracker.snapshot().items if it.id == f"o/r#{a}"]
     assert [(g.status, g.by) for g in again.gates] == [("approved", "alice")]
     assert pool.claim(SnapshotItem(id=again.id, groups=("area/db",), gates=again.gates),
                       "pool-1", 60)

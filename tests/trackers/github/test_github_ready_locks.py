@@ -22,7 +22,7 @@ from typing import Any
 
 from gh_helpers import make_adapter
 
-from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedTracker
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedClaims
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
@@ -47,8 +47,8 @@ def reasons(data: dict[str, Any], item: str) -> list[dict[str, Any]]:
     return list(entry["reasons"])
 
 
-def pool(fake: FakeGitHub, label: str, control: int, cap: int | None) -> LockedTracker:
-    locked = LockedTracker(make_adapter(fake.url, label=[label]), f"o/r#{control}")
+def pool(fake: FakeGitHub, label: str, control: int, cap: int | None) -> LockedClaims:
+    locked = LockedClaims(make_adapter(fake.url, label=[label]), f"o/r#{control}")
     locked.global_cap = cap
     return locked
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedTracker
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedClaims
 from jr2_sources.testing.fakes.jira_server import FakeJira
 
 
@@ -17,7 +17,7 @@ def test_dead_lock_comments_are_deleted_and_nothing_else(cloud: bool) -> None:
         control = jira.add_issue("jr2 coordination")
         note = jira.add_comment(control, "please keep this thread tidy", "alice")
         ad = make_adapter(jira.url, jql="project = ENG AND labels = agent")
-        LockedTracker(ad, control).check()  # the user named it: jr2 may write there
+        LockedClaims(ad, control).check()  # the user named it: jr2 may write there
         dead = CommentLocks(ad, control, global_cap=None)
         for i in range(2):  # a pool killed holding two locks
             assert dead.acquire(f"ENG-{i + 10}", ("db",) if i else (), "gone", 5) is not None

@@ -1,0 +1,32 @@
+"""`KeepsGates`: the mixin a tracker inherits to park items awaiting approval (module notes of
+`jr2_sources.capabilities.gates.policy`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .policy import GateRequest, GateStatus
+
+__all__ = ["KeepsGates"]
+
+
+class KeepsGates(ABC):
+    """Declares approval gates (`jr2 work --gate`): the tracker parks an item awaiting a
+    person's answer (`park`), reads its gates back as `SnapshotItem.gates`, and records an
+    answer given through jr2 (`answer_gate`: the dashboard, `jr2 send approvals`,
+    `jr2 local approve`)."""
+
+    @abstractmethod
+    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+        """Record that `item_id` awaits approval of `request.name` and end `holder`'s claim
+        (the item is not offered until a person answers)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
+                    by: str | None = None) -> bool:
+        """Record an answer given through jr2 when the gate awaits one: True when recorded,
+        False when it awaits none (already answered, never asked)."""
+        raise NotImplementedError
