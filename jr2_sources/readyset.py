@@ -42,9 +42,12 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from .gates import Gate, awaiting
+
+if TYPE_CHECKING:
+    from .kit.markers import Ignored
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -72,7 +75,7 @@ SCHEMA_VERSION = 1
 BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
 ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
                      "waits_for_merge", "merged_not_green", "retry_after", "group_busy",
-                     "global_cap", "awaiting_approval"]
+                     "global_cap", "awaiting_approval", "ignored_marker"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -142,6 +145,10 @@ class SnapshotItem:
     """The item's approval gates as the tracker records them (`jr2_sources.gates`): one
     awaiting an answer blocks the item (`awaiting_approval`); answered ones are handed to its
     next attempt."""
+    ignored: tuple[Ignored, ...] = ()
+    """jr2 markers on the item that changed nothing (`jr2_sources.kit.markers`: by an account
+    the pool does not trust, or unsigned with a marker key): reason `ignored_marker` on its
+    entry, whichever group it is in."""
 
 
 @dataclass(slots=True)
@@ -230,6 +237,12 @@ class Reason:
         return {"kind": self.kind, "reason": self.detail}
 
 
+def _ignored(it: SnapshotItem) -> dict[str, Any]:
+    """`reasons` of a ready or claimed entry: only its ignored markers, and only when it has
+    some (ISSUE-NOTES 7: entries gain reasons additively)."""
+    return {"reasons": [ig.to_json_obj() for ig in it.ignored]} if it.ignored else {}
+
+
 def _entry_obj(it: SnapshotItem, **fields: Any) -> dict[str, Any]:
     """An entry's JSON: the item's id, title and url, the entry's own `fields`, and the
     source-specific `extra` only when there is some."""
@@ -249,7 +262,8 @@ class ReadyEntry:
     def to_json_obj(self) -> dict[str, Any]:
         """The entry as the JSON contract spells it."""
         it = self.item
-        return _entry_obj(it, labels=list(it.labels), priority=it.priority, branch=it.branch)
+        return _entry_obj(it, labels=list(it.labels), priority=it.priority, branch=it.branch,
+                          **_ignored(it))
 
 
 class _Why:
@@ -339,7 +353,8 @@ class BlockedEntry:
         """The entry as the JSON contract spells it."""
         it = self.item
         return _entry_obj(it, labels=list(it.labels), priority=it.priority,
-                          reasons=[r.to_json_obj() for r in self.reasons])
+                          reasons=[r.to_json_obj() for r in self.reasons]
+                          + [ig.to_json_obj() for ig in it.ignored])
 
 
 @dataclass(slots=True)
@@ -355,7 +370,7 @@ class ClaimedEntry:
         c = self.claim
         return _entry_obj(self.item, holder=c.holder, since=iso_utc(c.since),
                           lease_expires=None if c.lease_expires is None
-                          else iso_utc(c.lease_expires))
+                          else iso_utc(c.lease_expires), **_ignored(self.item))
 
 
 Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry

@@ -1,8 +1,8 @@
 """Known secret values, and scrubbing them from text before it reaches a log or the screen.
 
 Secrets are the values of environment variables whose names say they are secret (`*TOKEN*`,
-`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`), plus any value a source
-registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
+`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`), plus any
+value a source registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
 
 Design notes: what is scrubbed, for each secret,
 
@@ -24,7 +24,8 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY)", re.I)
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY|MARKER_KEY)",
+                          re.I)
 MASK = "***"
 MIN_SECRET = 6
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
