@@ -22,7 +22,7 @@ from typing import Any
 sys.path[:0] = ["tests", "tests/trackers/github", "tests/trackers/jira",
                  "plugins/jr2-gitlab/tests"]
 
-from jr2_sources.dashboard import Dashboard, split, ticks  # noqa: E402
+from jr2_sources.capabilities.dashboard import Dashboard, split, ticks  # noqa: E402
 from jr2_sources.readyset import compute_ready_set  # noqa: E402
 
 N = 200
@@ -133,7 +133,7 @@ def gitlab() -> None:
 def jira() -> None:
     from jira_helpers import make_adapter
 
-    from jr2_sources.dashboard.adf import ADF_LAYOUT, dumps, key_of
+    from jr2_sources.capabilities.dashboard.adf import ADF_LAYOUT, dumps, key_of
     from jr2_sources.testing.fakes.jira_server import FakeJira
 
     print("Jira Cloud (fake; REST v3 description, ADF):")

@@ -108,7 +108,7 @@ def per_claim(make: Callable[[], Any], *, deltas: bool) -> dict[str, float]:
     `deltas=False` reads everything before each claim (the baseline). `make()` gives a writing
     `LabelCommentTracker` (GitHub here, GitLab in bench/gitlab_cost.py) whose `reader.changes`
     reads deltas."""
-    from jr2_sources.deltas import ReadyReader
+    from jr2_sources.capabilities.deltas.reader import ReadyReader
 
     a = make()
     if not deltas:
@@ -181,7 +181,7 @@ def run(n: int, edges: int) -> dict[str, Any]:
 def pr_cost(fake: FakeGitHub) -> dict[str, Any]:
     """Requests of the reading after a PR is opened on jr2's branch of an issue that blocks
     something, and after it merges (module notes)."""
-    from jr2_sources.deltas import ReadyReader
+    from jr2_sources.capabilities.deltas.reader import ReadyReader
     from jr2_sources.trackers.github.pulls import item_branch
 
     a = adapter(fake, done_when="merged")

@@ -32,7 +32,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" 
 from jira_helpers import make_adapter, make_client  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
-from jr2_sources.deltas import ReadyReader  # noqa: E402
+from jr2_sources.capabilities.deltas.reader import ReadyReader  # noqa: E402
 from jr2_sources.testing.fakes.jira_server import FakeJira  # noqa: E402
 
 JQL = "project = ENG AND labels = agent"

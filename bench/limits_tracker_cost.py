@@ -13,11 +13,11 @@
    (descriptions in every search; a lock comment on the coordination issue around the claim
    of an issue that names a group, `kit/comment_locks.LockedTracker`). This bench owns the
    touches figures; bench/jira_cost.py measures Jira without limits.
-2. The clean-up of lock comments left by killed pools (`kit/comment_locks.py`): D dead locks on
-   the coordination issue of the fake GitHub; one pool then claims items one after the other
-   (`CommentLocks.acquire` + `release`): how many requests each acquire costs (the listing's
-   pages grow with the dead locks) and after how many acquires the thread is clean, against
-   the same acquires on a clean thread.
+2. The clean-up of lock comments left by killed pools (`capabilities/limits/comment_locks.py`):
+   D dead locks on the coordination issue of the fake GitHub; one pool then claims items one after
+   the other (`CommentLocks.acquire` + `release`): how many requests each acquire costs (the
+   listing's pages grow with the dead locks) and after how many acquires the thread is clean,
+   against the same acquires on a clean thread.
 
     .venv/bin/python bench/limits_tracker_cost.py [--issues 1000] [--chars 600] [--dead 50]
                                                    [--claims 20]
@@ -38,9 +38,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "trackers" 
 from jira_helpers import make_adapter  # noqa: E402
 
 from jr2_core import Outcome  # noqa: E402
-from jr2_sources.deltas import ReadyReader  # noqa: E402
-from jr2_sources.kit.comment_locks import SWEEP, CommentLocks, LockedTracker  # noqa: E402
-from jr2_sources.limits import Limits  # noqa: E402
+from jr2_sources.capabilities.deltas.reader import ReadyReader  # noqa: E402
+from jr2_sources.capabilities.limits.comment_locks import (  # noqa: E402
+    SWEEP,
+    CommentLocks,
+    LockedTracker,
+)
+from jr2_sources.capabilities.limits.policy import Limits  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402
 from jr2_sources.testing.fakes.jira_server import FakeJira  # noqa: E402
 

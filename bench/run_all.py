@@ -30,6 +30,8 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("github_cost_merged", ["--big", "--done-when", "merged"], ["--done-when", "merged"]),
     ("jira_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
     ("gitlab_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
+    ("linear_cost", ["--sizes", "100,1000"], ["--sizes", "100"]),
+    ("redmine_cost", ["--issues", "250"], ["--issues", "100"]),
     ("work_start_reads", ["--sizes", "250,1000"], ["--sizes", "250"]),
 ]
 

@@ -23,8 +23,14 @@ import aiohttp
 
 from jr2_core import Next, define_event, pool, source, start
 from jr2_core.host import RunHost
-from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, attach_webhook, header, hmac_sha256
-from jr2_sources.kit.webhooks import verify_signature as verify
+from jr2_sources.capabilities.webhooks import (
+    DeliveryDeduper,
+    Verdict,
+    attach_webhook,
+    header,
+    hmac_sha256,
+)
+from jr2_sources.capabilities.webhooks import verify_signature as verify
 
 SECRET = "bench-secret-value"
 

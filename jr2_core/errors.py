@@ -49,6 +49,13 @@ class PoolDefect(Jr2Error):
     exit_code = 4
 
 
+class StateFull(Jr2Error):
+    """The disk of the state directory refused a write (full, over a quota, or a file-size
+    limit): the item being written failed, and the run ends (its claims released)."""
+
+    exit_code = 4
+
+
 class SourceError(Jr2Error):
     """A Work Source could not read or write its tracker (after its retries)."""
 

@@ -13,7 +13,9 @@ work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated 
 webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
 routes have not proved anything yet, so they are capped before a signature is checked: at most
 `MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
-their body (then 408), so half-sent bodies cannot pile up in memory.
+their body (then 408), so half-sent bodies cannot pile up in memory. A request aiohttp cannot
+parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one warning line on
+stderr, never a traceback (`_OneLine`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import os
 import ssl
 from collections.abc import Awaitable, Callable
@@ -34,6 +37,7 @@ from aiohttp import web
 from .errors import GateError, UnknownGate
 from .paths import write_private
 from .runs import Run
+from .text import one_line
 
 Handler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 DEFAULT_MAX_BODY = 1 << 20
@@ -41,6 +45,27 @@ MAX_UNSIGNED = 16
 """The most requests to unauthenticated routes handled at once."""
 UNSIGNED_TIMEOUT = 10.0
 """The most seconds a request to an unauthenticated route has to be received and handled."""
+
+
+class _OneLine(logging.Filter):
+    """aiohttp's "Error handling request" for a request it could not parse, as one line
+    without its traceback: bad input from a client, not a defect of jr2."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            why = one_line((exc.message.strip().splitlines() or ["bad request"])[0]).rstrip(": ")
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.msg, record.args = "jr2: refused a malformed request from %s (%s: %s)", (
+                remote, exc.code, why)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+_SERVER_LOG = logging.getLogger("jr2.host")
+_SERVER_LOG.addFilter(_OneLine())
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -133,7 +158,7 @@ class RunHost:
         for method, path, handler, auth in self._routes:
             if not (public and auth):
                 app.router.add_route(method, path, self._wrap(handler, auth))
-        runner = web.AppRunner(app, access_log=None)
+        runner = web.AppRunner(app, access_log=None, logger=_SERVER_LOG)
         await runner.setup()
         try:
             await web.TCPSite(runner, host, port,

@@ -1,10 +1,15 @@
 """Where jr2 keeps local state, and how an item id becomes a safe file name.
 
-State lives in `.jr2/` beside the project's config file (`jr2.toml` or a `pyproject.toml` with
-`[tool.jr2]`, found upward like ruff finds its own), else in `.jr2/` of the working directory,
-unless `$JR2_STATE_DIR` or `--state DIR` says otherwise; nothing is ever written beside a backlog.
-The commands that write state create the directory with `prepare_state_dir`, which puts a
-`.gitignore` holding `*` in a directory it creates, so `.jr2/` never shows in `git status`.
+State lives outside the command's working tree, so the command's own clean-up (`git clean -fdx`,
+which deletes ignored files too) cannot delete it (ISSUE-NOTES 10): in a git repository, in
+`jr2/` of the repository's git directory (`.git/jr2`, the common one for every linked worktree,
+which git never cleans); outside one, in `.jr2/` (no `git clean` runs there). The project's
+directory is where its config file is (`jr2.toml` or a `pyproject.toml` with `[tool.jr2]`,
+found upward like ruff finds its own), else the working directory; so pools started anywhere in
+one project (one clone) share one store, and `jr2 gates`/`jr2 send` find their run files.
+`$JR2_STATE_DIR` or `--state DIR` choose another; nothing is ever written beside a backlog. The
+commands that write state create the directory with `prepare_state_dir`, which puts a
+`.gitignore` holding `*` in a directory it creates, so it never shows in `git status`.
 
 Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote) never become paths raw:
 `safe_name` keeps a readable slug and adds a short hash, so distinct ids never collide and no id
@@ -25,12 +30,43 @@ _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def default_state_dir() -> Path:
-    """`$JR2_STATE_DIR`, else `.jr2/` beside the project's config file, else `.jr2/` in the
-    working directory (not created here)."""
+    """`$JR2_STATE_DIR`, else `jr2/` in the git directory of the project's repository, else
+    `.jr2/` of the project's directory (beside its config file, or the working directory); not
+    created here."""
     if os.environ.get(STATE_DIR_ENV):
         return Path(os.environ[STATE_DIR_ENV])
     found = find_config()
-    return found.root / ".jr2" if found is not None else Path(".jr2")
+    root = found.root if found is not None else None
+    git = git_dir(root or Path.cwd())
+    if git is not None:
+        return git / "jr2"
+    return root / ".jr2" if root is not None else Path(".jr2")
+
+
+def git_dir(start: Path) -> Path | None:
+    """The git directory of the repository `start` is in (for a linked worktree, the common
+    one its `commondir` names), as git finds it (`gitrepository-layout`: a `.git` directory,
+    or a `.git` file saying `gitdir: PATH`); None outside a repository."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot
+        if not dot.is_file():
+            continue
+        try:
+            text = dot.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        gd = (folder / text.removeprefix("gitdir:").strip()).resolve()
+        common = gd / "commondir"
+        try:
+            return (gd / common.read_text(encoding="utf-8").strip()).resolve()
+        except (OSError, UnicodeDecodeError):
+            return gd  # a submodule's, or a worktree without commondir: its own
+    return None
 
 
 def prepare_state_dir(path: Path) -> Path:

@@ -20,8 +20,10 @@
 
 """
 
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.retries import Attempt
+
 from .cli.compose import WorkResult, work, work_async
-from .incremental import Delta
 from .kit import (
     ClaimsByComment,
     CommentClaims,
@@ -54,7 +56,6 @@ from .readyset import (
     compute_ready_set,
 )
 from .registry import SourceEnv, SourceKind
-from .retries import Attempt
 from .tracker import ItemError, ReadOnly, ReadOnlyError, Tracker, TrackerOptions
 from .worksource import TrackerAdapter, WorkItem, WorkSource, default_holder
 

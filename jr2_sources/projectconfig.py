@@ -11,7 +11,8 @@ before `pyproject.toml`, and a `pyproject.toml` without `[tool.jr2]` is passed o
 
 `jr2 ready agent-work` then means `jr2 ready github:acme/app --label agent`; options given on
 the command line override the file's. Each entry is validated by its kind's model, and errors name
-the file, the source and the field. A relative `target` of a kind whose target is a file
+the file, the source and the field; an entry is checked only when it is used, so one broken
+entry never breaks another. A relative `target` of a kind whose target is a file
 (`local`) is relative to the config file, and the state directory `.jr2/` sits beside that file,
 so jr2 means the same thing from any subdirectory.
 
@@ -41,16 +42,34 @@ _SECRET_KEY = re.compile(r"(token|secret|password|passwd|api_key|pat)$", re.I)
 
 @dataclass(frozen=True)
 class NamedSource:
-    """One `[sources.NAME]` entry."""
+    """One `[sources.NAME]` entry as the file holds it (`entry`), checked only when it is used
+    (`checked`): a broken entry breaks only itself, never the file's other sources."""
 
     name: str
-    kind: str
-    values: dict[str, Any]
+    entry: Any
     file: Path
+
+    @property
+    def where(self) -> str:
+        """How errors name the entry: `jr2.toml: source 'NAME'`."""
+        return f"{self.file.name}: source {self.name!r}"
+
+    def checked(self) -> tuple[str, dict[str, Any]]:
+        """The entry's kind and its other values; a `ConfigError` naming this entry when it
+        has no kind or holds a secret-looking key."""
+        entry = self.entry
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise ConfigError(f"{self.where}: needs kind = \"...\" (e.g. \"local\", \"github\")")
+        for key in entry:
+            if _SECRET_KEY.search(key):
+                raise ConfigError(
+                    f"{self.where}: {key!r} looks like a secret; keep it in the environment "
+                    f"and name the variable instead (token_env = \"VARIABLE\")")
+        return entry["kind"], {k: v for k, v in entry.items() if k != "kind"}
 
 
 def load_named_sources(cwd: Path | None = None) -> dict[str, NamedSource]:
-    """The named sources of the config file `find_config` finds; {} if none."""
+    """The named sources of the config file `find_config` finds, unchecked; {} if none."""
     found = find_config(cwd)
     if found is None:
         return {}
@@ -58,19 +77,7 @@ def load_named_sources(cwd: Path | None = None) -> dict[str, NamedSource]:
     sources = data.get("sources", {})
     if not isinstance(sources, dict):
         raise ConfigError(f"{path.name}: [sources] must be a table of named sources")
-    out: dict[str, NamedSource] = {}
-    for name, entry in sources.items():
-        where = f"{path.name}: source {name!r}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
-            raise ConfigError(f"{where}: needs kind = \"...\" (e.g. \"local\", \"github\")")
-        for key in entry:
-            if _SECRET_KEY.search(key):
-                raise ConfigError(
-                    f"{where}: {key!r} looks like a secret; keep it in the environment and "
-                    f"name the variable instead (token_env = \"VARIABLE\")")
-        values = {k: v for k, v in entry.items() if k != "kind"}
-        out[name] = NamedSource(name, entry["kind"], values, path)
-    return out
+    return {name: NamedSource(name, entry, path) for name, entry in sources.items()}
 
 
 def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
@@ -83,6 +90,20 @@ def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
     if not value:
         raise ConfigError(f"{where}: token_env: the variable {variable} is not set")
     os.environ[kind.token_var] = value
+
+
+def token_variables(spec: str, registry: Registry, cwd: Path | None = None) -> tuple[str, ...]:
+    """The environment variables SOURCE's token is read from: its kind's own (`token_var`) and,
+    for a named source, the one its `token_env` names. jr2 keeps both from its commands."""
+    kind_name, _ = split_source(spec)
+    if ":" in spec and kind_name in registry.kinds:
+        kind, variable = registry.get(kind_name), None
+    elif (entry := load_named_sources(cwd).get(spec)) is not None:
+        kind_of, base = entry.checked()
+        kind, variable = registry.get(kind_of), base.get("token_env")
+    else:
+        return ()
+    return tuple(v for v in (kind.token_var, variable) if isinstance(v, str) and v)
 
 
 def resolve_source(spec: str, options: list[str], registry: Registry,
@@ -99,9 +120,9 @@ def resolve_source(spec: str, options: list[str], registry: Registry,
             registry.get(kind_name)  # raises: unknown kind, listing the kinds
         names = ", ".join(sorted(named)) or "none defined in jr2.toml"
         raise UsageError(f"{spec!r} is neither KIND:TARGET nor a named source ({names})")
-    kind = registry.get(entry.kind)
-    where = f"{entry.file.name}: source {entry.name!r}"
-    base = dict(entry.values)
+    kind_of, base = entry.checked()
+    kind = registry.get(kind_of)
+    where = entry.where
     if "token_env" in base:
         _use_token_env(kind, where, base.pop("token_env"))
     file_target = base.get("target")

@@ -13,10 +13,10 @@ whatever the tracker.
 - A blocked item carries every reason that applies, not only the first, so a report can say all a
   person must fix. Reasons come in a fixed order: blockers as listed (open or missing), then open
   children, then the failure, then the retry time (`retry_after`), then the gate awaiting
-  approval (`awaiting_approval`, `jr2_sources.gates`), then busy conflict groups
+  approval (`awaiting_approval`, `jr2_sources.capabilities.gates.policy`), then busy conflict groups
   (`group_busy`), then the cycle; `global_cap` only for an item nothing else keeps (the limits of
-  `jr2_sources.limits`: a claimed group blocks the other items of that group; live claims at
-  the cap block every item that would be ready). They are
+  `jr2_sources.capabilities.limits.policy`: a claimed group blocks the other items of that group;
+  live claims at the cap block every item that would be ready). They are
   built on first use: a pool asks for a Ready-set before every claim and reads only the ready
   list, and building a reason object per blocker ref was half the computation (100k items:
   0.45 s -> 0.25 s).
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
-from .gates import Gate, awaiting
+from jr2_sources.capabilities.gates.policy import Gate, awaiting
 
 if TYPE_CHECKING:
     from .kit.markers import Ignored
@@ -102,11 +102,14 @@ class BlockerRef:
 
 @dataclass(slots=True)
 class Claim:
-    """Who holds an item, since when, and until when the lease runs (None: no lease end)."""
+    """Who holds an item, since when, and until when the lease runs (None: no lease end);
+    `lapsed`: how many earlier holders of this claim let their lease lapse before settling it
+    (their pool died or was stopped), as far as the tracker keeps count."""
 
     holder: str
     since: datetime
     lease_expires: datetime | None = None
+    lapsed: int = 0
 
     def is_live(self, now: datetime) -> bool:
         """True while the claim holds; an expired lease counts as no claim (it can be taken)."""
@@ -134,17 +137,17 @@ class SnapshotItem:
     """False for an item the user's filter does not select, read only to show jr2's marks on it
     (a claim or failure left from another scope): never offered, claimed or settled."""
     attempts: int = 0
-    """Attempts spent so far that ended in a transient failure (`jr2_sources.retries`), as the
-    tracker records them; 0 when the item has none waiting to be retried."""
+    """Attempts spent so far that ended in a transient failure (`jr2_sources.capabilities.retries`),
+    as the tracker records them; 0 when the item has none waiting to be retried."""
     retry_after: datetime | None = None
     """The earliest time of the next attempt after a transient failure: until then it waits."""
     groups: tuple[str, ...] = ()
-    """The conflict groups of the item (`jr2_sources.limits`, `--exclusive-by`), sorted: while
-    another item of one of them holds a live claim, it waits (`group_busy`)."""
+    """The conflict groups of the item (`jr2_sources.capabilities.limits.policy`, `--exclusive-by`),
+    sorted: while another item of one of them holds a live claim, it waits (`group_busy`)."""
     gates: tuple[Gate, ...] = ()
-    """The item's approval gates as the tracker records them (`jr2_sources.gates`): one
-    awaiting an answer blocks the item (`awaiting_approval`); answered ones are handed to its
-    next attempt."""
+    """The item's approval gates as the tracker records them
+    (`jr2_sources.capabilities.gates.policy`): one awaiting an answer blocks the item
+    (`awaiting_approval`); answered ones are handed to its next attempt."""
     ignored: tuple[Ignored, ...] = ()
     """jr2 markers on the item that changed nothing (`jr2_sources.kit.markers`: by an account
     the pool does not trust, or unsigned with a marker key): reason `ignored_marker` on its
@@ -163,11 +166,11 @@ class Snapshot:
 @dataclass(frozen=True, slots=True)
 class HeldLocks:
     """The limits as the pools of a comment tracker keep them: the live lock comments on their
-    coordination issue (`--control-issue`, `kit/comment_locks.py`), read by `jr2 ready`
-    (`jr2_sources.lockreport`). A pool there claims only while fewer than `--global-cap` live
-    claims are in its reading AND fewer live locks are on that issue, and no live lock names a
-    group of the item: so the report counts both. `control` None: the issue was not read (the
-    report counts live claims only, and says so)."""
+    coordination issue (`--control-issue`, `capabilities/limits/comment_locks.py`), read by `jr2
+    ready` (`jr2_sources.capabilities.limits.lockreport`). A pool there claims only while fewer than
+    `--global-cap` live claims are in its reading AND fewer live locks are on that issue, and no
+    live lock names a group of the item: so the report counts both. `control` None: the issue was
+    not read (the report counts live claims only, and says so)."""
 
     control: str | None = None
     count: int = 0

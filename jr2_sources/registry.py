@@ -106,8 +106,8 @@ RESERVED_OPTIONS = frozenset({
     # jr2 dashboard
     "issue", "every", "write_interval",
     # reserved for jr2's own options (planned or likely)
-    "workdir", "worktree", "pass_env", "tls_cert", "tls_key", "quiet", "verbose", "run",
-    "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
+    "workdir", "worktree", "pass_env", "log_limit", "tls_cert", "tls_key", "quiet", "verbose",
+    "run", "config", "grace", "dry_run", "max_items", "log_dir", "env", "name",
 })
 """Option names a kind's config may not use (besides `target`): `jr2 ready`/`jr2 work` take
 them. Every name starting with `RESERVED_PREFIX` is reserved too."""

@@ -14,8 +14,8 @@ writes to the console it is given), so the CLI picks one by flag and tests compa
   the graph first (at most `max_nodes` nodes, then only the blocked part, then cut, and fewer
   nodes again if its text is still too long), the cycles, then the three tables share what is
   left, each cut with an "… and N more" row. Each cut is said in a line. Ids are code spans
-  and `@` / `#` in titles get a zero-width space, so posting the report neither pings people nor
-  links issues by accident.
+  and `@` / `#` in titles (and the `-` of `GH-26`) get a zero-width space, so posting the report
+  neither pings people nor links issues by accident.
 - Mermaid labels are escaped with Mermaid's `#NNN;` entity codes, node names are `n0`, `n1`, ...;
   DOT ids are quoted with `\\` and `"` escaped.
 - `explain` walks open blockers depth-first with an explicit stack (a 200k-long chain must not
@@ -25,6 +25,7 @@ writes to the console it is given), so the CLI picks one by flag and tests compa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -437,12 +438,13 @@ _MD_SPECIAL = {ord(c): "\\" + c for c in "\\`*_[]<>|~"}
 _MD_SPECIAL[ord("@")] = "@\u200b"
 _MD_SPECIAL[ord("#")] = "#\u200b"
 _URL_UNSAFE = {ord(c): f"%{ord(c):02X}" for c in " <>()|`\"'\\"}
+_GH_REF = re.compile(r"\b(gh)-(?=\d)", re.IGNORECASE)  # GitHub autolinks `GH-26` as #26
 
 
 def _md_text(text: str) -> str:
     """Free text safe in a GitHub table cell: markdown punctuation and pipes escaped, and no
-    accidental @mention or #reference."""
-    return _one_line(text).translate(_MD_SPECIAL)
+    accidental @mention, #reference or GH-reference."""
+    return _GH_REF.sub("\\1\u200b-", _one_line(text).translate(_MD_SPECIAL))
 
 
 def _md_code(text: str, *, in_table: bool = True) -> str:

@@ -15,17 +15,18 @@ next to the code that reads them).
 * Optional, with defaults here: `webhook(headers, body, secret)` (None: this tracker takes no
   webhooks), `watch(item_ids, holder)` (people win: which held items a person took back, and
   why; the default reads one snapshot) and `close()`. Bounded retries (`jr2 work
-  --max-attempts`, `jr2_sources.retries`): a tracker that keeps the attempt record sets
+  --max-attempts`, `jr2_sources.capabilities.retries`): a tracker that keeps the attempt record sets
   `retries = True`, takes `settle(item_id, holder, outcome, attempt)` with an
   `Attempt | None`, reads it back as `SnapshotItem.attempts` / `.retry_after`, and refuses a
   claim whose record changed since the snapshot; the WorkSource refuses `--max-attempts` > 1
   on any other tracker. Global caps and conflict groups (`jr2 work --global-cap`,
-  `--exclusive-by`, `jr2_sources.limits`): a tracker that decides them in the claim itself,
-  safely against every pool, sets `limits = True`; its `claim` then refuses an item one of
-  whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
+  `--exclusive-by`, `jr2_sources.capabilities.limits.policy`): a tracker that decides them in the
+  claim itself, safely against every pool, sets `limits = True`; its `claim` then refuses an item
+  one of whose `SnapshotItem.groups` another live claim holds, or when `global_cap` (set by the
   WorkSource) live claims exist, and the item's claim holds its groups and its cap slot for
   the claim's lease. The WorkSource refuses those options on any other tracker.
-* Approval gates (`jr2 work --gate`, `jr2_sources.gates`): a tracker that can park an item sets
+* Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`): a tracker that can
+  park an item sets
   `gates = True`, implements `park(item_id, holder, request)` (record the gate as awaiting,
   release the claim) and reads gates back as `SnapshotItem.gates`; it may also take
   `answer_gate(item_id, name, status, reason, by)` (the dashboard, `jr2 local approve`). The
@@ -55,8 +56,10 @@ from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
 from .registry import REQUIRED_METHODS, missing_methods
 
 if TYPE_CHECKING:
-    from .gates import GateRequest
-    from .kit.webhooks import Verdict
+    from jr2_sources.capabilities.gates.policy import GateRequest
+    from jr2_sources.capabilities.webhooks import Verdict
+
+    from .kit.bounds import Bounds
     from .trackeroptions import TrackerOptions
 
 def __getattr__(name: str) -> Any:
@@ -164,8 +167,8 @@ class Tracker(ABC):
 
     retries: ClassVar[bool] = False
     """True: this tracker keeps the attempt record (`settle` takes a fourth argument, an
-    `jr2_sources.retries.Attempt | None`; see the module's notes). False: `--max-attempts` > 1
-    is refused."""
+    `jr2_sources.capabilities.retries.Attempt | None`; see the module's notes). False:
+    `--max-attempts` > 1 is refused."""
 
     gates: ClassVar[bool] = False
     """True: this tracker parks items awaiting approval (`park`) and reads their gates back
@@ -245,9 +248,14 @@ class Tracker(ABC):
     def close(self) -> None:  # noqa: B027 (optional: a tracker with nothing to free)
         """Free connections and files; called once when the run ends."""
 
+    def bound(self, bounds: Bounds) -> None:  # noqa: B027 (optional: no markers to bound)
+        """The pool's own settings as bounds on every field it reads back from a marker (a
+        lease, a `retry_after`: `jr2_sources.kit.bounds`), set by the WorkSource before the
+        first reading. A tracker that keeps no state in markers ignores it."""
+
     def dashboard(self, issue: str | int) -> Any:
         """The issue `issue` as the dashboard (`jr2 dashboard`, `jr2 work --dashboard`): a
-        `jr2_sources.dashboard.Board`. The default refuses: this tracker has none."""
+        `jr2_sources.capabilities.dashboard.Board`. The default refuses: this tracker has none."""
         raise UsageError(f"{self.name}: a dashboard issue is not supported on this tracker "
                          "(GitHub, GitLab, Jira, local; see docs/guides/controls.md)")
 

@@ -37,23 +37,31 @@ the rest, the same for every tracker:
   mark a person removed is not offered again in this run.
 * `settle` ends the claim through `Tracker.settle` (done, failed with the reason, or
   cancelled = release, record nothing).
-* Bounded retries (`jr2_sources.retries`, `jr2 work --max-attempts`): the attempt number is the
-  tracker's record at claim time plus one (the claim is refused if the record changed since the
-  snapshot); a transient failure with attempts left is recorded with its `retry_after`, and the
-  tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is refused
-  at start. Items waiting for their retry time count as `held`: a pool waits for them (polling)
-  instead of ending `deadlocked`. A retried failure is re-offered through the Pool's re-offer
-  extension; `settle` returns it as `cancelled`, so it does not fail the run.
-* Global caps and conflict groups (`jr2_sources.limits`, `--global-cap`, `--exclusive-by`): each
-  item read is tagged with its groups, the Ready-set blocks what a held group or the cap keeps
-  (`group_busy`, `global_cap`), and the tracker's claim decides them safely (`Tracker.limits`;
-  refused at start on any other tracker). Items waiting for a group or the cap count as `held`:
-  a pool waits for them (polling) instead of ending `deadlocked`.
-* Approval gates (`jr2_sources.gates`, `jr2 work --gate`): a worker that asks for approval of
-  one of the run's gates is parked through `Tracker.park` (the gate recorded as awaiting in the
-  tracker, the claim released, the slot freed) and settles as `cancelled` (`tally.parked` says
-  which gate); a gate the run was not given fails the item. An answered gate makes the item
-  ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker without
+* Bounded retries (`jr2_sources.capabilities.retries`, `jr2 work --max-attempts`): the attempt
+  number is the tracker's record at claim time plus one (the claim is refused if the record changed
+  since the snapshot); a transient failure with attempts left is recorded with its `retry_after`,
+  and the tracker keeps both (`Tracker.retries`, `settle`'s `Attempt`). A tracker that cannot is
+  refused at start. Items waiting for their retry time count as `held`: a pool waits for them
+  (polling) instead of ending `deadlocked`. A retried failure is re-offered through the Pool's
+  re-offer extension; `settle` returns it as `cancelled`, so it does not fail the run.
+* A full state disk (a worker's failure with `detail["state_full"]`: `jr2 work` could not
+  write the item's files) fails that item and then ends the run as an error (`StateFull`).
+* Deaths count: a claim taken over after its holder's lease lapsed unsettled means that pool
+  died (or was stopped) while the item ran. The first such death is forgiven (a reboot, an
+  out-of-memory kill); the second (`Claim.lapsed` says how many came before) is a failed
+  attempt, and a final one: the item is not run again but fails at once (`guard`), so an item
+  whose command kills its pool cannot be re-run forever under `Restart=always`.
+* Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`, `--global-cap`,
+  `--exclusive-by`): each item read is tagged with its groups, the Ready-set blocks what a held
+  group or the cap keeps (`group_busy`, `global_cap`), and the tracker's claim decides them safely
+  (`Tracker.limits`; refused at start on any other tracker). Items waiting for a group or the cap
+  count as `held`: a pool waits for them (polling) instead of ending `deadlocked`.
+* Approval gates (`jr2_sources.capabilities.gates.policy`, `jr2 work --gate`): a worker that asks
+  for approval of one of the run's gates is parked through `Tracker.park` (the gate recorded as
+  awaiting in the tracker, the claim released, the slot freed) and settles as `cancelled`
+  (`tally.parked` says which gate); a gate the run was not given fails the item. An answered gate
+  makes the item ready again, and its next attempt gets the answers (`WorkItem.gates`). A tracker
+  without
   `gates` is refused at start.
 
 Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering;
@@ -70,20 +78,21 @@ import logging
 import socket
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
-from jr2_core.errors import ItemError, UsageError
+from jr2_core.errors import ItemError, StateFull, UsageError
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
+from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, GateRequest
+from jr2_sources.capabilities.limits.policy import Limits
+from jr2_sources.capabilities.retries import Attempt, AttemptPolicy
 
-from .deltas import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
-from .gates import EX_AWAIT_APPROVAL, GateRequest
-from .limits import Limits
+from .kit.bounds import Bounds
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
-from .retries import Attempt, AttemptPolicy
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
 log = logging.getLogger("jr2.worksource")
@@ -94,6 +103,8 @@ TrackerAdapter = Tracker
 
 DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
+DEATHS_FAIL = 2
+"""The pool deaths during one item that fail it (the first is forgiven)."""
 
 
 @dataclass(slots=True)
@@ -255,6 +266,8 @@ class WorkSource:
                              "approval, so it cannot use --gate")
         self.holder = holder
         self.lease = lease
+        self.tracker.bound(Bounds(lease=lease, retry=self.policy.backoff_max,
+                                  attempts=self.policy.max_attempts))
         self.children_block = children_block
         self.poll_every = poll_every
         self.idle_poll = idle_poll
@@ -276,6 +289,7 @@ class WorkSource:
         self._renewers: dict[str, asyncio.Task[None]] = {}
         self._claimed_at: dict[str, float] = {}
         self._attempt: dict[str, int] = {}  # item -> the number of the attempt running now
+        self._doomed: dict[str, str] = {}  # item -> why it fails without running (`guard`)
         self._held: dict[str, Callable[[str], None]] = {}
         self._no_reoffer: set[str] = set()
         self._failed_here: set[str] = set()
@@ -364,6 +378,7 @@ class WorkSource:
                 if won:
                     self._claimed_at[item.id] = asked
                     self._attempt[item.id] = item.attempts + 1
+                    self._count_deaths(item)
                     rest = view.n_ready - i - 1
                     return Next(item=WorkItem.from_snapshot(item, self.tracker.name),
                                 open=rest + lost + passed + blocked + held, held=held + lost,
@@ -373,6 +388,34 @@ class WorkSource:
             view.ready.close()
         return Next(item=None, open=blocked + held + lost + passed, held=held + lost,
                     cleared=cleared)
+
+    def _count_deaths(self, item: SnapshotItem) -> None:
+        """A claim just won from another holder whose lease lapsed: that pool died while the
+        item ran. The second such death fails the item instead of running it again."""
+        prior = item.claim
+        if prior is None or prior.holder == self.holder:
+            return
+        deaths = prior.lapsed + 1
+        if deaths >= DEATHS_FAIL:
+            why = (f"its pool died {deaths} times while it ran (the lease lapsed unsettled): "
+                   "the command may end its own pool, so it is not run again")
+            self._doomed[item.id] = why
+            log.warning("%s: %s: %s", self.tracker.name, item.id, why)
+
+    def guard(self, worker: Callable[[WorkItem, Any], Awaitable[_T]]
+              ) -> Callable[[WorkItem, Any], Coroutine[Any, Any, _T]]:
+        """`worker`, except that an item whose pool died twice while it ran (see the module
+        note) fails at once with why, without running: a final failure, so it is marked failed
+        and waits for a person."""
+        doomed = self._doomed
+
+        async def guarded(item: WorkItem, ctx: Any) -> _T:
+            why = doomed.pop(item.id, None)
+            if why is not None:
+                raise Failure(why)
+            return await worker(item, ctx)
+
+        return guarded
 
     def _cleared(self, view: ReadyView) -> tuple[str, ...]:
         """Items this pool failed whose failure mark is gone now (a person retried them, or they
@@ -485,6 +528,19 @@ class WorkSource:
     # -- settle -------------------------------------------------------------------------------
 
     async def settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
+        """End the claim in the tracker (`_settle`). A worker that failed because the state
+        directory's disk is full (`detail["state_full"]`) then ends the run (`StateFull`): the
+        Pool stops the other workers and their claims are released."""
+        told = await self._settle(item_id, outcome)
+        failure = outcome.failure
+        detail = failure.detail if failure is not None else None
+        if (outcome.status == "failed" and failure is not None and isinstance(detail, dict)
+                and detail.get("state_full")):
+            raise StateFull(f"{failure.reason}; {item_id} failed and the run stops (claims "
+                            "released)")
+        return told
+
+    async def _settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
         """End the claim in the tracker. A transient failure to retry (`--max-attempts`) is
         recorded with its attempt, logged (reason, attempt, retry time) and returned as a
         `cancelled` Outcome: it is not the run's failure, the item is offered again (by this pool

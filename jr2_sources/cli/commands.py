@@ -122,8 +122,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     gc.disable()
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     from jr2_core.text import terminal_safe
-    from jr2_sources.limits import Limits
-    from jr2_sources.lockreport import held_locks
+    from jr2_sources.capabilities.limits.lockreport import held_locks
+    from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.tracker import ReadOnly, layer_options
 
@@ -198,11 +198,12 @@ class WorkCommand(SourceCommand):
 @click.option("--transient-exit", "transient_exit", type=click.IntRange(1, 255), multiple=True,
               metavar="CODE",
               help="An exit code that is a transient failure (repeatable; default 75, "
-                   "EX_TEMPFAIL).")
-@click.option("--retry-backoff", metavar="DURATION", default="30s", show_default=True,
-              help="Wait after the first transient failure; doubled after each next one.")
-@click.option("--retry-backoff-max", metavar="DURATION", default="1h", show_default=True,
-              help="The longest wait between attempts.")
+                   "EX_TEMPFAIL). Only with --max-attempts above 1.")
+@click.option("--retry-backoff", metavar="DURATION", default=None, show_default="30s",
+              help="Wait after the first transient failure; doubled after each next one. "
+                   "Only with --max-attempts above 1.")
+@click.option("--retry-backoff-max", metavar="DURATION", default=None, show_default="1h",
+              help="The longest wait between attempts. Only with --max-attempts above 1.")
 @click.option("--global-cap", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N items held at once by every pool on this tracker (all machines).")
 @click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,
@@ -223,8 +224,11 @@ class WorkCommand(SourceCommand):
               help="Run COMMAND in a git worktree of its own per item, on JR2_ITEM_BRANCH "
                    "from BASE (default HEAD); removed after success, kept after a failure.")
 @click.option("--pass-env", "pass_env", metavar="NAME", multiple=True,
-              help="Pass this secret-named variable (a token, a key) on to COMMAND; by default "
-                   "COMMAND gets none of them (repeatable).")
+              help="Pass this credential (a token, a key, a URL with a password) on to "
+                   "COMMAND; by default COMMAND gets none of them (repeatable).")
+@click.option("--log-limit", "log_limit", metavar="SIZE", default="10MiB", show_default=True,
+              help="The most output one item's log keeps (e.g. 512K, 1G); the cut is noted in "
+                   "the log.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print only errors and failed items (no progress, no summary line).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result as JSON on stdout.")
@@ -240,11 +244,12 @@ class WorkCommand(SourceCommand):
 def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | None, lease: str,
              wait_forever: bool, port: int, listen: str | None, tls_cert: Path | None,
              tls_key: Path | None, webhook_secret_env: str | None, max_attempts: int,
-             transient_exit: tuple[int, ...], retry_backoff: str, retry_backoff_max: str,
+             transient_exit: tuple[int, ...], retry_backoff: str | None,
+             retry_backoff_max: str | None,
              global_cap: int | None, exclusive_by: tuple[str, ...], control_issue: str | None,
              gates: tuple[str, ...], workdir: Path | None, worktree_base: str | None,
-             pass_env: tuple[str, ...], quiet: bool, as_json: bool, dashboard: str | None,
-             dashboard_interval: str, state_dir: Path | None) -> None:
+             pass_env: tuple[str, ...], log_limit: str, quiet: bool, as_json: bool,
+             dashboard: str | None, dashboard_interval: str, state_dir: Path | None) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -272,7 +277,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
                   retry_backoff=retry_backoff, retry_backoff_max=retry_backoff_max,
                   global_cap=global_cap, exclusive_by=exclusive_by,
                   control_issue=control_issue, gates=gates, dashboard=dashboard,
-                  dashboard_interval=dashboard_interval)
+                  dashboard_interval=dashboard_interval, log_limit=log_limit)
     _summary(result, quiet=quiet)
     if as_json:
         data = result.run.to_json()
@@ -368,7 +373,7 @@ def _answer(backlog: Path, item_id: str, gate: str, state_dir: Path | None, *,
     """Answer the gate GATE of ITEM in BACKLOG (`jr2 local approve|reject`)."""
     import getpass
 
-    from jr2_sources.gates import answer
+    from jr2_sources.capabilities.gates.policy import answer
 
     adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
                              read_only=False)
@@ -419,7 +424,7 @@ def jr2_register_commands(cli: click.Group) -> None:
     cli.add_command(ready_cmd)
     cli.add_command(work_cmd)
     cli.add_command(local_group)
-    from .dashboard import dashboard_cmd
+    from jr2_sources.capabilities.dashboard.command import dashboard_cmd
 
     cli.add_command(dashboard_cmd)
     from jr2_sources.playground.cli import playground_group

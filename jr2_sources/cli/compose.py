@@ -54,11 +54,12 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          workdir: Path | None = None, worktree: str | None = None,
          pass_env: Sequence[str] = (), state: Path | None = None,
          quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
-         retry_backoff: float | str = "30s", retry_backoff_max: float | str = "1h",
+         retry_backoff: float | str | None = None,
+         retry_backoff_max: float | str | None = None,
          global_cap: int | None = None, exclusive_by: Sequence[str] = (),
          control_issue: str | None = None, gates: Sequence[str] = (),
          dashboard: str | int | None = None,
-         dashboard_interval: float | str = "1m") -> WorkResult:
+         dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB") -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -69,7 +70,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
     like `jr2 work`; the summary lines stay the command line's. Bad input raises `UsageError`
     or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
     `dashboard` is `--dashboard N` (an issue kept up to date with the Ready-set, written at most
-    once per `dashboard_interval`).
+    once per `dashboard_interval`). `log_limit` is `--log-limit` (bytes, or text like `"10MiB"`).
     """
     import asyncio
 
@@ -80,7 +81,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     transient_exit=transient_exit, retry_backoff=retry_backoff,
                     retry_backoff_max=retry_backoff_max, global_cap=global_cap,
                     exclusive_by=exclusive_by, control_issue=control_issue, gates=gates,
-                    dashboard=dashboard, dashboard_interval=dashboard_interval)
+                    dashboard=dashboard, dashboard_interval=dashboard_interval,
+                    log_limit=log_limit)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -94,13 +96,15 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      workdir: Path | None = None, worktree: str | None = None,
                      pass_env: Sequence[str] = (), state: Path | None = None,
                      quiet: bool = True, max_attempts: int = 1,
-                     transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-                     retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+                     transient_exit: Sequence[int] = (),
+                     retry_backoff: float | str | None = None,
+                     retry_backoff_max: float | str | None = None, global_cap: int | None = None,
                      exclusive_by: Sequence[str] = (),
                      control_issue: str | None = None,
                      gates: Sequence[str] = (),
                      dashboard: str | int | None = None,
-                     dashboard_interval: float | str = "1m") -> WorkResult:
+                     dashboard_interval: float | str = "1m",
+                     log_limit: int | str = "10MiB") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -111,7 +115,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         transient_exit=transient_exit, retry_backoff=retry_backoff,
         retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
         control_issue=control_issue, gates=gates, dashboard=dashboard,
-        dashboard_interval=dashboard_interval))
+        dashboard_interval=dashboard_interval, log_limit=log_limit))
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class _Plan:
     gates: frozenset[str] = frozenset()
     dashboard: Any = None
     first: Any = None  # the full reading that checked the source: the pool's first
+    log_limit: int = 10 << 20
 
 
 def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
@@ -145,22 +150,28 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              listen: str | None, tls_cert: Path | None, tls_key: Path | None,
              webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
              pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
-             transient_exit: Sequence[int] = (), retry_backoff: float | str = "30s",
-             retry_backoff_max: float | str = "1h", global_cap: int | None = None,
+             transient_exit: Sequence[int] = (), retry_backoff: float | str | None = None,
+             retry_backoff_max: float | str | None = None, global_cap: int | None = None,
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
              gates: Sequence[str] = (), dashboard: str | int | None = None,
-             dashboard_interval: float | str = "1m") -> _Plan:
+             dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     from .runner import resolve_command
-    from .workerenv import worker_env
+    from .workerenv import withheld, worker_env
     from .workspace import Workspace, Worktrees
 
     argv = resolve_command(list(command))
     lease_s = _seconds("--lease", lease)
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
+    from jr2_sources.kit.sizes import parse_size
+
+    try:
+        log_bytes = parse_size(log_limit)
+    except ValueError as exc:
+        raise UsageError(f"--log-limit: {exc}") from None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    from jr2_sources.limits import Limits
+    from jr2_sources.capabilities.limits.policy import Limits
 
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
@@ -177,28 +188,36 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     run_id = f"r-{token_hex(4)}"
     workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
                  if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
-    held = [n for n in (webhook_secret_env, getattr(config, "token_env", None)) if n]
+    from jr2_sources.hooks import load_registry
+    from jr2_sources.projectconfig import token_variables
+
+    held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
-    from jr2_sources.deltas import first_reading
+    from jr2_sources.capabilities.deltas.reader import first_reading
 
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
     dash = None
     if dashboard is not None:
-        from .dashboard import interval_seconds, open_dashboard
+        from jr2_sources.capabilities.dashboard.command import interval_seconds, open_dashboard
 
         dash = open_dashboard(adapter, dashboard, first,
                               interval=interval_seconds("--dashboard-interval",
                                                         dashboard_interval),
                               option="--dashboard-interval")
+    # said once the run is sure to start, so a bad argument stays a one-line error
+    if not quiet and (out := withheld(tuple(pass_env), held)):
+        print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
+              "(--pass-env NAME passes one)", file=sys.stderr)
     return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, names, dash, first)
+                 workspace, env, quiet, policy, limits, names, dash, first, log_bytes)
 
 
 def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
-    """The adapter that keeps `--global-cap`/`--exclusive-by` (`jr2_sources.limits`): itself
-    when its claims do (`local:`), wrapped in `kit.comment_locks.LockedTracker` on a comment
-    tracker given `--control-issue`; a one-line usage error otherwise."""
+    """The adapter that keeps `--global-cap`/`--exclusive-by`
+    (`jr2_sources.capabilities.limits.policy`): itself when its claims do (`local:`), wrapped in
+    `kit.comment_locks.LockedTracker` on a comment tracker given `--control-issue`; a one-line usage
+    error otherwise."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
@@ -217,7 +236,7 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
         raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
                          "ID here: an issue whose comments hold the group and slot claims (every "
                          "pool of the tracker names the same one)")
-    from jr2_sources.kit.comment_locks import LockedTracker
+    from jr2_sources.capabilities.limits.comment_locks import LockedTracker
 
     locked = LockedTracker(adapter, control_issue)
     locked.check()
@@ -225,8 +244,8 @@ def _limited(adapter: Any, limits: Any, control_issue: str | None) -> Any:
 
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked (`jr2_sources.gates.check_name`)."""
-    from jr2_sources.gates import check_name
+    """`--gate NAME` (repeatable), checked (`jr2_sources.capabilities.gates.policy.check_name`)."""
+    from jr2_sources.capabilities.gates.policy import check_name
 
     try:
         return frozenset(check_name(g) for g in gates)
@@ -234,13 +253,21 @@ def _gate_names(gates: Sequence[str]) -> frozenset[str]:
         raise UsageError(f"--gate: {exc}") from None
 
 
-def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str,
-                    backoff_max: float | str) -> Any:
-    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` as an AttemptPolicy."""
-    from jr2_sources.retries import EX_TEMPFAIL, AttemptPolicy
+def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str | None,
+                    backoff_max: float | str | None) -> Any:
+    """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
+    AttemptPolicy; the last three only with `--max-attempts` above 1, where they do something."""
+    from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
 
-    base = _seconds("--retry-backoff", backoff)
-    cap = _seconds("--retry-backoff-max", backoff_max)
+    given = [name for name, value in (("--transient-exit", transient),
+                                      ("--retry-backoff", backoff),
+                                      ("--retry-backoff-max", backoff_max))
+             if value is not None and value != ()]
+    if given and max_attempts < 2:
+        raise UsageError(f"{given[0]} retries an item: it needs --max-attempts above 1 "
+                         "(with one attempt every failure is final)")
+    base = _seconds("--retry-backoff", "30s" if backoff is None else backoff)
+    cap = _seconds("--retry-backoff-max", "1h" if backoff_max is None else backoff_max)
     return AttemptPolicy(max_attempts=max_attempts,
                          transient=frozenset(transient or (EX_TEMPFAIL,)),
                          backoff=base, backoff_max=max(cap, base))
@@ -325,8 +352,11 @@ def _listen_options(listen: str | None, port: int, secret_env: str | None,
 
 
 def _tls_context(cert: Path, key: Path | None) -> Any:
-    """A server TLS context from PEM files; a bad file is a usage error."""
+    """A server TLS context from PEM files; a bad file is a usage error, and a private key
+    every user of the machine can read is warned about (as a mounted secret may well be)."""
+    import logging
     import ssl
+    import stat
 
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
@@ -335,6 +365,12 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
         why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
         raise UsageError(f"--tls-cert {cert}: cannot load the certificate and key: {why}"
                          ) from None
+    held = key or cert
+    mode = stat.S_IMODE(held.stat().st_mode)
+    if mode & stat.S_IROTH:
+        logging.getLogger("jr2.work").warning(
+            "jr2: warning: %s %s: every user of this machine can read this private key "
+            "(mode %04o); chmod o-r it", "--tls-key" if key else "--tls-cert", held, mode)
     return ctx
 
 
@@ -358,9 +394,10 @@ async def _run(plan: _Plan) -> WorkResult:
                     limits=plan.limits, gates=plan.gates)
     if plan.first is not None:
         ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
-    worker = command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
-                            redact=Redactor(secret_values()), timeout=plan.timeout,
-                            workspace=plan.workspace, base_env=plan.env)
+    worker = ws.guard(command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
+                                     redact=Redactor(secret_values()), timeout=plan.timeout,
+                                     workspace=plan.workspace, base_env=plan.env,
+                                     log_limit=plan.log_limit))
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
     observers: list[Any] = [ws.tally.observe]
@@ -384,7 +421,7 @@ async def _run(plan: _Plan) -> WorkResult:
 
     board = None
     if plan.dashboard is not None:
-        from .dashboard import DashboardLoop
+        from jr2_sources.capabilities.dashboard.command import DashboardLoop
 
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
                               check_every=min(max(poll or 5.0, 1.0), 5.0),
@@ -392,14 +429,14 @@ async def _run(plan: _Plan) -> WorkResult:
 
     def setup_host(host: Any) -> None:
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
-            from .approvals import attach_approvals
+            from jr2_sources.capabilities.gates.approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
         hook = ws.tracker.webhook
         if hook is not None and board is not None:
             hook = board.receiver(hook)
         if hook is not None:
-            from jr2_sources.kit.webhooks import attach_webhook
+            from jr2_sources.capabilities.webhooks import attach_webhook
 
             def receiver(headers: Any, body: bytes, secret: str | None) -> Any:
                 verdict = hook(headers, body, secret)

@@ -3,15 +3,17 @@ directory jr2 was started in; see `workspace.py`). The command gets the item in 
 (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`, `JR2_ITEM_JSON` — the path of a JSON file with
 the whole item —, `JR2_ITEM_BRANCH` — the branch the source names, else `jr2/<slug>` —,
 `JR2_SANDBOX` — a scratch directory of the item's own —, `JR2_RUN_ID`; under `--gate`,
-`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate (`jr2_sources.gates`); where
-the source hands its blockers' pull requests over (GitHub's `--done-when merged`: `extra.blockers`,
+`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate
+(`jr2_sources.capabilities.gates.policy`); where the source hands its blockers' pull requests over
+(GitHub's `--done-when merged`: `extra.blockers`,
 `extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a JSON file listing them, and
 `JR2_BASE_BRANCH`, the branch to start from under `--stack`), on top of `base_env` (jr2's
 environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret
 values scrubbed, to one log file per item under `<state>/logs/<run id>/`, kept after a failure (the
 sandbox is not). Exit 0 is success and the output is the last stdout line (parsed as JSON when it
 is JSON); any other exit is a `Failure` carrying the exit code and the last lines of stderr; exit
-79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval (`jr2_sources.gates`).
+79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval
+(`jr2_sources.capabilities.gates.policy`).
 
 Design notes (a blast radius of one item):
 
@@ -28,12 +30,19 @@ Design notes (a blast radius of one item):
   happens on a timeout and when the run stops the worker (its claim is about to be released).
 * `kill_all()` SIGKILLs every command's group at once: a second Ctrl-C uses it, so the run can
   release its claims and exit without waiting for the grace.
+* The state directory's disk: one item's log holds at most `log_limit` bytes (`--log-limit`,
+  default `LOG_LIMIT`), the cut noted in it, so one chatty command cannot fill the disk. A
+  write the disk refuses (`ENOSPC`, `EDQUOT`, `EFBIG` under a file-size limit) ends the
+  command's group and fails the item with `detail["state_full"]` (the file): the WorkSource
+  records the failure and then ends the run (`StateFull`), releasing the other claims, since
+  nothing more could be logged either.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -49,8 +58,9 @@ from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
-from jr2_sources.gates import EX_AWAIT_APPROVAL, env_for, parse_ask
+from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.redact import Redactor
+from jr2_sources.kit.sizes import format_size
 from jr2_sources.worksource import WorkItem, item_json
 
 from .workspace import Workspace
@@ -63,6 +73,10 @@ READ_CHUNK = 1 << 16
 LINE_MAX = 8 << 20
 ENV_VALUE_MAX = 64 << 10
 """The most bytes jr2 puts in one item variable (the item JSON file has the rest)."""
+LOG_LIMIT = 10 << 20
+"""The most bytes of output one item's log keeps (`--log-limit`)."""
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""A write the disk refused: no space, over a quota, over a file-size limit."""
 OUTPUT_DRAIN = 1.0
 """How long output is still read after the command's group ended (a process that left the
 group may hold the pipes open)."""
@@ -269,9 +283,11 @@ def command_worker(
     timeout: float | None = None,
     workspace: Workspace | None = None,
     base_env: Mapping[str, str] | None = None,
+    log_limit: int = LOG_LIMIT,
 ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
-    directory) with `base_env` (default: jr2's whole environment) plus the item's variables."""
+    directory) with `base_env` (default: jr2's whole environment) plus the item's variables;
+    its log keeps at most `log_limit` bytes of output."""
     place_of = workspace or Workspace(Path.cwd())
     logs = log_dir.resolve()
     made: list[bool] = []  # the log directory is made once, by the first item
@@ -279,12 +295,15 @@ def command_worker(
     fixed = None if base_env is None else _inheritable(base_env)
 
     async def worker(item: WorkItem, ctx: Context) -> Any:
-        if not made:
-            logs.mkdir(parents=True, exist_ok=True)
-            made.append(True)
         stem = safe_name(item.id)
         item_file = logs / f"{stem}.json"
-        item_file.write_text(item_json(item), encoding="utf-8")
+        try:
+            if not made:
+                logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+                made.append(True)
+            _write_private(item_file, item_json(item))
+        except OSError as exc:
+            raise _state_full(exc, item_file) if exc.errno in FULL_ERRNOS else exc from None
         log_path = logs / f"{stem}.log"
         ok: list[bool] = []
         stack_on = item.extra.get("stack_on")  # --stack: start from the blocker's head branch
@@ -303,22 +322,99 @@ def command_worker(
         last_out: list[str] = []
         err_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
-        with open(log_path, "a", encoding="utf-8") as logf:
+        try:
+            raw = open(log_path, "ab", buffering=0, opener=_private)  # noqa: SIM115
+        except OSError as exc:
+            raise _state_full(exc, log_path) if exc.errno in FULL_ERRNOS else exc from None
+        with raw:
+            logf = ItemLog(raw, log_limit)
             for note in notes:
                 logf.write(f"jr2 {note}\n")
                 log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
-            proc = await _start(argv, cwd, env, logf, log_path)
-            _running.add(proc)
+            result: Any = None
             try:
-                return await _supervise(proc, logf, log_path, redact, timeout, last_out,
-                                        err_tail)
-            finally:
-                _running.discard(proc)
+                proc = await _start(argv, cwd, env, logf, log_path)
+                _running.add(proc)
+                try:
+                    result = await _supervise(proc, logf, log_path, redact, timeout, last_out,
+                                              err_tail)
+                finally:
+                    _running.discard(proc)
+            except Failure:
+                if logf.refused is None:
+                    raise
+            logf.close()
+            if logf.refused is not None:  # the disk is full: the item fails saying so
+                raise _state_full(logf.refused, log_path)
+            return result
 
     return worker
 
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: IO[str],
+class ItemLog:
+    """One item's log: lines of output up to `limit` bytes, then one line saying the rest is
+    cut (jr2's own lines always go in); a write the disk refuses is kept in `refused` (and
+    `full` is set) instead of raised, and nothing more is written."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        self.raw = raw
+        self.limit = limit
+        self.size = 0
+        self.cut = 0
+        self.refused: OSError | None = None
+        self.full = asyncio.Event()
+
+    def write(self, text: str) -> None:
+        """Log `text` (one or more whole lines)."""
+        if self.refused is not None:
+            return
+        data = text.encode("utf-8", "surrogateescape")
+        if self.size + len(data) > self.limit and not text.startswith("jr2 "):
+            if not self.cut:
+                self._put(f"jr2 log cut at the log limit ({format_size(self.limit)}, "
+                          "--log-limit): the rest of the output is not logged\n".encode())
+            self.cut += len(data)
+            return
+        self.size += len(data)
+        self._put(data)
+
+    def close(self) -> None:
+        """Note how much output was cut, if any."""
+        if self.cut:
+            self._put(f"jr2 log cut: {self.cut:,} bytes of output not logged\n".encode())
+
+    def _put(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self.raw.write(view) or 0:]
+        except OSError as exc:
+            if exc.errno not in FULL_ERRNOS:
+                raise
+            self.refused = exc
+            self.full.set()
+
+
+def _state_full(exc: OSError, path: Path) -> Failure:
+    """The item's failure when the state directory's disk refused to write `path`."""
+    why = exc.strerror or str(exc)
+    return Failure(f"the state directory's disk refused a write ({why}): {path}",
+                   detail={"state_full": str(path), "log": str(path)})
+
+
+async def _exited_or_full(proc: asyncio.subprocess.Process, logf: ItemLog) -> None:
+    """Wait until the command exits or its log cannot be written any more."""
+    if logf.full.is_set():
+        return
+    waits = [asyncio.ensure_future(_exited(proc)), asyncio.ensure_future(logf.full.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: ItemLog,
                  log_path: Path) -> asyncio.subprocess.Process:
     """Start the command in a session (and process group) of its own; a command that cannot
     be started fails its item."""
@@ -335,7 +431,7 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: IO[str],
                       ) from None
 
 
-async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: Path,
+async def _supervise(proc: asyncio.subprocess.Process, logf: ItemLog, log_path: Path,
                      redact: Redactor, timeout: float | None, last_out: list[str],
                      err_tail: deque[str]) -> Any:
     """Log the command's output, wait for it, end its group, and turn its exit into a result."""
@@ -345,7 +441,6 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
         def on_line(raw: bytes) -> None:
             text = redact(raw.decode("utf-8", "replace"))
             logf.write(f"{tag} {text}\n")
-            logf.flush()
             keep(text)
         return on_line
 
@@ -361,7 +456,7 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
     readers = [asyncio.create_task(_read_lines(proc.stdout, sink("out", keep_out))),
                asyncio.create_task(_read_lines(proc.stderr, sink("err", err_tail.append)))]
     try:
-        await wait_for(_exited(proc), timeout)
+        await wait_for(_exited_or_full(proc, logf), timeout)
     except TimeoutError:
         await _end_group(proc)
         await _finish_reading(readers)
@@ -377,6 +472,8 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
     if proc.returncode is None or _group_alive(proc):  # usually gone with the command
         await asyncio.shield(_end_group(proc))  # what the command left behind ends with it
     await _finish_reading(readers)
+    if logf.refused is not None:  # the disk is full: the caller fails the item saying so
+        return None
     rc = proc.returncode
     if rc != 0:
         tail = list(err_tail)
@@ -392,6 +489,19 @@ async def _supervise(proc: asyncio.subprocess.Process, logf: IO[str], log_path: 
         return json.loads(last_out[0])
     except ValueError:
         return last_out[0]
+
+
+def _private(path: str, flags: int) -> int:
+    """An `open` opener whose new files are 0600: an item's log and files may hold what its
+    command printed or the tracker said, for its owner only."""
+    return os.open(path, flags, 0o600)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` (mode 0600, also when it was there before)."""
+    with open(path, "w", encoding="utf-8", opener=_private) as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
 
 
 HANDED = ("JR2_BLOCKERS_JSON", "JR2_BASE_BRANCH")  # per item, never inherited
@@ -410,7 +520,7 @@ def hand_off(item: WorkItem, path: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     blockers = item.extra.get("blockers")
     if isinstance(blockers, list):
-        path.write_text(json.dumps(blockers, indent=2), encoding="utf-8")
+        _write_private(path, json.dumps(blockers, indent=2))
         env["JR2_BLOCKERS_JSON"] = str(path.resolve())
     base = item.extra.get("stack_on")
     if isinstance(base, str) and base:

@@ -8,9 +8,10 @@ Design notes
   engine's sandbox, deleted when the item fails) is given in `JR2_SANDBOX` instead.
 * `--workdir DIR`: every command runs in DIR (checked once, before anything is claimed).
 * `--worktree [BASE]`: each item gets its own checkout, `git worktree add` on the item's branch
-  (`JR2_ITEM_BRANCH`: the branch the tracker names, else `jr2/<slug>-<hash>` from the id, unique
-  per id) under `<state>/worktrees/<run id>/`. A branch that already exists is checked out as it
-  is (the work continues on it); otherwise it starts from BASE (default `HEAD`), or, for an item
+  (`JR2_ITEM_BRANCH`: the branch the tracker names, `refs/heads/x` read as `x` and any other
+  `refs/...` refused, else `jr2/<slug>-<hash>` from the id, unique per id) under
+  `<state>/worktrees/<run id>/`. A branch that already exists is checked out as it is (the
+  work continues on it); otherwise it starts from BASE (default `HEAD`), or, for an item
   a source stacks on its blocker (GitHub's `--stack`: `extra.stack_on`), from that blocker's head
   branch (local, else `origin/<branch>`; neither: the item fails). After success
   the worktree is removed and the branch stays (with its commits, for a pull request). After a
@@ -51,6 +52,12 @@ def default_branch(item_id: str) -> str:
     return f"jr2/{slug}-{digest}"
 
 
+def branch_name(branch: str | None, item_id: str) -> str:
+    """The item's branch as git names a branch: the tracker's (a full ref `refs/heads/x` is the
+    branch `x`, so git does not make `refs/heads/refs/heads/x`), else `default_branch`."""
+    return branch.removeprefix("refs/heads/") if branch else default_branch(item_id)
+
+
 def _git(repo: Path, *args: str) -> str:
     """Run git in `repo`; its stdout, or a `RuntimeError` with git's own message."""
     res = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
@@ -78,7 +85,7 @@ class Workspace:
     @contextlib.asynccontextmanager
     async def place(self, item_id: str, branch: str | None, succeeded: Callable[[], bool],
                     start: str | None = None) -> AsyncIterator[Place]:
-        yield Place(self.cwd, branch or default_branch(item_id))
+        yield Place(self.cwd, branch_name(branch, item_id))
 
 
 class Worktrees(Workspace):
@@ -124,6 +131,8 @@ class Worktrees(Workspace):
 
     def _add(self, path: Path, branch: str, start: str | None = None) -> bool:
         """Add the worktree; True when this made the branch (from `start`, else BASE)."""
+        if branch.startswith("refs/"):  # a tag or a remote ref is not a branch to work on
+            raise RuntimeError(f"{branch} is not a branch name (refs/heads/NAME or NAME)")
         _git(self.repo, "check-ref-format", "--branch", branch)
         path.parent.mkdir(parents=True, exist_ok=True)
         if self._branch_exists(branch):
@@ -158,7 +167,7 @@ class Worktrees(Workspace):
     @contextlib.asynccontextmanager
     async def place(self, item_id: str, branch: str | None, succeeded: Callable[[], bool],
                     start: str | None = None) -> AsyncIterator[Place]:
-        name = branch or default_branch(item_id)
+        name = branch_name(branch, item_id)
         path = self.run_dir / safe_name(item_id)
         try:
             made = await asyncio.to_thread(self._add, path, name, start)

@@ -13,9 +13,9 @@ LIVE claim with the LOWEST id; otherwise delete yours. A claim is live while
 response), so clock skew between machines cannot matter. Renewing edits the comment (its
 `updated_at` moves); settling or releasing edits it into `jr2:done`, `jr2:failed` or
 `jr2:released`, which are not claims. A transient failure that will be retried
-(`jr2_sources.retries`) is a `jr2:failed` marker with `attempts` and `retry_after` fields: the
-newest settled (`done` / `failed`) marker carries the item's attempt record (`retry_record`).
-Two simultaneous claimers both see both comments and agree
+(`jr2_sources.capabilities.retries`) is a `jr2:failed` marker with `attempts` and `retry_after`
+fields: the newest settled (`done` / `failed`) marker carries the item's attempt record
+(`retry_record`). Two simultaneous claimers both see both comments and agree
 on the lower id; a later claimer sees the earlier live one and backs off; an expired claim is
 ignored, so a dead pool's item is taken over after its lease. A renewal that lands after the
 lease ended (`new updated_at > old updated_at + lease`) has lost the item: the renewer stops.

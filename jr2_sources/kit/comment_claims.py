@@ -16,17 +16,17 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
   comment into its outcome marker (or `released` when the claim was lost meanwhile).
-* retries (`jr2_sources.retries`): the claim is won only if the attempt record the listing shows
-  (`retry_record`) is the one the claimer chose the item by (`attempts`) and its backoff is over
-  (server time), so a stale snapshot can neither reset the count nor start an attempt early. A
-  transient failure to retry settles as `jr2:failed` with `attempts` and `retry_after` and
-  KEEPS the claim mark (no failed label): readers list the comments of marked items only, and
-  that is how they find the record again.
-* gates (`jr2_sources.gates`): a claim is lost when the listing shows a `jr2:gate` request the
-  snapshot the claimer chose the item by did not know (`gates`) while the item is still marked
-  parked (`parked`): another pool ran and parked it after that snapshot, and without this check
-  it would run again before anyone approved. An old request on an item no longer marked (its
-  approved attempt released, or a person took the mark off) does not stop the claim.
+* retries (`jr2_sources.capabilities.retries`): the claim is won only if the attempt record the
+  listing shows (`retry_record`) is the one the claimer chose the item by (`attempts`) and its
+  backoff is over (server time), so a stale snapshot can neither reset the count nor start an
+  attempt early. A transient failure to retry settles as `jr2:failed` with `attempts` and
+  `retry_after` and KEEPS the claim mark (no failed label): readers list the comments of marked
+  items only, and that is how they find the record again.
+* gates (`jr2_sources.capabilities.gates.policy`): a claim is lost when the listing shows a
+  `jr2:gate` request the snapshot the claimer chose the item by did not know (`gates`) while the
+  item is still marked parked (`parked`): another pool ran and parked it after that snapshot, and
+  without this check it would run again before anyone approved. An old request on an item no longer
+  marked (its approved attempt released, or a person took the mark off) does not stop the claim.
 """
 
 from __future__ import annotations
@@ -45,13 +45,14 @@ from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 
 from ..tracker import Tracker
+from .bounds import NO_BOUNDS, Bounds, bounded
 from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, retry_record
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
-    from jr2_sources.gates import Gate
+    from jr2_sources.capabilities.gates.policy import Gate
+    from jr2_sources.capabilities.retries import Attempt
     from jr2_sources.readyset import SnapshotItem
-    from jr2_sources.retries import Attempt
 
 
 class CommentThread(Protocol):
@@ -143,6 +144,13 @@ class CommentClaims:
         self._raced = False  # the last claim posted and lost: pause once before the next
         self._held: dict[str, Held] = {}
         self._lock = threading.Lock()
+        self.bounds: Bounds = NO_BOUNDS
+        """The pool's own settings (`Tracker.bound`): every marker it reads is held within."""
+
+    def _listing(self, key: str) -> tuple[list[Comment], datetime]:
+        """The item's comments, each marker's fields within `bounds` (`kit.bounds`)."""
+        comments, now = self.thread.list_comments(key)
+        return [bounded(c, self.bounds) for c in comments], now
 
     def held(self, key: str) -> Held | None:
         """This process's live claim of `key` (None once settled or released)."""
@@ -164,7 +172,7 @@ class CommentClaims:
             pause, self._raced = self._raced, False
         if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
-        comments, now = self.thread.list_comments(key)
+        comments, now = self._listing(key)
         found = markers(comments)
         return (holder_of(comments, now) is None and not self._parked(key, found, gates)
                 and self.thread.still_to_do(key, found))
@@ -186,7 +194,7 @@ class CommentClaims:
                              f"jr2: claimed by {self.who(holder)} (lease {lease:.0f}s).")
         posted = self.thread.post_comment(key, body)
         mine = {posted} if posted is not None else set()
-        comments, now = self.thread.list_comments(key)
+        comments, now = self._listing(key)
         found = markers(comments)
         mine |= {mk.comment_id for mk in found if mk.nonce == nonce}
         winner = holder_of(comments, now)
@@ -305,7 +313,7 @@ class CommentClaims:
 
     def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                 action: Callable[[], None] | None, keep_mark: bool = False) -> None:
-        comments, now = self.thread.list_comments(held.key)
+        comments, now = self._listing(held.key)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:
             if action is not None:
@@ -341,6 +349,10 @@ class ClaimsByComment(Tracker):
     retries: ClassVar[bool] = True
     """`settle` / `record` take an `Attempt` and the snapshot reads it back
     (`jr2 work --max-attempts`)."""
+
+    def bound(self, bounds: Bounds) -> None:
+        """Claims, retries and gates read back within the pool's own settings."""
+        self.claims.bounds = bounds
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
         self._writable()

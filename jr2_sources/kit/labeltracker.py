@@ -19,7 +19,8 @@ Design notes
 * `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
   offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
   marker in its comments, until someone closes it.
-* Deltas (`changes`, read by `jr2_sources.deltas.ReadyReader`): one full snapshot, then
+* Deltas (`changes`, read by `jr2_sources.capabilities.deltas.reader.ReadyReader`): one full
+  snapshot, then
   `read_changes(skip)`, the tracker's own "updated since" question (GitHub `since`, GitLab
   `updated_after`) over the shared `kit.sincewindow.SinceWindow`; it answers None for a full
   snapshot (no reading yet, a sign of a gap). A tracker that does not override it is read in
@@ -35,11 +36,12 @@ Design notes
   and the accounts `--trust` names count, and with `JR2_MARKER_KEY` only signed ones; every
   body jr2 posts or edits is sealed (signed) there too. A tracker's `list_comments` returns the
   trusted reading (`trusted`).
-* Approval gates (`jr2 work --gate`, `jr2_sources.gates`): `park` swaps the claim label for
+* Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`): `park` swaps the
+  claim label for
   `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
   a `jr2:gate` marker saying how to answer; readers read the comments of issues with that
-  label (`jr2_sources.kit.gatecomments`). Once an answered issue is settled done or failed, the
-  awaiting label is taken off (`take_off_awaiting`).
+  label (`jr2_sources.capabilities.gates.comments`). Once an answered issue is settled done or
+  failed, the awaiting label is taken off (`take_off_awaiting`).
 """
 
 from __future__ import annotations
@@ -52,19 +54,19 @@ from typing import Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.comments import record_answer
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
+from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict
 
-from ..gates import AWAITING_LABEL, GateRequest, GateStatus
-from ..incremental import Delta
 from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
-from ..retries import Attempt
 from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
-from .gatecomments import record_answer
 from .labeloptions import LabelOptions
 from .markers import MarkerTrust, marker_key
-from .webhooks import DeliveryDeduper, Verdict
 
 
 def parse_time(value: str) -> datetime:
@@ -391,8 +393,8 @@ class LabelCommentTracker(ClaimsByComment):
 
     def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
                     by: str | None = None) -> bool:
-        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
-        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        """Record an answer given through jr2 (`jr2_sources.capabilities.gates.policy.answer`:
+        the dashboard) as a `jr2:answer` comment, when the gate awaits one; False otherwise."""
         self._writable()
         self.issue_path(item_id)
         return record_answer(self, item_id, name, status, reason, by, self.can_answer)

@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from jr2_sources.capabilities.limits.comment_locks import lock_fields
+
 from .claims import Comment, Marker, parse_marker
-from .comment_locks import lock_fields
 
 __all__ = ["KEY_VAR", "TRUST_HELP", "Ignored", "MarkerTrust", "Reading", "distinct", "marker_key",
            "request_ref", "signed_fields"]

@@ -1,8 +1,9 @@
 """Known secret values, and scrubbing them from text before it reaches a log or the screen.
 
 Secrets are the values of environment variables whose names say they are secret (`*TOKEN*`,
-`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`), plus any
-value a source registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
+`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`, `*_AUTH`),
+the passwords of URLs in any variable's value (`postgres://user:PASSWORD@db`), plus any value a
+source registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
 
 Design notes: what is scrubbed, for each secret,
 
@@ -24,8 +25,10 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY|MARKER_KEY)",
-                          re.I)
+_SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY|MARKER_KEY|_AUTH$)", re.I)
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
+"""A URL's `scheme://user:password@`: group 1 is the password."""
 MASK = "***"
 MIN_SECRET = 6
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
@@ -36,10 +39,23 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
 
+def url_passwords(value: str) -> list[str]:
+    """The passwords of the URLs in `value` (`http://user:pass@proxy` gives `pass`)."""
+    return _URL_PASSWORD.findall(value)
+
+
+def is_credential(name: str, value: str) -> bool:
+    """Whether an environment variable holds a credential: its name says so, or its value holds
+    a URL with a password."""
+    return is_secret_name(name) or bool(url_passwords(value))
+
+
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
     """The secret values to scrub, longest first (so a secret inside another goes too)."""
     env = os.environ if env is None else env
     values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET}
+    values.update(p for v in env.values() if "://" in v for p in url_passwords(v)
+                  if len(p) >= MIN_SECRET)
     values.update(v for v in extra if len(v) >= MIN_SECRET)
     return sorted(values, key=len, reverse=True)
 

@@ -18,7 +18,10 @@ Design notes
   origin, so the token never goes to another host; redirects are not followed.
 * Writes pass a thread-safe gate that keeps them `write_spacing` apart (`WriteSpacer`).
 * Errors are one line naming the source and what the token could not do, e.g.
-  `github:o/r: the token cannot read issues (HTTP 404: not found or no access)`.
+  `github:o/r: the token cannot read issues (HTTP 404: not found or no access)`; a refusal
+  that is not about the token (a 422) quotes the tracker instead, e.g. `GitHub refused to
+  write issue comments (HTTP 422: Validation Failed: body is too long (maximum is 65536
+  characters))`.
 * `requests` is imported when a client is made, not with this module: `jr2 --help` and the local
   source never load it.
 """
@@ -152,12 +155,22 @@ class RestClient:
         return {"Authorization": f"Bearer {self._token.get_secret_value()}"}
 
     def error_message(self, resp: Any) -> str:
-        """The tracker's own words for an error answer ("" when it gave none)."""
+        """The tracker's own words for an error answer ("" when it gave none): its `message`,
+        and the `message` of each of its `errors` (GitHub's 422 "Validation Failed" says what
+        failed there: "body is too long (maximum is 65536 characters)")."""
         try:
             data = resp.json()
         except ValueError:
             return ""
-        return str(data.get("message", "")) if isinstance(data, dict) else ""
+        if not isinstance(data, dict):
+            return ""
+        words = [str(data.get("message", "") or "")]
+        errors = data.get("errors")
+        for err in errors if isinstance(errors, list) else ():
+            said = err.get("message") if isinstance(err, dict) else err
+            if isinstance(said, str) and said and said not in words:
+                words.append(said)
+        return ": ".join(w for w in words if w)
 
     def next_url(self, resp: Any, url: str) -> str | None:
         """The next page of a list: `Link: rel="next"`."""
@@ -291,6 +304,7 @@ class RestClient:
                     f"{self.token_hint}")
         elif status in (403, 404):
             text = f"{self.label}: the token cannot {need} (HTTP {status}: {hint})"
-        else:
-            text = f"{self.label}: {self.tracker} refused to {need} (HTTP {status}: {hint})"
+        else:  # not about the token: what it needs (the words in brackets) is beside the point
+            text = (f"{self.label}: {self.tracker} refused to {need.partition(' (')[0]} "
+                    f"(HTTP {status}: {hint})")
         raise self.error_type(self._redact(text), status)

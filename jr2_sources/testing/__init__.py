@@ -42,10 +42,15 @@ from jr2_sources.readyset import (
 )
 from jr2_sources.tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
 
+MISSING = "MISSING"
+"""The key a reference item needs that is never seeded: `Target.ids` maps it to an id that
+does not exist in the tracker (`{..., MISSING: "o/r#999"}`)."""
+
 
 @dataclass(frozen=True)
 class RefItem:
-    """An item of the reference backlog, by tracker-neutral key."""
+    """An item of the reference backlog, by tracker-neutral key: its `title`, the keys it
+    `needs` (blockers), its `parent`'s key, and whether it is `done` already."""
 
     key: str
     title: str
@@ -58,7 +63,7 @@ REFERENCE: tuple[RefItem, ...] = (
     RefItem("A", "Ready, nothing blocks it."),
     RefItem("B", "Ready too."),
     RefItem("C", "Needs A and B.", needs=("A", "B")),
-    RefItem("D", "Needs a blocker that does not exist.", needs=("MISSING",)),
+    RefItem("D", "Needs a blocker that does not exist.", needs=(MISSING,)),
     RefItem("E", "Needs F (done), so ready.", needs=("F",)),
     RefItem("F", "Already done.", done=True),
     RefItem("P", "A parent with an open child."),

@@ -103,6 +103,23 @@ def test_the_webhook_can_be_served_over_tls(tmp_path: Path) -> None:
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
 
 
+def test_a_private_key_anyone_can_read_is_warned_about(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    said = []
+    for mode in (0o644, 0o640):
+        key.chmod(mode)
+        res = jr2("work", "local:b.toml", "--listen", "127.0.0.1:0", "--tls-cert", str(cert),
+                  "--tls-key", str(key), "--", "true", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        said.append([line for line in res.stderr.splitlines() if "private key" in line])
+    assert said == [[f"jr2: warning: --tls-key {key}: every user of this machine can read this "
+                     "private key (mode 0644); chmod o-r it"], []]
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

@@ -115,6 +115,24 @@ def test_kind_help_lists_the_options_of_a_kind(tmp_path: Path) -> None:
     assert res.returncode == 0 and "--children-block / --no-children-block" in res.stdout
 
 
+def test_a_kind_that_declares_target_again_changes_its_target_help() -> None:
+    from pydantic import Field
+
+    from jr2_sources import SourceKind, Tracker
+    from jr2_sources.registry import kind_help
+
+    class Generic(Tracker.Options):
+        pass
+
+    class Acme(Tracker.Options):
+        target: str = Field(min_length=1, description="the Acme server's URL")
+
+    assert "  TARGET  what to read (a file, a repository, a URL)" in kind_help(
+        SourceKind("generic", Generic, lambda c, e: None))
+    shown = kind_help(SourceKind("acme", Acme, lambda c, e: None)).splitlines()
+    assert "  TARGET  the Acme server's URL" in shown and "  --target TEXT" not in shown
+
+
 def test_an_unknown_kind_lists_the_kinds(tmp_path: Path) -> None:
     res = jr2("ready", "gitlub:x/y", cwd=tmp_path)
     assert res.returncode == 2

@@ -38,3 +38,39 @@ def test_a_bad_exclusive_by_is_one_line_and_exit_2(tmp_path: Path, command: str)
                          capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stderr.strip().count("\n")) == (2, 0)
     assert "--exclusive-by 'area/*': expected label:GLOB" in out.stderr
+
+
+def test_a_deleted_coordination_issue_is_said_as_such_during_the_run_and_at_start(
+        tmp_path: Path) -> None:
+    """The coordination issue is not an item: its refusal is never "skipped". Deleted while
+    the pool runs, the source cannot keep its limits: the run ends with that error (exit 4);
+    at start it is bad input (exit 2, one line)."""
+    from clihelp import wait_for
+    from jr2_sources.testing.fakes.github_server import FakeGitHub
+
+    with FakeGitHub() as fake:
+        control = fake.add_issue("o/r", "control")
+        fake.add_issue("o/r", "one", labels=["agent"])
+        fake.add_issue("o/r", "two", labels=["agent"])
+        env = {**os.environ, "GITHUB_API_URL": fake.url, "GITHUB_TOKEN": "x",
+               "JR2_STATE_DIR": str(tmp_path / "s")}
+        argv = [*JR2, "work", "github:o/r", "--label", "agent", "--write-spacing", "0.001",
+                "--global-cap", "1", "--control-issue", f"o/r#{control}", "--"]
+        started = tmp_path / "started"
+        proc = subprocess.Popen([*argv, "sh", "-c", f"touch {started}; sleep 1"], cwd=tmp_path,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            wait_for(lambda: started.exists() or proc.poll() is not None, timeout=30)
+            fake.delete_issue("o/r", control)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        start = subprocess.run([*argv, "true"], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=60)
+    where = f"the coordination issue o/r#{control} (from --control-issue)"
+    assert proc.returncode == 4, err
+    assert f"{where}: o/r#{control} was deleted (HTTP 410)" in err and "skipped" not in err
+    assert start.returncode == 2, start.stderr
+    [line] = start.stderr.splitlines()
+    assert line == f"error: github:o/r: {where}: o/r#{control} was deleted (HTTP 410)"

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from jr2_sources.capabilities.deltas.reader import ReadyReader, first_reading
 from jr2_sources.cli.compose import work
-from jr2_sources.deltas import ReadyReader, first_reading
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.testing import MemoryItem, MemoryTracker
 from jr2_sources.testing.fakes.github_server import FakeGitHub

@@ -165,6 +165,23 @@ def test_a_branch_jr2_did_not_make_is_never_renamed(repo: Path, tmp_path: Path) 
     assert subprocess.run(["git", "-C", str(kept), "symbolic-ref", "-q", "HEAD"]).returncode != 0
 
 
+def test_a_full_ref_names_its_branch_and_another_ref_fails_only_its_item(repo: Path,
+                                                                        tmp_path: Path) -> None:
+    """`refs/heads/x` is the branch `x` (never `refs/heads/refs/heads/x`); a tag is no branch."""
+    (repo / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nbranch = "refs/heads/fix"\n'
+                                 '[[items]]\nid = "B"\ntitle = "b"\nbranch = "refs/tags/v1"\n')
+    state = tmp_path / "state"
+    res = jr2("work", "local:b.toml", "--state", str(state), "--worktree", "--", "sh", "-c",
+              f'{SHOW}; test "$(git branch --show-current)" = fix && false', cwd=repo,
+              env=env(SEEN=str(tmp_path / "seen")))
+    assert res.returncode == 1, res.stderr
+    assert [r[3] for r in seen(tmp_path / "seen")] == ["fix"]  # JR2_ITEM_BRANCH; B never ran
+    assert "failed B: --worktree: refs/tags/v1 is not a branch name" in res.stderr
+    branches = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").split()
+    assert [b for b in branches if b.startswith("refs/heads/fix-failed-")]  # renamed aside
+    assert not [b for b in branches if "refs/heads/refs/" in b]
+
+
 def test_a_stacked_item_starts_its_worktree_from_its_blockers_branch(repo: Path) -> None:
     """GitHub's `--stack` hands `extra.stack_on`; the worktree starts from that branch."""
     import asyncio

@@ -151,3 +151,27 @@ async def test_unsigned_requests_are_capped_in_count_and_time(
         await host.stop()
         r.interrupt()
         await r.result()
+
+
+async def test_a_request_aiohttp_cannot_parse_is_one_line_not_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    r, host = await hosted(tmp_path)
+    assert host.address is not None
+    port = int(host.address.rsplit(":", 1)[1])
+    try:
+        for length in (b"-1", b"abc"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /v1/send HTTP/1.1\r\nHost: x\r\nContent-Length: " + length
+                         + b"\r\n\r\n{}")
+            await writer.drain()
+            line = await asyncio.wait_for(reader.readline(), 5)
+            assert b" 400 " in line
+            writer.close()
+    finally:
+        await host.stop()
+        r.interrupt()
+        await r.result()
+    said = [rec for rec in caplog.records if rec.name == "jr2.host"]
+    assert len(said) == 2 and all(rec.exc_info is None for rec in said)
+    assert said[0].getMessage() == ("jr2: refused a malformed request from 127.0.0.1 "
+                                    "(400: Invalid character in Content-Length)")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from jr2_core import Next, define_event, pool, source, start
 from jr2_core.host import RunHost
-from jr2_sources.kit.webhooks import (
+from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
     Verdict,
     attach_webhook,

@@ -1,6 +1,6 @@
 """Global caps and conflict groups on comment trackers (`--global-cap`, `--exclusive-by`,
-`--control-issue`, `jr2_sources.kit.comment_locks`), through real `jr2 work` processes against
-the fake GitHub and the fake Jira (GitLab: the plugin's own tests).
+`--control-issue`, `jr2_sources.capabilities.limits.comment_locks`), through real `jr2 work`
+processes against the fake GitHub and the fake Jira (GitLab: the plugin's own tests).
 
 The witness is the worker journal (`start|end|stop|orphan <item> <run> <t>`, see rel_trackers):
 every run's interval is rebuilt from it, and at every instant the runs are counted in all and

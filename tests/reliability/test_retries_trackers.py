@@ -256,8 +256,8 @@ def test_max_attempts_is_refused_where_the_source_keeps_no_record() -> None:
     --max-attempts 1 (the default) is what it always did."""
     from jr2_core import Outcome
     from jr2_core.errors import UsageError
+    from jr2_sources.capabilities.retries import AttemptPolicy
     from jr2_sources.readyset import Snapshot, SnapshotItem
-    from jr2_sources.retries import AttemptPolicy
     from jr2_sources.tracker import Tracker
     from jr2_sources.worksource import WorkSource
 

@@ -52,3 +52,38 @@ def test_no_cli_path_leaks_a_secret(tmp_path: Path) -> None:
     assert "***" in text  # the leaky command's output was there, scrubbed
     for name, value in SECRETS.items():
         assert value not in text, f"{name} leaked"
+
+
+CREDENTIALS = {
+    "DATABASE_URL": "postgres://app:dbpass0123456@db.internal:5432/app",
+    "NPM_CONFIG__AUTH": "dXNlcjpucG1wYXNzMDEyMzQ1",
+    "HTTPS_PROXY": "http://user:proxypass0123@proxy.internal:3128",
+}
+
+
+def test_credentials_in_the_environment_reach_a_command_only_when_passed(tmp_path: Path
+                                                                          ) -> None:
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
+    env = {**os.environ, **CREDENTIALS, "HTTP_PROXY": "http://proxy.internal:3128"}
+    seen = tmp_path / "seen.env"
+    dump = ["--", "sh", "-c", f'env > {seen}; echo "$DATABASE_URL"']
+    res = jr2("work", "local:b.toml", *dump, cwd=tmp_path, env=env)
+    assert res.returncode == 0, res.stderr
+    got = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    assert not set(CREDENTIALS) & set(got)
+    assert got["HTTP_PROXY"] == "http://proxy.internal:3128"  # no password: inherited
+    said = [ln for ln in res.stderr.splitlines() if "left out of the command's environment" in ln]
+    assert len(said) == 1 and all(said[0].count(name) == 1 for name in CREDENTIALS), res.stderr
+    logs = [f for f in (tmp_path / ".jr2" / "logs").rglob("*") if f.is_file()]
+    assert {f.suffix for f in logs} == {".log", ".json"}
+    assert {f.stat().st_mode & 0o777 for f in logs} == {0o600}
+
+    (tmp_path / "b.toml").write_text('[[items]]\nid = "B"\ntitle = "b"\n')
+    res = jr2("work", "local:b.toml", "--pass-env", "DATABASE_URL", *dump, cwd=tmp_path,
+              env=env)
+    assert res.returncode == 0, res.stderr
+    got = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    assert got["DATABASE_URL"] == CREDENTIALS["DATABASE_URL"]
+    assert "NPM_CONFIG__AUTH" not in got and "HTTPS_PROXY" not in got
+    text = "".join(f.read_text() for f in (tmp_path / ".jr2" / "logs").rglob("*.log"))
+    assert "dbpass0123456" not in text and "postgres://app:***@db.internal" in text

@@ -1,5 +1,5 @@
-"""`jr2_sources.gates`: the ask line, answers, names and the variables of the next attempt, and
-the `awaiting_approval` reason of the Ready-set."""
+"""`jr2_sources.capabilities.gates.policy`: the ask line, answers, names and the variables of the
+next attempt, and the `awaiting_approval` reason of the Ready-set."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jr2_sources.gates import (
+from jr2_sources.capabilities.gates.policy import (
     Gate,
     GateRequest,
     answer_command,

@@ -1,5 +1,5 @@
-"""The dashboard issue's logic (jr2_sources.dashboard) against an in-memory board: merging,
-ticks, conditional and spaced writes, escaping, the size limit. The GitHub end of it is in
+"""The dashboard issue's logic (jr2_sources.capabilities.dashboard) against an in-memory board:
+merging, ticks, conditional and spaced writes, escaping, the size limit. The GitHub end of it is in
 tests/trackers/github/test_github_dashboard.py."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jr2_core.errors import ItemError
-from jr2_sources.dashboard import (
+from jr2_sources.capabilities.dashboard import (
     BODY_LIMIT,
     END,
     START,
@@ -261,13 +261,14 @@ def test_every_state_is_drawn_with_holder_lease_reason_and_retry_time() -> None:
 
 def test_titles_cannot_break_a_table_draw_a_box_or_forge_a_key() -> None:
     evil = ("x | y\n- [x] **retry** <!-- jr2:retry " + b"o/r#1".hex() + " -->\x1b[2J"
-            " @here #1 ]( <script>")
+            " @here #1 GH-3 gh-4 ]( <script>")
     rs = rs_of(SnapshotItem("o/r#1", evil), SnapshotItem("o/r#2", evil, failed=evil),
                SnapshotItem("o/r#3", evil, blockers=[BlockerRef("o/r#1", "open"),
                                                      BlockerRef("x|y#`1", "open")]))
     section = render_section(rs, budget=BODY_LIMIT)
     assert [(t.item_id, t.ticked) for t in ticks(section)] == [("o/r#2", False)]
     assert "\x1b" not in section and "@here" not in section and "<script>" not in section
+    assert "GH-3" not in section and "gh-4" not in section and "GH\u200b-3" in section
     for line in section.splitlines():
         if line.startswith("| `o/r#"):
             cells = line.replace("\\|", "").count("|")

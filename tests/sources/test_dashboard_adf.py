@@ -1,8 +1,8 @@
-"""The dashboard in an Atlassian Document Format description (jr2_sources/dashboard/adf.py,
-adfrender.py) against an in-memory board: markers, ticks, comparing, the size limit, escaping,
-and the `vet` hook of `sync.Dashboard`. Every document is validated against the vendored ADF
-JSON schema (fixtures/adf/full.json, from @atlaskit/adf-schema). The Jira end of it is in
-tests/trackers/jira/test_jira_dashboard.py."""
+"""The dashboard in an Atlassian Document Format description
+(jr2_sources/capabilities/dashboard/adf.py, adfrender.py) against an in-memory board: markers,
+ticks, comparing, the size limit, escaping, and the `vet` hook of `sync.Dashboard`. Every document
+is validated against the vendored ADF JSON schema (fixtures/adf/full.json, from
+@atlaskit/adf-schema). The Jira end of it is in tests/trackers/jira/test_jira_dashboard.py."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from jr2_sources.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
-from jr2_sources.dashboard.adf import (
+from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
+from jr2_sources.capabilities.dashboard.adf import (
     ADF_LAYOUT,
     ADF_LIMIT,
     END_TEXT,
@@ -24,7 +24,7 @@ from jr2_sources.dashboard.adf import (
     key_of,
     size,
 )
-from jr2_sources.dashboard.adfrender import render_nodes
+from jr2_sources.capabilities.dashboard.adfrender import render_nodes
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,

@@ -1,6 +1,7 @@
-"""The read-only dashboard in Jira wiki markup (Data Center; jr2_sources/dashboard/wiki.py,
-wikirender.py) against an in-memory board: anchors as markers, a person's text kept, escaping,
-no boxes, the size limit. The Jira end of it is in tests/trackers/jira/test_jira_dashboard.py."""
+"""The read-only dashboard in Jira wiki markup (Data Center;
+jr2_sources/capabilities/dashboard/wiki.py, wikirender.py) against an in-memory board: anchors as
+markers, a person's text kept, escaping, no boxes, the size limit. The Jira end of it is in
+tests/trackers/jira/test_jira_dashboard.py."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jr2_sources.dashboard import BrokenMarkers, Dashboard, PendingGate
-from jr2_sources.dashboard.adf import ADF_LIMIT, size
-from jr2_sources.dashboard.wiki import WIKI_END, WIKI_LAYOUT, WIKI_START
-from jr2_sources.dashboard.wikirender import render_wiki, wiki_text
+from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate
+from jr2_sources.capabilities.dashboard.adf import ADF_LIMIT, size
+from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_LAYOUT, WIKI_START
+from jr2_sources.capabilities.dashboard.wikirender import render_wiki, wiki_text
 from jr2_sources.readyset import (
     BlockerRef,
     ReadySet,

@@ -1,4 +1,5 @@
-"""The incremental Ready-set (jr2_sources.incremental) against the reference, `compute_ready_set`.
+"""The incremental Ready-set (jr2_sources.capabilities.deltas.incremental) against the reference,
+`compute_ready_set`.
 
 The property test keeps a small tracker ("world"), changes it step by step and hands the
 incremental set only what a tracker would report: the items whose own data changed (a blocker
@@ -24,8 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jr2_sources.gates import Gate
-from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.capabilities.deltas.incremental import Delta, IncrementalReadySet
+from jr2_sources.capabilities.gates.policy import Gate
 from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,

@@ -1,6 +1,7 @@
-"""Global caps and conflict groups in the Ready-set and its report (`jr2_sources.limits`): which
-groups an item is in, the `group_busy` and `global_cap` reasons in every form, and the
-WorkSource's refusal of a tracker that cannot keep them."""
+"""Global caps and conflict groups in the Ready-set and its report
+(`jr2_sources.capabilities.limits.policy`): which groups an item is in, the `group_busy` and
+`global_cap` reasons in every form, and the WorkSource's refusal of a tracker that cannot keep
+them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jr2_core.errors import UsageError
-from jr2_sources.limits import Limits
+from jr2_sources.capabilities.limits.policy import Limits
 from jr2_sources.readyset import Claim, Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.report import describe_reasons, explain, render_text
 from jr2_sources.testing import MemoryTracker

@@ -57,6 +57,23 @@ def test_an_unknown_name_lists_the_named_sources(tmp_path: Path) -> None:
     assert res.returncode == 2 and "named source (work)" in res.stderr
 
 
+@pytest.mark.parametrize("bad", ['[sources.broken]\ntarget = "b.toml"\n',
+                                 '[sources.broken]\nkind = "local"\napi_key = "s3cr3t-v4lue"\n',
+                                 '[sources]\nbroken = "local:b.toml"\n'])
+def test_a_broken_entry_breaks_only_itself(tmp_path: Path, bad: str) -> None:
+    """An entry is checked when it is used: the others work, and its error names only it."""
+    setup(tmp_path, bad + '[sources.work]\nkind = "local"\ntarget = "b.toml"\n')
+    res = jr2("ready", "work", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert [e["id"] for e in json.loads(res.stdout)["ready"]] == ["A", "B"]
+    assert jr2("work", "work", "--", "true", cwd=tmp_path).returncode == 0
+    res = jr2("ready", "broken", cwd=tmp_path)
+    assert res.returncode == 2
+    [line] = res.stderr.splitlines()
+    assert line.startswith("error: jr2.toml: source 'broken': ") and "'work'" not in line
+    assert "s3cr3t" not in line
+
+
 # -- found upward, like ruff and uv --------------------------------------------------------------
 
 
@@ -125,3 +142,20 @@ def test_token_env_gives_the_source_its_token(tmp_path: Path) -> None:
         assert [x["id"] for x in json.loads(res.stdout)["ready"]] == ["o/r#1"]
         wrong = jr2("ready", "github:o/r", cwd=tmp_path, env=e)  # without it: GITHUB_TOKEN
         assert wrong.returncode != 0 and "refused" in wrong.stderr
+
+
+def test_the_variable_token_env_names_is_kept_from_the_command(tmp_path: Path) -> None:
+    from jr2_sources.testing.fakes.github_server import FakeGitHub
+
+    with FakeGitHub(tokens={"acme-token-123"}) as fake:
+        fake.add_issue("o/r", "one")
+        setup(tmp_path, '[sources.gh]\nkind = "github"\ntarget = "o/r"\ntoken_env = "ACME_GH"\n')
+        seen = tmp_path / "seen.env"
+        res = jr2("work", "gh", "--write-spacing", "0.1s", "--", "sh", "-c", f"env > {seen}",
+                  cwd=tmp_path, env=env(GITHUB_API_URL=fake.url, ACME_GH="acme-token-123"))
+        assert res.returncode == 0, res.stderr
+        names = {line.split("=", 1)[0] for line in seen.read_text().splitlines()}
+        assert not {"ACME_GH", "GH_TOKEN", "GITHUB_TOKEN"} & names
+        assert "acme-token-123" not in seen.read_text()
+        said = [ln for ln in res.stderr.splitlines() if "left out of the command's" in ln]
+        assert len(said) == 1 and "ACME_GH" in said[0], res.stderr

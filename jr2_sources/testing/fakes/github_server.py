@@ -187,6 +187,26 @@ class Reply(Exception):
         self.headers = headers or {}
 
 
+MAX_BODY = 65536
+"""The most characters of a comment's body: a longer one is refused with 422 "Validation
+Failed", its `errors` saying "body is too long (maximum is 65536 characters)" (as GitHub
+answers "Create an issue comment" and "Update an issue comment")."""
+
+
+def _comment_body(body: Any, default: str) -> str:
+    """The `body` of a comment write, or a 422 as GitHub refuses one over `MAX_BODY`."""
+    text = str(body.get("body", default)) if isinstance(body, dict) else default
+    if len(text) > MAX_BODY:
+        raise Reply(422, {"message": "Validation Failed",
+                          "errors": [{"resource": "IssueComment", "code": "custom",
+                                      "field": "body",
+                                      "message": f"body is too long (maximum is {MAX_BODY} "
+                                                 "characters)"}],
+                          "documentation_url": "https://docs.github.com/rest/issues/comments"
+                                               "#create-an-issue-comment"})
+    return text
+
+
 class FakeGitHub:
     """The fake server: state, clock, log, faults; `start()` serves it in a thread."""
 
@@ -1032,9 +1052,10 @@ class FakeGitHub:
                 # "Create an issue comment": 403 Forbidden; a locked issue accepts comments
                 # from collaborators only, never from an App or Actions token
                 raise Reply(403, {"message": "Unable to create comment because issue is locked."})
+            text = _comment_body(body, "")
             t = self.now()
             c = Comment(
-                self.next_comment, issue.repo, number, str(body.get("body", "")),
+                self.next_comment, issue.repo, number, text,
                 self.who(token), t, t,
             )
             self.next_comment += 1
@@ -1077,7 +1098,7 @@ class FakeGitHub:
         if method == "GET":
             return 200, self.comment_json(base, c), {}
         if method == "PATCH":
-            c.body = str(body.get("body", c.body))
+            c.body = _comment_body(body, c.body)
             c.updated = self.now()
             self._touch()
             return 200, self.comment_json(base, c), {}
@@ -1293,6 +1314,7 @@ class _Handler(BaseHTTPRequestHandler):
                     holder = json.loads(m.group(2)).get("holder")
                 except ValueError:
                     holder = None
+        auth = self.headers.get("Authorization") or ""
         entry = {
             "method": method,
             "path": path,
@@ -1301,6 +1323,9 @@ class _Handler(BaseHTTPRequestHandler):
             "t": fake.now(),
             "holder": holder,
             "marker": kind,
+            # which client sent it (a digest of its token, never the token): tells apart the
+            # requests of processes that share this server
+            "client": hashlib.sha256(auth.encode()).hexdigest()[:8] if auth else None,
         }
         if fake.capture:
             entry["body"] = body if self.headers.get("Content-Length") else None

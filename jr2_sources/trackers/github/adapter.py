@@ -20,7 +20,9 @@ Design notes
 * One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
   tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
   `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
-  run goes on; the message does not blame the token, whose permissions are fine.
+  run goes on; the message says what the issue is (deleted, gone, locked), not what is done
+  about it (an item is skipped; the coordination issue of `--control-issue` ends the run), and
+  does not blame the token, whose permissions are fine.
 * `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
   both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
   start, in one line, before anything is claimed.
@@ -52,15 +54,15 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
-from jr2_sources.gates import AWAITING_LABEL
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.kit.webhooks import Verdict
 from jr2_sources.readyset import Snapshot
 from jr2_sources.registry import SourceEnv
-from jr2_sources.retries import Attempt
 
 from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
@@ -217,13 +219,13 @@ class GitHubAdapter(LabelCommentTracker):
         """An error status about one issue as an `ItemError` (the rest unchanged)."""
         what = str(exc).lower()
         if exc.status == 410:
-            return ItemError(f"{self.name}: {key} was deleted (HTTP 410); skipped")
+            return ItemError(f"{self.name}: {key} was deleted (HTTP 410)")
         if exc.status == 404:
             return ItemError(f"{self.name}: {key} is gone (HTTP 404: deleted, transferred or "
-                             "hidden); skipped")
+                             "hidden)")
         if exc.status == 403 and "locked" in what:
             return ItemError(f"{self.name}: {key} is locked, and GitHub refuses comments on it "
-                             "(HTTP 403); skipped: unlock the issue to offer it again")
+                             "(HTTP 403): unlock the issue to offer it again")
         return exc
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
@@ -316,7 +318,8 @@ class GitHubAdapter(LabelCommentTracker):
         return self.reader.gates.can_answer(who)
 
     def mark_parked(self, key: str) -> None:
-        """Park (`jr2_sources.gates`): ONE PATCH swaps the claim label for the awaiting label."""
+        """Park (`jr2_sources.capabilities.gates.policy`): ONE PATCH swaps the claim label for the
+        awaiting label."""
         self._settle_issue(key, {}, add=AWAITING_LABEL)
 
     def take_off_awaiting(self, key: str) -> None:

@@ -6,7 +6,7 @@ Design notes
   conditional through the client's ETag cache: a 304 when nothing changed costs no rate limit)
   and written with "Update an issue" (`PATCH` of the same path with `{"body": ...}` only, so no
   other field a person set is touched). The PATCH takes no `If-Match`: how the window is bounded
-  is in `jr2_sources.dashboard.sync`.
+  is in `jr2_sources.capabilities.dashboard.sync`.
 * Who may tick: "Update an issue" says "Issue owners and users with push access or Triage role
   can edit an issue". `check()` therefore reads the issue's author once and asks "Get repository
   permissions for a user" (`GET /repos/{owner}/{repo}/collaborators/{username}/permission`):
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from jr2_core.errors import UsageError
-from jr2_sources.kit.webhooks import header
+from jr2_sources.capabilities.webhooks import header
 
 from .client import GitHubHTTPError
 from .refs import item_id, same_repo

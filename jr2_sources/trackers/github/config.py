@@ -99,6 +99,17 @@ class GitHubConfig(LabelOptions):
             raise ValueError("--review-label must differ from the other labels")
         return self
 
+    @field_validator("base")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        """A branch name as a pull request's base names it: `refs/heads/main` is `main`."""
+        if value is None:
+            return None
+        name = value.strip().removeprefix("refs/heads/")
+        if not name or name.startswith("refs/"):
+            raise ValueError(f"expected a branch name (main, or refs/heads/main), not {value!r}")
+        return name
+
     @field_validator("target")
     @classmethod
     def _repo(cls, value: str) -> str:

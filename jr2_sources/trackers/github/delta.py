@@ -64,9 +64,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.deltas.sincewindow import (
+    PER_PAGE,
+    Page,
+    SinceWindow,
+    WindowGap,
+    iso_z,
+)
 from jr2_sources.kit import labels_of
-from jr2_sources.kit.sincewindow import PER_PAGE, Page, SinceWindow, WindowGap, iso_z
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError

@@ -1,4 +1,5 @@
-"""Who may answer an approval gate on GitHub (`jr2 work --gate`, `jr2_sources.gates`).
+"""Who may answer an approval gate on GitHub (`jr2 work --gate`,
+`jr2_sources.capabilities.gates.policy`).
 
 Design note: an answer counts only from someone with write access to the repository. GitHub's
 `author_association` on a comment does not say that (`COLLABORATOR` includes read-only
@@ -22,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
-from jr2_sources.gates import Gate, answer_label
+from jr2_sources.capabilities.gates.comments import Answer, gates_of
+from jr2_sources.capabilities.gates.policy import Gate, answer_label
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.gatecomments import Answer, gates_of
 from jr2_sources.kit.labeltracker import parse_time
 
 from .client import GitHubClient, GitHubHTTPError

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from jr2_sources.kit.sincewindow import DEFAULT_OVERLAP, WindowGap
+from jr2_sources.capabilities.deltas.sincewindow import DEFAULT_OVERLAP, WindowGap
 
 from .client import GitHubClient
 from .refs import parse_time

@@ -1,8 +1,8 @@
 """GitHub webhook deliveries: verify the signature, drop replays, decide whether to wake.
 
 Design note: GitHub signs the raw body with HMAC-SHA256 under the webhook's secret and sends
-`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.kit.webhooks` pieces compare it in
-constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
+`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.capabilities.webhooks` pieces compare
+it in constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
 reused when a delivery is redelivered, so a repeat is acknowledged and ignored. Only the events
 that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
 configured repository: the payload's `repository.full_name` decides; only a delivery without
@@ -27,8 +27,9 @@ Scope changes (`scopehooks.py`): a `label` or `milestone` delivery that can chan
 user's filter selects (a label or milestone it names, renamed or deleted) wakes the pool with
 `Verdict.full`: the next reading is a full one. Other deliveries of those events are ignored.
 
-Approval gates (`jr2_sources.gates`): an `issue_comment` created or edited wakes the pool only
-when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments never do.
+Approval gates (`jr2_sources.capabilities.gates.policy`): an `issue_comment` created or edited wakes
+the pool only when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments never
+do.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from jr2_sources.gates import answer_command
-from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.capabilities.gates.policy import answer_command
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 
 from .refs import repo_of_api_url, same_repo
 

@@ -45,7 +45,7 @@ Design notes
 * A read-only adapter (a dry run) never writes: the client refuses, and so does `_writable`.
 * `--exclusive-by touches`: the `Touches:` lines are in the description, which searches read
   only after `want_bodies()` (`description.py`: the cost, the two shapes); the item's text is
-  `extra["body"]`, as on GitHub, where `jr2_sources.limits` finds its groups.
+  `extra["body"]`, as on GitHub, where `jr2_sources.capabilities.limits.policy` finds its groups.
 * A running pool reads by deltas (`changes`, `deltas.py`): one full reading, then at most two
   searches for what changed. This process's own writes and verified webhook deliveries mark
   the issues the next delta reads again. Held items are watched with one search, `key in
@@ -64,18 +64,18 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
-from jr2_sources.gates import GateRequest, GateStatus
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.comments import record_answer
+from jr2_sources.capabilities.gates.policy import GateRequest, GateStatus
+from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
-from jr2_sources.kit.gatecomments import record_answer
 from jr2_sources.kit.markers import MarkerTrust, marker_key
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.kit.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
-from jr2_sources.retries import Attempt
 from jr2_sources.tracker import GONE, OUT_OF_SCOPE, taken_back
 
 from . import markers
@@ -158,8 +158,8 @@ class JiraAdapter(ClaimsByComment):
     # -- reading --------------------------------------------------------------------------------
 
     def want_bodies(self) -> None:
-        """`--exclusive-by touches` (`jr2_sources.limits`): every search from now on also reads
-        the description (`description.py`), so items carry their body."""
+        """`--exclusive-by touches` (`jr2_sources.capabilities.limits.policy`): every search from
+        now on also reads the description (`description.py`), so items carry their body."""
         self.client.fields = (*FIELDS, "description")
 
     def scope(self) -> str:
@@ -545,9 +545,9 @@ class JiraAdapter(ClaimsByComment):
                 self._done_here.add(item_id)
 
     def park(self, item_id: str, holder: str, request: GateRequest) -> None:
-        """Park the issue awaiting approval (`jr2_sources.gates`): the claim comment becomes a
-        `jr2:gate` marker saying how to answer, and the claim label stays (as while a retry
-        waits): that is how every pool finds the gate again. One write."""
+        """Park the issue awaiting approval (`jr2_sources.capabilities.gates.policy`): the claim
+        comment becomes a `jr2:gate` marker saying how to answer, and the claim label stays (as
+        while a retry waits): that is how every pool finds the gate again. One write."""
         self._writable()
         self._guard(item_id)
         held = self.claims.take(item_id, holder)
@@ -564,8 +564,8 @@ class JiraAdapter(ClaimsByComment):
 
     def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
                     by: str | None = None) -> bool:
-        """Record an answer given through jr2 (`jr2_sources.gates.answer`: the dashboard) as a
-        `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        """Record an answer given through jr2 (`jr2_sources.capabilities.gates.policy.answer`:
+        the dashboard) as a `jr2:answer` comment, when the gate awaits one; False otherwise."""
         self._writable()
         self._guard(item_id)
         try:

@@ -1,5 +1,5 @@
 """The dashboard issue on Jira Cloud (`jr2 dashboard jira:SITE --issue KEY`, `jr2 work
---dashboard KEY`): the `Board` of `jr2_sources.dashboard` over one issue's description.
+--dashboard KEY`): the `Board` of `jr2_sources.capabilities.dashboard` over one issue's description.
 
 Design notes
 ------------
@@ -8,14 +8,14 @@ Design notes
   {key}` with `{"fields": {"description": DOC}}` only, so no other field a person set is
   touched); REST v3 because only it gives and takes the description as an Atlassian Document
   Format document (fixtures/jira/atlassian: "the `description` ... take Atlassian Document
-  Format content"), the format of the boxes (`taskItem`, `jr2_sources.dashboard.adf`). "Edit
-  issue" takes no expected version: the window in which a person's save can be overwritten is
-  the one `jr2_sources.dashboard.sync` describes.
+  Format content"), the format of the boxes (`taskItem`, `jr2_sources.capabilities.dashboard.adf`).
+  "Edit issue" takes no expected version: the window in which a person's save can be overwritten is
+  the one `jr2_sources.capabilities.dashboard.sync` describes.
 * Data Center gets a read-only dashboard. Its description is wiki markup (REST v2: `GET`/`PUT
   /rest/api/2/issue/{key}`, `fields.description` a string), which has no checkboxes, so the
-  same report is drawn without boxes (`jr2_sources.dashboard.wiki`), saying how to act where a
-  person already is: remove the failed label, comment `/jr2 approve NAME` on the issue. Cheap
-  (the sync, the budget and the markers are the shared ones) and it keeps the dashboard one
+  same report is drawn without boxes (`jr2_sources.capabilities.dashboard.wiki`), saying how to act
+  where a person already is: remove the failed label, comment `/jr2 approve NAME` on the issue.
+  Cheap (the sync, the budget and the markers are the shared ones) and it keeps the dashboard one
   option on every Jira; see docs/guides/jira.md.
 * Who ticked. Unlike GitHub, Jira records who edited a description: the `changelog` expand of
   "Get issue" ("Returns a list of recent updates to an issue, sorted by date, starting from the
@@ -54,11 +54,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core.errors import SourceHTTPError, UsageError
-from jr2_sources.dashboard.adf import ADF_LAYOUT, ADF_LIMIT, dumps, empty_doc
-from jr2_sources.dashboard.body import Tick
-from jr2_sources.dashboard.layout import Layout
-from jr2_sources.dashboard.target import Target
-from jr2_sources.dashboard.wiki import WIKI_LAYOUT
+from jr2_sources.capabilities.dashboard.adf import ADF_LAYOUT, ADF_LIMIT, dumps, empty_doc
+from jr2_sources.capabilities.dashboard.body import Tick
+from jr2_sources.capabilities.dashboard.layout import Layout
+from jr2_sources.capabilities.dashboard.target import Target
+from jr2_sources.capabilities.dashboard.wiki import WIKI_LAYOUT
 
 from .client import API, API3, JiraClient
 

@@ -89,8 +89,8 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import SourceHTTPError
-from jr2_sources.gates import awaiting
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.policy import awaiting
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
 from .client import JiraHTTPError, parse_jira_time

@@ -1,12 +1,14 @@
-"""An issue's description as plain text, for `--exclusive-by touches` (`jr2_sources.limits`).
+"""An issue's description as plain text, for `--exclusive-by touches`
+(`jr2_sources.capabilities.limits.policy`).
 
 Design notes
 ------------
-* What jr2 reads. `Touches: a, b` lines (`jr2_sources.limits`) live in the item's body; on Jira
-  that is the `description` field. The adapter asks the search for it only while a pool or a
-  report uses `--exclusive-by touches` (`JiraAdapter.want_bodies`): a description can be large
-  (Atlassian caps a text field at 32,767 characters), and every search of every poll would
-  carry it otherwise. Editing a description is an issue edit: `updated` moves and Jira delivers
+* What jr2 reads. `Touches: a, b` lines (`jr2_sources.capabilities.limits.policy`) live in the
+  item's body; on Jira that is the `description` field. The adapter asks the search for it only
+  while a pool or a report uses `--exclusive-by touches` (`JiraAdapter.want_bodies`): a description
+  can be large (Atlassian caps a text field at 32,767 characters), and every search of every poll
+  would carry it otherwise. Editing a description is an issue edit: `updated` moves and Jira
+  delivers
   `jira:issue_updated` with a `description` changelog item, so the delta search that rereads
   the issue (`deltas.py`) brings the new text and the item's groups follow it.
 * Two shapes. REST v2, which jr2 calls on Cloud and Data Center alike, answers the description
@@ -14,12 +16,12 @@ Design notes
   markup ("v2 bodies are strings where v3 takes ADF", fixtures/jira/README.md, from Atlassian's
   description of the v3 API). Wiki markup keeps a plain `Touches: a, b` line as it is; the
   list and quote prefixes and the bold `*...*` that may surround the word are skipped by the
-  `Touches` pattern of `jr2_sources.limits`. REST v3 (Cloud) answers an Atlassian Document
-  Format document instead: `{"type": "doc", "version": 1, "content": [...]}`, a tree of block
-  nodes (paragraph, heading, bulletList, listItem, blockquote, panel, codeBlock, table, ...)
-  whose leaves are inline nodes: `text` (its `text`), `hardBreak` (a new line, "the equivalent
-  to a <br>"), and others (mention, emoji, inlineCard, ...) that carry no text of the line.
-  Atlassian's "Atlassian Document Format" page (developer.atlassian.com/cloud/jira/platform/
+  `Touches` pattern of `jr2_sources.capabilities.limits.policy`. REST v3 (Cloud) answers an
+  Atlassian Document Format document instead: `{"type": "doc", "version": 1, "content": [...]}`, a
+  tree of block nodes (paragraph, heading, bulletList, listItem, blockquote, panel, codeBlock,
+  table, ...) whose leaves are inline nodes: `text` (its `text`), `hardBreak` (a new line, "the
+  equivalent to a <br>"), and others (mention, emoji, inlineCard, ...) that carry no text of the
+  line. Atlassian's "Atlassian Document Format" page (developer.atlassian.com/cloud/jira/platform/
   apis/document/structure): "There are two categories of nodes: block and inline", and
   "traversing a document in sequence and concatenating the nodes yields content in the
   correct order". So `description_text` walks the tree in order: the text nodes of one block

@@ -1,8 +1,9 @@
-"""Who may answer an approval gate on Jira (`jr2 work --gate`, `jr2_sources.gates`).
+"""Who may answer an approval gate on Jira (`jr2 work --gate`,
+`jr2_sources.capabilities.gates.policy`).
 
 Design note: an answer (`/jr2 approve NAME` or `/jr2 reject NAME [reason]`, a comment after
-jr2's `jr2:gate` marker, read by `jr2_sources.kit.gatecomments`) counts only from someone who
-may edit the issue: the *Edit Issues* project permission is Jira's write access (adding a
+jr2's `jr2:gate` marker, read by `jr2_sources.capabilities.gates.comments`) counts only from someone
+who may edit the issue: the *Edit Issues* project permission is Jira's write access (adding a
 comment needs only *Add Comments*, often granted far wider). It is checked with "Find users
 with permissions", `GET /rest/api/2/user/permission/search?permissions=EDIT_ISSUES&issueKey=KEY`
 with the answerer's `accountId` (Cloud) or `username` (Data Center) (fixtures/jira/atlassian:
@@ -37,9 +38,9 @@ import time
 from collections.abc import Callable, Iterable
 
 from jr2_core.errors import SourceHTTPError
-from jr2_sources.gates import Gate, answer_label
+from jr2_sources.capabilities.gates.comments import Answer, gates_of
+from jr2_sources.capabilities.gates.policy import Gate, answer_label
 from jr2_sources.kit.claims import Comment, markers
-from jr2_sources.kit.gatecomments import Answer, gates_of
 
 from .client import JiraClient, parse_jira_time
 

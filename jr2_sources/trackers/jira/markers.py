@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, get_args
 
+from jr2_sources.capabilities.limits.comment_locks import lock_fields, render_lock
 from jr2_sources.kit.claims import Comment, Kind, parse_marker, render_marker
-from jr2_sources.kit.comment_locks import lock_fields, render_lock
 
 PROPERTY = "jr2"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -1,5 +1,6 @@
 """The dashboard of a `local:` backlog: a markdown file (`jr2 dashboard local:backlog.toml --issue
-PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of `jr2_sources.dashboard`.
+PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of
+`jr2_sources.capabilities.dashboard`.
 
 Design notes
 ------------
@@ -22,7 +23,7 @@ Design notes
   jr2's section again.
 * Ticks are answered as a person's command would: **retry** clears the item's failure in the
   claim store exactly as `jr2 local retry` does, **approve** answers the gate as `jr2 local
-  approve` does (`dashboard.gatedesk`, through the tracker's `answer_gate`). `jr2 dashboard`
+  approve` does (`capabilities.gates.desk`, through the tracker's `answer_gate`). `jr2 dashboard`
   reads the backlog read-only, so the first retry opens a writable claim store for it. Anyone
   who can edit the file can tick; that is who can run `jr2 local retry` on the backlog anyway.
 * Limits (`LOCAL`): a file has no size limit of a tracker, but a dashboard bigger than
@@ -42,8 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from jr2_core.errors import SourceError, UsageError
-from jr2_sources.dashboard.sync import BodyChanged
-from jr2_sources.dashboard.target import Target
+from jr2_sources.capabilities.dashboard.sync import BodyChanged
+from jr2_sources.capabilities.dashboard.target import Target
 
 if TYPE_CHECKING:
     from .source import LocalAdapter

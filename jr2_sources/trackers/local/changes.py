@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.readyset import Snapshot, SnapshotItem
 
 from .items import ItemView

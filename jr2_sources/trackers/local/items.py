@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from jr2_sources.gates import Gate
+from jr2_sources.capabilities.gates.policy import Gate
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .store import ClaimRow, GateRow, OutcomeRow
@@ -100,7 +100,8 @@ class ItemView:
             else None,
             attempts=self.retries[item_id][0] if item_id in self.retries else 0,
             retry_after=_ts(self.retries[item_id][1]) if item_id in self.retries else None,
-            claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires))
+            claim=Claim(claim.holder, _ts(claim.since), _ts(claim.lease_expires),
+                        lapsed=claim.attempt - 1)  # each takeover follows a lapsed lease
             if claim is not None else None,
             branch=it.branch, extra={"body": it.body} if it.body else {},
             in_scope=self.selected(it),

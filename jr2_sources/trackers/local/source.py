@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from jr2_core import Outcome
 from jr2_core.errors import SourceError
 from jr2_core.paths import safe_name
-from jr2_sources.gates import GateRequest
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.retries import Attempt
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
-from jr2_sources.retries import Attempt
 from jr2_sources.tracker import Tracker, taken_back
 
 from .backlog import BacklogError, load_backlog, read_bytes
@@ -277,8 +277,9 @@ class LocalAdapter(Tracker):
 
     def answer_gate(self, item_id: str, name: str, status: str, reason: str | None = None,
                     by: str | None = None) -> bool:
-        """A person's answer to a gate (`jr2 local approve|reject`, `jr2_sources.gates.answer`):
-        False when that gate does not await an answer."""
+        """A person's answer to a gate (`jr2 local approve|reject`,
+        `jr2_sources.capabilities.gates.policy.answer`): False when that gate does not await an
+        answer."""
         if item_id not in self.backlog().by_id():
             from jr2_core.errors import UsageError
 

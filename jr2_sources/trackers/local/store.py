@@ -13,16 +13,16 @@ conditional upsert, so two pools can never both win an item:
 The lease ends at `lease_expires`: a claim with `lease_expires < now` is expired. `attempt`
 counts the holders of the current claim (1, then +1 on each takeover); releasing or settling
 deletes the claim, so a later claim starts again at 1. That is not the attempt count of
-`jr2 work --max-attempts`: a transient failure to retry (`jr2_sources.retries`) deletes the
-claim and writes the `retries` row (attempts spent, earliest next attempt) instead of an
+`jr2 work --max-attempts`: a transient failure to retry (`jr2_sources.capabilities.retries`) deletes
+the claim and writes the `retries` row (attempts spent, earliest next attempt) instead of an
 outcome; a claim is refused while that time is ahead or when the row's count is not the one the
 claimer chose the item by; a done or final failed outcome, or `clear`, deletes the row.
 Schema 2 added the `retries` table (a schema-1 file gains it when a writer opens it).
 
-Global caps and conflict groups (`jr2_sources.limits`): a claim may name the item's conflict
-groups and a global cap. The claim transaction (BEGIN IMMEDIATE: the write lock is taken before
-anything is read, so claims are serialized) then also counts the live claims of every item
-(`global_cap` or more: refused) and looks for a live claim of another item that names one of
+Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`): a claim may name the
+item's conflict groups and a global cap. The claim transaction (BEGIN IMMEDIATE: the write lock is
+taken before anything is read, so claims are serialized) then also counts the live claims of every
+item (`global_cap` or more: refused) and looks for a live claim of another item that names one of
 the same groups in `claim_groups` (refused), before the upsert; a won claim replaces the item's
 rows in `claim_groups`, and releasing or settling it deletes them. A group is held only while
 the claim naming it is live (`lease_expires >= now`): it shares the claim's lease, is renewed
@@ -30,8 +30,9 @@ with it, and a pool killed with `kill -9` holds it no longer than its lease. Sch
 `claim_groups` (a schema-2 file gains it when a writer opens it; a jr2 that knows schema 2 only
 refuses the file, so it cannot ignore the groups).
 
-Approval gates (`jr2 work --gate`, `jr2_sources.gates`) live in the `gates` table, one row per
-item and gate: `awaiting` (with the worker's reason) until a person answers (`approved` or
+Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`) live in the `gates`
+table, one row per item and gate: `awaiting` (with the worker's reason) until a person answers
+(`approved` or
 `rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
 transaction; a claim is refused while the item has an awaiting row, so a parked item never
 runs before its answer, whichever pool sees it. Schema 5 added the table (an older file gains

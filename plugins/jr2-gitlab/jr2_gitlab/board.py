@@ -1,6 +1,6 @@
 """The dashboard issue on GitLab (`jr2 dashboard gitlab:group/project --issue N`, `jr2 work
---dashboard N`): the `Board` of `jr2_sources.dashboard` (read, write, retry, about, check) over
-one issue's description.
+--dashboard N`): the `Board` of `jr2_sources.capabilities.dashboard` (read, write, retry, about,
+check) over one issue's description.
 
 Design notes
 ------------
@@ -9,8 +9,8 @@ Design notes
   with `{"description": ...}` only, so no other field a person set is touched). GitLab answers
   no conditional requests, so every read is a 200; the dashboard reads only when it looks, and
   writes only when its section changed. "Edit an issue" takes no expected version either: the
-  window in which a person's save can be overwritten is the one `jr2_sources.dashboard.sync`
-  describes (from the re-read to the PUT's arrival).
+  window in which a person's save can be overwritten is the one
+  `jr2_sources.capabilities.dashboard.sync` describes (from the re-read to the PUT's arrival).
 * Who may tick. GitLab's REST API does not say who edited a description either. What GitLab's
   permissions page does say is who *can*: "Update issue" (edit its title and description) is
   allowed to the Planner, Reporter, Developer, Maintainer and Owner roles, and to a Guest only
@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import SourceHTTPError, UsageError
-from jr2_sources.dashboard import Target
+from jr2_sources.capabilities.dashboard import Target
 
 from .refs import encode_project, item_id
 from .webhook import wakes

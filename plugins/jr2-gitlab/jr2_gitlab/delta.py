@@ -49,7 +49,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources import Claim, Delta, SnapshotItem
-from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import SinceWindow, WindowGap, iso_z, labels_of
 
 from .client import GitLabHTTPError

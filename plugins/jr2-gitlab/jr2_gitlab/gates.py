@@ -1,8 +1,9 @@
-"""Who may answer an approval gate on GitLab (`jr2 work --gate`, `jr2_sources.gates`).
+"""Who may answer an approval gate on GitLab (`jr2 work --gate`,
+`jr2_sources.capabilities.gates.policy`).
 
 Design note: an answer (`/jr2 approve NAME` or `/jr2 reject NAME [reason]`, a note after jr2's
-`jr2:gate` marker, read by `jr2_sources.kit.gatecomments`) counts only from a member who may
-push: GitLab's "Get a member of a group or project, including inherited and invited members",
+`jr2:gate` marker, read by `jr2_sources.capabilities.gates.comments`) counts only from a member who
+may push: GitLab's "Get a member of a group or project, including inherited and invited members",
 `GET /projects/:id/members/all/:user_id` (doc/api/members.md), with `access_level` 30
 (Developer) or more; a lower role or a 404 (no member) may not answer. A note names its author
 by `username` and `id`; the reader keeps the ids it saw (`ids`). Each answerer is checked once
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from jr2_core import SourceHTTPError
-from jr2_sources.gates import Gate, GateStatus, answer_label
+from jr2_sources.capabilities.gates.policy import Gate, GateStatus, answer_label
 from jr2_sources.kit import gates_of
 from jr2_sources.kit.claims import Comment
 

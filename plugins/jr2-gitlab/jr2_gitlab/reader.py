@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
-from jr2_sources.gates import AWAITING_LABEL
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import MarkerTrust, claims, labels_of
 
 from .client import GitLabClient, GitLabHTTPError

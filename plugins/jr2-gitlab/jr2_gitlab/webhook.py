@@ -14,7 +14,7 @@ Design notes
   `Idempotency-Key` (also sent as `webhook-id`); `X-Gitlab-Event-UUID` is regenerated per send
   and shared by a chain of recursive hooks, so it is only used on older GitLab that sends no
   `Idempotency-Key` (GitLab's webhook docs, "Delivery headers"). The key is remembered by
-  `jr2_sources.kit.webhooks.DeliveryDeduper`: a repeat is acknowledged and ignored.
+  `jr2_sources.capabilities.webhooks.DeliveryDeduper`: a repeat is acknowledged and ignored.
 * Issue events (`object_kind` `issue`, or `work_item` for
 tasks and other work items; header `X-Gitlab-Event: Issue Hook`) of the scoped project
 (`project.path_with_namespace`) wake the pool, naming the issue (`object_attributes.iid`, read

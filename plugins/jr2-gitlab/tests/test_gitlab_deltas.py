@@ -18,7 +18,7 @@ from gitlab_helpers import make_adapter
 from jr2_core import Failure, Outcome
 from jr2_gitlab.adapter import GitLabAdapter
 from jr2_sources import Delta, Snapshot, compute_ready_set
-from jr2_sources.deltas import ReadyReader
+from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet
 
 

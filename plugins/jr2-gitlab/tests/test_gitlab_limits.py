@@ -70,7 +70,7 @@ def test_dead_lock_notes_of_a_killed_pool_are_deleted_and_nothing_else() -> None
     for one more lease; a person's note on the coordination issue stays."""
     from gitlab_helpers import make_adapter
 
-    from jr2_sources.kit.comment_locks import CommentLocks
+    from jr2_sources.capabilities.limits.comment_locks import CommentLocks
 
     f = FakeGitLab().start()
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from jr2_sources.gates import Gate
+from jr2_sources.capabilities.gates.policy import Gate
 from jr2_sources.kit.claims import Comment, Marker, render_marker
 from jr2_sources.kit.comment_claims import CommentClaims
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks
 from jr2_sources.kit.claims import Comment
-from jr2_sources.kit.comment_locks import CommentLocks
 
 
 class Thread:
@@ -106,7 +106,7 @@ def test_eight_racing_claimers_never_exceed_the_limit(claim: dict[str, object],
 
 
 def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_else() -> None:
-    from jr2_sources.kit.comment_locks import GRACE, SWEEP
+    from jr2_sources.capabilities.limits.comment_locks import GRACE, SWEEP
 
     th = Thread()
     killed = CommentLocks(th, "o/r#1", global_cap=None)
@@ -136,7 +136,7 @@ def test_dead_locks_of_killed_pools_are_deleted_a_few_per_acquire_and_nothing_el
 def test_two_pools_sweeping_the_same_dead_locks_at_once_both_claim() -> None:
     """Two claimers delete the same dead lock: the second deletion finds it gone, which is fine
     (a comment already gone counts as deleted, as every adapter's `delete_comment` does)."""
-    from jr2_sources.kit.comment_locks import GRACE
+    from jr2_sources.capabilities.limits.comment_locks import GRACE
 
     class Racing(Thread):
         def __init__(self) -> None:
@@ -170,3 +170,109 @@ def test_two_pools_sweeping_the_same_dead_locks_at_once_both_claim() -> None:
     assert all(g is not None for g in got)
     assert not {d.comment_id for d in dead if d is not None} & set(th.comments)
     assert len(th.comments) == 2
+
+
+class Counting(Thread):
+    """A thread that counts the comments posted to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.posts = 0
+        self.listings = 0
+
+    def post_comment(self, key: str, body: str) -> int:
+        self.posts += 1
+        return super().post_comment(key, body)
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
+        self.listings += 1
+        return super().list_comments(key)
+
+
+def test_a_claimer_that_reads_no_room_posts_nothing() -> None:
+    """Look before you post: with the cap full, the same item locked elsewhere, or a group
+    held, acquire lists the thread and posts no comment at all."""
+    th = Counting()
+    holder = CommentLocks(th, "o/r#1", global_cap=2)
+    assert holder.acquire("o/r#2", ("db",), "p1", 60) is not None
+    assert th.posts == 1
+    other = CommentLocks(th, "o/r#1", global_cap=2)
+    assert other.acquire("o/r#2", (), "p2", 60) is None  # that item is locked already
+    assert other.acquire("o/r#3", ("db",), "p2", 60) is None  # its group is held
+    assert th.posts == 1
+    assert other.acquire("o/r#4", ("ui",), "p2", 60) is not None
+    third = CommentLocks(th, "o/r#1", global_cap=2)
+    assert third.acquire("o/r#5", (), "p3", 60) is None  # two live locks: the cap is full
+    assert th.posts == 2 and len(th.comments) == 2
+
+
+def test_one_listing_serves_a_round_of_looks_until_a_new_reading() -> None:
+    """With `reuse`, a pool that finds the cap full looks at every other ready item of the
+    round without listing again; `fresh()` (a new reading) or a second look at an item lists
+    anew."""
+    th = Counting()
+    CommentLocks(th, "o/r#1", global_cap=1).acquire("o/r#2", (), "p1", 60)
+    pool = CommentLocks(th, "o/r#1", global_cap=1, reuse=True)
+    before = th.listings
+    assert all(pool.acquire(f"o/r#{n}", (), "p2", 60) is None for n in range(3, 13))
+    assert th.listings == before + 1
+    pool.fresh()
+    assert pool.acquire("o/r#3", (), "p2", 60) is None
+    assert pool.acquire("o/r#3", (), "p2", 60) is None
+    assert th.listings == before + 3 and th.posts == 1
+
+
+def test_a_lock_of_a_forged_long_lease_holds_only_for_the_pools_own_lease() -> None:
+    """A lock whose marker claims a day holds, for a pool of a 60 s lease, 60 s only."""
+    th = Thread()
+    th.post_comment("o/r#1", '<!-- jr2:lock {"groups": ["db"], "holder": "x", "item": "o/r#9", '
+                             '"lease": 86400, "nonce": "n"} -->\njr2: o/r#9 is held.')
+    pool = CommentLocks(th, "o/r#1", global_cap=None)
+    assert pool.acquire("o/r#2", ("db",), "p", 60) is None
+    th.now += 60
+    assert pool.acquire("o/r#2", ("db",), "p", 60) is not None
+
+
+@pytest.mark.parametrize(("count", "form"), [(3, "groups"), (200, "digests"),
+                                             (9000, "all_groups")])
+def test_a_lock_stays_small_whatever_the_item_names_and_still_excludes_its_groups(
+        count: int, form: str) -> None:
+    """An item of 3, 200 or 9,000 groups: its lock comment stays within a few thousand
+    characters (names, then digests, then every group), and an item of any of its groups
+    waits while it holds, an item of none only when it held every group."""
+    from jr2_sources.capabilities.limits.comment_locks import GROUPS_BUDGET
+
+    th = Thread()
+    names = [f"component-{i:05d}-{'x' * 20}" for i in range(count)]
+    big = CommentLocks(th, "o/r#1", global_cap=None).acquire("o/r#2", names, "p1", 60)
+    assert big is not None
+    [body] = [c.body for c in th.comments.values()]
+    assert len(body) < GROUPS_BUDGET + 600
+    assert f'"{form}": ' in body
+    assert ("and 8,995 more" in body) == (count == 9000)
+    other = CommentLocks(th, "o/r#1", global_cap=None)
+    assert other.acquire("o/r#3", (names[count // 2],), "p2", 60) is None
+    assert (other.acquire("o/r#4", ("elsewhere",), "p2", 60) is None) == (count == 9000)
+    assert other.acquire("o/r#5", (), "p2", 60) is not None  # no group: no conflict
+
+
+def test_a_refused_lock_comment_is_one_items_refusal() -> None:
+    """The tracker refusing the lock comment itself (422) raises `LockRefused`, an
+    `ItemError` that quotes it; a refusal about the issue (403) stays what it was."""
+    from jr2_core.errors import ItemError, SourceHTTPError
+    from jr2_sources.capabilities.limits.comment_locks import LockRefused
+
+    class Refusing(Thread):
+        status = 422
+
+        def post_comment(self, key: str, body: str) -> int:
+            raise SourceHTTPError("GitHub refused (HTTP 422: body is too long)", self.status)
+
+    th = Refusing()
+    with pytest.raises(LockRefused, match=r"o/r#2 .*body is too long") as got:
+        CommentLocks(th, "o/r#1", global_cap=1).acquire("o/r#2", (), "p", 60)
+    assert isinstance(got.value, ItemError)
+    th.status = 403
+    with pytest.raises(SourceHTTPError) as other:
+        CommentLocks(th, "o/r#1", global_cap=1).acquire("o/r#2", (), "p", 60)
+    assert not isinstance(other.value, ItemError)

@@ -1,11 +1,11 @@
-"""`jr2_sources.kit.gatecomments`: gates read from a comment thread."""
+"""`jr2_sources.capabilities.gates.comments`: gates read from a comment thread."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from jr2_sources.capabilities.gates.comments import gates_of
 from jr2_sources.kit.claims import Comment, render_marker
-from jr2_sources.kit.gatecomments import gates_of
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -57,7 +57,7 @@ def test_no_request_no_gate() -> None:
 def test_an_answer_recorded_by_jr2_counts_and_jr2s_own_commands_do_not() -> None:
     """The dashboard's answer (`answer_marker`, posted by jr2) counts, by whom it names; a plain
     `/jr2` comment by jr2's own account (`can_answer` None) is skipped without being named."""
-    from jr2_sources.kit.gatecomments import answer_marker
+    from jr2_sources.capabilities.gates.comments import answer_marker
 
     def who_may(login: str) -> bool | None:
         return None if login == "jr2-bot" else login in WRITERS

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from jr2_sources.capabilities.limits.comment_locks import render_lock
 from jr2_sources.kit.claims import Comment, claim_of, markers, render_marker, retry_record
-from jr2_sources.kit.comment_locks import render_lock
 from jr2_sources.kit.markers import MarkerTrust, distinct, request_ref
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jr2_sources.kit.sincewindow import SinceWindow, WindowGap
+from jr2_sources.capabilities.deltas.sincewindow import SinceWindow, WindowGap
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import aiohttp
 from clihelp import jr2
 from jr2_core import Next, define_event, pool, source, start
 from jr2_core.host import RunHost
-from jr2_sources.kit.webhooks import (
+from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
     Verdict,
     attach_webhook,

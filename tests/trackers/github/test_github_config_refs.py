@@ -38,12 +38,18 @@ def test_options_parse_with_defaults() -> None:
     ("o/r", ["--failed-label", "jr2:claimed"], "--failed-label"),
     ("o/r", ["--on-success", "label", "--done-label", "jr2:failed"], "--done-label"),
     ("o/r", ["--write-spacing", "0"], "--write-spacing"),
+    ("o/r", ["--done-when", "merged", "--base", "refs/tags/v1"], "--base"),
 ])
 def test_bad_options_are_one_line_errors(target: str, args: list[str], needle: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_options(KIND, target, args)
     msg = str(info.value)
     assert "\n" not in msg and needle in msg and msg.startswith("github: ")
+
+
+def test_a_full_ref_as_base_is_its_branch() -> None:
+    cfg = parse_options(KIND, "o/r", ["--done-when", "merged", "--base", "refs/heads/master"])
+    assert isinstance(cfg, GitHubConfig) and cfg.base == "master"  # as a PR's base names it
 
 
 @pytest.mark.parametrize(("body", "expected"), [

@@ -1,5 +1,6 @@
 """The dashboard issue on GitHub, end to end against the fake GitHub: `jr2 dashboard` and
-`jr2 work --dashboard N` (jr2_sources/trackers/github/board.py, jr2_sources/dashboard/)."""
+`jr2 work --dashboard N` (jr2_sources/trackers/github/board.py,
+jr2_sources/capabilities/dashboard/)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ import pytest
 from gh_helpers import make_adapter
 from gh_openapi import request_problems, response_problems
 
-from jr2_sources.cli.dashboard import DashboardLoop
-from jr2_sources.dashboard import END, START, Dashboard, split, ticks
-from jr2_sources.kit.webhooks import Verdict
+from jr2_sources.capabilities.dashboard import END, START, Dashboard, split, ticks
+from jr2_sources.capabilities.dashboard.command import DashboardLoop
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from gh_helpers import make_adapter
 
-from jr2_sources.deltas import ReadyReader
+from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter

@@ -14,8 +14,8 @@ import pytest
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
-from jr2_sources.deltas import ReadyReader
-from jr2_sources.incremental import Delta
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 from jr2_sources.trackers.github.adapter import GitHubAdapter
@@ -336,7 +336,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas(fake: FakeGitH
     the gate marker); a collaborator answers with a `/jr2 approve` comment. The deltas of a
     pool that read the backlog before see both: blocked awaiting approval, then ready with the
     gate approved, as a full reading says."""
-    from jr2_sources.gates import GateRequest, awaiting
+    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
 
     fake.add_issue("o/r", "gated")
     fake.add_issue("o/r", "free")

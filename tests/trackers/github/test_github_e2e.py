@@ -109,7 +109,7 @@ def test_a_signed_webhook_wakes_a_waiting_pool(fake: FakeGitHub, tmp_path: Path)
     import requests
     from gh_helpers import load
 
-    from jr2_sources.kit.webhooks import hmac_sha256
+    from jr2_sources.capabilities.webhooks import hmac_sha256
 
     port, log = _free_port(), tmp_path / "worked.log"
     env = dict(env_for(fake, tmp_path), JR2_WEBHOOK_SECRET="s3cret")

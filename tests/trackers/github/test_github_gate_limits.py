@@ -7,8 +7,8 @@ from __future__ import annotations
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
-from jr2_sources.gates import GateRequest
-from jr2_sources.kit.comment_locks import LockedTracker
+from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.limits.comment_locks import LockedTracker
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 

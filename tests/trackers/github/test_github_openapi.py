@@ -25,7 +25,7 @@ from gh_openapi import (
 )
 
 from jr2_core import Failure, Outcome
-from jr2_sources.kit.webhooks import DeliveryDeduper
+from jr2_sources.capabilities.webhooks import DeliveryDeduper
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.webhook import WAKE_EVENTS, receive
@@ -67,7 +67,7 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)
     # an approval gate (`--gate`): parked, answered by comments (a writer, a stranger: the
     # permission endpoint) and by a label (the issue's events), read back by a report
-    from jr2_sources.gates import GateRequest
+    from jr2_sources.capabilities.gates.policy import GateRequest
 
     f = fake.add_issue("o/r", "f", labels=["agent"], milestone=ms)
     fake.permissions.update(alice="write", bob="maintain")
@@ -195,10 +195,10 @@ def test_on_enterprise_server_jr2_asks_a_missing_endpoint_once_and_the_rest_vali
 
 
 def test_the_dashboard_answers_a_gate_through_jr2() -> None:
-    """`jr2_sources.gates.answer` (what the dashboard calls) records a `jr2:answer` comment
-    when the gate awaits one, and the snapshot reads it as the answer, by whom it names; a
-    second answer is refused (False), nothing written."""
-    from jr2_sources.gates import GateRequest, answer
+    """`jr2_sources.capabilities.gates.policy.answer` (what the dashboard calls) records a
+    `jr2:answer` comment when the gate awaits one, and the snapshot reads it as the answer, by whom
+    it names; a second answer is refused (False), nothing written."""
+    from jr2_sources.capabilities.gates.policy import GateRequest, answer
 
     with FakeGitHub(capture=True) as fake:
         fake.next_number.setdefault("o/r", 1)

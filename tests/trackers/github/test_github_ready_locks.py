@@ -1,6 +1,7 @@
 """`jr2 ready --global-cap/--exclusive-by --control-issue ID` on a comment tracker counts what the
-pools enforce (jr2_sources/lockreport.py): the live lock comments on the coordination issue as
-well as the live claims, read-only. Against the fake GitHub, with real lock comments posted by
+pools enforce (jr2_sources/capabilities/limits/lockreport.py): the live lock comments on the
+coordination issue as well as the live claims, read-only. Against the fake GitHub, with real lock
+comments posted by
 `kit.comment_locks` (what `jr2 work --control-issue` runs), and checked against what a pool's
 claim then does.
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from gh_helpers import make_adapter
 
-from jr2_sources.kit.comment_locks import CommentLocks, LockedTracker
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedTracker
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 

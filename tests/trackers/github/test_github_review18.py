@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from gh_helpers import make_adapter
 
-from jr2_sources.deltas import ReadyReader
+from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 

@@ -18,7 +18,7 @@ from gh_helpers import make_adapter
 from gh_openapi import examples, webhook_problems
 from test_github_deltas import counting, reader_of
 
-from jr2_sources.kit.webhooks import Verdict, hmac_sha256
+from jr2_sources.capabilities.webhooks import Verdict, hmac_sha256
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.trackers.github.adapter import GitHubAdapter
 from jr2_sources.trackers.github.config import GitHubConfig

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from gh_helpers import make_adapter
 
-from jr2_sources.kit.webhooks import Verdict, attach_webhook, hmac_sha256
+from jr2_sources.capabilities.webhooks import Verdict, attach_webhook, hmac_sha256
 from jr2_sources.trackers.github.webhook import (
     DeliveryDeduper,
     receive,

@@ -1,6 +1,7 @@
 """The dashboard issue on Jira Cloud, end to end against the fake Jira: `jr2 dashboard` and
-`jr2 work --dashboard KEY` (jr2_sources/trackers/fake/board.py, jr2_sources/dashboard/adf*.py).
-Every description jr2 writes is validated against the vendored ADF schema (fixtures/adf)."""
+`jr2 work --dashboard KEY` (jr2_sources/trackers/fake/board.py,
+jr2_sources/capabilities/dashboard/adf*.py). Every description jr2 writes is validated against the
+vendored ADF schema (fixtures/adf)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from typing import Any
 import jsonschema
 from jira_helpers import make_adapter
 
-from jr2_sources.cli.dashboard import DashboardLoop
-from jr2_sources.dashboard import Dashboard
-from jr2_sources.dashboard.adf import ADF_LAYOUT, END_TEXT, START_TEXT, dumps, key_of
-from jr2_sources.dashboard.wiki import WIKI_END, WIKI_START
-from jr2_sources.kit.webhooks import Verdict
+from jr2_sources.capabilities.dashboard import Dashboard
+from jr2_sources.capabilities.dashboard.adf import ADF_LAYOUT, END_TEXT, START_TEXT, dumps, key_of
+from jr2_sources.capabilities.dashboard.command import DashboardLoop
+from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_START
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.testing.fakes.jira_server import API3, TEXT_LIMIT, FakeJira
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.incremental import IncrementalReadySet
+from jr2_sources.capabilities.deltas.incremental import IncrementalReadySet
 from jr2_sources.readyset import Snapshot
 from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.trackers.jira.jql import moves_with_time

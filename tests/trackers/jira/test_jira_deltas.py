@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from jira_helpers import make_adapter
 
 from jr2_core import Outcome
-from jr2_sources.deltas import ReadyReader
-from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.capabilities.deltas.incremental import Delta, IncrementalReadySet
+from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.tracker import CLAIM_REMOVED, GONE
@@ -524,7 +524,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas() -> None:
     the claim label kept), then a person with Edit Issues answers with a `/jr2 approve`
     comment. A comment need not move the issue's `updated` (the fake's does not), so the
     deltas read parked issues again every time: the pool sees the answer at its next poll."""
-    from jr2_sources.gates import GateRequest, awaiting
+    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
 
     fake = FakeJira().start()
     try:
@@ -561,7 +561,7 @@ def test_an_issue_this_pool_parked_is_read_again_and_its_answer_seen() -> None:
     """The pool that parks an issue (a comment edit, the claim label kept: `updated` need not
     move) reads it again in its next delta, so it knows the issue parked and then sees a
     person's answer comment at the next poll (not at its lease's end or the resync)."""
-    from jr2_sources.gates import GateRequest, awaiting
+    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
 
     fake = FakeJira().start()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.gates import GateRequest
+from jr2_sources.capabilities.gates.policy import GateRequest
 from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JQL = "project = ENG AND labels = agent"

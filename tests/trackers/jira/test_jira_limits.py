@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.kit.comment_locks import CommentLocks, LockedTracker
+from jr2_sources.capabilities.limits.comment_locks import CommentLocks, LockedTracker
 from jr2_sources.testing.fakes.jira_server import FakeJira
 
 

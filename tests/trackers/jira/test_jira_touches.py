@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.incremental import Delta
-from jr2_sources.limits import Limits
+from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.limits.policy import Limits
 from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.trackers.jira.description import description_text
 

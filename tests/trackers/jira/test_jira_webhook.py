@@ -7,7 +7,7 @@ import json
 import pytest
 from jira_helpers import FIXTURES, make_adapter
 
-from jr2_sources.kit.webhooks import hmac_sha256
+from jr2_sources.capabilities.webhooks import hmac_sha256
 
 SECRET = "whsec-0123456789"
 

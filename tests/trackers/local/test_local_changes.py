@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from jr2_core import Outcome
 from jr2_core.failure import Failure
-from jr2_sources.incremental import Delta, IncrementalReadySet
+from jr2_sources.capabilities.deltas.incremental import Delta, IncrementalReadySet
 from jr2_sources.readyset import Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.trackers.local import saving

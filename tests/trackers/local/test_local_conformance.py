@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jr2_sources.registry import SourceEnv
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import MISSING, RefItem, SourceConformance, Target
 from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
 
 
@@ -43,5 +43,5 @@ class TestLocalConformance(SourceConformance):
             return 0 if db is None else db.stat().st_mtime_ns + sum(
                 p.stat().st_size for p in (st / "local").iterdir())
 
-        ids = {i.key: i.key for i in items} | {"MISSING": "MISSING"}
+        ids = {i.key: i.key for i in items} | {MISSING: "MISSING"}
         return Target(adapter, ids, writes, adapter.close)

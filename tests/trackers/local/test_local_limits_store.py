@@ -1,6 +1,7 @@
 """The local claim store keeps global caps and conflict groups in the claim transaction
-(`jr2_sources.trackers.local.store`, `jr2_sources.limits`): a group or a cap slot is held by a
-live claim only, for the claim's lease, and racing connections can never exceed a limit."""
+(`jr2_sources.trackers.local.store`, `jr2_sources.capabilities.limits.policy`): a group or a cap
+slot is held by a live claim only, for the claim's lease, and racing connections can never exceed a
+limit."""
 
 from __future__ import annotations
 
@@ -131,7 +132,7 @@ def test_claims_chosen_from_one_stale_snapshot_still_keep_the_groups_and_the_cap
     """Two pools (two adapters, two connections) read the backlog before either claims: both
     see db1, db2 and free ready. The store, not the reading, decides: the second item of the
     group and the claim past the cap lose, whatever the snapshot said."""
-    from jr2_sources.limits import Limits
+    from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.registry import SourceEnv
     from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.cli.compose import work
-from jr2_sources.incremental import Delta
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import GONE

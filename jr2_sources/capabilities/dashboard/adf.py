@@ -1,0 +1,231 @@
+"""The dashboard in an Atlassian Document Format (ADF) document: Jira Cloud's description.
+
+Design notes
+------------
+* Jira Cloud's REST v3 takes and gives the description as an ADF document (Atlassian's
+  "Edit issue": "the `description`, `environment`, and any `textarea` type custom fields
+  (multi-line text fields) take Atlassian Document Format content"). ADF
+  (https://developer.atlassian.com/cloud/jira/platform/apis/document/structure/) is a tree:
+  a `doc` (`version` 1) of block nodes (`paragraph`, `heading`, `bulletList`, `taskList`,
+  `table`, `codeBlock`, `panel`, `expand`, ...) holding inline `text` nodes with marks
+  (`strong`, `em`, `code`, `link`). Its JSON schema is vendored in fixtures/adf/ (from npm
+  `@atlaskit/adf-schema`, `json-schema/v1/full.json`, Apache-2.0) and every document jr2 writes
+  is validated against it in the tests.
+* The body `sync.Dashboard` handles is the document as compact JSON (`dumps`); `BodyParts`
+  holds JSON lists of top-level nodes: a person's `before` and `after`, and jr2's `section`.
+* Markers. ADF has no comment node, so jr2's part cannot be fenced invisibly as on GitHub. It is
+  fenced by two top-level marker paragraphs whose whole text is `START_TEXT` / `END_TEXT`
+  (short, saying what they are; matched on the text alone, so marks a person or the editor adds
+  do not matter). Not an `expand` (collapsed by default: the dashboard would be hidden) nor a
+  `panel` (it takes no tables). As on GitHub: no markers -> the section is appended after a
+  person's content; markers that do not pair up at the top level (one moved into another
+  block counts as missing) are `BrokenMarkers` and nothing is written. jr2 never puts a title
+  or any tracker text in a top-level paragraph (they go in table cells and task items), so no
+  title can end the section.
+* Boxes are ADF action items: a `taskList` of `taskItem`s, each with `attrs.localId` and
+  `attrs.state` `TODO` or `DONE` (ticked). jr2's `localId` is its key, `jr2-retry-HEX` or
+  `jr2-approve-HEX-HEX` (the item id and the gate as UTF-8 in hexadecimal); only task items
+  inside the section with such a key are read, their text never. jr2 draws them `TODO`; a
+  `DONE` one is a person's request (who ticked it: `trackers/jira/board.py`).
+* Comparing. Jira may store a document with attributes jr2 did not send (a table's `localId`,
+  a default `layout`). `core` therefore compares a reduction of the section: node types,
+  texts, mark types and link targets, heading levels and the task items' keys and states; the
+  "last changed" paragraph is left out. So a section that shows the same state is never
+  rewritten.
+* Size. Jira's text fields hold at most 32,767 characters by default ("The entered text is too
+  long. It exceeds the allowed limit of 32,767 characters.", a 400 on the description; the
+  `jira.text.field.character.limit` of Atlassian's "Configure the character limit for text
+  fields"). On Cloud the stored value is the ADF document, so jr2 counts the compact JSON it
+  sends, in UTF-16 code units (Java's `String.length()`): never less than any count of the
+  visible text, so a document within it is never refused for its size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from jr2_sources.readyset import ReadySet, iso_utc
+
+from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
+
+__all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
+           "empty_doc", "key_of", "loads_doc", "size"]
+
+Node = dict[str, Any]
+
+ADF_LIMIT = 32_767
+"""Jira's default limit of a text field, in characters (see the notes); the Jira board's
+target (`trackers/jira/board.py`, `JIRA`) names it as its limit."""
+
+START_TEXT = "jr2 dashboard: kept up to date by jr2 down to its end line; write outside it"
+END_TEXT = "end of the jr2 dashboard"
+_STAMP = "jr2: last changed "
+_KEY = re.compile(r"\Ajr2-(retry|approve)-([0-9a-f]+)(?:-([0-9a-f]+))?\Z")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as jr2 sends it and counts it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def size(text: str) -> int:
+    """`text`'s length in UTF-16 code units (how Java, and so Jira, counts characters)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def empty_doc() -> Node:
+    return {"type": "doc", "version": 1, "content": []}
+
+
+def loads_doc(body: str) -> Node:
+    """The document of a body ("" or anything but a doc: an empty document)."""
+    try:
+        doc = json.loads(body) if body else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or doc.get("type") != "doc":
+        return empty_doc()
+    if not isinstance(doc.get("content"), list):
+        doc = {**doc, "content": []}
+    return doc
+
+
+def key_of(kind: TickKind, item_id: str, gate: str | None = None) -> str:
+    """The `localId` of a box jr2 draws."""
+    parts = ["jr2", kind, item_id.encode().hex()]
+    if gate is not None:
+        parts.append(gate.encode().hex())
+    return "-".join(parts)
+
+
+def _text_of(node: Any) -> str:
+    if not isinstance(node, dict):
+        return ""
+    if node.get("type") == "text":
+        return str(node.get("text") or "")
+    return "".join(_text_of(c) for c in node.get("content") or [])
+
+
+def _marker(node: Any) -> str | None:
+    if isinstance(node, dict) and node.get("type") == "paragraph":
+        text = _text_of(node).strip()
+        if text in (START_TEXT, END_TEXT):
+            return text
+    return None
+
+
+def _walk(nodes: Sequence[Any]) -> Iterator[Node]:
+    for node in nodes:
+        if isinstance(node, dict):
+            yield node
+            yield from _walk(node.get("content") or [])
+
+
+def _reduce(node: Any) -> Any:
+    """What of a node is compared (see the notes)."""
+    if not isinstance(node, dict):
+        return None
+    out: dict[str, Any] = {"t": node.get("type")}
+    if "text" in node:
+        out["x"] = node.get("text")
+    raw = node.get("attrs")
+    attrs: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if node.get("type") == "taskItem":
+        out["a"] = [attrs.get("localId"), attrs.get("state")]
+    elif node.get("type") == "heading":
+        out["a"] = attrs.get("level")
+    marks = [(m.get("type"), (m.get("attrs") or {}).get("href"))
+             for m in node.get("marks") or [] if isinstance(m, dict)]
+    if marks:
+        out["m"] = sorted(marks, key=str)
+    if node.get("content"):
+        out["c"] = [_reduce(c) for c in node["content"]]
+    return out
+
+
+def stamp_node(now: datetime) -> Node:
+    return {"type": "paragraph", "content": [
+        {"type": "text", "text": f"{_STAMP}{iso_utc(now.replace(microsecond=0))}",
+         "marks": [{"type": "em"}]}]}
+
+
+def _is_stamp(node: Any) -> bool:
+    return (isinstance(node, dict) and node.get("type") == "paragraph"
+            and _text_of(node).startswith(_STAMP))
+
+
+def marker_node(text: str) -> Node:
+    return {"type": "paragraph", "content": [{"type": "text", "text": text,
+                                              "marks": [{"type": "em"}]}]}
+
+
+class AdfLayout:
+    """The dashboard in an ADF description (a `layout.Layout`; see the module notes)."""
+
+    def split(self, body: str) -> BodyParts:
+        nodes = loads_doc(body)["content"]
+        found = [(i, m) for i, n in enumerate(nodes) if (m := _marker(n)) is not None]
+        starts = [i for i, m in found if m == START_TEXT]
+        ends = [i for i, m in found if m == END_TEXT]
+        if not starts and not ends:
+            return BodyParts(dumps(nodes), None, "[]")
+        if len(starts) != 1 or len(ends) != 1:
+            raise BrokenMarkers(f"{len(starts)} start and {len(ends)} end lines (want one of "
+                                "each)")
+        i, j = starts[0], ends[0]
+        if j < i:
+            raise BrokenMarkers("the end line comes before the start line")
+        return BodyParts(dumps(nodes[:i]), dumps(nodes[i + 1:j]), dumps(nodes[j + 1:]))
+
+    def ticks(self, section: str | None) -> list[Tick]:
+        out: list[Tick] = []
+        for node in _walk(_nodes(section)):
+            attrs = node.get("attrs")
+            if node.get("type") != "taskItem" or not isinstance(attrs, dict):
+                continue
+            key = _KEY.match(str(attrs.get("localId") or ""))
+            if key is None:
+                continue
+            item_id = _unhex(key.group(2))
+            gate = _unhex(key.group(3)) if key.group(3) else None
+            kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
+            if item_id is None or (kind == "approve") != (gate is not None):
+                continue
+            out.append(Tick(kind, item_id, gate, attrs.get("state") == "DONE"))
+        return out
+
+    def core(self, section: str) -> str:
+        return dumps([_reduce(n) for n in _nodes(section) if not _is_stamp(n)])
+
+    def render(self, rs: ReadySet, parts: BodyParts, *, gates: Sequence[Any],
+               keep: set[str], now: datetime, limit: int) -> str:
+        from .adfrender import render_nodes
+
+        room = limit - size(self.merge(parts, "[]", now)) - 2
+        nodes = render_nodes(rs, budget=room, gates=gates, keep_ticked=keep)
+        return dumps(nodes) if nodes else ""
+
+    def merge(self, parts: BodyParts, section: str, now: datetime) -> str:
+        block = [marker_node(START_TEXT), stamp_node(now), *_nodes(section),
+                 marker_node(END_TEXT)]
+        content = [*_nodes(parts.before), *block, *_nodes(parts.after)]
+        return dumps({"type": "doc", "version": 1, "content": content})
+
+    def size(self, body: str) -> int:
+        return size(body)
+
+
+def _nodes(text: str | None) -> list[Any]:
+    try:
+        nodes = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return nodes if isinstance(nodes, list) else []
+
+
+ADF_LAYOUT = AdfLayout()
+

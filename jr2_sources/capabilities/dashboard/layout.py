@@ -1,0 +1,84 @@
+"""How a dashboard body is laid out: cut at jr2's section, its ticks, drawn, measured.
+
+Design note: `sync.Dashboard` keeps one issue body up to date the same way on every tracker
+(read, act on ticks, render, compare, write only when changed, at most once per interval);
+what differs is the body's format. GitHub, GitLab and a local file keep Markdown (`MARKDOWN`:
+`body.py` and `render.py`, the section between two HTML comments); Jira Cloud keeps an
+Atlassian Document Format document (`adf.ADF_LAYOUT`), Jira Data Center wiki markup
+(`wiki.WIKI_LAYOUT`). A `Board` names its layout with a `layout` attribute; a board without one
+is Markdown. The body is a string in all (Jira Cloud's: the ADF document as JSON), so the sync
+logic never looks inside it. How long a body may be is not the layout's to say but the board's
+target's (`target.Target`, the one place limits are named); a layout says how a body's size is
+counted against it (`size`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from jr2_sources.readyset import ReadySet
+
+from . import body as md
+from .render import PendingGate, core, render_section, stamp
+
+__all__ = ["MARKDOWN", "Layout", "MarkdownLayout"]
+
+
+class Layout(Protocol):
+    """A body format: cut, ticks, compare, draw, merge and measure (see the module note)."""
+
+    def split(self, body: str) -> md.BodyParts:
+        """Cut `body` at jr2's section; `body.BrokenMarkers` when its markers do not pair."""
+        ...
+
+    def ticks(self, section: str | None) -> list[md.Tick]:
+        """Every box jr2 drew in `section`, ticked or not."""
+        ...
+
+    def core(self, section: str) -> str:
+        """What of a section is compared to decide whether to write (no "last changed")."""
+        ...
+
+    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
+               keep: set[str], now: datetime, limit: int) -> str:
+        """The section for `rs` (comparable with `core`), within the room `parts` leave in
+        `limit`; "" when not even a line fits."""
+        ...
+
+    def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
+        """The whole body: `section` with its "last changed" line as jr2's part, a person's
+        text around it as it was."""
+        ...
+
+    def size(self, body: str) -> int:
+        """The body's size as the tracker counts it against its target's `limit`."""
+        ...
+
+
+class MarkdownLayout:
+    """GitHub Markdown between HTML-comment markers (`body.py`, `render.py`)."""
+
+    def split(self, body: str) -> md.BodyParts:
+        return md.split(body)
+
+    def ticks(self, section: str | None) -> list[md.Tick]:
+        return md.ticks(section)
+
+    def core(self, section: str) -> str:
+        return core(section)
+
+    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
+               keep: set[str], now: datetime, limit: int) -> str:
+        room = limit - md.framing(parts) - len(stamp(now)) - 2
+        return render_section(rs, budget=room, gates=gates, keep_ticked=keep)
+
+    def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
+        return md.merge(parts, f"{stamp(now)}\n\n{section}")
+
+    def size(self, body: str) -> int:
+        return len(body)
+
+
+MARKDOWN = MarkdownLayout()

@@ -1,0 +1,281 @@
+"""Keeping the dashboard issue up to date: read the body, act on ticks, write only what changed.
+
+Design notes
+------------
+* One `update()`: read the body; cut it at jr2's section (`body.split`); act on the boxes a
+  person ticked there (each once); render the section from the Ready-set; compare it with the
+  section in the body, ignoring the "last changed" line: equal -> no write at all. Otherwise
+  the write waits until `interval` seconds have passed since this process's last write (at most
+  one write a minute by default; never below `MIN_INTERVAL`, see below), then the body is read
+  again and, only if it is still the body the section was built on, written back: the person's
+  text outside the section exactly as read, jr2's section replaced. If the body changed in
+  between (a person edited or ticked), the update starts over from that body (at most
+  `_ROUNDS` times, then it tries again on the next update), so the edit is kept and its ticks
+  are acted on.
+* The window. GitHub's "Update an issue" (`PATCH /repos/{owner}/{repo}/issues/{issue_number}`)
+  takes no `If-Match` and no expected version (its OpenAPI description lists only the path
+  parameters and the body fields), so there is no compare-and-set. The window in which a
+  person's save can still be overwritten is bounded by one request: from the answer of the
+  re-read (a conditional GET) to the arrival of the PATCH, typically well under a second, and
+  only when the section changed. Outside that window nothing a person writes is lost.
+* Acting on ticks. A ticked **retry** box clears jr2's failure mark of that item
+  (`Board.retry`, as `jr2 local retry` or removing the failed label does; a person who clears it
+  gives the item a fresh attempt count), only for an item that is failed and in the source's
+  scope now; a ticked **approve** box answers that gate through the `GateDesk`, only for a gate
+  that waits now. A tick is consumed once: the line is drawn again (unticked, or gone when the
+  item is no longer failed). A tick that cannot be acted on now (the tracker refused, no gate
+  desk) is kept: drawn ticked again, and tried again on the next update.
+* Who may tick. GitHub's REST API does not say who edited an issue body (the issue has
+  `updated_at`; no timeline or issue event records a body edit). What GitHub does say ("Update
+  an issue": "Issue owners and users with push access or Triage role can edit an issue") is who
+  *can*: the issue's author and the repository's writers and triagers. So the board checks once,
+  at start, that the author of the dashboard issue has write access (or is a GitHub App's bot)
+  and refuses the issue otherwise: then every tick comes from someone with write access or the
+  Triage role (who can also remove the failed label by hand). See docs/guides/controls.md.
+* Content-creation limits. GitHub allows about 500 content-creating requests an hour and 80 a
+  minute per user or App. `MIN_INTERVAL` (10 s, 360 an hour at most) keeps the dashboard alone
+  within them; the default of one a minute uses 60 an hour at most, and nothing when nothing
+  changed. The cost is in docs/performance.md. Other targets allow other limits (GitLab, Jira,
+  a local file): each board names its own (`target.Target`: the most characters, the shortest
+  interval, and why), so no GitHub constant applies to another tracker. The board's layout only
+  says how a body's characters are counted against that limit (`Layout.size`: Jira's ADF as
+  the JSON sent, in UTF-16 units).
+* A board that can compare and set (a local file: `trackers/local/board.py`) checks, right
+  before its write lands, that the body is still the one read last, and raises `BodyChanged`
+  when it is not: the update starts over from that body as after a person's edit seen on the
+  re-read, so nothing a person saved is lost there at all.
+* Own writes. `own(body)` tells whether a body is the one this process wrote last, so a webhook
+  delivery caused by the dashboard's own edit neither wakes a pool nor triggers an update
+  (ISSUE-NOTES 7: judged by what this process wrote, not by the account).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from jr2_core.errors import ItemError, SourceError, UsageError
+from jr2_sources.readyset import ReadySet
+
+from .body import BodyParts, BrokenMarkers, Tick
+from .layout import MARKDOWN, Layout
+from .render import PendingGate
+from .target import target_of
+
+__all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
+           "NoGates", "Step"]
+
+log = logging.getLogger("jr2.dashboard")
+
+DEFAULT_INTERVAL = 60.0
+"""Least seconds between two writes of the dashboard by one process."""
+
+MIN_INTERVAL = 10.0
+"""The shortest interval allowed on GitHub (see the notes: content-creation limits); a board's
+`target.min_interval` says what its own tracker allows."""
+
+_ROUNDS = 3  # reads of a body that keeps changing before giving up until the next update
+
+
+class BodyChanged(Exception):
+    """Raised by `Board.write` of a board that compares and sets: the body changed since it was
+    last read (`body`: as it is now), so nothing was written."""
+
+    def __init__(self, body: str) -> None:
+        super().__init__("the body changed since it was read")
+        self.body = body
+
+
+class Board(Protocol):
+    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`). A board also
+    names what its tracker allows with a `target` attribute (`target.Target`: the most
+    characters and the shortest interval; GitHub's when it names none).
+
+    Optional: `layout` (a `layout.Layout`: the body's format and how its size is counted against
+    the target's limit; default Markdown) and `vet(tick) -> str | None` (why a ticked box must
+    be ignored, e.g. who ticked it may not do what it asks; None: act on it), for a tracker that
+    records who edited the body (Jira)."""
+
+    name: str
+    """The issue as people name it, e.g. `github:o/r#7`."""
+    item_id: str
+    """The issue's id as the tracker's items are named (`o/r#7`): never one of the backlog's."""
+
+    def read(self) -> str:
+        """The issue's body now (a conditional read: cheap when unchanged)."""
+        ...
+
+    def write(self, body: str) -> None:
+        """Replace the issue's body (may raise `BodyChanged`: nothing written)."""
+        ...
+
+    def retry(self, item_id: str) -> None:
+        """Clear jr2's failure mark of `item_id` (an item of the source, failed now)."""
+        ...
+
+    def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
+        """Whether a verified webhook delivery is about this issue: jr2's own last write
+        (`own`), anyone else's change (`person`), or not about it (None)."""
+        ...
+
+
+class GateDesk(Protocol):
+    """Where the dashboard finds the gates that wait for an answer and answers one."""
+
+    def pending(self, rs: ReadySet) -> list[PendingGate]:
+        """The gates of items in `rs` waiting for an answer now."""
+        ...
+
+    def approve(self, item_id: str, gate: str) -> bool:
+        """Approve `gate` of `item_id`; False when it was not waiting (answered meanwhile)."""
+        ...
+
+
+class NoGates:
+    """A `GateDesk` with no gates (a tracker or a run without approval gates)."""
+
+    def pending(self, rs: ReadySet) -> list[PendingGate]:
+        return []
+
+    def approve(self, item_id: str, gate: str) -> bool:
+        raise UsageError("approval gates cannot be answered from the dashboard here")
+
+
+@dataclass
+class Step:
+    """What one `update()` did: `wrote` the body or not, and why (`unchanged`, `written`,
+    `waiting` for the interval with `wait` seconds left, `busy`: the body kept changing,
+    `broken`: its markers do not pair up); `acted`: what the ticks did, in words."""
+
+    wrote: bool
+    why: str
+    acted: list[str] = field(default_factory=list)
+    wait: float = 0.0
+
+
+class Dashboard:
+    """Keeps one dashboard issue up to date (see the module notes)."""
+
+    def __init__(self, board: Board, *, interval: float = DEFAULT_INTERVAL,
+                 gates: GateDesk | None = None, clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 limit: int | None = None) -> None:
+        """`limit`: the most characters of the body, as its layout counts them (default: the
+        board's `target.limit`, e.g. GitHub's 65,536)."""
+        self.board = board
+        self.target = target_of(board)
+        self.layout: Layout = getattr(board, "layout", None) or MARKDOWN
+        self.interval = interval
+        self.gates: GateDesk = gates or NoGates()
+        self.clock = clock
+        self.now = now
+        self.limit = self.target.limit if limit is None else limit
+        self.writes = 0
+        self._last_write: float | None = None
+        self._written: str | None = None
+        self._lock = threading.Lock()
+
+    def own(self, body: str | None) -> bool:
+        """Whether `body` is the body this process wrote last (its own edit coming back)."""
+        return body is not None and body == self._written
+
+    def wait_left(self) -> float:
+        """Seconds until the interval allows the next write (0: now)."""
+        if self._last_write is None:
+            return 0.0
+        return max(0.0, self._last_write + self.interval - self.clock())
+
+    def update(self, current: Callable[[], ReadySet],
+               fresh: Callable[[], ReadySet] | None = None) -> Step:
+        """One update (blocking; see the module notes). `current` gives the Ready-set to
+        compare with (a pool's last reading: free); `fresh` reads a new one, used once a write
+        is due or a tick changed the tracker (default: `current` is always fresh)."""
+        with self._lock:
+            return self._update(current, fresh)
+
+    def _update(self, current: Callable[[], ReadySet],
+                fresh: Callable[[], ReadySet] | None) -> Step:
+        rs = current()
+        is_fresh = fresh is None
+        acted: list[str] = []
+        body = self.board.read()
+        for _ in range(_ROUNDS):
+            try:
+                parts = self.layout.split(body)
+            except BrokenMarkers as exc:
+                return Step(False, f"broken: {exc}; fix the issue body (nothing written)", acted)
+            done, keep = self._act([t for t in self.layout.ticks(parts.section) if t.ticked],
+                                   rs)
+            if done:
+                acted += done
+                rs, is_fresh = (fresh or current)(), True
+            section = self._render(rs, parts, keep)
+            if parts.section is not None and self._same(parts.section, section):
+                return Step(False, "unchanged", acted)
+            wait = self.wait_left()
+            if wait > 0:
+                return Step(False, "waiting", acted, wait)
+            if not is_fresh and fresh is not None:  # a write is due: show the state as it is
+                rs, is_fresh = fresh(), True
+                section = self._render(rs, parts, keep)
+                if parts.section is not None and self._same(parts.section, section):
+                    return Step(False, "unchanged", acted)
+            new = self.layout.merge(parts, section, self.now())
+            if not section or self.layout.size(new) > self.limit:
+                return Step(False, "full: the text outside jr2's section leaves no room for "
+                            f"the dashboard ({self.target.limit_words}: {self.limit:,} "
+                            "characters)", acted)
+            again = self.board.read()
+            if again != body:  # a person edited in between: start over from their body
+                body = again
+                continue
+            try:
+                self.board.write(new)
+            except BodyChanged as changed:  # a person saved just now: start over from it
+                body = changed.body
+                continue
+            self._written = new
+            self._last_write = self.clock()
+            self.writes += 1
+            return Step(True, "written", acted)
+        return Step(False, "busy: the body kept changing; trying again later", acted)
+
+    def _same(self, written: str, section: str) -> bool:
+        """Whether the section in the body shows what `section` shows (no write needed)."""
+        return self.layout.core(written) == self.layout.core(section)
+
+    def _render(self, rs: ReadySet, parts: BodyParts, keep: set[str]) -> str:
+        return self.layout.render(rs, parts, gates=self.gates.pending(rs), keep=keep,
+                                  now=self.now(), limit=self.limit)
+
+    def _act(self, ticked: Sequence[Tick], rs: ReadySet) -> tuple[list[str], set[str]]:
+        """Act on ticked boxes: (what was done, in words; keys of ticks kept for later)."""
+        if not ticked:
+            return [], set()
+        failed = {e.item.id for e in rs.blocked if e.item.in_scope and e.item.failed is not None}
+        waiting = {(g.item_id, g.gate) for g in self.gates.pending(rs)}
+        done: list[str] = []
+        keep: set[str] = set()
+        vet = getattr(self.board, "vet", None)  # a board that knows who ticked (Jira)
+        for t in ticked:
+            why = vet(t) if vet is not None else None
+            if why is not None:  # consumed: drawn unticked again, and said
+                done.append(f"ignored the tick for {t.item_id}: {why}")
+                continue
+            try:
+                if t.kind == "retry" and t.item_id in failed:
+                    self.board.retry(t.item_id)
+                    done.append(f"retried {t.item_id}")
+                elif (t.kind == "approve" and t.gate and (t.item_id, t.gate) in waiting
+                      and self.gates.approve(t.item_id, t.gate)):
+                    done.append(f"approved {t.gate} for {t.item_id}")
+            except (ItemError, SourceError, UsageError) as exc:
+                log.warning("%s: could not act on the tick for %s (kept for the next update): "
+                            "%s", self.board.name, t.item_id, exc)
+                keep.add(t.key)
+        return done, keep

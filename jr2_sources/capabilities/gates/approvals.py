@@ -1,0 +1,71 @@
+"""`jr2 send approvals approve|reject`: answer an approval gate through a live `jr2 work` run.
+
+Design note: a run of `jr2 work --gate NAME` over a source that records answers itself (`local:`,
+whose answers live in the claim store; `answer_gate`) opens one persistent gate of the run host,
+`approvals`, accepting `approve` (`{"item": ID, "gate": NAME}`) and `reject` (the same, plus an
+optional `reason`). A delivery answers through `jr2_sources.capabilities.gates.policy.answer`,
+exactly as
+`jr2 local approve|reject` does, and wakes the pool so the item runs at once; a gate that does
+not await an answer is refused (`jr2 send` prints why and exits 2). The answer is in the store
+before `jr2 send` returns, so it outlives the run. On the trackers a person answers on the
+tracker instead: there is no `approvals` gate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+from typing import Any
+
+from pydantic import BaseModel
+
+from jr2_core.errors import GateError, UsageError
+
+GATE_ID = "approvals"
+
+
+class Approve(BaseModel):
+    """Which item's gate to approve."""
+
+    item: str
+    gate: str
+
+
+class Reject(Approve):
+    """Which item's gate to reject, and why."""
+
+    reason: str | None = None
+
+
+def attach_approvals(run: Any, tracker: Any) -> bool:
+    """Open the `approvals` gate on `run` when `tracker` records answers; True if opened."""
+    from jr2_core import define_event
+
+    from .policy import answer
+
+    if not callable(getattr(tracker, "answer_gate", None)):
+        return False
+    events = [define_event(name="approve", description="Approve the gate of an item.",
+                           input=Approve),
+              define_event(name="reject", description="Reject the gate of an item.",
+                           input=Reject)]
+    try:
+        who: str | None = getpass.getuser()
+    except (KeyError, OSError):
+        who = None
+
+    def deliver(ev: Any) -> None:
+        data = ev.data
+        try:
+            ok = answer(tracker, data.item, data.gate, approve=ev.name == "approve",
+                        reason=getattr(data, "reason", None), by=who)
+        except (UsageError, ValueError) as exc:
+            raise GateError(str(exc)) from None
+        if not ok:
+            raise GateError(f"{data.item}: gate {data.gate!r} is not awaiting an answer")
+        with contextlib.suppress(Exception):  # the pool may be busy: it polls anyway
+            run.send("source", "wake", None, external=False)
+
+    run._open_gate(GATE_ID, events, {"what": "answer an approval gate (jr2 work --gate)"},
+                   deliver, persistent=True)
+    return True

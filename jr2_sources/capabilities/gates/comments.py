@@ -1,0 +1,135 @@
+"""Approval gates read from an issue's comment thread (trackers whose claims are comments).
+
+Design note: parking an item (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`) edits
+jr2's claim comment into a `jr2:gate` marker (`{"gate": NAME, "reason": ...}`); the edit's server
+time is when the gate was asked. A person answers with a comment whose first line is `/jr2 approve
+NAME` or
+`/jr2 reject NAME [reason]`, created at or after that time (or an answer given another way, a
+label on GitHub, passed in as `others`). The first such answer by someone
+`can_answer` accepts (write access, checked by the tracker) decides the gate; answers by others
+are ignored and named (`Gate`'s `ignored`), so a report can say why the item still waits.
+jr2's own comments never answer as comments: they start with its hidden marker, never with
+`/jr2`; only a `jr2:answer` marker (`answer_marker`), which jr2 posts for an answer given through
+it (`jr2_sources.capabilities.gates.policy.answer`: the dashboard, which checks who ticked), counts.
+A later `jr2:gate` marker for the same gate (the worker asked again) starts over. An answer
+marker names the request it answers (`request`, `kit.markers.request_ref`) and counts for that
+request only, so a copy of it answers no later request; the thread given here has been read
+through `kit.markers` (markers by accounts the pool does not trust, and unsigned ones with a
+marker key, are already left out).
+
+This module is pure: `can_answer` is the tracker's permission check (cached there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from jr2_sources.kit.claims import Comment, Marker, markers, parse_marker, render_marker
+from jr2_sources.kit.markers import request_ref
+
+from .policy import Gate, GateStatus, answer_command, cut_reason
+
+__all__ = ["Answer", "answer_marker", "gates_of", "record_answer"]
+
+Answer = tuple[datetime, GateStatus, str, str | None, str | None]
+"""An answer given another way than a comment (a label, on GitHub): when, approved or rejected,
+the gate, who, why."""
+
+
+TRUSTED = "\0jr2:"
+"""The prefix of the `who` of an answer jr2 recorded itself (`answer_marker`), before the
+person it names: not checked again."""
+
+
+def answer_marker(name: str, status: GateStatus, reason: str | None,
+                  by: str | None, request: str | None = None) -> str:
+    """The comment jr2 posts to record an answer given through it (the dashboard, which has
+    checked who ticked the box): a hidden `jr2:answer` marker naming the gate request it
+    answers (`request`), and one line for people."""
+    why = f": {reason}" if reason else ""
+    who = f" by {by}" if by else ""
+    fields = {"gate": name, "status": status, "reason": reason, "by": by}
+    if request is not None:
+        fields["request"] = request
+    return render_marker("answer", fields, f"jr2: gate `{name}` {status}{who}{why}.")
+
+
+def _answers(thread: list[Comment], requests: dict[str, Marker]) -> list[Answer]:
+    out: list[Answer] = []
+    for c in thread:
+        mk = parse_marker(c)
+        if mk is not None:  # jr2's own comment: only its `answer` marker answers
+            f = mk.fields
+            asked = requests.get(str(f.get("gate")).lower())
+            if (mk.kind == "answer" and isinstance(f.get("gate"), str)
+                    and f.get("status") in ("approved", "rejected")
+                    and ("request" not in f or (asked is not None
+                                                and f["request"] == request_ref(asked)))):
+                reason, by = f.get("reason"), f.get("by")
+                out.append((c.created_at, f["status"], f["gate"].lower(),
+                            TRUSTED + (by if isinstance(by, str) else ""),
+                            cut_reason(reason) if isinstance(reason, str) else None))
+            continue
+        said = answer_command(c.body)
+        if said is not None:
+            out.append((c.created_at, said[0], said[1], c.author, said[2]))
+    return out
+
+
+def _requests(thread: list[Comment]) -> dict[str, Marker]:
+    """The newest request of each gate in `thread` (by lower-case name)."""
+    requests = {}
+    for mk in markers(thread):
+        name = mk.fields.get("gate")
+        if mk.kind == "gate" and isinstance(name, str):
+            requests[name.lower()] = mk
+    return requests
+
+
+def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | None],
+             others: Iterable[Answer] = ()) -> tuple[Gate, ...]:
+    """The gates recorded in a comment thread: each gate's newest request and its first answer
+    after it, among the thread's `/jr2` comments and `others` (label answers), in time order.
+    `can_answer(who)`: True may answer; False may not (the answer is ignored and named); None
+    is jr2's own account (no person's answer: skipped without a word)."""
+    thread = sorted(comments, key=lambda c: c.id)
+    requests = _requests(thread)
+    answers = sorted([*_answers(thread, requests), *others], key=lambda a: a[0])
+    out: list[Gate] = []
+    for name, mk in sorted(requests.items()):
+        reason = mk.fields.get("reason")
+        asked = Gate(name, "awaiting", mk.updated_at,
+                     cut_reason(reason) if isinstance(reason, str) else None)
+        ignored: list[str] = []
+        for at, status, gate, who, why in answers:
+            if gate != name or at < mk.updated_at:
+                continue
+            trusted = who is not None and who.startswith(TRUSTED)
+            ok = trusted or (who is not None and can_answer(who))
+            if ok is None:
+                continue
+            if not ok:
+                ignored.append(who or "?")
+                continue
+            by = who[len(TRUSTED):] or None if trusted and who is not None else who
+            asked = Gate(name, status, at, why, by)
+            break
+        out.append(asked if asked.status != "awaiting" or not ignored
+                   else Gate(name, "awaiting", asked.at, asked.reason, None, tuple(ignored)))
+    return tuple(out)
+
+
+def record_answer(thread: Any, key: str, name: str, status: GateStatus, reason: str | None,
+                  by: str | None, can_answer: Callable[[str], bool | None]) -> bool:
+    """Answer the gate `name` of `key` through jr2 (`jr2_sources.capabilities.gates.policy.answer`):
+    when it awaits an answer now, post an `answer_marker` comment on `thread` (a `CommentThread`)
+    and say True; else False, nothing written."""
+    comments, _ = thread.list_comments(key)
+    now = {g.name: g for g in gates_of(comments, can_answer)}
+    if name not in now or now[name].status != "awaiting":
+        return False
+    asked = _requests(sorted(comments, key=lambda c: c.id))[name]
+    thread.post_comment(key, answer_marker(name, status, reason, by, request_ref(asked)))
+    return True

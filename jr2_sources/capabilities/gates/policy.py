@@ -1,0 +1,200 @@
+"""Approval gates answered on the tracker (`jr2 work --gate NAME`): how a worker asks, how a
+person answers, and what the next attempt is told.
+
+Design notes
+------------
+* Asking. A worker asks for approval by printing a line `jr2: await-approval NAME [reason]` on
+  stdout and exiting with `EX_AWAIT_APPROVAL` (79: just past sysexits.h's range, so no standard
+  tool means anything else by it, and apart from 75, `EX_TEMPFAIL`, which retries). Without the
+  line, exit 79 asks for the one gate when `--gate` names exactly one. A gate the run was not
+  given with `--gate` (or an exit 79 that names none) fails the item at once, with the reason.
+* Parking. The WorkSource hands the request to the tracker (`Tracker.park`, on trackers with
+  `gates = True`): the item is marked as awaiting approval of that gate, in the tracker (the
+  claim store of `local:`; on GitHub the `jr2:awaiting-approval` label, set only by jr2, and a
+  `jr2:gate` marker in jr2's claim comment), its claim released and its slot freed. Nothing is
+  kept in the pool's memory, so a restart or another machine sees the same state.
+* Answering. A person answers where they already are: on GitHub a comment whose first line is
+  `/jr2 approve NAME` or `/jr2 reject NAME [reason]` by someone with write access (checked with
+  `GET /repos/{owner}/{repo}/collaborators/{username}/permission`: `admin`, `maintain` or
+  `write`), posted after the request, or the label `jr2:approve:NAME` / `jr2:reject:NAME` added
+  after the request by such a person (who added it: the issue's events); on GitLab and Jira
+  the same comment by a Developer / someone with Edit Issues; on `local:` `jr2 local approve
+  BACKLOG ITEM NAME` / `jr2 local reject ... --reason ...` or `jr2 send approvals ...`; from
+  Python (the dashboard) `answer()` below. jr2's own comments never count (they start with
+  jr2's hidden marker, never with `/jr2`).
+* The next attempt. An answered gate makes the item ready again; its next attempt runs with
+  `JR2_GATE_<NAME>=approved` or `=rejected` (and `JR2_GATE_<NAME>_REASON`): a rejection is
+  handed to the worker, which cleans up and ends the item as it sees fit (exit 0: done; any
+  other exit: failed). Answers stay on the item until the worker asks for that gate again.
+* The Ready-set. An item awaiting a gate is blocked with the reason `awaiting_approval` (its
+  gate, since when, the worker's reason): it is open work that waits for a person, so a pool
+  with nothing else to do ends `deadlocked` (exit 3, the summary naming each gate) unless
+  `--wait` keeps it polling for the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from jr2_sources.readyset import SnapshotItem
+
+__all__ = [
+    "ASK_PREFIX",
+    "AWAITING_LABEL",
+    "EX_AWAIT_APPROVAL",
+    "REASON_MAX",
+    "Gate",
+    "GateRequest",
+    "GateStatus",
+    "answer",
+    "answer_command",
+    "answer_label",
+    "awaiting",
+    "check_name",
+    "cut_reason",
+    "env_for",
+    "parse_ask",
+]
+
+EX_AWAIT_APPROVAL = 79
+"""The exit code of a worker that asks for approval (see the module notes)."""
+
+ASK_PREFIX = "jr2: await-approval"
+"""The stdout line that names the gate: `jr2: await-approval NAME [reason]`."""
+
+AWAITING_LABEL = "jr2:awaiting-approval"
+"""The label jr2 (and only jr2) sets on a GitHub issue parked awaiting approval."""
+
+REASON_MAX = 500
+"""The most characters of a gate's reason jr2 keeps, a worker's or a person's: a longer one is
+cut, with a note saying so (the worker's whole line stays in the item's log). The request
+then fits in any tracker's comment (GitHub refuses a body over 65,536 characters), so the item
+is parked with a request an answer matches."""
+
+GateStatus = Literal["awaiting", "approved", "rejected"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
+# Possessive whitespace and a reason taken to the end of its line, then stripped: anyone can
+# write a comment (up to 65,536 characters on GitHub), so a pattern must not backtrack over a run
+# of spaces (`[ \t]+([^\r\n]*\S)` took 50 s on one comment of 65,536 spaces).
+_ASK = re.compile(r"jr2:\s++await-approval\s++(\S+)(?:\s++(.*))?\Z")
+_ANSWER = re.compile(r"\s*+/jr2\s++(approve|reject)\s++(\S+)(?:[ \t]++([^\r\n]*))?", re.IGNORECASE)
+_LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One gate of an item as the tracker records it: its name, whether it awaits an answer or
+    was approved or rejected, when (asked, or answered), the reason (the worker's while it
+    awaits; the person's for a rejection) and who answered."""
+
+    name: str
+    status: GateStatus
+    at: datetime
+    reason: str | None = None
+    by: str | None = None
+    ignored: tuple[str, ...] = ()
+    """Who answered without the right to (no write access): their answers were ignored."""
+
+    def to_json_obj(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status,
+                "at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "reason": self.reason,
+                "by": self.by, "ignored": list(self.ignored)}
+
+
+@dataclass(frozen=True, slots=True)
+class GateRequest:
+    """What a worker asked: the gate's name and its optional reason."""
+
+    name: str
+    reason: str | None = None
+
+
+def check_name(name: str) -> str:
+    """A gate name as `--gate` takes it (letters, digits, `-`, `_`; compared case-insensitively,
+    kept in lower case); ValueError otherwise."""
+    if not _NAME.match(name):
+        raise ValueError(f"gate name {name!r}: use letters, digits, '-' and '_' (at most 63)")
+    return name.lower()
+
+
+def cut_reason(text: str | None) -> str | None:
+    """A reason within `REASON_MAX` characters: a longer one is cut, with a note saying how
+    long it was (None and "" stay None)."""
+    if not text:
+        return None
+    if len(text) <= REASON_MAX:
+        return text
+    return f"{text[:REASON_MAX]}… (cut: {len(text):,} characters in all)"
+
+
+def parse_ask(line: str) -> GateRequest | None:
+    """The request in one stdout line `jr2: await-approval NAME [reason]`, or None; the reason
+    is cut to `REASON_MAX` characters."""
+    m = _ASK.match(line.strip())
+    if m is None:
+        return None
+    return GateRequest(m.group(1).lower(), cut_reason(m.group(2)))
+
+
+def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
+    """A person's answer in a comment whose first line is `/jr2 approve NAME` or `/jr2 reject
+    NAME [reason]`: (approved | rejected, the gate, the reason), else None."""
+    m = _ANSWER.match(text or "")
+    if m is None:
+        return None
+    status: GateStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
+    return status, m.group(2).lower(), cut_reason((m.group(3) or "").strip())
+
+
+def answer_label(label: str) -> tuple[GateStatus, str] | None:
+    """A person's answer as a label `jr2:approve:NAME` or `jr2:reject:NAME` (GitHub; who added
+    it is read from the issue's events): (approved | rejected, the gate), else None."""
+    m = _LABEL.match(label.strip())
+    if m is None:
+        return None
+    return ("approved" if m.group(1).lower() == "approve" else "rejected"), m.group(2).lower()
+
+
+def awaiting(item: SnapshotItem) -> Gate | None:
+    """The gate `item` waits on (the oldest request when several), or None."""
+    found = [g for g in item.gates if g.status == "awaiting"]
+    return min(found, key=lambda g: g.at) if found else None
+
+
+def env_name(name: str) -> str:
+    """`JR2_GATE_<NAME>`: the gate's name in upper case, `-` as `_`."""
+    return "JR2_GATE_" + name.upper().replace("-", "_")
+
+
+def env_for(gates: dict[str, dict[str, str | None]]) -> dict[str, str]:
+    """The variables of the answered gates a WorkItem carries (`WorkItem.gates`)."""
+    env: dict[str, str] = {}
+    for name, g in gates.items():
+        status = g.get("status")
+        if status not in ("approved", "rejected"):
+            continue
+        env[env_name(name)] = status
+        if g.get("reason"):
+            env[env_name(name) + "_REASON"] = str(g["reason"])
+    return env
+
+
+def answer(tracker: Any, item_id: str, name: str, *, approve: bool, reason: str | None = None,
+           by: str | None = None) -> bool:
+    """Answer the gate `name` of `item_id` (for the dashboard and `jr2 local approve|reject`):
+    True when it was awaiting an answer and now has this one, False when it was not awaiting
+    (already answered, never asked). `by` is who answered (the person who ticked the box).
+    A tracker that cannot record answers raises `UsageError`."""
+    from jr2_core.errors import UsageError
+
+    record = getattr(tracker, "answer_gate", None)
+    if not callable(record):
+        raise UsageError(f"{getattr(tracker, 'name', 'this source')}: gates cannot be "
+                         "answered through jr2 here; answer on the tracker")
+    status: GateStatus = "approved" if approve else "rejected"
+    return bool(record(item_id, check_name(name), status, reason, by))

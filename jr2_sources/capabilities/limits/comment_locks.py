@@ -1,0 +1,547 @@
+"""Global caps and conflict groups on a comment tracker: group and slot claims on the comment
+thread of one coordination issue (`jr2 work --control-issue ID`).
+
+Design notes
+------------
+The item claims of `comment_claims` are decided on each item's own thread: two pools that post
+at the same instant on the same issue both read both comments and agree on the lower id. A
+conflict group spans several items, and a pool cannot read every thread a conflicting claim
+could be posted on (an item may be new, or relabelled, since its snapshot). "Post, then read"
+is safe only when every claimer posts to and reads the same thread, so the limits live on one
+issue that every pool of the tracker names (`--control-issue`), and its comment ids give the
+one order every pool agrees on:
+
+* look before you post: list the thread first (GitHub: a conditional GET, free when
+  unchanged). If it shows a live lock for the same item or for a group of ours, or
+  `global_cap` or more live locks, we give way at once: no comment is posted (and no watcher of
+  the coordination issue is notified) for a lock that could not be kept. Within one reading of
+  the Ready-set (`LockedTracker`: until the next `snapshot`/`changes`, or a write of this
+  process) that listing serves the looks of the next items too, so a pool that finds the cap
+  full makes one request per poll, not one per ready item.
+* acquire (before the item's claim): post a lock comment
+
+      <!-- jr2:lock {"item": "o/r#12", "groups": ["db"], "holder": "...", "lease": 600,
+                     "nonce": "..."} -->
+
+  then list the thread. Among the LIVE lock comments with a LOWER id than ours (live: `now <
+  updated_at + lease`, `now` the server's time of the listing, as for claims), if one is for
+  the same item or names a group of ours, or `global_cap` or more exist, we yield: our comments
+  are deleted and the item is not claimed. Otherwise we hold the groups and a slot. Two
+  claimers that post at once both see both comments and agree; a later claimer sees the
+  earlier lock. An earlier lock that will itself yield still counts: a claimer may yield
+  needlessly (it tries again on its next poll), never wrongly. A pool whose lock had to yield
+  waits a random part of `RACE_PAUSE` before its next one, so racing pools drift apart.
+* bounds: a lock's lease counts for at most the reading pool's own `--lease` (give every pool
+  of a tracker the same one), whatever its marker says; and a lock comment stays small
+  whatever an item's body names: its groups are written as names when they fit in
+  `GROUPS_BUDGET` characters, else as short digests of the names, else as `all_groups` (a lock
+  that conflicts with every item that has a group: coarser, never wrong); the line for people
+  names at most `SHOWN` of them. The tracker refusing one item's lock comment (GitHub 422,
+  `LockRefused`) skips that item for the run; a refusal about the coordination issue itself
+  (gone, locked, no access) ends the run, as every item would meet it.
+* the item's claim follows; if it is lost, the lock is deleted at once. So the lock is taken
+  first and released last: a pool holds an item under a limit only while it holds its lock.
+* renew with the item's lease (edit the comment; a renewal that lands after the lease ran out,
+  `new updated_at >= old updated_at + lease`, has lost the lock: the worker is stopped); settle
+  deletes it, and so does parking the item awaiting approval (`--gate`). A pool killed with
+  `kill -9` holds its lock until its lease ends, then it is ignored.
+* clean-up: a lock comment a killed pool left behind would stay in the thread forever (every
+  listing paying its bytes, every page of them one more request). A claimer that finds, in the
+  listing it reads anyway, a lock comment expired for one more lease, at most `GRACE` seconds
+  (`now >= updated_at + lease + min(lease, GRACE)`, the server's times as above) deletes it: at
+  most `SWEEP` per acquire, oldest first, so a thread full of dead locks is emptied over a few
+  claims instead of in one burst of deletions. Only jr2's own lock comments are ever deleted:
+  the body must parse as a complete `jr2:lock` marker (item, groups, holder, lease, nonce)
+  followed by jr2's line for people; any other comment (a person's, jr2's claim or gate markers)
+  is never touched. A dead lock's holder cannot come back (a renewal past the lease has lost,
+  `renew` below), so deleting it changes no decision; the grace is only a margin for clock skew
+  between the pools' views. Two pools sweeping at once may delete the same comment: the second
+  deletion's 404 is fine (`delete_comment` of every adapter treats a comment already gone as
+  deleted).
+* Cost per item under a limit: one comment creation (GitHub's content-creation limit: 500 an
+  hour per token), two listings of the coordination issue (the look and the read-back), one
+  deletion; one edit per renewal; a pool that finds no room costs one listing per poll and
+  posts nothing (measured with 8 pools: `bench/limits_race.py`, `docs/performance.md`);
+  plus at most `SWEEP` deletions of dead locks, only when a pool was killed holding some (each
+  dead lock is deleted once, by whichever claimer sees it first).
+  Lock comments notify the coordination issue's watchers only (unsubscribe from it).
+
+`LockedTracker` wraps a tracker whose adapter is a comment thread (`post_comment`,
+`list_comments`, `edit_comment`, `delete_comment` by item key, as `CommentClaims` uses) and adds
+the locks around its claims; it is what sets `Tracker.limits` for it. A pool's items with no
+group and no global cap take no lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from jr2_core import Outcome
+from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
+from jr2_sources.kit.bounds import Bounds
+from jr2_sources.kit.claims import MAX_LEASE, Comment
+from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.tracker import Tracker
+
+__all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread",
+           "LockedTracker", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
+
+_LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
+_PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
+
+GRACE = 60.0
+"""A lock comment is dead, and cleaned up, one more lease after its lease ended, at most this
+many seconds after (module notes: clean-up)."""
+
+SWEEP = 3
+"""At most this many dead lock comments are deleted per acquire (module notes: clean-up)."""
+
+GROUPS_BUDGET = 4000
+"""The most characters a lock's groups take in its marker (module notes: bounds): far under
+every tracker's body limit (GitHub 65,536 characters, Jira 32,767, a Jira Cloud comment
+property 32,768 bytes), whatever an item's body names."""
+
+SHOWN = 5
+"""How many of a lock's groups its line for people names, each cut to `NAME_SHOWN`."""
+NAME_SHOWN = 40
+
+RACE_PAUSE = 1.0
+"""When a pool that had to wait (its look found no room, or its lock had to yield) finds room,
+it first waits a random part of this many seconds and looks again: the pools that were waiting
+for the same slot then post one after the other, each seeing the one before, instead of all at
+the instant it freed; a pool that just released the slot takes it again at once."""
+
+_DIGEST = 12  # hex digits of a group's digest (48 bits: a collision only makes a pool wait)
+_REFUSED = frozenset({400, 413, 422})  # the tracker refused the comment itself (its content)
+
+
+class LockThread(Protocol):
+    """The comment calls of a tracker adapter (the `CommentThread` of `comment_claims`)."""
+
+    def post_comment(self, key: str, body: str) -> int | None: ...
+
+    def list_comments(self, key: str) -> tuple[list[Comment], datetime]: ...
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None: ...
+
+    def delete_comment(self, key: str, comment_id: int) -> None: ...
+
+
+class LockRefused(ItemError):
+    """The tracker refused one item's lock comment (its content, e.g. GitHub's 422 "body is
+    too long"): that item is skipped for this run, the coordination issue is fine."""
+
+
+def digest(group: str) -> str:
+    """A group's short digest, as a lock whose groups are too many to name writes it."""
+    return hashlib.sha256(group.encode()).hexdigest()[:_DIGEST]
+
+
+def group_fields(groups: Iterable[str]) -> dict[str, Any]:
+    """A lock marker's group fields within `GROUPS_BUDGET` characters: the names (`groups`)
+    when they fit, else their digests (`digests`), else `all_groups` (the lock then conflicts
+    with every item that has a group: coarser, never wrong)."""
+    names = sorted(set(groups))
+    if len(json.dumps(names)) <= GROUPS_BUDGET:
+        return {"groups": names}
+    digests = sorted({digest(g) for g in names})
+    if len(json.dumps(digests)) <= GROUPS_BUDGET:
+        return {"groups": [], "digests": digests}
+    return {"groups": [], "all_groups": True}
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """The groups of an item a claimer wants to lock, in the forms locks are compared in."""
+
+    names: frozenset[str]
+    digests: frozenset[str]
+    every: bool
+    """Too many to write but as `all_groups` (`group_fields`)."""
+
+    @classmethod
+    def of(cls, groups: Iterable[str]) -> Wanted:
+        names = frozenset(groups)
+        return cls(names, frozenset(digest(g) for g in names),
+                   "all_groups" in group_fields(names))
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """One lock comment of the thread."""
+
+    comment_id: int
+    groups: frozenset[str]
+    nonce: str
+    updated_at: datetime
+    lease: float
+
+    own: bool = False
+    """The comment is exactly what jr2 writes (complete marker and jr2's line): deletable."""
+    item: str | None = None
+    digests: frozenset[str] = frozenset()
+    """The digests of its groups: of its names, and those it carries instead of names."""
+    every: bool = False
+    """It holds every group (`all_groups`: its item named more than fit)."""
+
+    def live(self, now: datetime, bound: float | None = None) -> bool:
+        """Live at server time `now`; `bound`: the longest lease the reading pool lets a lock
+        keep (its own `--lease`), whatever the marker says (module notes: bounds)."""
+        lease = self.lease if bound is None else min(self.lease, bound)
+        return now < self.updated_at + timedelta(seconds=lease)
+
+    def dead(self, now: datetime) -> bool:
+        """Expired for one more lease (at most `GRACE` s): its holder can never renew it."""
+        grace = min(self.lease, GRACE)
+        return self.own and now >= self.updated_at + timedelta(seconds=self.lease + grace)
+
+    def shares(self, wanted: Wanted) -> bool:
+        """Whether this lock holds a group of an item with the groups `wanted`."""
+        if not wanted.names or not (self.groups or self.digests or self.every):
+            return False
+        return self.every or wanted.every or bool(self.digests & wanted.digests)
+
+
+def render_lock(fields: dict[str, Any], text: str) -> str:
+    """A lock comment's body: the hidden marker, then one line for people."""
+    return f"<!-- jr2:lock {json.dumps(fields, sort_keys=True)} -->\n{text}"
+
+
+def lock_fields(body: str) -> dict[str, Any] | None:
+    """The JSON fields of a lock comment's marker, or None when `body` is not one (a tracker
+    that keeps markers outside the body, Jira Cloud, moves them with these)."""
+    m = _LOCK.match(body or "")
+    if m is None:
+        return None
+    try:
+        fields = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return fields if isinstance(fields, dict) else None
+
+
+def _parse(comment: Comment) -> _Found | None:
+    fields = lock_fields(comment.body)
+    if fields is None:
+        return None
+    try:
+        groups = frozenset(str(g) for g in fields.get("groups") or ())
+        digests = frozenset(str(d) for d in fields.get("digests") or ())
+        lease = min(max(float(fields.get("lease", 0)), 0.0), MAX_LEASE)
+        nonce = str(fields["nonce"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    own = (isinstance(fields.get("item"), str) and isinstance(fields.get("holder"), str)
+           and isinstance(fields.get("groups"), list) and isinstance(fields.get("nonce"), str)
+           and isinstance(fields.get("lease"), (int, float)) and fields["lease"] > 0
+           and _PEOPLE_LINE.match(comment.body) is not None)
+    item = fields.get("item")
+    return _Found(comment.id, groups, nonce, comment.updated_at, lease, own,
+                  item if isinstance(item, str) else None,
+                  digests | frozenset(digest(g) for g in groups), fields.get("all_groups") is True)
+
+
+def _found(comments: Iterable[Comment]) -> list[_Found]:
+    """The lock comments among `comments`, in ascending id (the order every pool agrees on)."""
+    return sorted((f for c in comments if (f := _parse(c)) is not None),
+                  key=lambda f: f.comment_id)
+
+
+def _shown(groups: Sequence[str]) -> str:
+    """The groups as the line for people names them: the first `SHOWN`, each cut short."""
+    named = [g if len(g) <= NAME_SHOWN else g[:NAME_SHOWN - 1] + "…" for g in groups[:SHOWN]]
+    more = f" and {len(groups) - SHOWN:,} more" if len(groups) > SHOWN else ""
+    return f" (groups {', '.join(named)}{more})" if groups else ""
+
+
+@dataclass
+class Lock:
+    """A lock this process holds: its comment, last server `updated_at` and lease."""
+
+    item_id: str
+    groups: tuple[str, ...]
+    holder: str
+    nonce: str
+    comment_id: int
+    updated_at: datetime
+    lease: float
+
+
+class CommentLocks:
+    """Group and slot locks on the thread of the coordination issue `key` (module notes).
+    `reuse`: a look before posting may use the listing of an earlier look until `fresh()` (a
+    new reading of the Ready-set) or a write of this process (module notes: look before you
+    post); without it every acquire lists the thread first."""
+
+    def __init__(self, thread: LockThread, key: str, *, global_cap: int | None,
+                 reuse: bool = False, race_pause: float = RACE_PAUSE,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.thread = thread
+        self.key = key
+        self.global_cap = global_cap
+        self.reuse = reuse
+        self.race_pause = race_pause
+        self._sleep = sleep
+        self._seen: tuple[list[_Found], datetime, set[str]] | None = None
+        self._raced = False  # a lock of ours had to yield: pause before the next post
+        self._waited = False  # a look found no room: pause once there is some
+        self._mutex = threading.Lock()
+
+    def _body(self, item_id: str, groups: Sequence[str], holder: str, lease: float,
+              nonce: str) -> str:
+        fields = {"item": item_id, **group_fields(groups), "holder": holder, "lease": lease,
+                  "nonce": nonce}
+        return render_lock(fields, f"jr2: {item_id} is held{_shown(sorted(set(groups)))} by "
+                                   f"`{holder}` (lease {lease:.0f}s).")
+
+    def fresh(self) -> None:
+        """Forget the last listing: the next look lists the thread again."""
+        with self._mutex:
+            self._seen = None
+
+    def _blocked(self, found: Iterable[_Found], now: datetime, item_id: str, wanted: Wanted,
+                 bound: float) -> bool:
+        """Whether the live locks `found` keep this item out: one is for the same item, or
+        holds one of its groups, or `global_cap` or more are live. Leases are bounded by
+        `bound`, the pool's own lease."""
+        live = [f for f in found if f.live(now, bound)]
+        return (any(f.item == item_id or f.shares(wanted) for f in live)
+                or (self.global_cap is not None and len(live) >= self.global_cap))
+
+    def look(self, item_id: str, groups: Sequence[str], lease: float) -> bool:
+        """Before posting: whether the thread, as just read, shows room for this item (no
+        live lock of it or of its groups, fewer than `global_cap` live locks). The listing
+        also sweeps dead locks (module notes: clean-up). With `reuse`, one listing serves one
+        look per item until `fresh()` or a write of this process: a second look at an item
+        means a new round, and lists again."""
+        with self._mutex:
+            seen = self._seen if self.reuse else None
+            if seen is not None and item_id in seen[2]:
+                seen = None
+        if seen is None:
+            comments, now = self.thread.list_comments(self.key)
+            found = _found(comments)
+            swept = self._sweep(found, now)
+            seen = ([f for f in found if f.comment_id not in swept], now, set())
+        seen[2].add(item_id)
+        room = not self._blocked(seen[0], seen[1], item_id, Wanted.of(groups), lease)
+        with self._mutex:
+            self._seen = seen
+            self._waited = self._waited or not room
+        return room
+
+    def acquire(self, item_id: str, groups: Sequence[str], holder: str,
+                lease: float) -> Lock | None:
+        """Take a lock for `item_id`: None, with no comment posted, when the thread just read
+        shows no room (`look`); else post one and keep it if no earlier live lock is for this
+        item or shares a group and fewer than `global_cap` earlier live locks exist; None (ours
+        deleted) otherwise. A refusal of the comment itself raises `LockRefused`."""
+        if not self.look(item_id, groups, lease):
+            return None
+        with self._mutex:
+            pause = self._raced or self._waited
+            self._raced = self._waited = False
+            self._seen = None
+        if pause and self.race_pause > 0:
+            self._sleep(random.uniform(0.0, self.race_pause))
+            if not self.look(item_id, groups, lease):
+                return None
+            self.fresh()
+        nonce = secrets.token_hex(8)
+        posted = self._post(item_id, self._body(item_id, groups, holder, lease, nonce))
+        comments, now = self.thread.list_comments(self.key)
+        found = _found(comments)
+        ours = [f for f in found if f.nonce == nonce]
+        mine = {f.comment_id for f in ours} | ({posted} if posted is not None else set())
+        if not ours:  # our comment is not listed (yet): we cannot know our place, so yield
+            self._lost(mine)
+            return None
+        first = ours[0]
+        earlier = [f for f in found if f.comment_id < first.comment_id and f.nonce != nonce]
+        if self._blocked(earlier, now, item_id, Wanted.of(groups), lease):
+            self._lost(mine)
+            return None
+        self._delete(mine - {first.comment_id})
+        return Lock(item_id, tuple(groups), holder, nonce, first.comment_id, first.updated_at,
+                    lease)
+
+    def _post(self, item_id: str, body: str) -> int | None:
+        try:
+            return self.thread.post_comment(self.key, body)
+        except SourceHTTPError as exc:
+            if isinstance(exc, ItemError) or exc.status not in _REFUSED:
+                raise
+            raise LockRefused(f"the lock comment of {item_id} on {self.key} was refused: "
+                              f"{exc}") from None
+
+    def _lost(self, mine: set[int]) -> None:
+        """Our lock had to yield: delete it, and pause before the next acquire."""
+        with self._mutex:
+            self._raced = True
+        self._delete(mine)
+
+    def renew(self, lock: Lock, lease: float) -> bool:
+        """Extend the lock; False when it is gone or its lease had run out (lost)."""
+        body = self._body(lock.item_id, lock.groups, lock.holder, lease, lock.nonce)
+        updated = self.thread.edit_comment(self.key, lock.comment_id, body)
+        if updated is None:
+            return False
+        if (updated - lock.updated_at).total_seconds() >= lock.lease:
+            self.release(lock)
+            return False
+        lock.updated_at, lock.lease = updated, lease
+        return True
+
+    def release(self, lock: Lock) -> None:
+        """Delete the lock comment (a comment already gone is fine)."""
+        self._delete({lock.comment_id})
+
+    def _sweep(self, found: list[_Found], now: datetime) -> set[int]:
+        """Delete up to `SWEEP` dead lock comments of other (killed) pools, oldest first."""
+        return self._delete({f.comment_id for f in found if f.dead(now)}, limit=SWEEP)
+
+    def _delete(self, ids: set[int], limit: int | None = None) -> set[int]:
+        gone = sorted(ids)[:limit]
+        if gone:
+            self.fresh()
+        for cid in gone:
+            self.thread.delete_comment(self.key, cid)
+        return set(gone)
+
+
+class LockedTracker(Tracker):
+    """`inner` (a tracker whose adapter is a comment thread) with global caps and conflict
+    groups kept by `CommentLocks` on the coordination issue `control` (module notes)."""
+
+    limits = True
+
+    def __init__(self, inner: Any, control: str) -> None:
+        self.inner = inner
+        self.control = control
+        self.name = str(inner.name)
+        self.webhook = inner.webhook
+        self.spread_claims = bool(getattr(inner, "spread_claims", False))  # type: ignore[misc]
+        self.retries = bool(getattr(inner, "retries", False))  # type: ignore[misc]
+        self.gates = bool(getattr(inner, "gates", False))  # type: ignore[misc]
+        self._locks: dict[str, Lock] = {}
+        self._guard = threading.Lock()
+        self._engine: CommentLocks | None = None
+
+    def __getattr__(self, name: str) -> Any:  # `changes`, `config`, ... of the inner tracker
+        found = getattr(self.__dict__["inner"], name)
+        if name == "changes" and callable(found):
+            def changes(*args: Any, **kwargs: Any) -> Any:
+                self._fresh()  # a new reading: the next look lists the thread again
+                return found(*args, **kwargs)
+
+            return changes
+        return found
+
+    @property
+    def locks(self) -> CommentLocks:
+        if self._engine is None:
+            self._engine = CommentLocks(self.inner, self.control, global_cap=self.global_cap,
+                                        reuse=True)
+        self._engine.global_cap = self.global_cap  # set by the WorkSource after the start
+        return self._engine
+
+    def _fresh(self) -> None:
+        if self._engine is not None:
+            self._engine.fresh()
+
+    def check(self) -> None:
+        """Read the coordination issue's thread once (at start: it exists, we may read it; a
+        refusal is bad input, exit 2); a tracker that guards its writes by scope (Jira) is
+        told the user chose this issue."""
+        allow = getattr(self.inner, "allow_control", None)
+        if callable(allow):
+            allow(self.control)
+        self._call(lambda: self.inner.list_comments(self.control), UsageError)
+
+    def _call(self, fn: Any, error: type[Exception] = SourceError) -> Any:
+        """A call about the coordination issue: its refusal (deleted, locked, ...) is the
+        source's, not one item's, and says so (`error`: raised in its place)."""
+        try:
+            return fn()
+        except LockRefused:
+            raise  # one item's lock comment: that item is skipped, the issue is fine
+        except ItemError as exc:
+            why = str(exc).removeprefix(f"{self.name}: ")
+            raise error(f"{self.name}: the coordination issue {self.control} (from "
+                        f"--control-issue): {why}") from None
+
+    def snapshot(self) -> Snapshot:
+        self._fresh()
+        result: Snapshot = self.inner.snapshot()
+        return result
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        if not item.groups and self.global_cap is None:
+            return bool(self.inner.claim(item, holder, lease))
+        lock = self._call(lambda: self.locks.acquire(item.id, item.groups, holder, lease))
+        if lock is None:
+            return False
+        try:
+            won = bool(self.inner.claim(item, holder, lease))
+        except BaseException:
+            self._call(lambda: self.locks.release(lock))
+            raise
+        if not won:
+            self._call(lambda: self.locks.release(lock))
+            return False
+        with self._guard:
+            self._locks[item.id] = lock
+        return True
+
+    def renew(self, item_id: str, holder: str, lease: float) -> bool:
+        ok = bool(self.inner.renew(item_id, holder, lease))
+        with self._guard:
+            lock = self._locks.get(item_id)
+        if ok and lock is not None:
+            ok = bool(self._call(lambda: self.locks.renew(lock, lease)))
+        return ok
+
+    def settle(self, item_id: str, holder: str, outcome: Outcome, *attempt: Any) -> None:
+        try:
+            self.inner.settle(item_id, holder, outcome, *attempt)
+        finally:
+            with self._guard:
+                lock = self._locks.pop(item_id, None)
+            if lock is not None:
+                self._call(lambda: self.locks.release(lock))
+
+    def park(self, item_id: str, holder: str, request: Any) -> None:
+        """`--gate`: the inner tracker parks the item (its claim released), and the item's
+        group and slot locks go as on a settle: a parked item holds no place while it waits,
+        and takes them again when it is claimed after its answer."""
+        try:
+            self.inner.park(item_id, holder, request)
+        finally:
+            with self._guard:
+                lock = self._locks.pop(item_id, None)
+            if lock is not None:
+                self._call(lambda: self.locks.release(lock))
+
+    def watch(self, item_ids: Sequence[str], holder: str) -> dict[str, str]:
+        return dict(self.inner.watch(item_ids, holder))
+
+    def bound(self, bounds: Bounds) -> None:
+        """The inner tracker reads the markers (a lock's lease is bounded by `claim`'s)."""
+        self.inner.bound(bounds)
+
+    def dashboard(self, issue: str | int) -> Any:
+        """The inner tracker's dashboard issue (`jr2 work --dashboard`)."""
+        return self.inner.dashboard(issue)
+
+    def close(self) -> None:
+        self.inner.close()

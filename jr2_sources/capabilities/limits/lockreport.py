@@ -1,0 +1,63 @@
+"""What `jr2 ready --global-cap/--exclusive-by` counts: the limits as the pools keep them.
+
+Design note: on `local:` a pool's claim is its lock (`trackers/local/store.py`), so the live
+claims of the report are exactly what the pools count. On a comment tracker (GitHub, GitLab,
+Jira) a pool with the limits does two things (`capabilities/limits/comment_locks.py`): its Ready-set
+counts the live claims it reads, and its claim posts a lock comment on the coordination issue and
+yields while `--global-cap` earlier live locks exist or one names a group of the item. Only pools
+given the options post locks, and a lock may be for an item outside this report's filter (another
+pool's `--label` on the same coordination issue); pools without the options claim without one.
+So the two counts differ, and a pool is held back by either: `jr2 ready --control-issue ID`
+reads that issue's thread once (one listing, read-only: the same GET a pool makes) and the
+report counts both (`readyset.HeldLocks`: the cap reached by live claims or by live locks, a
+group held by a live claim or named by a live lock). Without `--control-issue` the report counts
+live claims only and says so on each `global_cap` line. A lock is live as for the pools: until
+its comment's `updated_at` plus its lease, judged by the server's clock of the listing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jr2_core.errors import ItemError, SourceError, UsageError
+from jr2_sources.readyset import HeldLocks
+
+from .comment_locks import _parse as parse_lock
+from .comment_locks import lock_fields
+from .policy import Limits
+
+__all__ = ["held_locks"]
+
+
+def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldLocks | None:
+    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing,
+    their claims are the locks or the limits are off); checks the options as `jr2 work` does,
+    each misuse a one-line usage error."""
+    if control_issue is not None and not limits.active:
+        raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
+                         "give one of them too, or drop it")
+    if not limits.active or getattr(adapter, "limits", False):
+        if control_issue is not None:
+            raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
+                             "drop --control-issue")
+        return None
+    if not getattr(adapter, "comment_locks", False):
+        return None
+    if control_issue is None:
+        return HeldLocks()
+    try:
+        comments, now = adapter.list_comments(control_issue)
+    except ItemError as exc:
+        raise SourceError(f"{adapter.name}: the coordination issue {control_issue} (from "
+                          f"--control-issue): {exc}") from None
+    count = 0
+    groups: dict[str, str] = {}
+    for c in sorted(comments, key=lambda c: c.id):  # earlier locks first, as pools order them
+        found = parse_lock(c)
+        if found is None or not found.live(now):
+            continue
+        count += 1
+        item = (lock_fields(c.body) or {}).get("item")
+        for g in sorted(found.groups):
+            groups.setdefault(g, item if isinstance(item, str) and item else "?")
+    return HeldLocks(control_issue, count, groups)

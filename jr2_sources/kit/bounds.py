@@ -1,0 +1,113 @@
+"""Bounds on what a marker can make a pool do: every field jr2 reads back from a marker is held
+within the reading pool's own settings.
+
+Design notes
+------------
+A marker is text in a comment, and its fields are whatever was written there: a claim saying
+`"lease": 86400`, a transient failure saying `"retry_after": "2099-01-01T00:00:00Z"`, a reason
+of a hundred thousand characters. Whoever wrote it, the pool reading it never lets a field
+reach past what the pool itself would have written (`Bounds`, set from its options by the
+WorkSource through `Tracker.bound`):
+
+* a claim's or a lock's lease counts for at most the pool's own `--lease`; an edit moves a
+  claim's `updated_at` but still grants at most that lease from the edit, never more (so every
+  pool of a tracker should run with the same `--lease`: a pool with a shorter one sees the
+  others' claims lapse early);
+* a transient failure's `retry_after` is at most `--retry-backoff-max` after the marker was
+  written (its `updated_at`), and its `attempts` between 0 and `--max-attempts`;
+* texts (a holder, a failure's or a gate's reason) are cut to a bounded length.
+
+`bounded(comment, bounds)` returns the comment with its marker's fields so bounded (the comment
+itself when nothing had to change); the one marker reader applies it to every listing, so no
+protocol reads an unbounded field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..capabilities.gates.policy import cut_reason
+from .claims import MAX_LEASE, Comment
+
+__all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]
+
+HOLDER_MAX = 200
+"""The most characters of a holder id read from a marker (jr2 writes `run-id@host`)."""
+
+_MARKER = re.compile(r"\A(\s*<!--\s*jr2:(\w+)\s+)(\{.*?\})(\s*-->)", re.DOTALL)
+_LEASED = frozenset({"claim", "lock"})
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """A pool's own settings, as bounds on the markers it reads (module notes): `lease` its
+    `--lease` (seconds), `retry` its `--retry-backoff-max` (seconds), `attempts` its
+    `--max-attempts`. The defaults bound nothing a pool could have written."""
+
+    lease: float = MAX_LEASE
+    retry: float = 7 * 86400.0
+    attempts: int = 1_000
+
+    def retry_after(self, when: datetime, written: datetime) -> datetime:
+        """A `retry_after` of a marker written at `written`: at most `retry` after it."""
+        return min(when, written + timedelta(seconds=self.retry))
+
+
+NO_BOUNDS = Bounds()
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
+                  bounds: Bounds) -> dict[str, Any]:
+    out = dict(fields)
+    lease = out.get("lease")
+    if kind in _LEASED and isinstance(lease, (int, float)) and not isinstance(lease, bool):
+        out["lease"] = min(max(float(lease), 0.0), bounds.lease)
+    holder = out.get("holder")
+    if isinstance(holder, str) and len(holder) > HOLDER_MAX:
+        out["holder"] = holder[:HOLDER_MAX]
+    reason = out.get("reason")
+    if isinstance(reason, str):
+        out["reason"] = cut_reason(reason)
+    attempts = out.get("attempts")
+    if isinstance(attempts, int) and not isinstance(attempts, bool):
+        out["attempts"] = min(max(attempts, 0), bounds.attempts)
+    when = _when(out.get("retry_after"))
+    if when is not None:
+        out["retry_after"] = bounds.retry_after(when, written).astimezone(UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+    return out
+
+
+def bounded(comment: Comment, bounds: Bounds) -> Comment:
+    """`comment` with its marker's fields within `bounds` (module notes); the same object when
+    it carries no marker or nothing had to change."""
+    m = _MARKER.match(comment.body or "")
+    if m is None:
+        return comment
+    try:
+        fields = json.loads(m.group(3))
+    except ValueError:
+        return comment
+    if not isinstance(fields, dict):
+        return comment
+    kept = _bound_fields(m.group(2), fields, comment.updated_at, bounds)
+    if kept == fields:
+        return comment
+    body = (m.group(1) + json.dumps(kept, sort_keys=True) + m.group(4)
+            + comment.body[m.end():])
+    return dataclasses.replace(comment, body=body)

@@ -1,0 +1,289 @@
+"""Reading a Linear team: the Ready-set's snapshot in pages, and deltas of what changed since.
+
+Design notes
+------------
+* Set-up (`Jr2Setup`, once): the key's own user (`viewer`: the identity jr2 trusts by default)
+  and the team with its workflow states (the done state a success moves an issue to).
+* A full reading is `Jr2Issues` pages of `PAGE` issues with blockers (`inverseRelations` of
+  type `blocks`), sub-issues (`children`, `parent`) and jr2's marker attachments inline: a fresh
+  Ready-set of N issues costs 1 + ceil(N / PAGE) requests, plus one `Jr2IssueMore` for an issue
+  with more than `INLINE` children or blockers, and one `Jr2Markers` for one with more than
+  `MARKERS_INLINE` markers.
+* States: a reference whose state type is `completed` is done; `canceled` is done too (it will
+  never be completed, so it no longer holds anything back, as GitHub's "closed as not planned"),
+  and the dependent lists it in `extra.canceled_blockers`; a trashed issue is `missing`; any
+  other type is open.
+* Deltas: `Jr2Changed` asks for the ids and states of the issues of the team (and of the teams
+  of outside blockers) updated since the last reading (less an overlap of `OVERLAP` seconds);
+  an issue read back with the `updatedAt` already seen is unchanged. Only if some changed, one
+  `Jr2Issues` reads them whole, narrowed to the scope; a changed issue it does not return left
+  the set (done, missing, or open outside the filter). Issues marked with `mark` (this pool's
+  own settles, a lost claim, a webhook naming them) are asked for by id whatever their
+  `updatedAt`: writing an attachment need not move it. More than 100 changes, or a reading
+  that failed half-way, make the next reading a full one. An unchanged poll is the one small
+  request (a few hundred complexity points, where a page of issues is about 10,000).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from jr2_core import UsageError
+from jr2_sources import BlockerRef, Delta, Snapshot, SnapshotItem
+from jr2_sources.kit import claims
+
+from . import operations as ops
+from .client import Answer, LinearClient
+from .config import LinearConfig
+from .markers import Ignored, parse_time, split
+
+OVERLAP = 10.0
+"""Seconds a delta reads back before the server time of the last reading (the `Date` header has
+whole seconds; writes may land out of order); an issue read back unchanged costs nothing."""
+
+
+@dataclass
+class Team:
+    """The team and the key's own user, read once."""
+
+    id: str
+    key: str
+    viewer_id: str
+    viewer_name: str
+    viewer_email: str
+    done_state: str | None
+    states: dict[str, str] = field(default_factory=dict)
+
+
+def ref_state(node: dict[str, Any] | None) -> str:
+    """A referenced issue's state as a blocker: `done`, `missing` or `open` (module notes)."""
+    if not node or node.get("trashed"):
+        return "missing"
+    kind = (node.get("state") or {}).get("type")
+    return "done" if kind in ("completed", "canceled") else "open"
+
+
+def _canceled(node: dict[str, Any]) -> bool:
+    return (node.get("state") or {}).get("type") == "canceled" and not node.get("trashed")
+
+
+class IssueReader:
+    """Reads one team's issues into Snapshot items (module notes)."""
+
+    def __init__(self, config: LinearConfig, client: LinearClient, *,
+                 trusted: Callable[[str | None], bool], name: str) -> None:
+        self.config = config
+        self.client = client
+        self.trusted = trusted
+        self.name = name
+        self._team: Team | None = None
+        self._lock = threading.Lock()
+        self.ids: dict[str, tuple[str, str]] = {}  # identifier -> (Linear id, URL)
+        self.marker_ids: dict[int, str] = {}  # the protocol's comment id -> attachment id
+        self._since: str | None = None  # a delta asks for changes after this (server time)
+        self._seen_at: dict[str, str] = {}  # identifier -> `updatedAt` last read
+        self._direct: set[str] = set()  # Linear ids to read by id in the next delta
+        self._teams: set[str] = {config.target}  # teams whose changes a delta asks for
+        self._full_next = True
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def team(self) -> Team:
+        """The team and the viewer (one request, the first time)."""
+        if self._team is None:
+            ans = self.client.run("Jr2Setup", ops.SETUP, {"team": self.config.target})
+            nodes = ans.data["teams"]["nodes"]
+            if not nodes:
+                raise UsageError(f"{self.name}: no team with the key {self.config.target} "
+                                 "(or the key cannot see it)")
+            t = nodes[0]
+            states = sorted(t["states"]["nodes"], key=lambda s: s["position"])
+            done = next((s["id"] for s in states if s["type"] == "completed"), None)
+            viewer = ans.data["viewer"]
+            self._team = Team(t["id"], t["key"], viewer["id"], viewer["name"],
+                              viewer.get("email") or "", done,
+                              {s["id"]: s["type"] for s in states})
+        return self._team
+
+    # -- one issue ------------------------------------------------------------------------------
+
+    def remember(self, node: dict[str, Any]) -> None:
+        with self._lock:
+            self.ids[node["identifier"]] = (node["id"], node["url"])
+
+    def keep(self, marker_ids: dict[int, str]) -> None:
+        """Remember the attachment ids of markers by the protocol's comment ids."""
+        with self._lock:
+            self.marker_ids.update(marker_ids)
+
+    def markers_of(self, node: dict[str, Any]
+                   ) -> tuple[list[claims.Comment], list[Ignored]]:
+        """The issue's trusted markers (all of them: read again when more than fit inline)."""
+        conn = node.get("attachments") or {}
+        nodes = conn.get("nodes") or []
+        if (conn.get("pageInfo") or {}).get("hasNextPage"):
+            nodes = self.read_markers(node["id"])[0]
+        comments, ids, ignored = split(nodes, self.trusted)
+        self.keep(ids)
+        return comments, ignored
+
+    def read_markers(self, issue_id: str) -> tuple[list[dict[str, Any]], datetime]:
+        """Every marker attachment of one issue, and the server's time of the reading."""
+        ans = self.client.run("Jr2Markers", ops.MARKERS, {"id": issue_id})
+        return ans.data["issue"]["attachments"]["nodes"], _date(ans)
+
+    def item(self, node: dict[str, Any], now: datetime) -> SnapshotItem:
+        """One issue node as a Snapshot item, at server time `now`."""
+        self.remember(node)
+        children_nodes = node["children"]["nodes"]
+        relations = node["inverseRelations"]["nodes"]
+        if (node["children"]["pageInfo"]["hasNextPage"]
+                or node["inverseRelations"]["pageInfo"]["hasNextPage"]):
+            more = self.client.run("Jr2IssueMore", ops.MORE, {"id": node["id"]}).data["issue"]
+            children_nodes = more["children"]["nodes"]
+            relations = more["inverseRelations"]["nodes"]
+        blockers, canceled = [], []
+        for rel in relations:
+            if rel["type"] != "blocks":
+                continue
+            src = rel["issue"]
+            blockers.append(BlockerRef(src["identifier"], ref_state(src)))  # type: ignore[arg-type]
+            if _canceled(src):
+                canceled.append(src["identifier"])
+            team = src["identifier"].rsplit("-", 1)[0]
+            if team != self.config.target:
+                with self._lock:
+                    self._teams.add(team)
+        children = [BlockerRef(c["identifier"], ref_state(c))  # type: ignore[arg-type]
+                    for c in children_nodes]
+        comments, ignored = self.markers_of(node)
+        found = claims.markers(comments)
+        spent, after = claims.retry_record(found)
+        failed = _final_failure(found)
+        extra: dict[str, Any] = {"linear_id": node["id"]}
+        if canceled:
+            extra["canceled_blockers"] = canceled
+        if ignored:
+            extra["ignored_markers"] = [{"marker": i.marker, "author": i.author}
+                                        for i in ignored]
+        priority = int(node["priority"])
+        return SnapshotItem(
+            id=node["identifier"], title=node["title"], url=node["url"],
+            labels=[lb["name"] for lb in node["labels"]["nodes"]],
+            priority=priority if priority and self.config.priority_order else None,
+            created=parse_time(node["createdAt"]),
+            parent=(node.get("parent") or {}).get("identifier"),
+            children=children, blockers=blockers, failed=failed,
+            claim=claims.claim_of(comments, now), branch=node.get("branchName"),
+            extra=extra, attempts=spent, retry_after=after)
+
+    # -- whole readings ---------------------------------------------------------------------------
+
+    def snapshot(self, skip: set[str]) -> Snapshot:
+        """Every issue in scope, in pages of `PAGE` (module notes)."""
+        self.team()
+        started: datetime | None = None
+        items: list[SnapshotItem] = []
+        after: str | None = None
+        seen: dict[str, str] = {}
+        while True:
+            ans = self.client.run("Jr2Issues", ops.ISSUES, {
+                "filter": self.config.scope(), "first": ops.PAGE, "after": after})
+            conn = ans.data["issues"]
+            now = _date(ans)
+            started = started or now
+            for node in conn["nodes"]:
+                seen[node["identifier"]] = node["updatedAt"]
+                if node["identifier"] not in skip:
+                    items.append(self.item(node, now))
+            if not conn["pageInfo"]["hasNextPage"]:
+                break
+            after = conn["pageInfo"]["endCursor"]
+        with self._lock:
+            self._since = _iso(started - timedelta(seconds=OVERLAP))
+            self._seen_at = seen
+            self._direct.clear()
+            self._full_next = False
+        return Snapshot(source=self.name, items=items)
+
+    def mark(self, linear_ids: list[str]) -> None:
+        """Read these issues by id in the next delta (module notes)."""
+        with self._lock:
+            self._direct.update(linear_ids)
+
+    def want_full(self) -> None:
+        with self._lock:
+            self._full_next = True
+
+    def changes(self, skip: set[str]) -> Delta | None:
+        """What changed since the last reading (module notes); None: read everything."""
+        with self._lock:
+            if self._full_next or self._since is None:
+                return None
+            since = self._since
+            direct = sorted(self._direct)
+            teams = sorted(self._teams)
+        recent: dict[str, Any] = {"and": [{"team": {"key": {"in": teams}}},
+                                          {"updatedAt": {"gt": since}}]}
+        touched = {"or": [recent, {"id": {"in": direct}}]} if direct else recent
+        try:
+            ans = self.client.run("Jr2Changed", ops.CHANGED, {"touched": touched})
+            conn = ans.data["issues"]
+            if conn["pageInfo"]["hasNextPage"]:
+                return None
+            fresh = set(direct)
+            changed = [n for n in conn["nodes"] if n["id"] in fresh
+                       or self._seen_at.get(n["identifier"]) != n["updatedAt"]]
+            delta = Delta()
+            if changed:
+                if len(changed) > ops.PAGE:
+                    return None
+                page = self.client.run("Jr2Issues", ops.ISSUES, {
+                    "filter": {"and": [self.config.scope(),
+                                       {"id": {"in": [n["id"] for n in changed]}}]},
+                    "first": ops.PAGE, "after": None})
+                now = _date(page)
+                whole = {n["identifier"]: n for n in page.data["issues"]["nodes"]}
+                for node in changed:
+                    ident = node["identifier"]
+                    self._seen_at[ident] = node["updatedAt"]
+                    if ident in whole and ident not in skip:
+                        delta.items.append(self.item(whole[ident], now))
+                    else:  # done, missing, or open outside the filter
+                        delta.left[ident] = "done" if ident in skip else (
+                            ref_state(node))  # type: ignore[assignment]
+            gone = fresh - {n["id"] for n in conn["nodes"]}
+            for ident, (lid, _url) in list(self.ids.items()):
+                if lid in gone:  # read by id and not found: deleted or trashed
+                    delta.left[ident] = "missing"
+        except Exception:
+            self.want_full()
+            raise
+        with self._lock:
+            self._since = _iso(_date(ans) - timedelta(seconds=OVERLAP))
+            self._direct.difference_update(direct)
+        return delta
+
+
+def _final_failure(found: list[claims.Marker]) -> str | None:
+    """The failure of the newest settled marker when it is final (not an attempt to retry)."""
+    for mk in reversed(found):
+        if mk.kind == "done":
+            return None
+        if mk.kind == "failed":
+            if mk.fields.get("retry_after"):
+                return None
+            return str(mk.fields.get("reason") or "failed")
+    return None
+
+
+def _date(ans: Answer) -> datetime:
+    return ans.date or datetime.now(UTC)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -1,0 +1,213 @@
+"""`RedmineTracker`: the `Tracker` of `redmine:URL --project P`, a `LabelCommentTracker` whose
+comments are journal notes and whose labels are words in one custom field.
+
+Claim protocol
+--------------
+Redmine does have a compare-and-set: an issue's `lock_version`. Against the real server (5.0),
+a `PUT /issues/N.json` carrying a stale `lock_version` is refused with 422 and an empty
+`{"errors": []}` and writes nothing; the current one is accepted and moves it on by one, even
+when nothing else changes. But no REST answer shows `lock_version` (neither the issue, nor its
+list, nor its journals), so a client cannot know the value to send: it would have to guess
+upwards from 0, one refused PUT per past update of the issue. So claims follow the kit's
+comment protocol (`jr2_sources.kit.claims`) on journals, whose ids only grow and whose
+`created_on` is the server's:
+
+1. add a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`PUT /issues/N.json` with
+   `notes`; the answer is 204 without the journal's id, so the nonce finds it);
+2. read the journals (`GET /issues/N.json?include=journals`), take the server's `Date`;
+3. the LIVE claim with the LOWEST journal id holds the issue; a loser blanks its note (Redmine
+   then deletes the journal); the winner re-reads the issue (still open, still in scope, not
+   marked) and adds the claim word to the marks field.
+
+Renewing edits the note (`PUT /journals/J.json`, which needs the role's "Edit own notes"); a
+journal keeps no edit time, so the note carries the server time it was renewed at (`at`).
+Redmine saves an issue under optimistic locking: two notes added to one issue at the same
+moment (two pools claiming it) make one save fail with 422 and no reason, the StaleObjectError
+of its `lock_version`; that write is asked again (`update`), after which the protocol orders
+the notes as usual. Settling closes the issue (`status_id` of the closed status) or adds the
+failed word, removes the claim word, and edits the note into `jr2:done` / `jr2:failed` /
+`jr2:released`.
+
+Redmine silently keeps an issue open when its workflow, an open subtask or an open `blocks`
+relation forbids closing it (204, status unchanged): the close is read back, and an issue
+Redmine kept open is marked failed with the reason instead.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, ClassVar
+
+from jr2_core import UsageError
+from jr2_core.errors import ItemError, SourceHTTPError
+from jr2_sources import LabelCommentTracker, Snapshot, SourceEnv
+from jr2_sources.kit import claims
+from jr2_sources.kit.retry import RetryPolicy
+
+from .client import RedmineClient, RedmineHTTPError, now_text, resolve_key
+from .config import RedmineConfig
+from .reader import IssueReader, issue_number
+
+STALE_TRIES = 8
+
+
+def stale(exc: RedmineHTTPError) -> bool:
+    """A 422 with an empty `errors` list: Redmine's answer to a save that lost a race."""
+    return exc.status == 422 and "no reason given" in str(exc)
+
+
+class RedmineTracker(LabelCommentTracker):
+    """A `Tracker` over one Redmine project's issues."""
+
+    kind = "redmine"
+    tracker = "Redmine"
+    open_state = "open"
+    need_comments = "add and edit its own notes (the role needs Add notes and Edit own notes)"
+    need_issues = "edit issues (the role needs Edit issues, and the workflow the closed status)"
+    gates: ClassVar[bool] = False
+    webhook = None  # type: ignore[assignment]  # Redmine core sends no webhooks: jr2 polls
+
+    def __init__(self, config: RedmineConfig, env: SourceEnv, *,
+                 client: RedmineClient | None = None) -> None:
+        if client is None:
+            client = RedmineClient(config.target, resolve_key(),
+                                   label=f"redmine:{config.target}",
+                                   write_spacing=config.write_spacing,
+                                   policy=RetryPolicy(budget=config.retry_budget))
+        super().__init__(config, env, client)
+        self.config: RedmineConfig = config
+        self.client: RedmineClient = client
+        self.reader = IssueReader(config, client)
+        self._closed_status: int | None = None
+
+    # -- ids and reading ----------------------------------------------------------------------
+
+    def _n(self, key: str) -> int:
+        try:
+            return issue_number(key)
+        except ValueError as exc:
+            raise UsageError(f"{self.name}: {exc}") from None
+
+    def issue_path(self, key: str) -> str:
+        return f"/issues/{self._n(key)}.json"
+
+    def read_snapshot(self, skip: set[str]) -> Snapshot:
+        return self.reader.snapshot(skip)
+
+    def labels_of(self, issue: dict[str, Any]) -> list[str]:
+        return self.reader.tokens(issue)
+
+    def issue_in_scope(self, issue: dict[str, Any]) -> bool:
+        return self.reader.in_scope(issue)
+
+    def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
+        return self.reader.read_journals(self._n(key))
+
+    def update(self, key: str, change: Callable[[], dict[str, Any] | None], *,
+               need: str | None = None) -> None:
+        """`PUT /issues/N.json` with the fields `change()` gives (None: nothing to write).
+        Redmine saves an issue under optimistic locking: a save that races another save of the
+        same issue is refused with 422 and no reason (its `lock_version` went stale between the
+        server's read and write). That refusal is asked again, `change()` computed afresh."""
+        for attempt in range(STALE_TRIES):
+            fields = change()
+            if fields is None:
+                return
+            try:
+                self.client.put(self.issue_path(key), {"issue": fields},
+                                need=need or self.need_issues)
+                return
+            except RedmineHTTPError as exc:
+                if not stale(exc) or attempt == STALE_TRIES - 1:
+                    raise self.refused(key, exc) from None
+            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
+    def refused(self, key: str, exc: SourceHTTPError) -> Exception:
+        if exc.status in (403, 404, 422):
+            return ItemError(str(exc))
+        return exc
+
+    # -- journals as the comment thread -------------------------------------------------------
+
+    def post_comment(self, key: str, body: str) -> int | None:
+        self.update(key, lambda: {"notes": body}, need=self.need_comments)
+        return None  # 204 without the journal: the claim's nonce finds it in the listing
+
+    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
+        at = self.client.server_now().replace(microsecond=0)
+        mk = claims.parse_marker(claims.Comment(comment_id, body, at, at))
+        if mk is not None:
+            body = claims.render_marker(mk.kind, {**mk.fields, "at": now_text(at)},
+                                        body.split("\n", 1)[1] if "\n" in body else "")
+        try:
+            self.client.put(f"/journals/{comment_id}.json", {"journal": {"notes": body}},
+                            need=self.need_comments)
+        except SourceHTTPError as exc:
+            if exc.status == 404:
+                return None
+            raise self.refused(key, exc) from None
+        return at
+
+    def delete_comment(self, key: str, comment_id: int) -> None:
+        try:  # a journal whose notes are blanked and that changed nothing else is deleted
+            self.client.put(f"/journals/{comment_id}.json", {"journal": {"notes": ""}},
+                            need=self.need_comments)
+        except SourceHTTPError as exc:
+            if exc.status != 404:
+                raise
+
+    # -- marks ---------------------------------------------------------------------------------
+
+    def _set_words(self, key: str, add: str | None = None, remove: str | None = None) -> None:
+        def change() -> dict[str, Any] | None:
+            issue = self.client.get(self.issue_path(key)).data
+            words = self.labels_of(issue) if isinstance(issue, dict) else []
+            new = [w for w in words if w != remove]
+            if add is not None and add not in new:
+                new.append(add)
+            if new == words:
+                return None
+            if self.reader.field_id is None:
+                self.reader.learn_field([issue])
+            return {"custom_fields": [{"id": self.reader.field_id, "value": " ".join(new)}]}
+
+        self.update(key, change)
+
+    def add_label(self, key: str, label: str) -> None:
+        self._set_words(key, add=label)
+
+    def remove_label(self, key: str, label: str) -> None:
+        self._set_words(key, remove=label)
+
+    def closed_status(self) -> int:
+        """The status a success sets: `--closed-status`, or Redmine's first closed one."""
+        if self._closed_status is None:
+            data = self.client.get("/issue_statuses.json", need="read the issue statuses").data
+            statuses = [s for s in (data or {}).get("issue_statuses") or []
+                        if isinstance(s, dict)]
+            want = self.config.closed_status
+            for s in statuses:
+                if (want is None and s.get("is_closed")) or (
+                        want is not None and want.casefold() in (str(s.get("id")),
+                                                                 str(s.get("name")).casefold())):
+                    self._closed_status = int(s["id"])
+                    break
+            else:
+                raise UsageError(f"{self.name}: no closed status {want or ''!r} in Redmine")
+        return self._closed_status
+
+    def close_issue(self, key: str) -> None:
+        status = self.closed_status()
+        self.update(key, lambda: {"status_id": status})
+        issue = self.client.get(self.issue_path(key)).data
+        if isinstance(issue, dict) and issue.get("state") != "closed":
+            why = (f"Redmine kept {key} open (204, status unchanged): its workflow, an open "
+                   "subtask or an open blocker forbids closing it")
+            self.add_label(key, self.config.failed_label)
+            raise ItemError(f"{self.name}: {why}")
+
+    def close(self) -> None:
+        self.client.close()
