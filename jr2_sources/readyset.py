@@ -177,6 +177,18 @@ class HeldLocks:
     """Live lock comments on `control`."""
     groups: Mapping[str, str] = field(default_factory=dict)
     """Each group a live lock names, and the item of that lock."""
+    ignored: tuple[Ignored, ...] = ()
+    """Lock markers on `control` that count for nothing (`jr2_sources.kit.markers`): `mark`
+    names each on the entry of the item it names."""
+
+    def mark(self, snapshot: Snapshot) -> None:
+        """Add each ignored lock marker to the `ignored` of the item it names in `snapshot`."""
+        if not self.ignored:
+            return
+        for it in snapshot.items:
+            mine = tuple(ig for ig in self.ignored if ig.about == it.id)
+            if mine:
+                it.ignored = (*it.ignored, *mine)
 
 
 @dataclass(slots=True)

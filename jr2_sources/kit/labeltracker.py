@@ -66,7 +66,7 @@ from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .labeloptions import LabelOptions
-from .markers import MarkerTrust, marker_key
+from .markers import Ignored, MarkerTrust, marker_key
 
 
 def parse_time(value: str) -> datetime:
@@ -142,6 +142,11 @@ class LabelCommentTracker(ClaimsByComment):
     def identity(self) -> list[str]:
         """The accounts of the pool's own credentials, as comment authors name them (one
         request at most; `markers` asks once per run)."""
+
+    def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
+        """The markers the latest listing of `key`'s thread left out (`kit.markers`): for a
+        report that names them (the coordination issue's forged locks)."""
+        return self.markers.ignored_on(self.canonical(key))
 
     def trusted(self, key: str, comments: list[claims.Comment]) -> list[claims.Comment]:
         """A listing of `key`'s thread as the protocols may read it (`kit.markers`)."""

@@ -78,6 +78,9 @@ class Ignored:
     author: str
     why: Why = "author"
     comment_id: int = 0
+    about: str | None = None
+    """The item a lock marker names (lock markers live on the coordination issue, not on the
+    item's own thread)."""
 
     def to_json_obj(self) -> dict[str, Any]:
         """The `ignored_marker` reason as the JSON contract spells it."""
@@ -236,7 +239,9 @@ class MarkerTrust:
             if why is None:
                 why = self.verify(item, kind, fields)
             if why is not None:
-                ignored.append(Ignored(kind, c.author or "?", why, c.id))
+                about = fields.get("item") if kind == "lock" else None
+                ignored.append(Ignored(kind, c.author or "?", why, c.id,
+                                       about if isinstance(about, str) else None))
                 continue
             nonce = fields.get("nonce")
             if kind in _SETTLED and isinstance(nonce, str):
@@ -274,15 +279,19 @@ class MarkerTrust:
                 if who in self._warned:
                     continue
                 self._warned.add(who)
-            shown = "".join(ch if ch.isprintable() else "?" for ch in who)[:80]
-            log.warning("jr2: %s: ignoring jr2 markers by %s (not an account this pool "
-                        "trusts%s; see --trust)", source, shown,
-                        "" if ig.why == "author" else ", or not signed with JR2_MARKER_KEY")
+            shown = "".join(ch if ch.isprintable() else "?" for ch in ig.author)[:80]
+            if ig.why == "author":
+                log.warning("jr2: %s: ignoring jr2 markers by %s (not an account this pool "
+                            "trusts; see --trust)", source, shown)
+            else:
+                log.warning("jr2: %s: ignoring jr2 markers by %s that grant something "
+                            "without a valid JR2_MARKER_KEY signature (%s)", source, shown,
+                            ig.why)
 
 
 def distinct(found: Iterable[Ignored]) -> tuple[Ignored, ...]:
-    """The ignored markers once per (marker, author, why), in comment order."""
-    out: dict[tuple[str, str, str], Ignored] = {}
+    """The ignored markers once per (marker, author, why, item named), in comment order."""
+    out: dict[tuple[str, str, str, str | None], Ignored] = {}
     for ig in sorted(found, key=lambda i: i.comment_id):
-        out.setdefault((ig.marker, ig.author, ig.why), ig)
+        out.setdefault((ig.marker, ig.author, ig.why, ig.about), ig)
     return tuple(out.values())

@@ -72,7 +72,7 @@ from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, 
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
-from jr2_sources.kit.markers import MarkerTrust, marker_key
+from jr2_sources.kit.markers import Ignored, MarkerTrust, marker_key
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
@@ -452,6 +452,10 @@ class JiraAdapter(ClaimsByComment):
             data = self.client.get("/myself", need="read its own account").data
             self._me = data if isinstance(data, dict) else {}
         return self._me
+
+    def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
+        """The markers the latest listing of `key`'s thread left out (`kit.markers`)."""
+        return self.markers.ignored_on(key.upper())
 
     def identity(self) -> list[str]:
         """The pool's own account as comment authors name it (`GET /myself`, once): its
