@@ -120,3 +120,25 @@ def test_with_a_key_unsigned_grants_count_for_nothing_and_done_stays_done(tmp_pa
         # the done item (its unsigned done mark by the bot) did not run again
         assert sorted(log.read_text().split()) == sorted([f"o/r#{done}", f"o/r#{held}"])
         assert fake.issue("o/r", gated).state == "open"
+
+
+def test_a_fleet_names_its_other_accounts_with_trust(tmp_path: Path) -> None:
+    """`--trust ACCOUNT` and `trust = [...]` in jr2.toml: that account's markers count."""
+    (tmp_path / "jr2.toml").write_text('[sources.fleet]\nkind = "github"\ntarget = "o/r"\n'
+                                       'label = ["agent"]\ntrust = ["Other-Pool"]\n')
+    (tmp_path / ".git").mkdir()
+    with FakeGitHub() as fake:
+        held = fake.add_issue("o/r", "held", labels=["agent", "jr2:claimed"])
+        fake.add_comment("o/r", held, CLAIM, user="other-pool")
+        fake.add_comment("o/r", held, CLAIM.replace("n1", "n9"), user=STRANGER)
+        by_flag = _run(fake, tmp_path, "ready", "github:o/r", "--label", "agent", "--trust",
+                       "other-pool", "--json")
+        by_file = _run(fake, tmp_path, "ready", "fleet", "--json")
+        plain = _run(fake, tmp_path, "ready", "github:o/r", "--label", "agent", "--json")
+    for out in (by_flag, by_file):
+        assert out.returncode == 0, out.stderr
+        [entry] = json.loads(out.stdout)["claimed"]
+        assert (entry["id"], entry["holder"]) == (f"o/r#{held}", "evil@x")
+        assert _ignored(entry) == {("claim", STRANGER)}
+    [entry] = json.loads(plain.stdout)["ready"]
+    assert _ignored(entry) == {("claim", "other-pool"), ("claim", STRANGER)}
