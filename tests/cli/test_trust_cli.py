@@ -142,3 +142,27 @@ def test_a_fleet_names_its_other_accounts_with_trust(tmp_path: Path) -> None:
         assert _ignored(entry) == {("claim", STRANGER)}
     [entry] = json.loads(plain.stdout)["ready"]
     assert _ignored(entry) == {("claim", "other-pool"), ("claim", STRANGER)}
+
+
+def test_a_strangers_jira_body_markers_change_nothing(tmp_path: Path) -> None:
+    """Jira Data Center keeps markers in comment bodies: a stranger's claim and failed record
+    on an issue jr2 marked count for nothing, and are named."""
+    from jr2_sources.testing.fakes.jira_server import FakeJira
+
+    fake = FakeJira(cloud=False).start()
+    try:
+        held = fake.add_issue("held", labels=["jr2:claimed"])
+        fake.add_comment(held, CLAIM, STRANGER)
+        fake.add_comment(held, FAILED, STRANGER)
+        env = {**os.environ, "JIRA_PAT": "test-token-123456", "JR2_STATE_DIR": str(tmp_path)}
+        for var in ("JIRA_EMAIL", "JIRA_API_TOKEN", "JR2_MARKER_KEY"):
+            env.pop(var, None)
+        out = subprocess.run([*JR2, "ready", f"jira:{fake.url}", "--jql", "project = ENG",
+                              "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+    finally:
+        fake.stop()
+    assert out.returncode == 0, out.stderr
+    [entry] = json.loads(out.stdout)["ready"]
+    assert entry["id"] == held
+    assert _ignored(entry) == {("claim", STRANGER), ("failed", STRANGER)}
