@@ -166,3 +166,31 @@ def test_a_strangers_jira_body_markers_change_nothing(tmp_path: Path) -> None:
     [entry] = json.loads(out.stdout)["ready"]
     assert entry["id"] == held
     assert _ignored(entry) == {("claim", STRANGER), ("failed", STRANGER)}
+
+
+def test_a_strangers_own_jira_cloud_comment_property_changes_nothing(tmp_path: Path) -> None:
+    """Jira Cloud keeps markers in the comment property `jr2`: a stranger can set one on their
+    own comment ("Set comment property"); it counts for nothing and is named."""
+    from jr2_sources.testing.fakes.jira_server import FakeJira
+
+    fake = FakeJira(cloud=True).start()
+    try:
+        held = fake.add_issue("held", labels=["jr2:claimed"])
+        cid = fake.add_comment(held, "jr2: held", STRANGER)
+        with fake.lock:
+            [c] = [c for c in fake.issue(held).comments if c["id"] == cid]
+            c["properties"] = [{"key": "jr2", "value": {"kind": "claim", "fields": {
+                "holder": "evil@x", "lease": 86400, "nonce": "n1"}}}]
+        env = {**os.environ, "JIRA_EMAIL": "bot@example.com",
+               "JIRA_API_TOKEN": "test-token-123456", "JR2_STATE_DIR": str(tmp_path)}
+        for var in ("JIRA_PAT", "JR2_MARKER_KEY"):
+            env.pop(var, None)
+        out = subprocess.run([*JR2, "ready", f"jira:{fake.url}", "--jql", "project = ENG",
+                              "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+    finally:
+        fake.stop()
+    assert out.returncode == 0, out.stderr
+    [entry] = json.loads(out.stdout)["ready"]
+    assert entry["id"] == held
+    assert _ignored(entry) == {("claim", f"acc-{STRANGER}")}
