@@ -42,9 +42,12 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from jr2_sources.capabilities.gates.policy import Gate, awaiting
+
+if TYPE_CHECKING:
+    from .kit.markers import Ignored
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -72,7 +75,7 @@ SCHEMA_VERSION = 1
 BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
 ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
                      "waits_for_merge", "merged_not_green", "retry_after", "group_busy",
-                     "global_cap", "awaiting_approval"]
+                     "global_cap", "awaiting_approval", "ignored_marker"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -145,6 +148,10 @@ class SnapshotItem:
     """The item's approval gates as the tracker records them
     (`jr2_sources.capabilities.gates.policy`): one awaiting an answer blocks the item
     (`awaiting_approval`); answered ones are handed to its next attempt."""
+    ignored: tuple[Ignored, ...] = ()
+    """jr2 markers on the item that changed nothing (`jr2_sources.kit.markers`: by an account
+    the pool does not trust, or unsigned with a marker key): reason `ignored_marker` on its
+    entry, whichever group it is in."""
 
 
 @dataclass(slots=True)
@@ -170,6 +177,18 @@ class HeldLocks:
     """Live lock comments on `control`."""
     groups: Mapping[str, str] = field(default_factory=dict)
     """Each group a live lock names, and the item of that lock."""
+    ignored: tuple[Ignored, ...] = ()
+    """Lock markers on `control` that count for nothing (`jr2_sources.kit.markers`): `mark`
+    names each on the entry of the item it names."""
+
+    def mark(self, snapshot: Snapshot) -> None:
+        """Add each ignored lock marker to the `ignored` of the item it names in `snapshot`."""
+        if not self.ignored:
+            return
+        for it in snapshot.items:
+            mine = tuple(ig for ig in self.ignored if ig.about == it.id)
+            if mine:
+                it.ignored = (*it.ignored, *mine)
 
 
 @dataclass(slots=True)
@@ -233,6 +252,12 @@ class Reason:
         return {"kind": self.kind, "reason": self.detail}
 
 
+def _ignored(it: SnapshotItem) -> dict[str, Any]:
+    """`reasons` of a ready or claimed entry: only its ignored markers, and only when it has
+    some (ISSUE-NOTES 7: entries gain reasons additively)."""
+    return {"reasons": [ig.to_json_obj() for ig in it.ignored]} if it.ignored else {}
+
+
 def _entry_obj(it: SnapshotItem, **fields: Any) -> dict[str, Any]:
     """An entry's JSON: the item's id, title and url, the entry's own `fields`, and the
     source-specific `extra` only when there is some."""
@@ -252,7 +277,8 @@ class ReadyEntry:
     def to_json_obj(self) -> dict[str, Any]:
         """The entry as the JSON contract spells it."""
         it = self.item
-        return _entry_obj(it, labels=list(it.labels), priority=it.priority, branch=it.branch)
+        return _entry_obj(it, labels=list(it.labels), priority=it.priority, branch=it.branch,
+                          **_ignored(it))
 
 
 class _Why:
@@ -342,7 +368,8 @@ class BlockedEntry:
         """The entry as the JSON contract spells it."""
         it = self.item
         return _entry_obj(it, labels=list(it.labels), priority=it.priority,
-                          reasons=[r.to_json_obj() for r in self.reasons])
+                          reasons=[r.to_json_obj() for r in self.reasons]
+                          + [ig.to_json_obj() for ig in it.ignored])
 
 
 @dataclass(slots=True)
@@ -358,7 +385,7 @@ class ClaimedEntry:
         c = self.claim
         return _entry_obj(self.item, holder=c.holder, since=iso_utc(c.since),
                           lease_expires=None if c.lease_expires is None
-                          else iso_utc(c.lease_expires))
+                          else iso_utc(c.lease_expires), **_ignored(self.item))
 
 
 Entry: TypeAlias = ReadyEntry | BlockedEntry | ClaimedEntry

@@ -149,6 +149,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     locks = held_locks(adapter, limits, control_issue)
     snap = ReadOnly(adapter).snapshot()
     limits.tag(snap)
+    if locks is not None:
+        locks.mark(snap)  # forged locks on the coordination issue: named on their items
     rs = compute_ready_set(snap, now=datetime.now(UTC), global_cap=limits.global_cap,
                            children_block=layer_options(config).children_block, locks=locks)
     fmt = "json" if as_json else (fmt or "table")

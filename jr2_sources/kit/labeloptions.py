@@ -19,6 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from .claims import Marker
+from .markers import TRUST_HELP
 
 __all__ = ["LabelOptions", "failed_label_differs"]
 
@@ -49,6 +50,7 @@ class LabelOptions(BaseModel):
     priority_label: list[str] = Field(
         default_factory=list,
         description="LABEL=N: issues with LABEL get priority N, lower first (repeatable)")
+    trust: list[str] = Field(default_factory=list, description=TRUST_HELP)
     claim_label: str = Field(default="jr2:claimed", min_length=1,
                              description="the label jr2 puts on an issue a pool holds")
     failed_label: str = Field(default="jr2:failed", min_length=1,

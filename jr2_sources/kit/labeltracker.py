@@ -31,6 +31,11 @@ Design notes
   failed, claim label removed; its comments are read only when the issue changed since they were
   last read (a new claim comment moves `updated_at`), to see whether our claim is still the live
   one. So watching costs one request per held item, not a second full listing.
+* Trust (`kit.markers`): every comment listing passes through `markers` (a `MarkerTrust`)
+  before any protocol reads it: only markers by the pool's own account (`identity`, asked once)
+  and the accounts `--trust` names count, and with `JR2_MARKER_KEY` only signed ones; every
+  body jr2 posts or edits is sealed (signed) there too. A tracker's `list_comments` returns the
+  trusted reading (`trusted`).
 * Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`): `park` swaps the
   claim label for
   `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
@@ -64,6 +69,7 @@ from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
 from .comment_claims import ClaimsByComment, CommentClaims
 from .labeloptions import LabelOptions
+from .markers import Ignored, MarkerTrust, marker_key
 
 
 def parse_time(value: str) -> datetime:
@@ -112,6 +118,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, C
         self.client = client
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
                                     spread=spread)
+        self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
+                                   key=marker_key(), warn=not env.read_only)
         self._done_here: set[str] = set()
         self._gated: set[str] = set()  # claimed here with gates recorded: awaiting label on
         self._deliveries = DeliveryDeduper()
@@ -130,7 +138,22 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, C
 
     @abstractmethod
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        """Every comment of the issue, and the server's time of the listing."""
+        """Every comment of the issue as `trusted` reads it (the markers that count and every
+        comment without one), and the server's time of the listing."""
+
+    @abstractmethod
+    def identity(self) -> list[str]:
+        """The accounts of the pool's own credentials, as comment authors name them (one
+        request at most; `markers` asks once per run)."""
+
+    def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
+        """The markers the latest listing of `key`'s thread left out (`kit.markers`): for a
+        report that names them (the coordination issue's forged locks)."""
+        return self.markers.ignored_on(self.canonical(key))
+
+    def trusted(self, key: str, comments: list[claims.Comment]) -> list[claims.Comment]:
+        """A listing of `key`'s thread as the protocols may read it (`kit.markers`)."""
+        return self.markers.read(key, comments).comments
 
     def labels_of(self, issue: dict[str, Any]) -> list[str]:
         """The label names of an issue object (`labels_of` above, unless the tracker differs)."""
@@ -263,15 +286,30 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, C
 
     # -- the comment thread (for jr2_sources.comment_claims) ----------------------------------
 
+    def canonical(self, key: str) -> str:
+        """The item id of `key` as the snapshot spells it (what a marker is signed for): by
+        default `key` itself."""
+        return key
+
+    def author_of(self, comment: Any) -> str | None:
+        """The author a comment object of the tracker names (GitHub `user.login`, GitLab
+        `author.username`)."""
+        return None
+
     def post_comment(self, key: str, body: str) -> int | None:
-        posted = self.write(key, "POST", self.comments_path(key), {"body": body},
+        posted = self.write(key, "POST", self.comments_path(key),
+                            {"body": self.markers.seal(self.canonical(key), body)},
                             need=self.need_comments)
-        return int(posted.data["id"]) if isinstance(posted.data, dict) else None
+        if not isinstance(posted.data, dict):
+            return None
+        self.markers.posted_by(self.author_of(posted.data))
+        return int(posted.data["id"])
 
     def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None:
         try:
             resp = self.client.write(self.edit_method, self.comment_path(key, comment_id),
-                                     {"body": body}, need=self.need_comments)
+                                     {"body": self.markers.seal(self.canonical(key), body)},
+                                     need=self.need_comments)
         except SourceHTTPError as exc:
             if exc.status in (404, 410):
                 return None

@@ -37,24 +37,34 @@ import hashlib
 import hmac
 import json
 import logging
+import os
+import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from jr2_sources.capabilities.limits.comment_locks import lock_fields
 
 from .claims import Comment, Marker, parse_marker
 
-__all__ = ["KEY_VAR", "Ignored", "MarkerTrust", "Reading", "distinct", "request_ref",
-           "signed_fields"]
+__all__ = ["KEY_VAR", "TRUST_HELP", "Ignored", "MarkerTrust", "Reading", "distinct", "marker_key",
+           "request_ref", "signed_fields"]
 
 log = logging.getLogger("jr2.markers")
 
 KEY_VAR = "JR2_MARKER_KEY"
 """The environment variable holding the fleet's marker key."""
 
+TRUST_HELP = ("another account whose jr2 markers count, besides this pool's own (repeatable: "
+              "a fleet whose pools use different accounts names the others)")
+"""The help of a comment tracker's `trust` option (`--trust ACCOUNT`, `trust = [...]`)."""
+
+_HEAD = re.compile(r"\A\s*<!--\s*jr2:([a-z]+)\s+\{.*?\}\s*-->\n?", re.DOTALL)
+
 Why = Literal["author", "unsigned", "signature", "replayed"]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SETTLED = frozenset({"done", "failed", "released", "gate"})
 
 
@@ -68,6 +78,9 @@ class Ignored:
     author: str
     why: Why = "author"
     comment_id: int = 0
+    about: str | None = None
+    """The item a lock marker names (lock markers live on the coordination issue, not on the
+    item's own thread)."""
 
     def to_json_obj(self) -> dict[str, Any]:
         """The `ignored_marker` reason as the JSON contract spells it."""
@@ -82,6 +95,12 @@ class Reading:
 
     comments: list[Comment]
     ignored: list[Ignored] = field(default_factory=list)
+
+
+def marker_key(env: Mapping[str, str] | None = None) -> str | None:
+    """The fleet's marker key (`JR2_MARKER_KEY`), or None when it is not set or empty."""
+    value = (os.environ if env is None else env).get(KEY_VAR, "")
+    return value if value.strip() else None
 
 
 def request_ref(mk: Marker) -> str:
@@ -121,12 +140,16 @@ class MarkerTrust:
     the marker key (None: markers are not signed)."""
 
     def __init__(self, tracker: str, identity: Callable[[], Iterable[str]], *,
-                 also: Iterable[str] = (), key: str | bytes | None = None) -> None:
+                 also: Iterable[str] = (), key: str | bytes | None = None,
+                 warn: bool = False) -> None:
         self.tracker = tracker
         self._identity = identity
         self._also = frozenset(a.strip().lower() for a in also if a.strip())
         self._key = key.encode() if isinstance(key, str) else key
+        self._warn = warn
         self._own: frozenset[str] | None = None
+        self._seen: set[str] = set()  # accounts that wrote what this pool wrote (`posted_by`)
+        self._ignored: dict[str, tuple[Ignored, ...]] = {}
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
@@ -148,20 +171,46 @@ class MarkerTrust:
 
     def accounts(self) -> frozenset[str]:
         """Every account whose markers count: the pool's own and the ones a fleet names."""
-        return self.own() | self._also
+        with self._lock:
+            seen = frozenset(self._seen)
+        return self.own() | self._also | seen
+
+    def posted_by(self, author: str | None) -> None:
+        """The author the tracker gave a comment this pool just posted: that is its own
+        credentials' account, whatever `identity` guessed (an installation token whose App
+        the pool could not name), so it is trusted from now on."""
+        if author and author.strip():
+            with self._lock:
+                self._seen.add(author.strip().lower())
 
     def trusts(self, author: str | None) -> bool:
         """Whether `author` (a comment's author id) is a trusted account."""
         if not author:
             return False
         key = author.strip().lower()
-        return key in self._also or key in self.own()
+        with self._lock:
+            if key in self._also or key in self._seen:
+                return True
+        return key in self.own()
 
     def sign(self, item: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         """`fields` as jr2 writes them on `item`'s thread: signed when a key is set."""
         if self._key is None:
             return fields
         return signed_fields(self._key, self.tracker, item, kind, fields)
+
+    def seal(self, item: str, body: str) -> str:
+        """A comment body jr2 is about to post or edit on `item`'s thread, its marker signed
+        when a key is set (any other body unchanged)."""
+        if self._key is None:
+            return body
+        found = _kind_and_fields(Comment(0, body, _EPOCH, _EPOCH))
+        head = _HEAD.match(body)
+        if found is None or head is None:
+            return body
+        kind, fields = found
+        fields = self.sign(item, kind, fields)
+        return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{body[head.end():]}"
 
     def verify(self, item: str, kind: str, fields: dict[str, Any]) -> Why | None:
         """None when the marker may count as far as signing goes; else why it may not."""
@@ -190,7 +239,9 @@ class MarkerTrust:
             if why is None:
                 why = self.verify(item, kind, fields)
             if why is not None:
-                ignored.append(Ignored(kind, c.author or "?", why, c.id))
+                about = fields.get("item") if kind == "lock" else None
+                ignored.append(Ignored(kind, c.author or "?", why, c.id,
+                                       about if isinstance(about, str) else None))
                 continue
             nonce = fields.get("nonce")
             if kind in _SETTLED and isinstance(nonce, str):
@@ -204,7 +255,21 @@ class MarkerTrust:
                 kept.remove(c)
                 ignored.append(Ignored(kind, c.author or "?", "replayed", c.id))
             seen.add(nonce)
+        once = distinct(ignored)
+        with self._lock:
+            if once:
+                self._ignored[item] = once
+            else:
+                self._ignored.pop(item, None)
+        if self._warn and once:
+            self.warn_once(self.tracker, once)
         return Reading(kept, ignored)
+
+    def ignored_on(self, item: str) -> tuple[Ignored, ...]:
+        """The markers the latest reading of `item`'s thread ignored (once per author and
+        kind), for the item's entry in the Ready-set report."""
+        with self._lock:
+            return self._ignored.get(item, ())
 
     def warn_once(self, source: str, ignored: Iterable[Ignored]) -> None:
         """One warning line per author per run: whose markers this pool ignores."""
@@ -214,15 +279,19 @@ class MarkerTrust:
                 if who in self._warned:
                     continue
                 self._warned.add(who)
-            shown = "".join(ch if ch.isprintable() else "?" for ch in who)[:80]
-            log.warning("jr2: %s: ignoring jr2 markers by %s (not an account this pool "
-                        "trusts%s; see --trust)", source, shown,
-                        "" if ig.why == "author" else ", or not signed with JR2_MARKER_KEY")
+            shown = "".join(ch if ch.isprintable() else "?" for ch in ig.author)[:80]
+            if ig.why == "author":
+                log.warning("jr2: %s: ignoring jr2 markers by %s (not an account this pool "
+                            "trusts; see --trust)", source, shown)
+            else:
+                log.warning("jr2: %s: ignoring jr2 markers by %s that grant something "
+                            "without a valid JR2_MARKER_KEY signature (%s)", source, shown,
+                            ig.why)
 
 
 def distinct(found: Iterable[Ignored]) -> tuple[Ignored, ...]:
-    """The ignored markers once per (marker, author, why), in comment order."""
-    out: dict[tuple[str, str, str], Ignored] = {}
+    """The ignored markers once per (marker, author, why, item named), in comment order."""
+    out: dict[tuple[str, str, str, str | None], Ignored] = {}
     for ig in sorted(found, key=lambda i: i.comment_id):
-        out.setdefault((ig.marker, ig.author, ig.why), ig)
+        out.setdefault((ig.marker, ig.author, ig.why, ig.about), ig)
     return tuple(out.values())

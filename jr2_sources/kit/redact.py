@@ -1,9 +1,9 @@
 """Known secret values, and scrubbing them from text before it reaches a log or the screen.
 
 Secrets are the values of environment variables whose names say they are secret (`*TOKEN*`,
-`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*_AUTH`), the passwords of
-URLs in any variable's value (`postgres://user:PASSWORD@db`), plus any value a source
-registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
+`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`, `*_AUTH`),
+the passwords of URLs in any variable's value (`postgres://user:PASSWORD@db`), plus any value a
+source registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
 
 Design notes: what is scrubbed, for each secret,
 
@@ -25,8 +25,8 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY|_AUTH$)",
-                          re.I)
+_SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|_PAT$|^PAT$|API_KEY|PRIVATE_KEY|MARKER_KEY|_AUTH$)", re.I)
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
 """A URL's `scheme://user:password@`: group 1 is the password."""
 MASK = "***"

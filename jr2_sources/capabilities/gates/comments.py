@@ -11,8 +11,11 @@ are ignored and named (`Gate`'s `ignored`), so a report can say why the item sti
 jr2's own comments never answer as comments: they start with its hidden marker, never with
 `/jr2`; only a `jr2:answer` marker (`answer_marker`), which jr2 posts for an answer given through
 it (`jr2_sources.capabilities.gates.policy.answer`: the dashboard, which checks who ticked), counts.
-A later
-`jr2:gate` marker for the same gate (the worker asked again) starts over.
+A later `jr2:gate` marker for the same gate (the worker asked again) starts over. An answer
+marker names the request it answers (`request`, `kit.markers.request_ref`) and counts for that
+request only, so a copy of it answers no later request; the thread given here has been read
+through `kit.markers` (markers by accounts the pool does not trust, and unsigned ones with a
+marker key, are already left out).
 
 This module is pure: `can_answer` is the tracker's permission check (cached there).
 """
@@ -23,7 +26,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from jr2_sources.kit.claims import Comment, markers, parse_marker, render_marker
+from jr2_sources.kit.claims import Comment, Marker, markers, parse_marker, render_marker
+from jr2_sources.kit.markers import request_ref
 
 from .policy import Gate, GateStatus, answer_command, cut_reason
 
@@ -40,23 +44,29 @@ person it names: not checked again."""
 
 
 def answer_marker(name: str, status: GateStatus, reason: str | None,
-                  by: str | None) -> str:
+                  by: str | None, request: str | None = None) -> str:
     """The comment jr2 posts to record an answer given through it (the dashboard, which has
-    checked who ticked the box): a hidden `jr2:answer` marker and one line for people."""
+    checked who ticked the box): a hidden `jr2:answer` marker naming the gate request it
+    answers (`request`), and one line for people."""
     why = f": {reason}" if reason else ""
     who = f" by {by}" if by else ""
-    return render_marker("answer", {"gate": name, "status": status, "reason": reason, "by": by},
-                         f"jr2: gate `{name}` {status}{who}{why}.")
+    fields = {"gate": name, "status": status, "reason": reason, "by": by}
+    if request is not None:
+        fields["request"] = request
+    return render_marker("answer", fields, f"jr2: gate `{name}` {status}{who}{why}.")
 
 
-def _answers(thread: list[Comment]) -> list[Answer]:
+def _answers(thread: list[Comment], requests: dict[str, Marker]) -> list[Answer]:
     out: list[Answer] = []
     for c in thread:
         mk = parse_marker(c)
         if mk is not None:  # jr2's own comment: only its `answer` marker answers
             f = mk.fields
+            asked = requests.get(str(f.get("gate")).lower())
             if (mk.kind == "answer" and isinstance(f.get("gate"), str)
-                    and f.get("status") in ("approved", "rejected")):
+                    and f.get("status") in ("approved", "rejected")
+                    and ("request" not in f or (asked is not None
+                                                and f["request"] == request_ref(asked)))):
                 reason, by = f.get("reason"), f.get("by")
                 out.append((c.created_at, f["status"], f["gate"].lower(),
                             TRUSTED + (by if isinstance(by, str) else ""),
@@ -68,6 +78,16 @@ def _answers(thread: list[Comment]) -> list[Answer]:
     return out
 
 
+def _requests(thread: list[Comment]) -> dict[str, Marker]:
+    """The newest request of each gate in `thread` (by lower-case name)."""
+    requests = {}
+    for mk in markers(thread):
+        name = mk.fields.get("gate")
+        if mk.kind == "gate" and isinstance(name, str):
+            requests[name.lower()] = mk
+    return requests
+
+
 def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | None],
              others: Iterable[Answer] = ()) -> tuple[Gate, ...]:
     """The gates recorded in a comment thread: each gate's newest request and its first answer
@@ -75,12 +95,8 @@ def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | Non
     `can_answer(who)`: True may answer; False may not (the answer is ignored and named); None
     is jr2's own account (no person's answer: skipped without a word)."""
     thread = sorted(comments, key=lambda c: c.id)
-    requests = {}
-    for mk in markers(thread):
-        name = mk.fields.get("gate")
-        if mk.kind == "gate" and isinstance(name, str):
-            requests[name.lower()] = mk
-    answers = sorted([*_answers(thread), *others], key=lambda a: a[0])
+    requests = _requests(thread)
+    answers = sorted([*_answers(thread, requests), *others], key=lambda a: a[0])
     out: list[Gate] = []
     for name, mk in sorted(requests.items()):
         reason = mk.fields.get("reason")
@@ -114,5 +130,6 @@ def record_answer(thread: Any, key: str, name: str, status: GateStatus, reason: 
     now = {g.name: g for g in gates_of(comments, can_answer)}
     if name not in now or now[name].status != "awaiting":
         return False
-    thread.post_comment(key, answer_marker(name, status, reason, by))
+    asked = _requests(sorted(comments, key=lambda c: c.id))[name]
+    thread.post_comment(key, answer_marker(name, status, reason, by, request_ref(asked)))
     return True

@@ -61,4 +61,4 @@ def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldL
         item = (lock_fields(c.body) or {}).get("item")
         for g in sorted(found.groups):
             groups.setdefault(g, item if isinstance(item, str) and item else "?")
-    return HeldLocks(control_issue, count, groups)
+    return HeldLocks(control_issue, count, groups, adapter.ignored_markers(control_issue))

@@ -79,19 +79,24 @@ from .webhook import PR_EVENTS, WAKE_EVENTS, receive
 
 log = logging.getLogger("jr2.github")
 
+ACTIONS_BOT = "github-actions[bot]"
+"""The login of the comments written with GitHub Actions' `GITHUB_TOKEN`."""
 
-def _client(config: GitHubConfig, name: str) -> GitHubClient:
+
+def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | None]:
     """The client the environment asks for: GitHub App auth when `GITHUB_APP_ID` is set (its
     installation tokens, refreshed), else the token from `GITHUB_TOKEN` / `GH_TOKEN` / `gh`."""
     base = api_url()
     creds = app_credentials()
+    tokens = None
     if creds is None:
         token, source = resolve_token(base), None
     else:
         tokens = AppTokens(creds, base, config.target)
         token, source = SecretStr("ghs_app_installation"), tokens.token
     return GitHubClient(base, token, label=name, write_spacing=config.write_spacing,
-                        policy=RetryPolicy(budget=config.retry_budget), token_source=source)
+                        policy=RetryPolicy(budget=config.retry_budget),
+                        token_source=source), tokens
 
 
 class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
@@ -108,8 +113,9 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
 
     def __init__(self, config: GitHubConfig, env: SourceEnv, *,
                  client: GitHubClient | None = None) -> None:
+        self._app: AppTokens | None = None
         if client is None:
-            client = _client(config, f"{self.kind}:{config.target}")
+            client, self._app = _client(config, f"{self.kind}:{config.target}")
         super().__init__(config, env, client, look_first=True, spread=config.claim_spread)
         self.repo = config.target
         self.detail = config.detail if config.detail is not None else env.read_only
@@ -117,7 +123,7 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
             raise ConfigError(f"{self.name}: --assign needs a user's token: a GitHub App or "
                               "Actions token (ghs_...) has no user to assign (GET /user is "
                               "refused); drop --assign or use a personal token")
-        self.reader = IssueReader(config, client)
+        self.reader = IssueReader(config, client, self.markers)
         if not env.read_only:
             self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
@@ -331,6 +337,25 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
         self._writable()
         self._number(item_id)  # a foreign id is refused before anything is written
         super().record(item_id, holder, outcome, attempt)
+
+    def identity(self) -> list[str]:
+        """The account of the pool's credentials (ISSUE-NOTES 6): an App's `<slug>[bot]`, the
+        Actions token's `github-actions[bot]` (any other installation token's comments are
+        trusted once the pool has posted one: `MarkerTrust.posted_by`), else the user of the
+        token (`GET /user`, once)."""
+        if self._app is not None:
+            return [self._app.bot_login()]
+        if self.client.app_token():
+            return [ACTIONS_BOT]
+        return [self._user()]
+
+    def canonical(self, key: str) -> str:
+        return item_id(self.repo, self._number(key))
+
+    def author_of(self, comment: Any) -> str | None:
+        user = comment.get("user") if isinstance(comment, dict) else None
+        login = user.get("login") if isinstance(user, dict) else None
+        return str(login) if login else None
 
     def _user(self) -> str:
         if self._login is None:

@@ -83,12 +83,15 @@ class AppTokens:
         app = Auth.AppAuth(creds.app_id, creds.private_key.get_secret_value())
         kwargs: dict[str, Any] = {"base_url": base_url, "retry": None,
                                   "seconds_between_requests": None}
+        self._slug: str | None = None
+        self._app_kwargs = (app, kwargs)
         try:
             installation = creds.installation_id
             if installation is None:
                 owner, name = repo.split("/", 1)
                 found = GithubIntegration(auth=app, **kwargs).get_repo_installation(owner, name)
                 installation = int(found.id)
+                self._slug = str(found.app_slug) if found.app_slug else None
             requester = Github(auth=app, **kwargs).requester
             self._auth = app.get_installation_auth(installation, requester=requester)
             self.token()  # fail at start, in one line, not on the first claim
@@ -106,6 +109,21 @@ class AppTokens:
         """The current installation token (a new one when the last is about to expire)."""
         with self._lock:
             return str(self._auth.token)
+
+    def bot_login(self) -> str:
+        """The login the App's comments carry, `<slug>[bot]` (the slug from the installation
+        found at start, else "Get the authenticated app", `GET /app`, once)."""
+        from github import GithubException, GithubIntegration
+
+        with self._lock:
+            if self._slug is None:
+                app, kwargs = self._app_kwargs
+                try:
+                    self._slug = str(GithubIntegration(auth=app, **kwargs).get_app().slug)
+                except GithubException as exc:
+                    raise ConfigError(f"github: GitHub App {self.creds.app_id}: cannot read "
+                                      f"its own name (GET /app: HTTP {exc.status})") from None
+            return f"{self._slug}[bot]"
 
     def __repr__(self) -> str:
         return f"AppTokens(app_id={self.creds.app_id})"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
 from jr2_sources.capabilities.gates.comments import Answer, gates_of
@@ -41,25 +41,15 @@ class GateReader:
         self.client = client
         self.repo = repo
         self._known: dict[str, tuple[bool, float]] = {}
-        self._me: list[str | None] = []  # the token's own login, once asked (None: an App)
+        self.own: Callable[[], frozenset[str]] = frozenset
+        """jr2's own accounts, lower case (the adapter's `MarkerTrust.own`: asked once)."""
         self._lock = threading.Lock()
-
-    def _own_login(self) -> str | None:
-        """jr2's own account (`GET /user`; an App or Actions token has none: None)."""
-        if not self._me:
-            try:
-                data = self.client.get("/user", need="read its own user").data
-                login = data.get("login") if isinstance(data, dict) else None
-            except GitHubHTTPError:
-                login = None
-            self._me.append(str(login).lower() if login else None)
-        return self._me[0]
 
     def can_answer(self, login: str) -> bool | None:
         """True when `login` has write access to the repository (cached for `TTL`); None for
         jr2's own account (a `/jr2` comment posted with jr2's token is no person's answer)."""
         key = login.lower()
-        if key == self._own_login():
+        if key in self.own():
             return None
         with self._lock:
             known = self._known.get(key)

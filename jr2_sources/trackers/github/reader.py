@@ -59,6 +59,7 @@ from typing import Any
 from jr2_core.errors import ConfigError
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import claims, labels_of
+from jr2_sources.kit.markers import MarkerTrust
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .client import GitHubClient, GitHubHTTPError
@@ -108,7 +109,8 @@ def _plural(n: int, one: str, many: str) -> str:
 class IssueReader:
     """Reads one repository's issues for a `GitHubAdapter` (GET requests only)."""
 
-    def __init__(self, config: GitHubConfig, client: GitHubClient) -> None:
+    def __init__(self, config: GitHubConfig, client: GitHubClient,
+                 markers: MarkerTrust) -> None:
         self.config = config
         self.client = client
         self.repo = config.target
@@ -136,6 +138,8 @@ class IssueReader:
         # not take an issue out of scope (ISSUE-NOTES 2); set by the adapter (`_list`)
         self.own_login: Callable[[], str] | None = None
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
+        self.markers = markers  # whose markers count (kit/markers.py): every listing goes through
+        self.gates.own = markers.own
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -529,6 +533,7 @@ class IssueReader:
             attempts=attempts, retry_after=retry_after, extra=extra,
             gates=self.gates.of(comments, number, labels) if gated and comments is not None
             else (),
+            ignored=self.markers.ignored_on(iid) if comments is not None else (),
             branch=item_branch(number) if self.pulls is not None else None)
 
     def _native_blockers(self, issue: dict[str, Any], detail: bool) -> list[BlockerRef]:
@@ -652,7 +657,8 @@ class IssueReader:
 
     def read_comments(self, number: int) -> tuple[list[claims.Comment], datetime]:
         """An issue's comments (documented issue-comment objects, as the protocol's `Comment`)
-        and the server's time of the answer."""
+        as the pool may trust them (`kit.markers`: markers by others left out), and the
+        server's time of the answer."""
         found, first = self.client.get_all(self.comments_path(number), need="read issue comments")
         out = []
         for c in found:
@@ -664,4 +670,5 @@ class IssueReader:
                                           user.get("login") if isinstance(user, dict) else None))
             except (KeyError, TypeError, ValueError):
                 continue
-        return out, first.date or datetime.now(UTC)
+        return self.markers.read(item_id(self.repo, number), out).comments, (
+            first.date or datetime.now(UTC))

@@ -82,6 +82,7 @@ from jr2_sources.capabilities.webhooks import (
 from jr2_sources.kit.claims import Comment, Marker, claim_of, last_failure, retry_record
 from jr2_sources.kit.claims import markers as markers_of
 from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.markers import Ignored, MarkerTrust, marker_key
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
@@ -144,6 +145,8 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         self.client = client
         self.name = f"jira:{client.server}"
         self.claims = CommentClaims(self)
+        self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
+                                   key=marker_key(), warn=not env.read_only)
         self._categories: dict[str, str] = {}
         self._refs: dict[str, BlockerState] = {}
         self._done_here: set[str] = set()
@@ -336,6 +339,7 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
             children=children, blockers=blockers, failed=failed, claim=claim,
             attempts=attempts, retry_after=retry_after,
             gates=self._gates.of(key, comments, labels) if comments is not None else (),
+            ignored=self.markers.ignored_on(key.upper()) if comments is not None else (),
             extra=self._extra(key, f))
 
     @staticmethod
@@ -411,7 +415,8 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         return state
 
     def comments(self, key: str) -> tuple[list[Comment], datetime]:
-        """An issue's comments (oldest first) and the server's time of the listing."""
+        """An issue's comments (oldest first) as the pool may trust them (`kit.markers`:
+        markers by others left out), and the server's time of the listing."""
         out: list[Comment] = []
         start = 0
         now: datetime | None = None
@@ -429,7 +434,7 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
             start += len(data.get("comments") or [])
             total = data.get("total")
             if not page or not isinstance(total, int) or start >= total:
-                return out, now or datetime.now(UTC)
+                return self.markers.read(key.upper(), out).comments, now or datetime.now(UTC)
 
     def _with_properties(self, page: list[Any]) -> tuple[list[Any], datetime | None]:
         """The same comments with their properties (`POST /comment/list?expand=properties`, up
@@ -456,6 +461,16 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
             data = self.client.get("/myself", need="read its own account").data
             self._me = data if isinstance(data, dict) else {}
         return self._me
+
+    def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
+        """The markers the latest listing of `key`'s thread left out (`kit.markers`)."""
+        return self.markers.ignored_on(key.upper())
+
+    def identity(self) -> list[str]:
+        """The pool's own account as comment authors name it (`GET /myself`, once): its
+        `accountId` (Cloud) or `name` (Data Center)."""
+        me = self._myself()
+        return [str(me[k]) for k in ("accountId", "name") if me.get(k)]
 
     def _is_me(self, person: Any) -> bool:
         if not isinstance(person, dict):
@@ -592,8 +607,10 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         finally:
             self._deltas.note(item.id)
 
-    def _comment_body(self, body: str) -> dict[str, Any]:
-        """A comment's JSON: the marker in the body (Data Center) or in a property (Cloud)."""
+    def _comment_body(self, key: str, body: str) -> dict[str, Any]:
+        """A comment's JSON: the marker (signed with a marker key) in the body (Data Center)
+        or in a property (Cloud)."""
+        body = self.markers.seal(key.upper(), body)
         if not self.client.is_cloud:
             return {"body": body}
         text, props = markers.split(body)
@@ -602,7 +619,7 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
     def post_comment(self, key: str, body: str) -> int | None:
         self._guard(key)
         posted = self.client.request("POST", f"/issue/{key}/comment",
-                                     body=self._comment_body(body), need=_W_COMMENTS)
+                                     body=self._comment_body(key, body), need=_W_COMMENTS)
         return int(posted.data["id"]) if isinstance(posted.data, dict) else None
 
     def list_comments(self, key: str) -> tuple[list[Comment], datetime]:
@@ -614,7 +631,8 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         try:
             reply = self.client.request("PUT", f"/issue/{key}/comment/{comment_id}",
                                         params={"notifyUsers": "false"},
-                                        body=self._comment_body(body), need=_W_COMMENTS)
+                                        body=self._comment_body(key, body),
+                                        need=_W_COMMENTS)
         except JiraHTTPError as exc:
             if exc.status == 404:
                 return None

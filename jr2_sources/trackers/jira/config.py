@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from jr2_core.errors import ConfigError
 from jr2_sources.kit.durations import Duration
 from jr2_sources.kit.labeloptions import failed_label_differs
+from jr2_sources.kit.markers import TRUST_HELP
 
 
 class JiraConfig(BaseModel):
@@ -39,6 +40,7 @@ class JiraConfig(BaseModel):
         default_factory=list,
         description="priority names, highest first (repeatable; default: by priority id, as in "
                     "Jira's default scheme)")
+    trust: list[str] = Field(default_factory=list, description=TRUST_HELP)
     claim_label: str = Field(default="jr2:claimed", min_length=1,
                              description="the label jr2 puts on an issue a pool holds")
     failed_label: str = Field(default="jr2:failed", min_length=1,

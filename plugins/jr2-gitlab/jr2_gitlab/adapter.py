@@ -43,7 +43,7 @@ from .client import GitLabClient, api_url, resolve_token
 from .config import GitLabConfig
 from .delta import GitLabChanges
 from .reader import IssueReader
-from .refs import encode_project, same_project, split_id
+from .refs import encode_project, item_id, same_project, split_id
 from .webhook import receive
 
 
@@ -66,7 +66,7 @@ class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
                                   policy=RetryPolicy(budget=config.retry_budget))
         super().__init__(config, env, client)
         self.project = config.target
-        self.reader = IssueReader(config, client)
+        self.reader = IssueReader(config, client, self.markers)
         if not env.read_only and config.detail:
             self.reader.changes = GitLabChanges(self.reader, own_claim=self.own_claim)  # deltas
 
@@ -81,6 +81,20 @@ class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
 
     def issue_path(self, key: str) -> str:
         return f"/projects/{encode_project(self.project)}/issues/{self._iid(key)}"
+
+    def identity(self) -> list[str]:
+        """The username of the token's user ("Get the current user", `GET /user`, once)."""
+        data = self.client.get("/user", need="read its own user").data
+        name = data.get("username") if isinstance(data, dict) else None
+        return [str(name)] if name else []
+
+    def canonical(self, key: str) -> str:
+        return item_id(self.project, self._iid(key))
+
+    def author_of(self, comment: Any) -> str | None:
+        author = comment.get("author") if isinstance(comment, dict) else None
+        name = author.get("username") if isinstance(author, dict) else None
+        return str(name) if name else None
 
     def can_answer(self, who: str) -> bool | None:
         return self.reader.gates.can_answer(who)

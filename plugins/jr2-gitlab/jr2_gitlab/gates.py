@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from jr2_core import SourceHTTPError
@@ -52,23 +52,14 @@ class GateReader:
         self.project = project
         self.ids: dict[str, int] = {}  # username -> user id, from the notes read
         self._known: dict[str, tuple[bool, float]] = {}
-        self._me: list[str | None] = []  # the token's own username, once asked
+        self.own: Callable[[], frozenset[str]] = frozenset
+        """jr2's own accounts, lower case (the adapter's `MarkerTrust.own`: asked once)."""
         self._lock = threading.Lock()
-
-    def _own(self) -> str | None:
-        if not self._me:
-            try:
-                data = self.client.get("/user", need="read its own user").data
-                name = data.get("username") if isinstance(data, dict) else None
-            except SourceHTTPError:
-                name = None
-            self._me.append(str(name) if name else None)
-        return self._me[0]
 
     def can_answer(self, username: str) -> bool | None:
         """True when `username` is a member with Developer access or more (cached); None for
         jr2's own account."""
-        if username == self._own():
+        if username.lower() in self.own():
             return None
         with self._lock:
             known = self._known.get(username)

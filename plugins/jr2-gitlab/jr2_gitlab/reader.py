@@ -43,7 +43,7 @@ from typing import Any, Literal
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
-from jr2_sources.kit import claims, labels_of
+from jr2_sources.kit import MarkerTrust, claims, labels_of
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
@@ -88,7 +88,8 @@ query($fullPath: ID!, $iids: [String!], $first: Int, $after: String) {
 class IssueReader:
     """Reads one project's issues for a `GitLabAdapter` (GET requests only)."""
 
-    def __init__(self, config: GitLabConfig, client: GitLabClient) -> None:
+    def __init__(self, config: GitLabConfig, client: GitLabClient,
+                 markers: MarkerTrust) -> None:
         self.config = config
         self.client = client
         self.project = config.target
@@ -101,6 +102,8 @@ class IssueReader:
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitLabChanges | None = None  # set by an adapter that reads deltas
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
+        self.markers = markers  # whose markers count (jr2's kit.markers): every listing
+        self.gates.own = markers.own
 
     def issues_path(self, project: str | None = None) -> str:
         return f"/projects/{encode_project(project or self.project)}/issues"
@@ -364,7 +367,9 @@ class IssueReader:
             failed=failed, claim=claim, attempts=attempts, retry_after=retry_after,
             extra=extra, in_scope=cfg.selects(labels),
             gates=self.gates.of(comments, iid, labels) if gated and comments is not None
-            else ())
+            else (),
+            ignored=self.markers.ignored_on(item_id(self.project, iid))
+            if comments is not None else ())
 
     def _ref_state(self, ref: str, listed: Mapping[int, dict[str, Any]]) -> State:
         project, iid = split_id(ref)
@@ -395,8 +400,9 @@ class IssueReader:
         return state
 
     def read_notes(self, iid: int) -> tuple[list[claims.Comment], datetime]:
-        """An issue's user notes (system notes left out) as the protocol's `Comment`s, and
-        the server's time of the answer."""
+        """An issue's user notes (system notes left out) as the protocol's `Comment`s, as the
+        pool may trust them (jr2's `kit.markers`: markers by others left out), and the
+        server's time of the answer."""
         found, first = self.client.get_all(self.notes_path(iid),
                                            {"sort": "asc", "order_by": "created_at"},
                                            need="read issue notes")
@@ -415,4 +421,5 @@ class IssueReader:
                                           str(who) if who else None))
             except (KeyError, TypeError, ValueError):
                 continue
-        return out, first.date or datetime.now(UTC)
+        return self.markers.read(item_id(self.project, iid), out).comments, (
+            first.date or datetime.now(UTC))

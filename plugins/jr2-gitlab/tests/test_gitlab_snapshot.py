@@ -55,6 +55,7 @@ def _rest(rsps: responses.RequestsMock, detail: bool) -> None:
     rsps.get(f"{BASE}/api/v4/projects/other%2Fsecret/issues/5", status=403,
              json={"message": "403 Forbidden"})
     rsps.get(f"{API}/issues/40", status=404, json={"message": "404 Not found"})
+    rsps.get(f"{BASE}/api/v4/user", json={"id": 1, "username": "pipin"})  # the notes' author
     rsps.get(f"{API}/issues/4/notes", json=fixture("notes_4.json"), headers=DATE,
              match=[matchers.query_param_matcher({"order_by": "created_at", "per_page": "100",
                                                   "sort": "asc"})])
@@ -85,8 +86,9 @@ def test_detail_reads_every_link_and_names_each_blocker() -> None:
     assert items["group/project#5"].failed == "tests failed"
     assert items["group/project#2"].children == [BlockerRef("group/project#9", "done")]
     # 2 list pages + 2 marked lists + 5 links + 2 description refs + 2 notes listings
-    # + 1 GraphQL POST for the children of the 5 listed issues (one page)
-    assert adapter.client.stats.requests == 14
+    # + 1 GraphQL POST for the children of the 5 listed issues (one page) + 1 `GET /user`
+    # (whose markers count: asked once)
+    assert adapter.client.stats.requests == 15
     assert adapter.client.stats.writes == 0
     rs = compute_ready_set(snap, now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == ["group/project#1"]
@@ -102,7 +104,8 @@ def test_no_detail_reads_links_only_where_blocking_issues_count_says_so() -> Non
         ("group/project#1", "open")}
     assert items["group/project#5"].failed == "marked jr2:failed"
     # 4 list calls + 1 links call (issue 1 blocks one open issue) + 2 refs + 1 notes listing
-    assert adapter.client.stats.requests == 8
+    # + 1 `GET /user` (whose markers count)
+    assert adapter.client.stats.requests == 9
 
 
 @responses.activate

@@ -78,6 +78,7 @@ def test_detail_names_blockers_and_sub_issues(documented: MockAPI,
     failed["body"] = ('<!-- jr2:failed {"holder": "r-1@h", "nonce": "n", "reason": "exit 3"} -->'
                       "\njr2: failed")
     documented.set(f"{APP}/7/comments", [fixture("issue_comment.json"), failed])
+    documented.set("/user", fixture("issue_comment.json")["user"])  # the token's: the author
     rs = ready_set(make_adapter(API, "octo/app", read_only=True))  # `jr2 ready`: detail on
     assert reasons(rs, "octo/app#3") == [
         {"kind": "open_blocker", "ref": "octo/app#1", "held_by": None}]  # octo/lib#2 is closed
