@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import threading
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -56,12 +56,11 @@ from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
 from jr2_sources.capabilities.limits import ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
-from jr2_sources.capabilities.webhooks import DeliveryDeduper, TakesWebhooks, Verdict
+from jr2_sources.capabilities.webhooks import DeliveryDeduper
 
 from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
@@ -90,7 +89,7 @@ def labels_of(issue: dict[str, Any]) -> list[str]:
     return out
 
 
-class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, ClaimsByComment):
+class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
 
@@ -169,10 +168,6 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, KeepsGates, TakesWebhooks, C
     @abstractmethod
     def close_issue(self, key: str) -> None:
         """Close the issue as completed."""
-
-    @abstractmethod
-    def webhook(self, headers: Mapping[str, str], body: bytes,
-                secret: str | None) -> Verdict: ...
 
     def comments_path(self, key: str) -> str:
         return f"{self.issue_path(key)}/{self.comments_segment}"

@@ -49,11 +49,8 @@ class LocksByComment(ABC):  # noqa: B024 (a declaration with one optional hook)
 
         def list_comments(self, key: str) -> tuple[list[Comment], datetime]: ...
 
+        def ignored_markers(self, key: str) -> tuple[Ignored, ...]: ...
+
     def allow_control(self, key: str) -> None:  # noqa: B027 (optional: most write anywhere)
         """The user named `key` as the coordination issue: writes there are allowed although
         the filter does not select it (Jira guards its writes by the JQL's scope)."""
-
-    def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
-        """The markers by accounts the pool does not trust that the latest listing of `key`'s
-        thread left out, for the lock report to name (none when the tracker cannot tell)."""
-        return ()

@@ -56,10 +56,11 @@ from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.capabilities.limits import LocksByComment
 from jr2_sources.capabilities.retries import Attempt
-from jr2_sources.capabilities.webhooks import Verdict
+from jr2_sources.capabilities.webhooks import TakesWebhooks, Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
@@ -99,7 +100,8 @@ def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | 
                         token_source=source), tokens
 
 
-class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
+class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+                    TakesWebhooks):
     """A `Tracker` over one GitHub repository's issues."""
 
     kind = "github"

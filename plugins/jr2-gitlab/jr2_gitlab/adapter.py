@@ -30,10 +30,12 @@ from jr2_core import UsageError
 from jr2_sources import (
     Delta,
     HasDashboard,
+    KeepsGates,
     LabelCommentTracker,
     LocksByComment,
     Snapshot,
     SourceEnv,
+    TakesWebhooks,
     Verdict,
 )
 from jr2_sources.kit import claims
@@ -47,7 +49,8 @@ from .refs import encode_project, item_id, same_project, split_id
 from .webhook import receive
 
 
-class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker):
+class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+                    TakesWebhooks):
     """A `Tracker` over one GitLab project's issues."""
 
     kind = "gitlab"

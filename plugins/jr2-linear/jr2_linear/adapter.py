@@ -32,9 +32,11 @@ from jr2_sources import (
     DeliveryDeduper,
     Delta,
     ItemError,
+    ReadsDeltas,
     Snapshot,
     SnapshotItem,
     SourceEnv,
+    TakesWebhooks,
     Verdict,
 )
 from jr2_sources.kit import claims
@@ -51,7 +53,7 @@ GONE = "a person closed, removed or moved it"
 OUT_OF_SCOPE = "it was moved out of this pool's scope"
 CLAIM_REMOVED = "jr2's claim mark was removed"
 
-class LinearAdapter(ClaimsByComment):
+class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
     """A `Tracker` over one Linear team's issues (see the module notes)."""
 
     tracker: ClassVar[str] = "Linear"

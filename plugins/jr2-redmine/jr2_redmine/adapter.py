@@ -39,7 +39,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from jr2_core import UsageError
 from jr2_core.errors import ItemError, SourceHTTPError
@@ -68,8 +68,6 @@ class RedmineTracker(LabelCommentTracker):
     open_state = "open"
     need_comments = "add and edit its own notes (the role needs Add notes and Edit own notes)"
     need_issues = "edit issues (the role needs Edit issues, and the workflow the closed status)"
-    gates: ClassVar[bool] = False
-    webhook = None  # type: ignore[assignment]  # Redmine core sends no webhooks: jr2 polls
 
     def __init__(self, config: RedmineConfig, env: SourceEnv, *,
                  client: RedmineClient | None = None) -> None:
@@ -115,7 +113,13 @@ class RedmineTracker(LabelCommentTracker):
         return self.reader.in_scope(issue)
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        return self.reader.read_journals(self._n(key))
+        comments, now = self.reader.read_journals(self._n(key))
+        return self.trusted(key, comments), now
+
+    def identity(self) -> list[str]:
+        """The key's own user as journals name their authors: its id (`GET
+        /users/current.json`, once)."""
+        return [str(self.reader.my_id())]
 
     def update(self, key: str, change: Callable[[], dict[str, Any] | None], *,
                need: str | None = None) -> None:
