@@ -148,6 +148,7 @@ class RedmineTracker(LabelCommentTracker):
     # -- journals as the comment thread -------------------------------------------------------
 
     def post_comment(self, key: str, body: str) -> int | None:
+        body = self.markers.seal(self.canonical(key), body)  # signed when a marker key is set
         self.update(key, lambda: {"notes": body}, need=self.need_comments)
         return None  # 204 without the journal: the claim's nonce finds it in the listing
 
@@ -157,6 +158,7 @@ class RedmineTracker(LabelCommentTracker):
         if mk is not None:
             body = claims.render_marker(mk.kind, {**mk.fields, "at": now_text(at)},
                                         body.split("\n", 1)[1] if "\n" in body else "")
+        body = self.markers.seal(self.canonical(key), body)
         try:
             self.client.put(f"/journals/{comment_id}.json", {"journal": {"notes": body}},
                             need=self.need_comments)

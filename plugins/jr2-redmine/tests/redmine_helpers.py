@@ -99,8 +99,11 @@ class Project:
         return RedmineTracker(config, env, client=client)
 
     def jr2(self, *args: str, cwd: Path | None = None, timeout: float = 120,
-            key: str | None = None) -> subprocess.CompletedProcess[str]:
+            key: str | None = None, marker_key: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "REDMINE_API_KEY": key or self.redmine.bot_key}
+        if marker_key is not None:
+            env["JR2_MARKER_KEY"] = marker_key
         return subprocess.run([sys.executable, "-m", "jr2_core", *args], capture_output=True,
                               text=True, timeout=timeout, env=env, cwd=cwd)
 

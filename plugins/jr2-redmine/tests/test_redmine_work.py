@@ -24,8 +24,13 @@ def _state(p: Project) -> dict[int, tuple[str, int, str]]:
     return out
 
 
+@pytest.mark.parametrize("marker_key", [None, "fleet-marker-key-0123456789"],
+                         ids=["unsigned", "signed"])
 def test_jr2_work_runs_ready_issues_in_order_and_closes_them(redmine_project: Project,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path,
+                                                             marker_key: str | None) -> None:
+    """With a marker key set, jr2's own claims are signed (unsigned ones would grant nothing):
+    the same run, each issue once."""
     p = redmine_project
     a = p.issue("first")
     b = p.issue("second, after first")
@@ -33,9 +38,11 @@ def test_jr2_work_runs_ready_issues_in_order_and_closes_them(redmine_project: Pr
     log = tmp_path / "ran.txt"
     res = p.jr2("work", p.source, "--project", p.identifier, "--state", str(tmp_path / "st"),
                 "--", sys.executable, "-c",
-                f"import os; open({str(log)!r}, 'a').write(os.environ['JR2_ITEM_ID'] + '\\n')")
+                f"import os; open({str(log)!r}, 'a').write(os.environ['JR2_ITEM_ID'] + '\\n')",
+                marker_key=marker_key)
     assert res.returncode == 0, res.stderr
     assert log.read_text().split() == [f"#{a}", f"#{b}"]
+    assert marker_key is None or marker_key not in res.stdout + res.stderr
     for n in (a, b):
         issue = p.get(n)
         assert issue["status"]["is_closed"], issue["status"]
