@@ -144,6 +144,16 @@ def test_a_fleet_names_its_other_accounts_with_trust(tmp_path: Path) -> None:
     assert _ignored(entry) == {("claim", "other-pool"), ("claim", STRANGER)}
 
 
+def _jira_ready(url: str, tmp_path: Path, credentials: dict[str, str]
+                ) -> subprocess.CompletedProcess[str]:
+    """`jr2 ready --json` on the fake Jira at `url` with only `credentials` (and no key)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JIRA_PAT", "JIRA_EMAIL", "JIRA_API_TOKEN", "JR2_MARKER_KEY")}
+    env.update(credentials, JR2_STATE_DIR=str(tmp_path))
+    return subprocess.run([*JR2, "ready", f"jira:{url}", "--jql", "project = ENG", "--json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
 def test_a_strangers_jira_body_markers_change_nothing(tmp_path: Path) -> None:
     """Jira Data Center keeps markers in comment bodies: a stranger's claim and failed record
     on an issue jr2 marked count for nothing, and are named."""
@@ -154,12 +164,7 @@ def test_a_strangers_jira_body_markers_change_nothing(tmp_path: Path) -> None:
         held = fake.add_issue("held", labels=["jr2:claimed"])
         fake.add_comment(held, CLAIM, STRANGER)
         fake.add_comment(held, FAILED, STRANGER)
-        env = {**os.environ, "JIRA_PAT": "test-token-123456", "JR2_STATE_DIR": str(tmp_path)}
-        for var in ("JIRA_EMAIL", "JIRA_API_TOKEN", "JR2_MARKER_KEY"):
-            env.pop(var, None)
-        out = subprocess.run([*JR2, "ready", f"jira:{fake.url}", "--jql", "project = ENG",
-                              "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                             timeout=120)
+        out = _jira_ready(fake.url, tmp_path, {"JIRA_PAT": "test-token-123456"})
     finally:
         fake.stop()
     assert out.returncode == 0, out.stderr
@@ -181,13 +186,8 @@ def test_a_strangers_own_jira_cloud_comment_property_changes_nothing(tmp_path: P
             [c] = [c for c in fake.issue(held).comments if c["id"] == cid]
             c["properties"] = [{"key": "jr2", "value": {"kind": "claim", "fields": {
                 "holder": "evil@x", "lease": 86400, "nonce": "n1"}}}]
-        env = {**os.environ, "JIRA_EMAIL": "bot@example.com",
-               "JIRA_API_TOKEN": "test-token-123456", "JR2_STATE_DIR": str(tmp_path)}
-        for var in ("JIRA_PAT", "JR2_MARKER_KEY"):
-            env.pop(var, None)
-        out = subprocess.run([*JR2, "ready", f"jira:{fake.url}", "--jql", "project = ENG",
-                              "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                             timeout=120)
+        out = _jira_ready(fake.url, tmp_path, {"JIRA_EMAIL": "bot@example.com",
+                                               "JIRA_API_TOKEN": "test-token-123456"})
     finally:
         fake.stop()
     assert out.returncode == 0, out.stderr
