@@ -26,7 +26,8 @@ class TestRedmineConformance(SourceConformance):
                     state: Any = None) -> Target:
         if state is None:
             p = new_project(self.redmine)
-            nums = {it.key: p.issue(it.title) for it in items}
+            nums = dict(zip([it.key for it in items], p.seed([it.title for it in items]),
+                            strict=True))  # one request; relations below, through REST
             for it in items:
                 if it.parent in nums:
                     p.admin.call("PUT", f"/issues/{nums[it.key]}.json",
