@@ -7,6 +7,8 @@ every link leads somewhere.
   N" (the decision file is outside the repository; a page states the decision itself), no "review
   N", no "before this round". A bare `#N` is allowed: it is how GitHub, GitLab and Redmine name an
   issue, and the pages' examples use it (`Blocked by #12`, `octo/lib#3`).
+- docs/performance.md is one table, each row naming the command that reproduces its figure
+  (`python3 bench/...` or `python3 tools/dev.py ...`, in backticks, in the last column).
 - Links: every relative link to a `.md` page in docs/ and README.md names a page that exists and,
   with a `#fragment`, a heading of that page (GitHub's slugs); so does a link to a `#fragment` of
   the page itself.
@@ -84,6 +86,25 @@ def test_a_page_is_short_enough_to_read(page: Path) -> None:
 @pytest.mark.parametrize("page", PAGES, ids=_name)
 def test_a_page_tells_no_history(page: Path) -> None:
     assert history_in(page.read_text(encoding="utf-8")) == []
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The body rows of the Markdown tables in `text`, as lists of cells."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and not re.match(r"^\|[\s:|-]+\|$", line):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
+    return rows[1:] if rows else []
+
+
+def test_every_row_of_the_performance_table_names_the_command_that_reproduces_it() -> None:
+    text = (DOCS / "performance.md").read_text(encoding="utf-8")
+    assert sum(1 for line in text.splitlines() if re.match(r"^\|[\s:|-]+\|$", line)) == 1
+    rows = table_rows(text)
+    assert len(rows) >= 20
+    command = re.compile(r"`[^`]*python3? [^`]*(bench/|tools/dev\.py)")
+    for row in rows:
+        assert len(row) == 3 and command.search(row[2]), row
 
 
 @pytest.mark.parametrize("page", [ROOT / "README.md", *PAGES], ids=lambda p: p.name)
