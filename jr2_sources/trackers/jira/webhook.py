@@ -6,7 +6,7 @@ Design notes
   the guide shows one). A comment arrives as `comment_created` / `comment_updated` /
   `comment_deleted` and also as `jira:issue_updated` with `issue_event_type_name`
   `issue_commented`, `issue_comment_edited` or `issue_comment_deleted` (Atlassian's webhook
-  guide, "Issue: updated" and the comment events; real captures in fixtures/jira/webhooks/).
+  guide, "Issue: updated" and the comment events).
   A comment never makes an issue ready: another pool's claim or release comes with a label
   edit. So comment deliveries do not wake; nor does an update whose changelog is empty.
 * Own writes: before jr2 edits labels, assigns or transitions an issue it records the echo it
