@@ -5,8 +5,10 @@ every link leads somewhere.
   docs/performance.md (200: one table, each row with the command that reproduces it).
 - No history: no "issue N" / "issue #N" (the `--issue N` option is not history), no "ISSUE-NOTES
   N" (the decision file is outside the repository; a page states the decision itself), no "review
-  N", no "before this round". A bare `#N` is allowed: it is how GitHub, GitLab and Redmine name an
-  issue, and the pages' examples use it (`Blocked by #12`, `octo/lib#3`).
+  N", no change told as one ("before this round", "used to", "previously", "earlier versions";
+  "no longer" is allowed: pages use it of an item's state, "no longer in the file"). A bare
+  `#N` is allowed: it is how GitHub, GitLab and Redmine name an issue, and the pages' examples
+  use it (`Blocked by #12`, `octo/lib#3`).
 - docs/performance.md is one table, each row naming the command that reproduces its figure
   (`python3 bench/...` or `python3 tools/dev.py ...`, in backticks, in the last column).
 - Links: every relative link to a `.md` page in docs/ and README.md names a page that exists and,
@@ -27,7 +29,7 @@ PAGES = sorted(DOCS.rglob("*.md"))
 LIMITS = {"reference/cli.md": 800, "reference/api.md": 800, "performance.md": 200}
 DEFAULT_LIMIT = 400
 _HISTORY = re.compile(r"(?<!--)\bissue\s+#?\d+|\bISSUE-NOTES\s*#?\d+|\breview\s*\d+\b"
-                      r"|\bbefore this round\b", re.I)
+                      r"|\bbefore this\b|\bused to\b|\bpreviously\b|\bearlier versions?\b", re.I)
 _LINK = re.compile(r"\]\(([^)\s#]+?\.md)?(#[^)\s]*)?\)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
@@ -115,6 +117,8 @@ def test_every_relative_link_leads_to_a_page_and_heading(page: Path) -> None:
 def test_the_checks_tell_history_and_broken_links_from_what_is_fine(tmp_path: Path) -> None:
     assert history_in("fixed in issue 27; see ISSUE-NOTES 14, review 18, issue #3") == [
         "issue 27", "ISSUE-NOTES 14", "review 18", "issue #3"]
+    assert history_in("It used to read twice; previously 3 s (before this round).") == [
+        "used to", "previously", "before this"]
     assert history_in("jr2 dashboard github:o/r --issue 7; Blocked by #12; 100 issues") == []
     (tmp_path / "a.md").write_text("# A page\n\n## Two `words`\n\n```sh\n# not a heading\n```\n")
     (tmp_path / "b.md").write_text("[ok](a.md) [ok](a.md#two-words) [web](https://x.org/y.md)\n"
