@@ -74,6 +74,8 @@ def test_credentials_in_the_environment_reach_a_command_only_when_passed(tmp_pat
     assert got["HTTP_PROXY"] == "http://proxy.internal:3128"  # no password: inherited
     said = [ln for ln in res.stderr.splitlines() if "left out of the command's environment" in ln]
     assert len(said) == 1 and all(said[0].count(name) == 1 for name in CREDENTIALS), res.stderr
+    for secret in ("dbpass0123456", CREDENTIALS["NPM_CONFIG__AUTH"], "proxypass0123"):
+        assert secret not in res.stderr  # names, never values
     logs = [f for f in (tmp_path / ".jr2" / "logs").rglob("*") if f.is_file()]
     assert {f.suffix for f in logs} == {".log", ".json"}
     assert {f.stat().st_mode & 0o777 for f in logs} == {0o600}
