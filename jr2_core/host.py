@@ -13,9 +13,9 @@ work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated 
 webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
 routes have not proved anything yet, so they are capped before a signature is checked: at most
 `MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
-their body (then 408), so half-sent bodies cannot pile up in memory; one address (an IPv6
-/64) holds at most `MAX_UNSIGNED_PEER` of them, and an address holding none is let in past the
-cap (up to twice it), so a flood from a few addresses cannot turn a signed delivery away. A
+their body (then 408), so half-sent bodies cannot pile up in memory. Past the cap an address
+(an IPv6 /64) holding none of them is still let in, up to twice the cap, so a flood from a few
+addresses cannot turn a signed delivery from elsewhere away. A
 request aiohttp cannot parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one
 warning line on stderr, never a traceback (`_OneLine`).
 
@@ -53,8 +53,6 @@ MAX_UNSIGNED = 16
 """The most requests to unauthenticated routes handled at once."""
 UNSIGNED_TIMEOUT = 10.0
 """The most seconds a request to an unauthenticated route has to be received and handled."""
-MAX_UNSIGNED_PEER = 4
-"""The most of those one address has at once."""
 HEADER_TIMEOUT = 10.0
 """The most seconds a connection has to send its first request's headers, or to stay idle."""
 BURST_GAP = 10.0
@@ -170,12 +168,11 @@ class RunHost:
         """An unauthenticated request, within the caps of the module notes."""
         peer, busy = peer_address(request.transport), self._unsigned
         total, mine = sum(busy.values()), busy.get(peer, 0)
-        if mine >= MAX_UNSIGNED_PEER or total >= 2 * MAX_UNSIGNED or (total >= MAX_UNSIGNED
-                                                                        and mine):
+        if total >= 2 * MAX_UNSIGNED or (total >= MAX_UNSIGNED and mine):
             if time.monotonic() - self._busy_said > BURST_GAP:  # one line per burst
                 _SERVER_LOG.warning("jr2: webhook host: answering 503 to unsigned deliveries "
-                                    "(from %s: at most %d at once per address)", peer,
-                                    MAX_UNSIGNED_PEER)
+                                    "(from %s: %d in hand, and past them one per address)",
+                                    peer, MAX_UNSIGNED)
             self._busy_said = time.monotonic()
             resp = _error(503, "too many deliveries at once; try again")
             resp.headers["Retry-After"] = "1"

@@ -196,7 +196,8 @@ def _open(n: int, port: int, peers: list[str], head: bytes = b"") -> list[socket
 def _closed_by_the_host(s: socket.socket) -> bool:
     s.setblocking(False)
     try:
-        return s.recv(1 << 16) == b"" or True  # EOF, or an answer (503, 408) then EOF
+        s.recv(1 << 16)  # EOF (or an answer the host sent before closing)
+        return True
     except BlockingIOError:
         return False
     except OSError:
@@ -276,3 +277,50 @@ def test_a_flood_of_connections_is_capped_and_a_signed_delivery_still_runs_its_i
 def test_eleven_hundred_headerless_connections_under_1024_descriptors_leave_a_delivery_served(
         tmp_path: Path) -> None:
     _flood(tmp_path, headerless=1100, slow=400, limit_fds=True)
+
+
+def test_when_every_connection_is_taken_a_newcomer_closes_the_busiest_addresss_oldest() -> None:
+    import asyncio
+
+    from jr2_sources.cli.doors import MAX_PEER, Doors
+
+    class Transport:
+        def __init__(self, ip: str) -> None:
+            self.ip, self.aborted = ip, False
+
+        def get_extra_info(self, name: str) -> object:
+            return (self.ip, 1234) if name == "peername" else None
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    class Inner:
+        transport = None
+
+        def connection_made(self, transport: object) -> None:
+            pass
+
+        def connection_lost(self, exc: object) -> None:
+            pass
+
+    async def scene() -> None:
+        doors = Doors()
+        doors.total = 4
+        conns = {}
+        for name, ip in [("a1", "10.0.0.1"), ("a2", "10.0.0.1"), ("a3", "10.0.0.1"),
+                         ("b1", "10.0.0.2"), ("c1", "10.0.0.3"), ("b2", "10.0.0.2"),
+                         ("v6", "2001:db8::1"), ("v6b", "2001:db8::2")]:
+            conns[name] = Transport(ip)
+            doors(Inner)().connection_made(conns[name])
+        closed = {name for name, t in conns.items() if t.aborted}
+        # c1 closed a1 (10.0.0.1 held 3); b2 found no address with 2 more than its own: closed;
+        # v6 closed a2; v6b shares v6's /64, which holds as many as the busiest: closed
+        assert closed == {"a1", "b2", "a2", "v6b"}
+        assert doors.count == 4 and sorted(map(len, doors.open.values())) == [1, 1, 1, 1]
+        doors.total = 1000
+        flood = [Transport("10.9.9.9") for _ in range(MAX_PEER + 5)]
+        for t in flood:
+            doors(Inner)().connection_made(t)
+        assert [t.aborted for t in flood] == [False] * MAX_PEER + [True] * 5
+
+    asyncio.run(scene())

@@ -144,14 +144,16 @@ async def test_unsigned_requests_are_capped_in_count_and_time(
             return await asyncio.wait_for(conn[0].readline(), within)
         return b"(none yet)"
 
-    share = host_mod.MAX_UNSIGNED_PEER
-    try:  # peers 2-5 take the cap, a share each; then one more from each is 503 at once
-        held = [await half_sent(2 + i // share) for i in range(host_mod.MAX_UNSIGNED)]
+    try:  # peers 2-5 take the cap; then one more from each is 503 at once
+        held = [await half_sent(2 + i % 4) for i in range(host_mod.MAX_UNSIGNED)]
         await asyncio.sleep(0.1)
         extra = [await half_sent(peer) for peer in (2, 3, 4, 5)]
         assert {await answer(c, 0.4) for c in extra} == {b"HTTP/1.1 503 Service Unavailable\r\n"}
         fresh = await half_sent(6)  # an address holding none is let in past the cap
         assert await answer(fresh, 0.2) == b"(none yet)"
+        again = await half_sent(6)  # but only one
+        assert (await answer(again, 0.4)).startswith(b"HTTP/1.1 503")
+        extra.append(again)
         # the held ones time out
         assert (await answer(held[0], 2)).startswith(b"HTTP/1.1 408")
         assert (await answer(fresh, 2)).startswith(b"HTTP/1.1 408")
