@@ -20,8 +20,9 @@ request aiohttp cannot parse (`Content-Length: -1`, a bad request line) gets aio
 warning line on stderr, never a traceback (`_OneLine`).
 
 The doors (design note): `--listen` faces the internet, so `jr2 work` puts the host behind
-connection caps (`doors` wraps the protocol factory: `jr2_sources.cli.doors.Doors`). The host
-itself gives a kept-alive idle connection and a TLS handshake `HEADER_TIMEOUT` seconds.
+connection caps (`doors(factory, ssl_context)` wraps the protocol factory and does the TLS
+handshake itself, so that it counts connections before it: `jr2_sources.cli.doors.Doors`). The
+host itself gives a kept-alive idle connection and a TLS handshake `HEADER_TIMEOUT` seconds.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class RunHost:
         max_body: int = DEFAULT_MAX_BODY,
         public: tuple[str, int] | None = None,
         ssl_context: ssl.SSLContext | None = None,
-        doors: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
+        doors: Callable[[Callable[[], Any], Any], Callable[[], Any]] | None = None,
     ) -> None:
         self.run = run
         self.host = host
@@ -203,8 +204,10 @@ class RunHost:
         assert factory is not None
         try:
             server = await asyncio.get_running_loop().create_server(
-                self.doors(factory) if self.doors else factory, host, port,
-                ssl=tls, ssl_handshake_timeout=HEADER_TIMEOUT if tls else None, backlog=128)
+                self.doors(factory, tls) if self.doors else factory, host, port,
+                ssl=None if self.doors else tls,
+                ssl_handshake_timeout=HEADER_TIMEOUT if tls and not self.doors else None,
+                backlog=128)
         except BaseException:
             await runner.cleanup()
             raise

@@ -12,8 +12,8 @@ Design notes:
   in); otherwise the newcomer is closed at once.
 * Refusals and timeouts are said in one warning line per burst (`BURST_GAP` seconds), never one
   per connection and never with a traceback.
-* Behind TLS the counting starts once the handshake is done, which itself has `HEADER_TIMEOUT`
-  seconds (the host's).
+* Over TLS the doors count the connection before its handshake (`loop.start_tls`), which
+  has the same `HEADER_TIMEOUT` seconds, so connections that never say hello are capped too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,8 +44,9 @@ class Doors:
         self.count = 0
         self._said: dict[str, float] = {}
 
-    def __call__(self, factory: Callable[[], Any]) -> Callable[[], Guarded]:
-        return lambda: Guarded(factory(), self)
+    def __call__(self, factory: Callable[[], Any], tls: ssl.SSLContext | None = None
+                 ) -> Callable[[], Guarded]:
+        return lambda: Guarded(factory(), self, tls)
 
     def say(self, kind: str, text: str) -> None:
         """One warning line per burst of one `kind`."""
@@ -69,6 +71,10 @@ class Doors:
         self.count += 1
         return True
 
+    def holds(self, conn: Guarded) -> bool:
+        """Whether `conn` still counts (the doors may have closed it meanwhile)."""
+        return conn in self.open.get(conn.peer, [])
+
     def left(self, conn: Guarded) -> None:
         mine = self.open.get(conn.peer, [])
         if conn in mine:
@@ -82,20 +88,43 @@ class Guarded(asyncio.Protocol):
     """aiohttp's protocol for one connection, behind the doors: closed when over a cap or when
     its first request's headers take over `HEADER_TIMEOUT` seconds."""
 
-    def __init__(self, inner: Any, doors: Doors) -> None:
-        self.inner, self.doors, self.peer, self.admitted = inner, doors, "?", False
+    def __init__(self, inner: Any, doors: Doors, tls: ssl.SSLContext | None = None) -> None:
+        self.inner, self.doors, self.tls, self.peer = inner, doors, tls, "?"
+        self.admitted = False  # counted, and (over TLS once the handshake is done) given to aiohttp
         self.transport: Any = None
         self._timer: asyncio.TimerHandle | None = None
         self._tail = b""
+        self._early: list[bytes] = []  # what TLS decrypted before aiohttp had the connection
+        self._handshake: asyncio.Task[None] | None = None
 
     def connection_made(self, transport: Any) -> None:
         self.transport, self.peer = transport, peer_address(transport)
         if not self.doors.admit(self):
             transport.abort()
             return
-        self.admitted = True
-        self._timer = asyncio.get_running_loop().call_later(HEADER_TIMEOUT, self._late)
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(HEADER_TIMEOUT, self._late)
+        if self.tls is None:
+            self._connected(transport)
+        else:
+            self._handshake = loop.create_task(self._hello(loop, self.tls))
+
+    async def _hello(self, loop: asyncio.AbstractEventLoop, tls: ssl.SSLContext) -> None:
+        try:
+            secured = await loop.start_tls(self.transport, self, tls, server_side=True,
+                                           ssl_handshake_timeout=HEADER_TIMEOUT)
+        except (OSError, ssl.SSLError, TimeoutError):
+            self.close()  # no hello in time, or a bad one (the doors' timer says so)
+            return
+        if secured is not None and self.doors.holds(self):
+            self._connected(secured)
+
+    def _connected(self, transport: Any) -> None:
+        self.transport, self.admitted = transport, True
         self.inner.connection_made(transport)
+        for data in self._early:
+            self.inner.data_received(data)
+        self._early = []
 
     def _late(self) -> None:
         self.doors.say("slow", f"closing connections that sent no headers within "
@@ -113,10 +142,13 @@ class Guarded(asyncio.Protocol):
                 self._timer.cancel()
                 self._timer = None
             self._tail = seen[-3:]
-        self.inner.data_received(data)
+        if self.admitted:
+            self.inner.data_received(data)
+        else:
+            self._early.append(data)
 
     def eof_received(self) -> bool | None:
-        return bool(self.inner.eof_received())
+        return bool(self.inner.eof_received()) if self.admitted else None
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._timer is not None:
@@ -126,7 +158,9 @@ class Guarded(asyncio.Protocol):
             self.inner.connection_lost(exc)
 
     def pause_writing(self) -> None:
-        self.inner.pause_writing()
+        if self.admitted:
+            self.inner.pause_writing()
 
     def resume_writing(self) -> None:
-        self.inner.resume_writing()
+        if self.admitted:
+            self.inner.resume_writing()

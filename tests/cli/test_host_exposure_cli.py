@@ -324,3 +324,24 @@ def test_when_every_connection_is_taken_a_newcomer_closes_the_busiest_addresss_o
         assert [t.aborted for t in flood] == [False] * MAX_PEER + [True] * 5
 
     asyncio.run(scene())
+
+
+def test_over_tls_connections_that_never_say_hello_are_capped_too(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    key.chmod(0o600)
+    port = free_port()
+    with github_pool(tmp_path, "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert),
+                     "--tls-key", str(key)):
+        from jr2_sources.cli.doors import MAX_PEER
+
+        silent = _open(MAX_PEER + 36, port, ["127.0.0.2"])  # TCP only: no TLS hello
+        try:
+            time.sleep(1)
+            assert sum(_closed_by_the_host(s) for s in silent) == 36  # over the cap: at once
+            assert request(port, "POST", "/webhook", {}, b"{}", tls=True) == 401  # served
+        finally:
+            for s in silent:
+                s.close()
