@@ -122,6 +122,8 @@ class RunHost:
         self.public = public
         self.ssl_context = ssl_context
         self.doors = doors
+        self.backlog = 128
+        """Connections accepted in one go (asyncio accepts as many at once as the backlog)."""
         self.token = token_urlsafe(24)
         self.address: str | None = None
         self.public_address: str | None = None
@@ -207,7 +209,7 @@ class RunHost:
                 self.doors(factory, tls) if self.doors else factory, host, port,
                 ssl=None if self.doors else tls,
                 ssl_handshake_timeout=HEADER_TIMEOUT if tls and not self.doors else None,
-                backlog=128)
+                backlog=self.backlog)
         except BaseException:
             await runner.cleanup()
             raise

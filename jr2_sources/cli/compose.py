@@ -440,6 +440,7 @@ async def _run(plan: _Plan) -> WorkResult:
         from .doors import Doors
 
         host.doors = Doors()  # --listen faces the internet: connection caps (doors.py)
+        host.backlog = host.doors.backlog
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
             from jr2_sources.capabilities.gates.approvals import attach_approvals
 

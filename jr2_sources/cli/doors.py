@@ -10,8 +10,11 @@ Design notes:
   cannot use them up. When all are taken, a newcomer from an address holding fewer than the
   busiest address closes that address's oldest connection (a delivery from elsewhere still gets
   in); otherwise the newcomer is closed at once.
+* asyncio accepts up to the listening backlog at once before any cap is checked, so the backlog
+  is at most the cap too: the caps and one such batch take at most half the descriptors.
 * Refusals and timeouts are said in one warning line per burst (`BURST_GAP` seconds), never one
-  per connection and never with a traceback.
+  per connection and never with a traceback; so is asyncio's "out of system resource" when the
+  descriptors run out anyway (the command's own, say).
 * Over TLS the doors count the connection before its handshake (`loop.start_tls`), which
   has the same `HEADER_TIMEOUT` seconds, so connections that never say hello are capped too.
 """
@@ -33,6 +36,26 @@ MAX_PEER = 64
 """The most connections one address holds at once."""
 
 
+class _OutOfDescriptors(logging.Filter):
+    """asyncio's accept error (with its traceback, once a second per address) as one line per
+    burst."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.doors: Doors | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.doors is None or "out of system resource" not in str(record.msg):
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        self.doors.say("fds", f"cannot accept connections: {getattr(exc, 'strerror', exc)}")
+        return False
+
+
+_OUT_OF_FDS = _OutOfDescriptors()
+logging.getLogger("asyncio").addFilter(_OUT_OF_FDS)
+
+
 class Doors:
     """The connections of one listening address, within the caps of the module notes; call it
     with aiohttp's protocol factory to get the guarded one."""
@@ -40,6 +63,8 @@ class Doors:
     def __init__(self) -> None:
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         self.total = max(16, min(1024, (soft if soft > 0 else 1024) // 4))
+        self.backlog = min(128, self.total)
+        _OUT_OF_FDS.doors = self
         self.open: dict[str, list[Guarded]] = {}
         self.count = 0
         self._said: dict[str, float] = {}

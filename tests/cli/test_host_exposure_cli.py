@@ -345,3 +345,21 @@ def test_over_tls_connections_that_never_say_hello_are_capped_too(tmp_path: Path
         finally:
             for s in silent:
                 s.close()
+
+
+def test_asyncios_out_of_descriptors_traceback_is_one_line_per_burst(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import errno
+    import logging
+
+    from jr2_sources.cli.doors import Doors
+
+    Doors()
+    err = OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+    for _ in range(50):  # asyncio says it once a second per listening address, traceback and all
+        logging.getLogger("asyncio").error("socket.accept() out of system resource",
+                                           exc_info=(OSError, err, None))
+    said = [r for r in caplog.records if "accept" in r.getMessage()]
+    assert [(r.name, r.getMessage(), r.exc_info) for r in said] == [
+        ("jr2.host", "jr2: webhook host: cannot accept connections: Too many open files "
+         "(said once per burst)", None)]

@@ -67,7 +67,8 @@ def test_credentials_in_the_environment_reach_a_command_only_when_passed(tmp_pat
     env = {**os.environ, **CREDENTIALS, "HTTP_PROXY": "http://proxy.internal:3128"}
     seen = tmp_path / "seen.env"
     dump = ["--", "sh", "-c", f'env > {seen}; echo "$DATABASE_URL"']
-    res = jr2("work", "local:b.toml", *dump, cwd=tmp_path, env=env)
+    # umask 0: the 0600 below comes from how jr2 creates the files, not from the umask
+    res = jr2("work", "local:b.toml", *dump, cwd=tmp_path, env=env, preexec_fn=lambda: os.umask(0))
     assert res.returncode == 0, res.stderr
     got = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
     assert not set(CREDENTIALS) & set(got)
