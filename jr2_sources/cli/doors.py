@@ -57,8 +57,9 @@ logging.getLogger("asyncio").addFilter(_OUT_OF_FDS)
 
 
 class Doors:
-    """The connections of one listening address, within the caps of the module notes; call it
-    with aiohttp's protocol factory to get the guarded one."""
+    """The connections of one run host (all its addresses), within the caps of the module
+    notes; call it with aiohttp's protocol factory (and the address's TLS context) to get the
+    guarded one."""
 
     def __init__(self) -> None:
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
