@@ -437,6 +437,10 @@ async def _run(plan: _Plan) -> WorkResult:
                               quiet=quiet or sys.stderr.isatty())  # a live view: no lines
 
     def setup_host(host: Any) -> None:
+        from .doors import Doors
+
+        host.doors = Doors()  # --listen faces the internet: connection caps (doors.py)
+        host.backlog = host.doors.backlog
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
             from jr2_sources.capabilities.gates.approvals import attach_approvals
 
