@@ -20,10 +20,12 @@ helpers a tracker reuses.
 * `dashboard`: one issue's body kept up to date with the Ready-set report (`jr2 dashboard`,
   `jr2 work --dashboard`; `command` runs it).
 * `webhooks`: signature checks, replay protection and the run host's `POST /webhook` route.
+* `trust`: markers judged by who wrote them (`TrustsMarkers`; the reader is `kit.markers`).
 
 Declaring. A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists
 them; docs/guides/write-a-source-plugin.md has the table): `ReadsDeltas`, `KeepsAttempts`,
-`KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`.
+`KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`,
+`TrustsMarkers`.
 `Tracker` itself keeps only its four required methods, `watch`/`close` and two plain traits.
 Nothing asks a tracker with `getattr`: the layer asks `isinstance`, and the registry asks
 `capabilities_of(kind's tracker class)`, so `jr2 work KIND: --help` lists only the options the
@@ -77,6 +79,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("webhooks", "jr2_sources.capabilities.webhooks:TakesWebhooks",
                "takes webhook deliveries (`webhook`)",
                ("--webhook-secret-env",)),
+    Capability("trust", "jr2_sources.capabilities.trust:TrustsMarkers",
+               "its markers count only from trusted accounts (`markers`)", ("--trust",)),
 )
 """Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
 
