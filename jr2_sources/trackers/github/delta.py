@@ -55,6 +55,9 @@ Design notes
   change needs chasing: correct, not cheaper.
 * A delta that fails half-way (network, 5xx after retries) forgets nothing: the next reading is
   full (the window's digests were already updated).
+* An issue of the filter that a delta finds closed with the awaiting label on was closed by a
+  person while it waited for approval: its gate is moot and the label is jr2's, so it is noted
+  (`closed_awaiting`) and the adapter takes the label off (one request, only then).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from jr2_sources.capabilities.deltas.sincewindow import (
     WindowGap,
     iso_z,
 )
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import labels_of
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
@@ -110,6 +114,7 @@ class GitHubChanges:
         self.in_set: set[str] = set()  # ids delivered as items
         self.outside: set[str] = set()  # open references to other repositories
         self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
+        self.closed_awaiting: list[int] = []  # closed with the awaiting label on (notes)
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
@@ -329,6 +334,9 @@ class GitHubChanges:
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)
+            if (issue.get("state") == "closed" and "pull_request" not in issue
+                    and self.config.has_label(labels, AWAITING_LABEL) and self.selects(issue)):
+                self.closed_awaiting.append(number)
             if ("pull_request" in issue or self.state[number] == "done" or iid in skip
                     or not self.listed(issue) or landed):
                 delta.left[iid] = "done" if landed else self.state[number]
