@@ -13,7 +13,7 @@ keys, and a counter of writes). The kit then checks, against the adapter alone:
 * `settle` makes an item done (unblocking dependents) or failed; `cancelled` releases it and
   records nothing;
 * a lease that is not renewed expires and is taken over; a renewal after takeover fails;
-* `watch` says nothing of an item the holder still holds, and names one it no longer holds;
+* `watch` says nothing of an item the holder still holds, and names one it has lost;
 * the rules the WorkSource enforces hold over this tracker: `ReadOnly` refuses every write before
   it reaches the tracker, and a pool never offers an item the tracker marks out of scope.
 

@@ -75,7 +75,7 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
 
     if not isinstance(adapter, HasDashboard):
         raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
-                         "(GitHub, GitLab, Jira, local; see docs/guides/controls.md)")
+                         "(GitHub, GitLab, Jira, local; see docs/guides/dashboard.md)")
     board = adapter.dashboard(issue)
     check_interval(option, interval, target_of(board))
     board.check()

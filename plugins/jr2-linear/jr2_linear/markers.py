@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* Where (ISSUE-NOTES 17, Linear's attachments page, https://linear.app/developers/attachments):
+* Where (Linear's attachments page, https://linear.app/developers/attachments):
   attachments are "designed with API developers in mind", carry a `metadata` JSON object that
   Linear stores as given (comments are Markdown that Linear's editor rewrites, so a hidden
   `<!-- -->` marker need not survive a person's edit), show in the issue as a link with a title

@@ -10,7 +10,7 @@ Design notes
   with more than `INLINE` children or blockers, and one `Jr2Markers` for one with more than
   `MARKERS_INLINE` markers.
 * States: a reference whose state type is `completed` is done; `canceled` is done too (it will
-  never be completed, so it no longer holds anything back, as GitHub's "closed as not planned"),
+  never be completed, so it holds nothing back, as GitHub's "closed as not planned"),
   and the dependent lists it in `extra.canceled_blockers`; a trashed issue is `missing`; any
   other type is open.
 * Deltas: `Jr2Changed` asks for the ids and states of the issues of the team (and of the teams
