@@ -13,19 +13,28 @@ work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated 
 webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
 routes have not proved anything yet, so they are capped before a signature is checked: at most
 `MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
-their body (then 408), so half-sent bodies cannot pile up in memory. A request aiohttp cannot
-parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one warning line on
-stderr, never a traceback (`_OneLine`).
+their body (then 408), so half-sent bodies cannot pile up in memory. Past the cap an address
+(an IPv6 /64) holding none of them is still let in, up to twice the cap, so a flood from a few
+addresses cannot turn a signed delivery from elsewhere away. A
+request aiohttp cannot parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one
+warning line on stderr, never a traceback (`_OneLine`).
+
+The doors (design note): `--listen` faces the internet, so `jr2 work` puts the host behind
+connection caps (`doors(factory, ssl_context)` wraps the protocol factory and does the TLS
+handshake itself, so that it counts connections before it: `jr2_sources.cli.doors.Doors`). The
+host itself gives a kept-alive idle connection and a TLS handshake `HEADER_TIMEOUT` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import json
 import logging
 import os
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +54,10 @@ MAX_UNSIGNED = 16
 """The most requests to unauthenticated routes handled at once."""
 UNSIGNED_TIMEOUT = 10.0
 """The most seconds a request to an unauthenticated route has to be received and handled."""
+HEADER_TIMEOUT = 10.0
+"""The most seconds a connection has to send its first request's headers, or to stay idle."""
+BURST_GAP = 10.0
+"""Refusals less than this many seconds apart are one burst, said in one line."""
 
 
 class _OneLine(logging.Filter):
@@ -68,6 +81,18 @@ _SERVER_LOG = logging.getLogger("jr2.host")
 _SERVER_LOG.addFilter(_OneLine())
 
 
+def peer_address(transport: Any) -> str:
+    """The address a connection counts against: its IP, an IPv6 one by its /64."""
+    name = transport.get_extra_info("peername") if transport is not None else None
+    ip = str(name[0]) if isinstance(name, tuple) and name else "?"
+    if ":" not in ip:
+        return ip
+    addr = ipaddress.IPv6Address(ip.split("%")[0])
+    if addr.ipv4_mapped is not None:
+        return str(addr.ipv4_mapped)
+    return str(ipaddress.IPv6Network(f"{addr}/64", strict=False))
+
+
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.json_response(data, status=status, dumps=lambda o: json.dumps(o, default=str))
 
@@ -88,6 +113,7 @@ class RunHost:
         max_body: int = DEFAULT_MAX_BODY,
         public: tuple[str, int] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        doors: Callable[[Callable[[], Any], Any], Callable[[], Any]] | None = None,
     ) -> None:
         self.run = run
         self.host = host
@@ -95,6 +121,9 @@ class RunHost:
         self.max_body = max_body
         self.public = public
         self.ssl_context = ssl_context
+        self.doors = doors
+        self.backlog = 128
+        """Connections accepted in one go (asyncio accepts as many at once as the backlog)."""
         self.token = token_urlsafe(24)
         self.address: str | None = None
         self.public_address: str | None = None
@@ -102,7 +131,9 @@ class RunHost:
         self._routes: list[tuple[str, str, Handler, bool]] = []
         self._runner: web.AppRunner | None = None
         self._public_runner: web.AppRunner | None = None
-        self._unsigned = 0
+        self._unsigned: dict[str, int] = {}
+        self._busy_said = -BURST_GAP
+        self._servers: list[asyncio.Server] = []
         self._started = False
         self.add_route("GET", "/v1/run", self._get_run)
         self.add_route("GET", "/v1/gates", self._get_gates)
@@ -138,35 +169,52 @@ class RunHost:
 
     async def _unsigned_call(self, handler: Handler, request: web.Request) -> web.StreamResponse:
         """An unauthenticated request, within the caps of the module notes."""
-        if self._unsigned >= MAX_UNSIGNED:
+        peer, busy = peer_address(request.transport), self._unsigned
+        total, mine = sum(busy.values()), busy.get(peer, 0)
+        if total >= 2 * MAX_UNSIGNED or (total >= MAX_UNSIGNED and mine):
+            if time.monotonic() - self._busy_said > BURST_GAP:  # one line per burst
+                _SERVER_LOG.warning("jr2: webhook host: answering 503 to unsigned deliveries "
+                                    "(from %s: %d in hand, and past them one per address)",
+                                    peer, MAX_UNSIGNED)
+            self._busy_said = time.monotonic()
             resp = _error(503, "too many deliveries at once; try again")
             resp.headers["Retry-After"] = "1"
             return resp
-        self._unsigned += 1
+        busy[peer] = mine + 1
         try:
             async with asyncio.timeout(UNSIGNED_TIMEOUT):
                 return await handler(request)
         except TimeoutError:
             return _error(408, f"the request took over {UNSIGNED_TIMEOUT:g}s")
         finally:
-            self._unsigned -= 1
+            busy[peer] -= 1
+            if not busy[peer]:
+                del busy[peer]
 
-    async def _serve(self, host: str, port: int, *, public: bool) -> web.AppRunner:
-        """Serve the application on `host:port`: every route on the control address, the
-        unauthenticated ones only on the public one (raise OSError when it cannot listen)."""
+    async def _serve(self, host: str, port: int, *, public: bool) -> tuple[web.AppRunner, int]:
+        """Serve the application on `host:port` behind its doors: every route on the control
+        address, the unauthenticated ones only on the public one; return the runner and the
+        port (raise OSError when it cannot listen)."""
         app = web.Application(client_max_size=self.max_body)
         for method, path, handler, auth in self._routes:
             if not (public and auth):
                 app.router.add_route(method, path, self._wrap(handler, auth))
-        runner = web.AppRunner(app, access_log=None, logger=_SERVER_LOG)
+        runner = web.AppRunner(app, access_log=None, logger=_SERVER_LOG,
+                               keepalive_timeout=HEADER_TIMEOUT)
         await runner.setup()
+        factory, tls = runner.server, self.ssl_context if public else None
+        assert factory is not None
         try:
-            await web.TCPSite(runner, host, port,
-                              ssl_context=self.ssl_context if public else None).start()
+            server = await asyncio.get_running_loop().create_server(
+                self.doors(factory, tls) if self.doors else factory, host, port,
+                ssl=None if self.doors else tls,
+                ssl_handshake_timeout=HEADER_TIMEOUT if tls and not self.doors else None,
+                backlog=self.backlog)
         except BaseException:
             await runner.cleanup()
             raise
-        return runner
+        self._servers.append(server)
+        return runner, int(server.sockets[0].getsockname()[1])
 
     @staticmethod
     def _url(host: str, port: int, tls: bool) -> str:
@@ -176,17 +224,16 @@ class RunHost:
     async def start(self) -> str:
         """Listen and write the run file; return the base URL."""
         self._started = True
-        self._runner = await self._serve(self.host, self.port, public=False)
-        self.address = self._url(self.host, self._runner.addresses[0][1], False)
+        self._runner, bound = await self._serve(self.host, self.port, public=False)
+        self.address = self._url(self.host, bound, False)
         if self.public is not None:
             host, port = self.public
             try:
-                self._public_runner = await self._serve(host, port, public=True)
+                self._public_runner, bound = await self._serve(host, port, public=True)
             except BaseException:
                 await self.stop()
                 raise
-            self.public_address = self._url(host, self._public_runner.addresses[0][1],
-                                            self.ssl_context is not None)
+            self.public_address = self._url(host, bound, self.ssl_context is not None)
         self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
         write_private(
             self.run_file,
@@ -207,6 +254,9 @@ class RunHost:
         """Stop listening and remove the run file."""
         if self.run_file is not None:
             self.run_file.unlink(missing_ok=True)
+        for server in self._servers:
+            server.close()
+        self._servers = []
         for runner in (self._public_runner, self._runner):
             if runner is not None:
                 await runner.cleanup()

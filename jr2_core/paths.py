@@ -1,7 +1,7 @@
 """Where jr2 keeps local state, and how an item id becomes a safe file name.
 
 State lives outside the command's working tree, so the command's own clean-up (`git clean -fdx`,
-which deletes ignored files too) cannot delete it (ISSUE-NOTES 10): in a git repository, in
+which deletes ignored files too) cannot delete it: in a git repository, in
 `jr2/` of the repository's git directory (`.git/jr2`, the common one for every linked worktree,
 which git never cleans); outside one, in `.jr2/` (no `git clean` runs there). The project's
 directory is where its config file is (`jr2.toml` or a `pyproject.toml` with `[tool.jr2]`,

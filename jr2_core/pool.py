@@ -1,30 +1,19 @@
 """The Pool: one worker per item from a Source, at most `cap` at once (the seed, in Python).
 
-Design notes
-------------
-* The loop is a single coroutine per Pool run. Workers are one asyncio task each; a worker task
-  records its own result, calls the Source's `settle`, then appends to `_finished` and sets one
-  `asyncio.Event`. The loop never scans its workers, so each item costs one `next` call, one
-  task and one event set: this is what keeps the Pool within reach of a bare asyncio loop.
-* `next` is called only while a slot is free. When it gives nothing and workers run, the loop
-  waits for a worker to finish, the wake event, or `poll_every`. A wake that arrives while `next`
-  is in flight bumps `_wake_seq`, and the loop asks again (extension: no lost wake).
+* `next` is called only while a slot is free; when it gives nothing and workers run, the Pool
+  waits for a worker to finish, a wake, or `poll_every`. A wake during `next` makes it ask again.
 * The run ends when no worker runs and `next` gave nothing: `drained` when `open` is 0, else
-  `deadlocked` (the seed). Extensions: `held > 0` makes an idle Pool wait for other pools, and
-  `on_drained="wait"` makes it wait for new work forever (until interrupted).
-* A worker's `Failure` is caught and recorded; its sandbox is deleted. A worker its Source stops
-  (`started`'s stop function: a lease lost, a person took the item back) ends `cancelled` with
-  the reason, not `failed`: it does not make the run fail; a stop once the worker has ended
-  (while its item settles) does nothing. Extension (re-offer): a Source may offer an id again
-  as a new attempt once its worker ended `cancelled` or `failed` (a person retried it); only
-  an id that completed `done` offered again is a defect. The output keeps
-  the last outcome per id and an `attempts` count. `settle` may return a replacement Outcome:
-  a bounded retry's failure is re-filed `cancelled`, so it does not fail the run while the
-  Source will offer the id again.
-* Any other exception is a
-  defect: the other workers are cancelled, their items settled as `cancelled` (a Work Source
-  releases the claim), and the defect ends the run `error`. So is a worker's task that ends
-  without finishing its item (cancelled from outside): the Pool never waits for it for good.
+  `deadlocked`. `held > 0` makes an idle Pool wait for other pools; `on_drained="wait"` waits for
+  new work until interrupted.
+* A worker's `Failure` is recorded and its sandbox deleted. A worker its Source stops (a lease
+  lost, a person took the item back) ends `cancelled`, which does not fail the run. A Source may
+  offer an id again after `cancelled` or `failed`; offering again an id that ended `done` is a
+  defect. The output keeps the last outcome per id and an `attempts` count; `settle` may return
+  a replacement Outcome.
+* Any other exception is a defect: the other workers are cancelled, their items settled
+  `cancelled`, and the run ends `error`. So does a worker task that ends without finishing.
+
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

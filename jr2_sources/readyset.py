@@ -1,39 +1,23 @@
 """The Ready-set: which open items can run now, which wait (and why), which are held.
 
-Design note: every tracker adapter reduces its tracker to a `Snapshot` (the open items, each
-blocker a reference carrying its state as the tracker reported it); `compute_ready_set` turns that
-into a `ReadySet` with one pure function, so the rules live in one place and are tested once,
-whatever the tracker.
+Every tracker reduces itself to a `Snapshot` (the open items, each blocker a reference with its
+state as the tracker reported it); `compute_ready_set` turns it into a `ReadySet` with one pure
+function, so the rules live in one place whatever the tracker.
 
-- Per-item records are slotted dataclasses, not pydantic models: 100k items must compute well under
-  a second, and validation belongs at the source boundary, where the data comes in.
-- Every item lands in exactly one of claimed / ready / blocked. A live claim wins (its holder is
-  on it, whatever its blockers say); an expired lease counts as no claim: the item can be taken
-  over.
-- A blocked item carries every reason that applies, not only the first, so a report can say all a
-  person must fix. Reasons come in a fixed order: blockers as listed (open or missing), then open
-  children, then the failure, then the retry time (`retry_after`), then the gate awaiting
-  approval (`awaiting_approval`, `jr2_sources.capabilities.gates.policy`), then busy conflict groups
-  (`group_busy`), then the cycle; `global_cap` only for an item nothing else keeps (the limits of
-  `jr2_sources.capabilities.limits.policy`: a claimed group blocks the other items of that group;
-  live claims at the cap block every item that would be ready). They are
-  built on first use: a pool asks for a Ready-set before every claim and reads only the ready
-  list, and building a reason object per blocker ref was half the computation (100k items:
-  0.45 s -> 0.25 s).
-- Blocker states are the source's word: `done` releases, `open` blocks, `missing`/`inaccessible`
-  block as missing blockers. A failed item stays open, so it keeps blocking its dependents.
-  A source that judges "done" by merged pull requests (`--done-when merged`) says `unmerged` (a
-  linked pull request is open: reason `waits_for_merge`) or `not_green` (merged, checks red or
-  pending: reason `merged_not_green`), naming the pull request in the ref's `pr`.
-- The cyclic garbage collector is paused while the set is computed: the computation allocates a
-  few objects per item, none in a reference cycle, and at 100k items the collector's repeated
-  passes over the growing heap cost nearly as much as the work itself (measured 0.83 s -> 0.46 s).
-- Cycles: strongly connected components by Tarjan's algorithm, iterative (a 1M-long chain must not
-  hit the recursion limit) and linear in items + edges.
-- Order within each category: priority (lower first, None last), then created (oldest first, None
-  last), then id; a naive datetime is read as UTC.
-- `ReadySet.to_json_obj` is a documented, versioned contract (`SCHEMA_VERSION`); the blocker refs
-  the graph renderers need stay on the entries' items and are not part of it.
+- Every item lands in exactly one of claimed / ready / blocked. A live claim wins; an expired
+  lease counts as no claim.
+- A blocked item carries every reason that applies, in a fixed order: blockers as listed (open
+  or missing), open children, the failure, `retry_after`, `awaiting_approval`, `group_busy`,
+  the cycle; `global_cap` only for an item nothing else keeps.
+- Blocker states are the source's word: `done` releases, `open` blocks, `missing` /
+  `inaccessible` block as missing; `unmerged` and `not_green` (`--done-when merged`) block with
+  `waits_for_merge` and `merged_not_green`. A failed item keeps blocking its dependents.
+- Cycles: Tarjan's strongly connected components, iterative, linear in items + edges.
+- Order within each category: priority (lower first, None last), then created (oldest first,
+  None last), then id; a naive datetime is UTC.
+- `ReadySet.to_json_obj` is a versioned contract (`SCHEMA_VERSION`; docs/reference/ready-json.md).
+
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,37 +1,23 @@
 """`Tracker`: the one thing a tracker plugin implements (the seam), and the Snapshot types it
 returns.
 
-Design notes
-------------
-Modelled on httpx's `BaseTransport` (one small base class, the rest of the library built on top)
-and llm's `Model` + nested `Options` (the options a plugin takes, declared as a pydantic model
-next to the code that reads them).
-
 * Required: `snapshot()`, `claim(item, holder, lease)`, `renew(item_id, holder, lease)` and
-  `settle(item_id, holder, outcome)`. `outcome.status` is `done` (make the item done), `failed`
-  (put the failure mark on it, with `outcome.failure.reason`) or `cancelled` (release the claim
-  and record nothing: the item is offered again). All block; the WorkSource runs them in a
-  thread.
-* Defaults here: `watch(item_ids, holder)` (people win: which held items a person took back,
-  and why; the default reads one snapshot) and `close()`; two plain traits, `spread_claims`
-  and `inline`.
+  `settle(item_id, holder, outcome)`. `outcome.status` is `done`, `failed` (the failure mark,
+  with `outcome.failure.reason`) or `cancelled` (release, record nothing). All block; the
+  WorkSource runs them in a thread unless the tracker sets `inline`.
+* Defaults: `watch(item_ids, holder)` (which held items a person took back, and why; the default
+  reads one snapshot) and `close()`; two plain traits, `spread_claims` and `inline`.
 * Everything else is a capability, declared by inheriting its mixin from
-  `jr2_sources.capabilities` (never by a flag read with `getattr`): `ReadsDeltas`,
-  `KeepsAttempts`, `KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`,
-  `HasDashboard`, `TakesWebhooks`. `capabilities_of(tracker_or_class)` lists them; the
-  WorkSource and the commands ask with `isinstance`, and refuse an option whose capability the
-  tracker lacks, in one line. docs/guides/write-a-source-plugin.md has the table.
-* `Options` declares everything the WorkSource layer reads from a kind's config (`target`,
-  `children_block`, `poll_every`, `resync_every`): a kind's config model subclasses it.
-  `jr2_sources.registry.layer_options(config)` reads them from any config model.
-* The rules every tracker shares are enforced once, in `jr2_sources.worksource`, not here: a
-  tracker reports; it does not decide scope, re-offers or read-only. It marks items outside the
-  user's filter that carry jr2's marks with `in_scope=False` (scope judged ignoring jr2's own
-  marks), raises `jr2_core.errors.ItemError` when the tracker refuses one item, and never
-  overwrites in `settle` what a person set.
-* `ReadOnly(tracker)` is the one read-only wrapper (`jr2 ready`): it exposes `snapshot` and
-  raises `ReadOnlyError` from every write, so a dry run makes 0 writes by construction. It
-  forwards nothing else: what a report needs of a capability it asks of the tracker itself.
+  `jr2_sources.capabilities`; `capabilities_of` lists them, and an option whose capability the
+  tracker lacks is refused in one line. docs/guides/write-a-source-plugin.md has the table.
+* `Options` declares what the WorkSource layer reads from a kind's config (`target`,
+  `children_block`, `poll_every`, `resync_every`); a kind's config model subclasses it.
+* A tracker reports; it does not decide scope, re-offers or read-only (`worksource` does). It
+  marks items outside the user's filter that carry jr2's marks `in_scope=False`, raises
+  `ItemError` when the tracker refuses one item, and never overwrites what a person set.
+* `ReadOnly(tracker)` exposes `snapshot` and raises `ReadOnlyError` from every write.
+
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

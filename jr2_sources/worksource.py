@@ -1,71 +1,24 @@
 """The WorkSource layer: a `Tracker` in, a jr2 `Source` out, with the rules every tracker shares
 enforced once, here.
 
-Design notes
-------------
-A tracker (`jr2_sources.Tracker`) answers a few questions: the open items in scope with their
-blocker references (`snapshot`), and `claim` / `renew` / `settle` for one item. This layer does
-the rest, the same for every tracker:
+* `next(active)` reads the Ready-set (by deltas where the tracker `ReadsDeltas`) and claims the
+  first ready item it can win, in the Ready-set's order (a `spread_claims` tracker starts each
+  pool at its own offset among equals); a lost claim moves on. With nothing won it answers
+  `Next(item=None, open=n, held=k)`, `held` counting what other pools hold or keep waiting.
+* Scope: an item with `in_scope=False` is never offered, claimed or settled.
+* One item's refusal (`ItemError`) skips that item for the run with one warning; the run goes on.
+* Claims are leases, renewed every `lease/3`; a worker whose renewal is refused or keeps failing
+  is stopped before the lease ends and ends `cancelled`.
+* People win: held items are watched (`Tracker.watch`) every `poll_every`, after a webhook and
+  before a settle; an item a person took back has its worker stopped and its claim released with
+  nothing recorded.
+* Bounded retries (`--max-attempts`), global caps and conflict groups, and approval gates are
+  enforced here through their capabilities, and refused at start on a tracker without them.
+* A second death of an item's holder (a lapsed, unsettled claim) fails the item for good.
+* A full state disk fails the item and ends the run (`StateFull`).
+* Blocking tracker calls run in a thread; an `inline` tracker (`local:`) is called on the loop.
 
-* `next(active)` takes a fresh snapshot (the Pool never holds dependencies: the seed), computes
-  the Ready-set, and claims the first ready item it can win, in the Ready-set's stable order
-  (priority, then oldest, then id); for a tracker that sets `spread_claims` (GitHub, whose
-  claim attempts notify people), among items of equal order (same priority and time) each pool
-  starts at its own offset (`spread`), so pools polling together do not all race for one.
-  A lost claim moves on to the next item. A tracker that inherits `ReadsDeltas` is read by
-  deltas (`deltas.py`): one snapshot, then only what changed.
-* Scope: an item the tracker reports with `in_scope=False` (outside the user's filter, listed
-  only to show jr2's marks) is never offered, claimed or settled, and does not count as open or
-  held work of this pool.
-* One item's failure: a claim the tracker refuses for one item (`ItemError`) skips that item for
-  this run with one warning line, leaves no mark on it, and the run goes on; a skipped item is
-  not open work, so a run whose other items all finished ends `drained`; a settle refused
-  for one item is reported with its reason (`tally.unsettled`) and the run goes on.
-* With nothing won it answers `Next(item=None, open=n, held=k)`: `held` counts items other pools
-  hold now (and ready items we just lost to them), so a pool with no workers waits for them
-  instead of ending `deadlocked` or `drained` early.
-* Claims are leases. While a worker runs, its lease is renewed every `lease/3`; when renewal is
-  refused (another pool took the item) or keeps failing until the lease is about to end, the
-  worker is stopped before the lease runs out, so two pools never both work. A stopped worker
-  ends `cancelled` (the Pool's re-offer extension): its claim is released and the item may be
-  offered again in the same run.
-* People win: while workers run, the held items are watched (`Tracker.watch`) every
-  `poll_every`, at once after a webhook (`poke`), and once more before a settle. An item a
-  person took back (closed, reopened, deleted, moved, claim mark removed, failure mark added,
-  out of scope) has its worker stopped and its claim released with nothing recorded, so a
-  settle never overwrites what the person set; `tally.stopped` says why. An item whose claim
-  mark a person removed is not offered again in this run.
-* `settle` ends the claim through `Tracker.settle` (done, failed with the reason, or
-  cancelled = release, record nothing).
-* Bounded retries (`jr2_sources.capabilities.retries`, `jr2 work --max-attempts`): the attempt
-  number is the tracker's record at claim time plus one (the claim is refused if the record changed
-  since the snapshot); a transient failure with attempts left is recorded with its `retry_after`,
-  and the tracker keeps both (`KeepsAttempts`, `settle`'s `Attempt`). A tracker that cannot is
-  refused at start. Items waiting for their retry time count as `held`: a pool waits for them
-  (polling) instead of ending `deadlocked`. A retried failure is re-offered through the Pool's
-  re-offer extension; `settle` returns it as `cancelled`, so it does not fail the run.
-* A full state disk (a worker's failure with `detail["state_full"]`: `jr2 work` could not
-  write the item's files) fails that item and then ends the run as an error (`StateFull`).
-* Deaths count: a claim taken over after its holder's lease lapsed unsettled means that pool
-  died (or was stopped) while the item ran. The first such death is forgiven (a reboot, an
-  out-of-memory kill); the second (`Claim.lapsed` says how many came before) is a failed
-  attempt, and a final one: the item is not run again but fails at once (`guard`), so an item
-  whose command kills its pool cannot be re-run forever under `Restart=always`.
-* Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`, `--global-cap`,
-  `--exclusive-by`): each item read is tagged with its groups, the Ready-set blocks what a held
-  group or the cap keeps (`group_busy`, `global_cap`), and the tracker's claim decides them safely
-  (`KeepsLimits`, or `LockedClaims` around a `LocksByComment` tracker given a coordination
-  issue; refused at start on any other tracker). Items waiting for a group or the cap count as
-  `held`: a pool waits for them (polling) instead of ending `deadlocked`.
-* Approval gates (`jr2_sources.capabilities.gates.policy`, `jr2 work --gate`): a worker that asks
-  for approval of one of the run's gates is parked through `KeepsGates.park` (the gate recorded as
-  awaiting in the tracker, the claim released, the slot freed) and settles as `cancelled`
-  (`tally.parked` says which gate); a gate the run was not given fails the item. An answered gate
-  makes the item ready again, and its next attempt gets the answers (`WorkItem.gates`). `--gate`
-  on a tracker without `KeepsGates` is refused at start.
-
-Blocking tracker I/O runs in a thread (`asyncio.to_thread`), so the run host keeps answering;
-a tracker whose calls are brief and local (`Tracker.inline`: `local:`) is called on the loop.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,38 +1,21 @@
 """jr2_sources.capabilities: one slice per optional capability a tracker may have.
 
-Design notes
-------------
-`Tracker` (jr2_sources.tracker) is the seam every tracker implements: four required methods.
-Everything else a tracker may do is a capability, and each capability is one slice here that
-owns all of it: what the WorkSource calls, the options of `jr2 work`/`jr2 ready`, and the
-helpers a tracker reuses.
+`Tracker` (jr2_sources.tracker) has four required methods; everything else a tracker may do is a
+capability, and each slice owns all of it: what the WorkSource calls, the options of `jr2 work` /
+`jr2 ready`, and the helpers a tracker reuses. Slices: `deltas`, `retries`, `limits`, `gates`,
+`dashboard`, `webhooks`, `trust`.
 
-* `deltas`: read by what changed since the last reading (`reader`: the pool's Ready-set reader;
-  `incremental`: the incremental Ready-set and its `Delta`; `sincewindow`: the bookkeeping of
-  a tracker read by update time).
-* `retries`: bounded retries with failure classes (`--max-attempts`), the attempt record a
-  tracker keeps.
-* `limits`: global caps and conflict groups (`--global-cap`, `--exclusive-by`; `policy`),
-  decided in the tracker's claim or by lock comments on a coordination issue
-  (`comment_locks`), and what `jr2 ready` counts of them (`lockreport`).
-* `gates`: approval gates (`--gate`; `policy`), read from comment threads (`comments`),
-  answered through a live run (`approvals`) or the dashboard (`desk`).
-* `dashboard`: one issue's body kept up to date with the Ready-set report (`jr2 dashboard`,
-  `jr2 work --dashboard`; `command` runs it).
-* `webhooks`: signature checks, replay protection and the run host's `POST /webhook` route.
+A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists them; the table is
+in docs/guides/write-a-source-plugin.md): `ReadsDeltas`, `KeepsAttempts`, `KeepsLimits`,
+`LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`, `TrustsMarkers`
+(`trust`: markers judged by who wrote them; the reader is `kit.markers`). The layer asks
+`isinstance`, never `getattr`; the registry asks `capabilities_of(tracker class)`, so `jr2 work
+KIND: --help` lists only the options the kind supports.
 
-Declaring. A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists
-them; docs/guides/write-a-source-plugin.md has the table): `ReadsDeltas`, `KeepsAttempts`,
-`KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`.
-`Tracker` itself keeps only its four required methods, `watch`/`close` and two plain traits.
-Nothing asks a tracker with `getattr`: the layer asks `isinstance`, and the registry asks
-`capabilities_of(kind's tracker class)`, so `jr2 work KIND: --help` lists only the options the
-kind supports and `jr2 plugins` shows each kind's capabilities.
+This package and each slice's `__init__` import nothing heavy (`mixin_of` imports a mixin when
+asked); a slice never imports the CLI.
 
-Imports. This package and each slice's `__init__` import nothing heavy (a slice exports its
-mixin only; `mixin_of` imports a mixin when asked), so a tracker declaring a capability pays
-for nothing else, and the modules of the core layer (`readyset`, `worksource`, `cli`) import the
-slices' modules by path. A slice never imports the CLI.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
@@ -77,6 +60,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("webhooks", "jr2_sources.capabilities.webhooks:TakesWebhooks",
                "takes webhook deliveries (`webhook`)",
                ("--webhook-secret-env",)),
+    Capability("trust", "jr2_sources.capabilities.trust:TrustsMarkers",
+               "its markers count only from trusted accounts (`markers`)", ("--trust",)),
 )
 """Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
 

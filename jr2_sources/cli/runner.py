@@ -1,41 +1,23 @@
-"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (by default the
-directory jr2 was started in; see `workspace.py`). The command gets the item in its environment
-(`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`, `JR2_ITEM_JSON` — the path of a JSON file with
-the whole item —, `JR2_ITEM_BRANCH` — the branch the source names, else `jr2/<slug>` —,
-`JR2_SANDBOX` — a scratch directory of the item's own —, `JR2_RUN_ID`; under `--gate`,
-`JR2_GATE_<NAME>` and `JR2_GATE_<NAME>_REASON` for each answered gate
-(`jr2_sources.capabilities.gates.policy`); where the source hands its blockers' pull requests over
-(GitHub's `--done-when merged`: `extra.blockers`,
-`extra.stack_on`) also `JR2_BLOCKERS_JSON`, the path of a JSON file listing them, and
-`JR2_BASE_BRANCH`, the branch to start from under `--stack`), on top of `base_env` (jr2's
-environment without its secrets: `workerenv.py`). Its stdout and stderr go, with known secret
-values scrubbed, to one log file per item under `<state>/logs/<run id>/`, kept after a failure (the
-sandbox is not). Exit 0 is success and the output is the last stdout line (parsed as JSON when it
-is JSON); any other exit is a `Failure` carrying the exit code and the last lines of stderr; exit
-79 with a stdout line `jr2: await-approval NAME [reason]` asks for approval
-(`jr2_sources.capabilities.gates.policy`).
+"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (see
+`workspace.py`).
 
-Design notes (a blast radius of one item):
+The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
+`JR2_ITEM_JSON`, `JR2_ITEM_BRANCH`, `JR2_SANDBOX`, `JR2_RUN_ID`; `JR2_GATE_<NAME>` and its
+`_REASON` for answered gates; `JR2_BLOCKERS_JSON` and `JR2_BASE_BRANCH` where the source hands
+blockers over), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`).
+Its stdout and stderr go, scrubbed of known secrets, to one log per item under
+`<state>/logs/<run id>/`. Exit 0 is success, the output its last stdout line (JSON when it is
+JSON); exit 79 with `jr2: await-approval NAME [reason]` asks for approval; any other exit is a
+`Failure` with the exit code and the last lines of stderr. docs/reference/worker.md is the
+contract as a user reads it.
 
-* Nothing about one item's data or output can end the run. A value no environment variable can
-  carry (a NUL byte, text that cannot be encoded, more than `ENV_VALUE_MAX` bytes — Linux refuses
-  one string over 128 KiB with "Argument list too long") is left out of the environment, with the
-  reason in the item's log and one warning line; the item JSON file always has all of it. A
-  command that cannot be started at all fails its item, not the run.
-* Output is read in chunks, so a line of any length is read (a line longer than `LINE_MAX` is
-  logged in pieces); the last stdout line is the output.
-* The command runs in a process group of its own, and the group never outlives the command: when
-  the command exits, whatever it left running in the group is ended (SIGTERM, then SIGKILL after
-  `KILL_GRACE`), so a background child neither holds the item open nor runs on after it. The same
-  happens on a timeout and when the run stops the worker (its claim is about to be released).
-* `kill_all()` SIGKILLs every command's group at once: a second Ctrl-C uses it, so the run can
-  release its claims and exit without waiting for the grace.
-* The state directory's disk: one item's log holds at most `log_limit` bytes (`--log-limit`,
-  default `LOG_LIMIT`), the cut noted in it, so one chatty command cannot fill the disk. A
-  write the disk refuses (`ENOSPC`, `EDQUOT`, `EFBIG` under a file-size limit) ends the
-  command's group and fails the item with `detail["state_full"]` (the file): the WorkSource
-  records the failure and then ends the run (`StateFull`), releasing the other claims, since
-  nothing more could be logged either.
+A blast radius of one item: a value no environment variable can carry is left out (the item JSON
+has it); a command that cannot start fails its item; lines of any length are read; the command's
+process group never outlives it (SIGTERM, then SIGKILL after `KILL_GRACE`); `kill_all()` kills
+every group at once. One log holds at most `log_limit` bytes; a write the disk refuses fails the
+item with `detail["state_full"]`.
+
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,22 @@
 """The claim protocol of `jr2_sources.kit.claims`, run against any tracker's comment thread.
 
-Design note: GitHub, Jira and GitLab differ only in how a comment is posted, listed, edited and
-deleted, and in what "still to do" and "mark as claimed" mean on them (labels, assignee, a
-transition). `CommentClaims` holds the protocol once: a tracker adapter implements the small
-`CommentThread` protocol and delegates `claim` / `renew` / `release` and the claim check of its
-`record` here.
+A tracker implements the small `CommentThread` protocol (post, list, edit, delete a comment;
+what "still to do" and "mark as claimed" mean on it) and delegates `claim` / `renew` / `release`
+and the claim check of its settle to `CommentClaims`:
 
-* claim (optionally after a look, `look_first`: see `_look`): post a claim comment with a fresh
-  nonce, list the comments, win only if ours is the
-  live claim with the lowest id AND the tracker says the item is still to do (a pool that settled
-  it just before our listing has closed or marked it); a loser deletes every comment with its
-  nonce (a retried POST may have left two). A winner marks the item (`mark_claimed`); if that
-  fails in any way, the mark is removed (`unmark`), the claim released and the error raised.
-* renew: edit our comment; a renewal that lands after the lease ran out (`new updated_at >=
-  old updated_at + lease`, server time) has lost the item: it is released and renew says False.
-* settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
-  comment into its outcome marker (or `released` when the claim was lost meanwhile).
-* retries (`jr2_sources.capabilities.retries`): the claim is won only if the attempt record the
-  listing shows (`retry_record`) is the one the claimer chose the item by (`attempts`) and its
-  backoff is over (server time), so a stale snapshot can neither reset the count nor start an
-  attempt early. A transient failure to retry settles as `jr2:failed` with `attempts` and
-  `retry_after` and KEEPS the claim mark (no failed label): readers list the comments of marked
-  items only, and that is how they find the record again.
-* gates (`jr2_sources.capabilities.gates.policy`): a claim is lost when the listing shows a
-  `jr2:gate` request the snapshot the claimer chose the item by did not know (`gates`) while the
-  item is still marked parked (`parked`): another pool ran and parked it after that snapshot, and
-  without this check it would run again before anyone approved. An old request on an item no longer
-  marked (its approved attempt released, or a person took the mark off) does not stop the claim.
+* claim (optionally after a look, `look_first`): post a claim comment with a fresh nonce, list
+  the comments, and win only if ours is the live claim with the lowest id and the tracker says
+  the item is still to do; a loser deletes every comment with its nonce. A winner marks the item;
+  if that fails, the mark is removed, the claim released and the error raised.
+* renew edits our comment; a renewal that lands after the lease ran out (server time) has lost.
+* settle, only while our claim holds: apply the outcome and unmark, then edit the comment into
+  its outcome marker (`released` when the claim was lost meanwhile).
+* retries: the claim is won only if the listing's attempt record is the one the claimer chose
+  the item by and its backoff is over; a failure to retry keeps the claim mark.
+* gates: a claim is lost when the listing shows a `jr2:gate` request the claimer's snapshot did
+  not know while the item is still marked parked.
+
+Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations

@@ -1,47 +1,25 @@
 """`LabelCommentTracker`: the base of a tracker whose claims are comments and whose marks are
-labels (GitHub, GitLab; next Gitea, Forgejo), so such a tracker writes only its HTTP calls.
+labels (GitHub, GitLab, Redmine), so such a tracker writes only its HTTP calls.
 
-Design notes
-------------
-* Claims follow `jr2_sources.claims`, run by `jr2_sources.comment_claims`: this class is its
-  `CommentThread`. Posting, listing, editing and deleting a comment, reading one issue, adding
-  and removing one label and closing an issue are the tracker's own HTTP calls (the abstract
-  methods below); everything else is here, once.
-* Winning re-reads the issue (`still_to_do`): a pool that settled it just before our comments were
-  listed (its claim no longer live) has closed or labelled it first; then we lose too. The same
-  read judges the scope (`issue_in_scope`), so a claim never goes on for an issue the user's
-  filter stopped selecting since the snapshot (or delta) it was chosen from; with `look_first`
-  (GitHub) that read comes before any write.
-* Settling re-checks that our claim still holds; only then it changes the issue (close, or the
-  done or failed label) and removes the claim label, and last it edits the claim comment into its
-  outcome. jr2 adds and removes only its own labels, never one a person set; the WorkSource has
-  already checked (people win) that no person took the item back.
-* `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
-  offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
-  marker in its comments, until someone closes it.
-* Deltas (`changes`, read by `jr2_sources.capabilities.deltas.reader.ReadyReader`): one full
-  snapshot, then
-  `read_changes(skip)`, the tracker's own "updated since" question (GitHub `since`, GitLab
-  `updated_after`) over the shared `kit.sincewindow.SinceWindow`; it answers None for a full
-  snapshot (no reading yet, a sign of a gap). A tracker that does not override it is read in
-  full each time.
-* People win, cheaply (`watch`): each held issue is read directly (one conditional GET: a 304
-  when nothing changed) and judged as `Tracker.watch` judges a snapshot: gone (404, 410, a
-  redirect: deleted or moved), closed or done-labelled, out of scope (`issue_in_scope`), marked
-  failed, claim label removed; its comments are read only when the issue changed since they were
-  last read (a new claim comment moves `updated_at`), to see whether our claim is still the live
-  one. So watching costs one request per held item, not a second full listing.
-* Trust (`kit.markers`): every comment listing passes through `markers` (a `MarkerTrust`)
-  before any protocol reads it: only markers by the pool's own account (`identity`, asked once)
-  and the accounts `--trust` names count, and with `JR2_MARKER_KEY` only signed ones; every
-  body jr2 posts or edits is sealed (signed) there too. A tracker's `list_comments` returns the
-  trusted reading (`trusted`).
-* Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`): `park` swaps the
-  claim label for
-  `jr2:awaiting-approval` (`mark_parked`, while our claim holds) and edits the claim comment into
-  a `jr2:gate` marker saying how to answer; readers read the comments of issues with that
-  label (`jr2_sources.capabilities.gates.comments`). Once an answered issue is settled done or
-  failed, the awaiting label is taken off (`take_off_awaiting`).
+* It is the `CommentThread` of `kit.comment_claims`; posting, listing, editing and deleting a
+  comment, reading one issue, adding and removing a label and closing an issue are the abstract
+  methods a tracker implements.
+* Winning re-reads the issue (`still_to_do`, `issue_in_scope`): an issue settled just before our
+  listing, or that left the filter, is lost.
+* Settling re-checks our claim, then changes the issue (close, done or failed label) and removes
+  the claim label, then edits the claim comment into its outcome. jr2 adds and removes only its
+  own labels.
+* `on_success=nothing` leaves the issue open; this process counts it done, other pools lose their
+  claim to its `jr2:done` marker.
+* Deltas: `read_changes(skip)` is the tracker's "updated since" question over `SinceWindow`;
+  None asks for a full snapshot.
+* `watch` reads each held issue directly (one conditional GET) and its comments only when it
+  changed.
+* Every comment listing passes through `markers` (`MarkerTrust`); every body jr2 writes is sealed.
+* Gates: `park` swaps the claim label for `jr2:awaiting-approval` and edits the claim comment
+  into a `jr2:gate` marker; the awaiting label leaves once the answered item is settled.
+
+Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations
@@ -60,6 +38,7 @@ from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
 from jr2_sources.capabilities.limits import ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import DeliveryDeduper
 
 from ..readyset import Claim, Snapshot, SnapshotItem
@@ -89,7 +68,7 @@ def labels_of(issue: dict[str, Any]) -> list[str]:
     return out
 
 
-class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
+class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
 

@@ -1,34 +1,20 @@
 """The one reader of jr2's markers: whose markers count, and (with a key) which are genuine.
 
-Design notes
-------------
-jr2 keeps its coordination state in the tracker's comments: claim, done, failed (with an
-attempt record), released, gate and answer markers (`kit.claims`), lock markers on the
-coordination issue (`kit.comment_locks`). Anyone who can comment can write the same text, so
-every listing of a thread passes through `MarkerTrust.read` before any protocol looks at it:
+Every listing of a thread passes through `MarkerTrust.read` before any protocol looks at it:
 
-* Authorship. A marker counts only when its comment's author is an account the pool trusts:
-  the identity of its own credentials (`identity`, asked of the tracker once per run, e.g.
-  GitHub `GET /user`, Jira `/myself`, GitLab `/user`) plus the accounts a fleet names
-  (`--trust ACCOUNT`, `trust = [...]` in jr2.toml). Names compare case-insensitively. A comment
-  with no marker is kept whoever wrote it (a person's `/jr2 approve` is judged by the gate
-  reader, which checks write access).
-* Signatures. With a marker key (`JR2_MARKER_KEY`, shared by a fleet's pools, never passed to
-  commands), every marker jr2 writes carries `sig`, an HMAC-SHA256 over the marker's kind and
-  fields, the thread's item, and the tracker (kind and target); an answer's fields name the
-  gate request it answers (`request`, `request_ref`). Markers that grant something (a claim, a
-  lock, an answer, an attempt record: a `failed` marker with `retry_after`) count only with a
-  valid signature, jr2's own unsigned ones included. Done and final failed marks, releases and
-  gate requests by a trusted author count signed or not (a command holding the token could
-  close the issue anyway), so turning a key on never re-runs finished work.
-* Replays. A signed marker copied to another item, tracker or gate request does not verify; a
-  copy on the same thread carries the nonce of the original, and a nonce that a settled marker
-  (done, failed, released, gate) also carries is spent: its claims are not live
-  (`MarkerTrust.read` drops them).
-* What was ignored is said (`Ignored`): the Ready-set report shows it on the item's entry as
-  reason `ignored_marker`, and `jr2 work` warns once per author per run (`warn_once`).
+* Authorship: a marker counts only when its comment's author is trusted: the identity of the
+  pool's own credentials (`identity`, asked once per run) plus the accounts `--trust` / `trust`
+  name, compared case-insensitively. A comment with no marker is kept whoever wrote it.
+* Signatures: with `JR2_MARKER_KEY`, every marker jr2 writes carries `sig`, an HMAC-SHA256 over
+  its kind and fields, the thread's item and the tracker. Markers that grant something (a claim,
+  a lock, an answer, an attempt record) count only with a valid signature; done and final failed
+  marks, releases and gate requests by a trusted author count signed or not.
+* Replays: a signed marker copied elsewhere does not verify; a nonce a settled marker also
+  carries is spent.
+* What was ignored is said (`Ignored`): reason `ignored_marker` in the report, one warning per
+  author per run in `jr2 work`.
 
-This module is pure apart from the one `identity` call, which is cached.
+Pure apart from the one cached `identity` call. Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations

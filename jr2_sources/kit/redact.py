@@ -15,7 +15,7 @@ Design notes: what is scrubbed, for each secret,
   base64(email:token)` is scrubbed for any email, as is a token in a base64 JSON blob (standard
   and URL-safe alphabets; the whole base64 run around it goes).
 
-Callers redact before they shorten text: a secret cut in half no longer matches.
+Callers redact before they shorten text: a secret cut in half would not match.
 """
 
 from __future__ import annotations

@@ -1,29 +1,20 @@
 """A counted, retried, spaced REST client over one `requests.Session`, for a tracker's JSON API.
 
-Design notes
-------------
-* This is the body the GitHub source and the GitLab plugin share (a third-party source may build
-  on it too: it is public, as `jr2_sources.kit.rest`). A subclass names its tracker and supplies its
-  auth header (`auth_headers`), its error text (`error_message`) and the variables a 401 should
-  point at (`token_hint`), as class attributes and small methods.
-* Conditional GETs, for a tracker that answers `If-None-Match` (GitHub: a 304 costs no rate
-  limit): with `etag_cache_size` > 0, a 200 GET that carried an `ETag` is kept (bounded LRU keyed
-  by the full URL), a repeated GET sends `If-None-Match`, and a 304 is answered from the cache
+* Shared by the GitHub source and the GitLab plugin, and public (`jr2_sources.kit.rest`). A
+  subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
+* Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
+  by URL), repeated with `If-None-Match`, and a 304 answered from the cache
   (`RestResponse.cached`).
-* Not PyGithub or python-gitlab objects: the claim protocol needs each response's `Date` (the
-  server's clock), tests and benchmarks need an exact count of requests, and retries must happen
-  in one layer only (`jr2_sources.kit.retry`), so no library retry loop runs underneath.
-* The token is a `SecretStr`, unwrapped only to build the auth header; every error message is
-  scrubbed of it (`Redactor`). Links (`Link: rel="next"`) are followed only on the API's own
-  origin, so the token never goes to another host; redirects are not followed.
-* Writes pass a thread-safe gate that keeps them `write_spacing` apart (`WriteSpacer`).
-* Errors are one line naming the source and what the token could not do, e.g.
-  `github:o/r: the token cannot read issues (HTTP 404: not found or no access)`; a refusal
-  that is not about the token (a 422) quotes the tracker instead, e.g. `GitHub refused to
-  write issue comments (HTTP 422: Validation Failed: body is too long (maximum is 65536
-  characters))`.
-* `requests` is imported when a client is made, not with this module: `jr2 --help` and the local
-  source never load it.
+* Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
+  protocol's clock) and every request counted (`RequestStats`).
+* The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
+  `Link: rel="next"` is followed only on the API's own origin; redirects are not followed.
+* Writes are kept `write_spacing` apart (`WriteSpacer`, thread-safe).
+* Errors are one line naming the source and what the token could not do; a refusal that is not
+  about the token quotes the tracker.
+* `requests` is imported when a client is made, not with this module.
+
+Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations

@@ -1,3 +1,3 @@
 """The playground: the fake trackers of `jr2_sources.testing.fakes`, seeded from a TOML file and
 served from the command line (`jr2 playground github|jira`), with a person's acts on them
-(`jr2 playground act ...`). Not counted in the line budgets (ISSUE-NOTES 11)."""
+(`jr2 playground act ...`)."""

@@ -109,7 +109,7 @@ def test_every_page_names_every_field_of_run_output() -> None:
     named = re.findall(r"`(\w+)`", m.group(2))
     assert named == fields and m.group(1) == ["three", "four", "five", "six"][len(fields) - 3]
     spelt = "{" + ", ".join(fields) + "}"
-    for page, times in (("concepts/pools-and-sources.md", 1), ("reference/cli.md", 2)):
+    for page, times in (("concepts/pools-and-sources.md", 1), ("reference/run-host.md", 2)):
         found = re.findall(r"\{status, items[^}]*\}", (DOCS / page).read_text())
         assert found == [spelt] * times, (page, found)
     api = (DOCS / "reference" / "api.md").read_text()

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from clihelp import jr2, wait_for
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
@@ -138,8 +140,9 @@ def test_two_hundred_half_sent_unsigned_bodies_do_not_grow_the_process(tmp_path:
         socks = []
         chunk = b"x" * (900 << 10)
         try:
-            for _ in range(200):
-                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            for i in range(200):  # from 8 addresses, within the connections one may hold
+                s = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                             source_address=(f"127.0.0.{2 + i % 8}", 0))
                 s.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                           b"\r\nContent-Length: 1040000\r\n\r\n")
                 s.setblocking(False)
@@ -172,3 +175,191 @@ def test_jr2_gates_reaches_its_run_on_loopback_despite_a_proxy(tmp_path: Path) -
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def _open(n: int, port: int, peers: list[str], head: bytes = b"") -> list[socket.socket]:
+    """`n` connections to the host from `peers` in turn, each sending `head` (or nothing)."""
+    socks, end = [], time.monotonic() + 30
+    for i in range(n):
+        s = socket.socket()
+        s.bind((peers[i % len(peers)], 0))
+        s.settimeout(1)
+        with contextlib.suppress(OSError):  # the host may close one over its caps at once
+            s.connect(("127.0.0.1", port))
+            if head:
+                s.sendall(head)
+        socks.append(s)
+        assert time.monotonic() < end, f"the host stopped accepting after {i} connections"
+    return socks
+
+
+def _closed_by_the_host(s: socket.socket) -> bool:
+    s.setblocking(False)
+    try:
+        s.recv(1 << 16)  # EOF (or an answer the host sent before closing)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # reset
+
+
+def _flood(tmp_path: Path, headerless: int, slow: int, limit_fds: bool) -> None:
+    """Header-less connections from 127.0.0.2 and slow bodies from 127.0.0.3-9 against a waiting
+    GitHub pool; a signed delivery from 127.0.0.1 is served within 10 s and its issue runs."""
+    import resource
+
+    from jr2_sources.capabilities.webhooks import hmac_sha256
+
+    def few_fds() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    port, ran = free_port(), tmp_path / "ran"
+    fixture = Path(__file__).resolve().parents[2] / "fixtures/github/webhooks/issues.opened.json"
+    payload = json.loads(fixture.read_text())
+    payload["repository"]["full_name"] = "o/r"
+    body = json.dumps(payload).encode()
+    with FakeGitHub() as fake:
+        fake.add_issue("o/r", "done before the flood")
+        env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
+        proc = subprocess.Popen(
+            [*JR2, "work", "github:o/r", "--wait", "--poll-every", "60s", "--write-spacing",
+             "0.001", "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", "--",
+             "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'], cwd=tmp_path, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=few_fds if limit_fds else None)
+        socks: list[socket.socket] = []
+        try:
+            wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
+            assert proc.poll() is None, proc.communicate()
+            wait_for(lambda: ran.exists(), timeout=30)  # o/r#1 done: the pool waits
+            t0 = time.monotonic()
+            bare = _open(headerless, port, ["127.0.0.2"])
+            socks += bare
+            head = (b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 100000\r\n\r\n{")
+            socks += _open(slow, port, [f"127.0.0.{i}" for i in range(3, 10)], head)
+            fake.add_issue("o/r", "arrives during the flood")
+            sent, statuses = time.monotonic(), []
+            for i in range(2):  # a second delivery only if the first one's wake came too early
+                headers: dict[str, str | bytes] = {
+                    "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),
+                    "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"d-{i}",
+                    "Content-Type": "application/json"}
+                statuses.append(request(port, "POST", "/webhook", headers, body))
+                assert time.monotonic() - sent < 10, statuses
+                with contextlib.suppress(AssertionError):
+                    wait_for(lambda: "o/r#2" in ran.read_text(), timeout=5)
+                if "o/r#2" in ran.read_text():
+                    break
+            assert statuses and all(200 <= s < 300 for s in statuses), statuses
+            assert ran.read_text().split() == ["o/r#1", "o/r#2"]
+            # every header-less connection is closed within the header timeout (10 s)
+            wait_for(lambda: all(_closed_by_the_host(s) for s in bare),
+                     timeout=max(1.0, t0 + 12.5 - time.monotonic()), every=0.25)
+        finally:
+            for s in socks:
+                s.close()
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+    assert len(err) < 100_000 and "Traceback" not in err, err[-3000:]
+    said = err.splitlines()
+    for words in ("refusing connections", "sent no headers within 10s", "answering 503"):
+        assert len([ln for ln in said if words in ln]) == 1, err[-3000:]
+
+
+def test_a_flood_of_connections_is_capped_and_a_signed_delivery_still_runs_its_issue(
+        tmp_path: Path) -> None:
+    _flood(tmp_path, headerless=200, slow=40, limit_fds=False)
+
+
+@pytest.mark.soak
+def test_eleven_hundred_headerless_connections_under_1024_descriptors_leave_a_delivery_served(
+        tmp_path: Path) -> None:
+    _flood(tmp_path, headerless=1100, slow=400, limit_fds=True)
+
+
+def test_when_every_connection_is_taken_a_newcomer_closes_the_busiest_addresss_oldest() -> None:
+    import asyncio
+
+    from jr2_sources.cli.doors import MAX_PEER, Doors
+
+    class Transport:
+        def __init__(self, ip: str) -> None:
+            self.ip, self.aborted = ip, False
+
+        def get_extra_info(self, name: str) -> object:
+            return (self.ip, 1234) if name == "peername" else None
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    class Inner:
+        transport = None
+
+        def connection_made(self, transport: object) -> None:
+            pass
+
+        def connection_lost(self, exc: object) -> None:
+            pass
+
+    async def scene() -> None:
+        doors = Doors()
+        doors.total = 4
+        conns = {}
+        for name, ip in [("a1", "10.0.0.1"), ("a2", "10.0.0.1"), ("a3", "10.0.0.1"),
+                         ("b1", "10.0.0.2"), ("c1", "10.0.0.3"), ("b2", "10.0.0.2"),
+                         ("v6", "2001:db8::1"), ("v6b", "2001:db8::2")]:
+            conns[name] = Transport(ip)
+            doors(Inner)().connection_made(conns[name])
+        closed = {name for name, t in conns.items() if t.aborted}
+        # c1 closed a1 (10.0.0.1 held 3); b2 found no address with 2 more than its own: closed;
+        # v6 closed a2; v6b shares v6's /64, which holds as many as the busiest: closed
+        assert closed == {"a1", "b2", "a2", "v6b"}
+        assert doors.count == 4 and sorted(map(len, doors.open.values())) == [1, 1, 1, 1]
+        doors.total = 1000
+        flood = [Transport("10.9.9.9") for _ in range(MAX_PEER + 5)]
+        for t in flood:
+            doors(Inner)().connection_made(t)
+        assert [t.aborted for t in flood] == [False] * MAX_PEER + [True] * 5
+
+    asyncio.run(scene())
+
+
+def test_over_tls_connections_that_never_say_hello_are_capped_too(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    key.chmod(0o600)
+    port = free_port()
+    with github_pool(tmp_path, "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert),
+                     "--tls-key", str(key)):
+        from jr2_sources.cli.doors import MAX_PEER
+
+        silent = _open(MAX_PEER + 36, port, ["127.0.0.2"])  # TCP only: no TLS hello
+        try:
+            time.sleep(1)
+            assert sum(_closed_by_the_host(s) for s in silent) == 36  # over the cap: at once
+            assert request(port, "POST", "/webhook", {}, b"{}", tls=True) == 401  # served
+        finally:
+            for s in silent:
+                s.close()
+
+
+def test_asyncios_out_of_descriptors_traceback_is_one_line_per_burst(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import errno
+    import logging
+
+    from jr2_sources.cli.doors import Doors
+
+    Doors()
+    err = OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+    for _ in range(50):  # asyncio says it once a second per listening address, traceback and all
+        logging.getLogger("asyncio").error("socket.accept() out of system resource",
+                                           exc_info=(OSError, err, None))
+    said = [r for r in caplog.records if "accept" in r.getMessage()]
+    assert [(r.name, r.getMessage(), r.exc_info) for r in said] == [
+        ("jr2.host", "jr2: webhook host: cannot accept connections: Too many open files "
+         "(said once per burst)", None)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -131,21 +132,32 @@ async def test_unsigned_requests_are_capped_in_count_and_time(
     assert host.address is not None
     port = int(host.address.rsplit(":", 1)[1])
 
-    async def half_sent() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async def half_sent(peer: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port,
+                                                       local_addr=(f"127.0.0.{peer}", 0))
         writer.write(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
         await writer.drain()
         return reader, writer
 
-    try:
-        held = [await half_sent() for _ in range(host_mod.MAX_UNSIGNED)]
+    async def answer(conn: tuple[asyncio.StreamReader, Any], within: float) -> bytes:
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(conn[0].readline(), within)
+        return b"(none yet)"
+
+    try:  # peers 2-5 take the cap; then one more from each is 503 at once
+        held = [await half_sent(2 + i % 4) for i in range(host_mod.MAX_UNSIGNED)]
         await asyncio.sleep(0.1)
-        extra_reader, extra_writer = await half_sent()  # one more than the cap: 503 at once
-        line = await asyncio.wait_for(extra_reader.readline(), 0.4)
-        assert line.startswith(b"HTTP/1.1 503")
-        line = await asyncio.wait_for(held[0][0].readline(), 2)  # the held ones time out
-        assert line.startswith(b"HTTP/1.1 408")
-        for _, w in [*held, (extra_reader, extra_writer)]:
+        extra = [await half_sent(peer) for peer in (2, 3, 4, 5)]
+        assert {await answer(c, 0.4) for c in extra} == {b"HTTP/1.1 503 Service Unavailable\r\n"}
+        fresh = await half_sent(6)  # an address holding none is let in past the cap
+        assert await answer(fresh, 0.2) == b"(none yet)"
+        again = await half_sent(6)  # but only one
+        assert (await answer(again, 0.4)).startswith(b"HTTP/1.1 503")
+        extra.append(again)
+        # the held ones time out
+        assert (await answer(held[0], 2)).startswith(b"HTTP/1.1 408")
+        assert (await answer(fresh, 2)).startswith(b"HTTP/1.1 408")
+        for _, w in [*held, *extra, fresh]:
             w.close()
     finally:
         await host.stop()

@@ -223,15 +223,15 @@ def test_a_restart_does_not_reset_the_count(tmp_path: Path, kind: str) -> None:
     runs ONE more attempt and marks the item failed (a reset count would run it twice)."""
     with setup(kind, tmp_path) as s:
         [item] = s.items
-        first = s.start("75", "--max-attempts", "3", "--retry-backoff", "3s")
+        first = s.start("75", "--max-attempts", "3", "--retry-backoff", "5s")
         wait_for(lambda: s.record(item)[0] == 1, timeout=60)
+        first.send_signal(signal.SIGINT)  # at once: a loaded machine must not reach the retry
+        finish(first)
         assert s.starts(item) == 1
         blocked = {e["id"]: e for e in s.ready_json()["blocked"]}
         [reason] = blocked[item]["reasons"]
         assert reason["kind"] == "retry_after" and reason["attempts"] == 1
         assert reason["at"].endswith("Z")
-        first.send_signal(signal.SIGINT)
-        finish(first)
         rc, err = finish(s.start("75", "--max-attempts", "2"))
         assert rc == 1, err[-2000:]
         assert s.starts(item) == 2

@@ -67,13 +67,16 @@ def test_credentials_in_the_environment_reach_a_command_only_when_passed(tmp_pat
     env = {**os.environ, **CREDENTIALS, "HTTP_PROXY": "http://proxy.internal:3128"}
     seen = tmp_path / "seen.env"
     dump = ["--", "sh", "-c", f'env > {seen}; echo "$DATABASE_URL"']
-    res = jr2("work", "local:b.toml", *dump, cwd=tmp_path, env=env)
+    # umask 0: the 0600 below comes from how jr2 creates the files, not from the umask
+    res = jr2("work", "local:b.toml", *dump, cwd=tmp_path, env=env, preexec_fn=lambda: os.umask(0))
     assert res.returncode == 0, res.stderr
     got = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
     assert not set(CREDENTIALS) & set(got)
     assert got["HTTP_PROXY"] == "http://proxy.internal:3128"  # no password: inherited
     said = [ln for ln in res.stderr.splitlines() if "left out of the command's environment" in ln]
     assert len(said) == 1 and all(said[0].count(name) == 1 for name in CREDENTIALS), res.stderr
+    for secret in ("dbpass0123456", CREDENTIALS["NPM_CONFIG__AUTH"], "proxypass0123"):
+        assert secret not in res.stderr  # names, never values
     logs = [f for f in (tmp_path / ".jr2" / "logs").rglob("*") if f.is_file()]
     assert {f.suffix for f in logs} == {".log", ".json"}
     assert {f.stat().st_mode & 0o777 for f in logs} == {0o600}

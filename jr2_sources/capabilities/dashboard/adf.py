@@ -1,43 +1,22 @@
 """The dashboard in an Atlassian Document Format (ADF) document: Jira Cloud's description.
 
-Design notes
-------------
-* Jira Cloud's REST v3 takes and gives the description as an ADF document (Atlassian's
-  "Edit issue": "the `description`, `environment`, and any `textarea` type custom fields
-  (multi-line text fields) take Atlassian Document Format content"). ADF
-  (https://developer.atlassian.com/cloud/jira/platform/apis/document/structure/) is a tree:
-  a `doc` (`version` 1) of block nodes (`paragraph`, `heading`, `bulletList`, `taskList`,
-  `table`, `codeBlock`, `panel`, `expand`, ...) holding inline `text` nodes with marks
-  (`strong`, `em`, `code`, `link`). Its JSON schema is vendored in fixtures/adf/ (from npm
-  `@atlaskit/adf-schema`, `json-schema/v1/full.json`, Apache-2.0) and every document jr2 writes
-  is validated against it in the tests.
+* REST v3 gives and takes the description as an ADF document: a `doc` (`version` 1) of block
+  nodes holding inline `text` nodes with marks. Every document jr2 writes is validated against
+  the vendored schema (fixtures/adf/) in the tests.
 * The body `sync.Dashboard` handles is the document as compact JSON (`dumps`); `BodyParts`
   holds JSON lists of top-level nodes: a person's `before` and `after`, and jr2's `section`.
-* Markers. ADF has no comment node, so jr2's part cannot be fenced invisibly as on GitHub. It is
-  fenced by two top-level marker paragraphs whose whole text is `START_TEXT` / `END_TEXT`
-  (short, saying what they are; matched on the text alone, so marks a person or the editor adds
-  do not matter). Not an `expand` (collapsed by default: the dashboard would be hidden) nor a
-  `panel` (it takes no tables). As on GitHub: no markers -> the section is appended after a
-  person's content; markers that do not pair up at the top level (one moved into another
-  block counts as missing) are `BrokenMarkers` and nothing is written. jr2 never puts a title
-  or any tracker text in a top-level paragraph (they go in table cells and task items), so no
-  title can end the section.
-* Boxes are ADF action items: a `taskList` of `taskItem`s, each with `attrs.localId` and
-  `attrs.state` `TODO` or `DONE` (ticked). jr2's `localId` is its key, `jr2-retry-HEX` or
-  `jr2-approve-HEX-HEX` (the item id and the gate as UTF-8 in hexadecimal); only task items
-  inside the section with such a key are read, their text never. jr2 draws them `TODO`; a
-  `DONE` one is a person's request (who ticked it: `trackers/jira/board.py`).
-* Comparing. Jira may store a document with attributes jr2 did not send (a table's `localId`,
-  a default `layout`). `core` therefore compares a reduction of the section: node types,
-  texts, mark types and link targets, heading levels and the task items' keys and states; the
-  "last changed" paragraph is left out. So a section that shows the same state is never
-  rewritten.
-* Size. Jira's text fields hold at most 32,767 characters by default ("The entered text is too
-  long. It exceeds the allowed limit of 32,767 characters.", a 400 on the description; the
-  `jira.text.field.character.limit` of Atlassian's "Configure the character limit for text
-  fields"). On Cloud the stored value is the ADF document, so jr2 counts the compact JSON it
-  sends, in UTF-16 code units (Java's `String.length()`): never less than any count of the
-  visible text, so a document within it is never refused for its size.
+* Markers: ADF has no comment node, so jr2's part is fenced by two top-level paragraphs whose
+  whole text is `START_TEXT` / `END_TEXT` (marks ignored). No markers: the section is appended;
+  markers that do not pair up at the top level are `BrokenMarkers`, and nothing is written.
+* Boxes are action items (`taskItem`, `attrs.state` `TODO` or `DONE`) whose `localId` is
+  jr2's key (`jr2-retry-HEX`, `jr2-approve-HEX-HEX`); only keyed items inside the section are
+  read, their text never.
+* Comparing reduces the section to what jr2 drew (types, texts, marks, links, keys and states),
+  so attributes Jira adds never cause a rewrite.
+* Size: at most 32,767 characters (Jira's text-field limit), counted on the compact JSON in
+  UTF-16 code units.
+
+Design notes: docs/design/dashboard.md.
 """
 
 from __future__ import annotations
@@ -50,6 +29,7 @@ from typing import Any
 
 from jr2_sources.readyset import ReadySet, iso_utc
 
+from .adfjson import dumps, key_of, size
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
@@ -67,16 +47,6 @@ _STAMP = "jr2: last changed "
 _KEY = re.compile(r"\Ajr2-(retry|approve)-([0-9a-f]+)(?:-([0-9a-f]+))?\Z")
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON, as jr2 sends it and counts it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def size(text: str) -> int:
-    """`text`'s length in UTF-16 code units (how Java, and so Jira, counts characters)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
 def empty_doc() -> Node:
     return {"type": "doc", "version": 1, "content": []}
 
@@ -92,14 +62,6 @@ def loads_doc(body: str) -> Node:
     if not isinstance(doc.get("content"), list):
         doc = {**doc, "content": []}
     return doc
-
-
-def key_of(kind: TickKind, item_id: str, gate: str | None = None) -> str:
-    """The `localId` of a box jr2 draws."""
-    parts = ["jr2", kind, item_id.encode().hex()]
-    if gate is not None:
-        parts.append(gate.encode().hex())
-    return "-".join(parts)
 
 
 def _text_of(node: Any) -> str:

@@ -1,52 +1,24 @@
 """Keeping the dashboard issue up to date: read the body, act on ticks, write only what changed.
 
-Design notes
-------------
-* One `update()`: read the body; cut it at jr2's section (`body.split`); act on the boxes a
-  person ticked there (each once); render the section from the Ready-set; compare it with the
-  section in the body, ignoring the "last changed" line: equal -> no write at all. Otherwise
-  the write waits until `interval` seconds have passed since this process's last write (at most
-  one write a minute by default; never below `MIN_INTERVAL`, see below), then the body is read
-  again and, only if it is still the body the section was built on, written back: the person's
-  text outside the section exactly as read, jr2's section replaced. If the body changed in
-  between (a person edited or ticked), the update starts over from that body (at most
-  `_ROUNDS` times, then it tries again on the next update), so the edit is kept and its ticks
-  are acted on.
-* The window. GitHub's "Update an issue" (`PATCH /repos/{owner}/{repo}/issues/{issue_number}`)
-  takes no `If-Match` and no expected version (its OpenAPI description lists only the path
-  parameters and the body fields), so there is no compare-and-set. The window in which a
-  person's save can still be overwritten is bounded by one request: from the answer of the
-  re-read (a conditional GET) to the arrival of the PATCH, typically well under a second, and
-  only when the section changed. Outside that window nothing a person writes is lost.
-* Acting on ticks. A ticked **retry** box clears jr2's failure mark of that item
-  (`Board.retry`, as `jr2 local retry` or removing the failed label does; a person who clears it
-  gives the item a fresh attempt count), only for an item that is failed and in the source's
-  scope now; a ticked **approve** box answers that gate through the `GateDesk`, only for a gate
-  that waits now. A tick is consumed once: the line is drawn again (unticked, or gone when the
-  item is no longer failed). A tick that cannot be acted on now (the tracker refused, no gate
-  desk) is kept: drawn ticked again, and tried again on the next update.
-* Who may tick. GitHub's REST API does not say who edited an issue body (the issue has
-  `updated_at`; no timeline or issue event records a body edit). What GitHub does say ("Update
-  an issue": "Issue owners and users with push access or Triage role can edit an issue") is who
-  *can*: the issue's author and the repository's writers and triagers. So the board checks once,
-  at start, that the author of the dashboard issue has write access (or is a GitHub App's bot)
-  and refuses the issue otherwise: then every tick comes from someone with write access or the
-  Triage role (who can also remove the failed label by hand). See docs/guides/controls.md.
-* Content-creation limits. GitHub allows about 500 content-creating requests an hour and 80 a
-  minute per user or App. `MIN_INTERVAL` (10 s, 360 an hour at most) keeps the dashboard alone
-  within them; the default of one a minute uses 60 an hour at most, and nothing when nothing
-  changed. The cost is in docs/performance.md. Other targets allow other limits (GitLab, Jira,
-  a local file): each board names its own (`target.Target`: the most characters, the shortest
-  interval, and why), so no GitHub constant applies to another tracker. The board's layout only
-  says how a body's characters are counted against that limit (`Layout.size`: Jira's ADF as
-  the JSON sent, in UTF-16 units).
-* A board that can compare and set (a local file: `trackers/local/board.py`) checks, right
-  before its write lands, that the body is still the one read last, and raises `BodyChanged`
-  when it is not: the update starts over from that body as after a person's edit seen on the
-  re-read, so nothing a person saved is lost there at all.
-* Own writes. `own(body)` tells whether a body is the one this process wrote last, so a webhook
-  delivery caused by the dashboard's own edit neither wakes a pool nor triggers an update
-  (ISSUE-NOTES 7: judged by what this process wrote, not by the account).
+* One `update()`: read the body, cut it at jr2's section, act on the boxes a person ticked there
+  (each once), render the section from the Ready-set, and compare it with the body's, ignoring
+  the "last changed" line: equal, no write. Otherwise wait until `interval` seconds have passed
+  since this process's last write (never below the target's shortest interval), read the body
+  again and write it back only if it is still the body the section was built on: a person's
+  text outside the section exactly as read. A body changed in between starts the update over
+  (at most `_ROUNDS` times).
+* Ticks: **retry** clears jr2's failure mark of a failed item in scope (`Board.retry`);
+  **approve** answers a waiting gate through the `GateDesk`. A tick is consumed once; one that
+  cannot be acted on now is drawn ticked again and tried on the next update.
+* Who may tick is the board's to check (`Board.check`: on GitHub the dashboard issue's author
+  must have write access).
+* Limits: each board names its own (`target.Target`: the most characters, the shortest
+  interval, and why); the layout says how characters are counted.
+* A board that can compare and set (a local file) raises `BodyChanged` when the body moved
+  right before its write; the update starts over.
+* `own(body)` tells a body this process wrote last, so the dashboard's own edit wakes nothing.
+
+Design notes: docs/design/dashboard.md; costs: docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,53 +1,23 @@
 """An incremental Ready-set: one snapshot, then deltas, each costing what it touches.
 
-Design notes
-------------
-`compute_ready_set` (jr2_sources.readyset) stays the reference: it reads a whole snapshot and is
-linear in its size. A pool that asks for a Ready-set before every claim pays that N times over a
-drain of N items (quadratic). `IncrementalReadySet` keeps the items of the last snapshot and
-takes `Delta`s instead:
+`compute_ready_set` stays the reference; `IncrementalReadySet` keeps the items of the last
+snapshot and takes `Delta`s instead:
 
-* A `Delta` names the items that changed, as the source sees them now (`items`: new, or changed
-  in any field), and the ids that are not (or no longer) open items of the set, with their state
-  as a blocker (`left`: `done` when settled or closed, `missing` when deleted, `open` for an open
-  item outside the user's filter). `left` may name ids the set never held: an outside blocker's
-  new state is delivered this way (ISSUE-NOTES 6: read outside blockers directly).
-* A blocker closing need not change the blocked item (a tracker may not even bump its `updated`
-  time), so the set keeps a reverse index: for each id, the items holding a reference to it (as a
-  blocker or a child). After a delta it rewrites those references and re-evaluates exactly the
-  items touched and their dependents: settling an item costs O(its dependents).
-* What a reference is rewritten to: for an id in `left`, the state it gives (with no pull
-  request: `left` has no place for one); for an item the delta delivers, its state as a
-  blocker, `open` unless `as_blocker` says otherwise. A member of the set need not be `open`
-  as a blocker: under GitHub's `--done-when merged` an open issue with an open pull request is
-  `unmerged`, one merged with red checks `not_green`, one merged into the base that jr2 still
-  holds `done`. `as_blocker` carries that state (and the pull request it was judged by, the
-  ref's `pr`) as the full reading's references carry it, so the set needs no order among the
-  delivered items, and a cycle of members none of which is `open` reads as the full reading
-  reads it. A source that does not set it keeps the old meaning (every member is `open`).
-* Only references held by items the delta does NOT deliver are rewritten: a delivered item was
-  built by the source now, so its references are the source's word (what a full reading would
-  give it). That makes the order of `items` irrelevant, and lets a source whose references to
-  one item differ between holders keep those, provided it delivers such holders whenever it
-  delivers the item they name. (GitHub `--stack` avoids the case: a stacked item holds no
-  reference to the blocker it starts on, which its hand-off data names instead.)
-* Leases end with time, not with deltas: live claims with an end sit in a heap by expiry, and
-  `advance(now)` re-evaluates those that ended. Time moving backwards re-evaluates everything.
-* Ready items sit in a heap by run order (lazy deletion: an entry is valid while the item is
-  ready with that key); `ready_items()` yields them in order without copying the set, so a
-  pool reads the first few in O(k log N).
-* Conflict groups and the global cap (`jr2_sources.capabilities.limits.policy`): an index from each
-  group to its members and to the members holding a live claim; when an item starts or stops holding
-  a group (a claim, a lease ending, a relabelling), the other members of that group are
-  re-evaluated, so a claim costs what its groups number. The global cap is applied when the set
-  is read (`counts`, `ready_items`, `ready_set`): at the cap nothing is ready, and reaching it
-  rewrites no item.
-* Cycles and reasons are only needed by reports: `ready_set()` builds the complete `ReadySet`
-  (O(N log N)) from the current items on request, through the same rules, and a property test
-  checks that it equals `compute_ready_set` over the same items after any sequence of deltas.
+* A `Delta` names the items that changed (`items`, as the source sees them now) and the ids
+  that are not open items of the set, with their state as a blocker (`left`: `done`, `missing`,
+  or `open` outside the filter); `left` may name ids the set never held (an outside blocker).
+* A reverse index (who references each id) lets a delta re-evaluate exactly the items touched
+  and their dependents. Only references held by items the delta does not deliver are rewritten;
+  a delivered item's state as a blocker is `open` unless `as_blocker` says otherwise.
+* Leases end with time: `advance(now)` re-evaluates the claims that ended (a heap by expiry).
+* Ready items sit in a heap by run order; `ready_items()` yields them lazily.
+* Conflict groups and the global cap are indexed per group; the cap applies when the set is read.
+* `ready_set()` builds the complete `ReadySet` on request; a property test checks it equals
+  `compute_ready_set` after any sequence of deltas.
 
-The set owns the `SnapshotItem`s it is given: it rewrites the state (and `pr`) of their blocker
-and child references in place.
+The set owns the `SnapshotItem`s it is given: it rewrites their references' state in place.
+
+Design notes: docs/design/deltas.md.
 """
 
 from __future__ import annotations

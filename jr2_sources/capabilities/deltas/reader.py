@@ -1,30 +1,18 @@
 """What a running pool reads before each claim: the Ready-set, kept current by deltas when it can.
 
-Design notes
-------------
-The Pool never holds dependencies (the seed): each `next` asks the source again. An adapter that
-only has `snapshot()` is read in full each time and the Ready-set recomputed (`compute_ready_set`,
-linear in the backlog). An adapter that also inherits `ReadsDeltas`
-(`changes(full=False) -> Snapshot | Delta`; the local source, GitHub, GitLab, Jira) is read
-once in full, then in deltas applied to an `IncrementalReadySet`, so a claim costs what
-changed, not the backlog's size.
+A tracker with only `snapshot()` is read in full each time and the Ready-set recomputed. One that
+inherits `ReadsDeltas` (`changes(full=False) -> Snapshot | Delta`) is read once in full, then in
+deltas applied to an `IncrementalReadySet`. `resync_every` seconds after the last full reading the
+next one is full again, and a tracker answers a full `Snapshot` itself on any sign of a gap.
 
-A missed delta must never hide work for long: `resync_every` seconds after the last full
-reading the next one is full again (`changes(full=True)`), and an adapter answers with a full
-`Snapshot` itself whenever it sees a sign of a gap. Before a claim, the one item about to be
-claimed is re-checked by the claim protocol itself (a stale "ready" costs one lost claim, and the
-adapter re-reads that item in the next delta).
+`first_reading` and `prime`: `jr2 work` checks the source with one full reading before the pool
+starts and hands it to the reader as its first reading.
 
-Start-up reads the backlog once: `jr2 work` checks the source with one full reading before the
-pool starts (`first_reading`: `changes(full=True)` where the adapter has deltas, so its next
-delta counts from that reading, else `snapshot()`), and hands it to the reader (`prime`) as its
-first full reading instead of reading everything again a moment later.
+`ReadyView` is what a claim needs: the ready items in run order (lazily), the counts, the live
+holders and the failure marks; a `ReadySet` (for reports) is built only on request. Items with
+`in_scope=False` count neither as blocked nor as held.
 
-`ReadyView` is the part of a Ready-set a claim needs: the ready items in run order (lazily), the
-counts, the live holders and which items carry a failure mark; `ReadySet` (for reports) is built
-only when someone asks. Items outside the pool's scope (`in_scope=False`, listed only to show
-jr2's marks) count neither as blocked nor as held work of this pool: the reader keeps their ids
-(few by nature) so that excluding them costs what they number, not the backlog's size.
+Design notes: docs/design/deltas.md.
 """
 
 from __future__ import annotations

@@ -1,37 +1,19 @@
 """`SinceWindow`: the bookkeeping of a tracker read by "what changed since", shared by the GitHub
-source and the GitLab plugin (both list issues filtered by their update time). Jira's deltas
-keep their own (`trackers/jira/deltas.py` says why: a server-side scope, page tokens, minute
-literals in the account's zone).
+source and the GitLab and Redmine plugins (Jira keeps its own: `trackers/jira/deltas.py`).
 
-Design notes
-------------
-* After a full reading the window's watermark is the server's time when that reading began
-  (the `Date` of its first answer: the tracker's own clock, never ours). A delta then lists the
-  issues updated since `watermark - overlap` (GitHub `since`, GitLab `updated_after`), sorted by
-  update time, oldest first, and the watermark moves to the newest `updated_at` seen. The
-  overlap (default 10 s) covers issues whose update commits a little after the time it carries
-  and timestamps kept to the second. Only listed issues move it: an issue read directly may
-  be newer than anything the list covered. An issue seen twice costs nothing, since:
-* Every issue object read is remembered by a digest of its JSON: one listed again unchanged
-  (the overlap, a page read twice) is not news and is left out of the delta, so an unchanged poll
-  builds no item and reads no comments.
-* Pages are walked by time, not by page number: after a full page the next request asks
-  `since` the last `updated_at` of that page. An issue edited while the pages are read moves to
-  the end (it is seen there), and no issue can slip between two pages as it can with offsets
-  (an edit moving an earlier issue to the end shifts every later one up a page). A full page
-  whose first and last issue carry the same time would not move on: that is a gap (below).
-* Webhooks mark what changed: `mark(keys)` (from the run host's thread) names issues a verified
-  delivery concerns; the next delta reads each one directly, before the since-window would
-  list it, and also catches what the window cannot (a change that moves no `updated_at`).
-  A full reading clears the marks made before it began (`begin`), never those that arrived
-  while it ran: the issue may have been listed before the change the delivery announces.
-* Any sign of a gap makes the tracker answer with a full snapshot instead (the reader resyncs):
-  the server refusing the time filter (422), more than `max_pages` pages of changes, a page that
-  cannot move on, the server's clock behind the watermark by more than the overlap, a marked
-  issue gone (deleted or transferred: its dependents' counts changed unseen), a webhook saying
-  the scope itself may have changed (`want_full`: a label or milestone the user's filter names
-  renamed or deleted, which moves no issue's update time). `gap()` records why (for logs and
-  tests).
+* After a full reading the watermark is the server's time when it began (its first answer's
+  `Date`). A delta lists the issues updated since `watermark - overlap` (default 10 s), oldest
+  first; the watermark moves to the newest `updated_at` listed.
+* Every issue object read is remembered by a digest: one listed again unchanged is not news.
+* Pages are walked by time (`since` the last `updated_at` of a full page), never by number.
+* `mark(keys)` names issues a verified webhook delivery concerns; the next delta reads each one
+  directly. A full reading clears only the marks made before it began (`begin`).
+* Any sign of a gap makes the tracker answer with a full snapshot: the time filter refused, more
+  than `max_pages` pages, a page that cannot move on, the server's clock behind the watermark by
+  more than the overlap, a marked issue gone, or `want_full` (the scope itself may have changed).
+  `gap()` records why.
+
+Design notes: docs/design/deltas.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,20 @@
 """Approval gates answered on the tracker (`jr2 work --gate NAME`): how a worker asks, how a
 person answers, and what the next attempt is told.
 
-Design notes
-------------
-* Asking. A worker asks for approval by printing a line `jr2: await-approval NAME [reason]` on
-  stdout and exiting with `EX_AWAIT_APPROVAL` (79: just past sysexits.h's range, so no standard
-  tool means anything else by it, and apart from 75, `EX_TEMPFAIL`, which retries). Without the
-  line, exit 79 asks for the one gate when `--gate` names exactly one. A gate the run was not
-  given with `--gate` (or an exit 79 that names none) fails the item at once, with the reason.
-* Parking. The WorkSource hands the request to the tracker (`Tracker.park`, on trackers with
-  `KeepsGates`): the item is marked as awaiting approval of that gate, in the tracker (the
-  claim store of `local:`; on GitHub the `jr2:awaiting-approval` label, set only by jr2, and a
-  `jr2:gate` marker in jr2's claim comment), its claim released and its slot freed. Nothing is
-  kept in the pool's memory, so a restart or another machine sees the same state.
-* Answering. A person answers where they already are: on GitHub a comment whose first line is
-  `/jr2 approve NAME` or `/jr2 reject NAME [reason]` by someone with write access (checked with
-  `GET /repos/{owner}/{repo}/collaborators/{username}/permission`: `admin`, `maintain` or
-  `write`), posted after the request, or the label `jr2:approve:NAME` / `jr2:reject:NAME` added
-  after the request by such a person (who added it: the issue's events); on GitLab and Jira
-  the same comment by a Developer / someone with Edit Issues; on `local:` `jr2 local approve
-  BACKLOG ITEM NAME` / `jr2 local reject ... --reason ...` or `jr2 send approvals ...`; from
-  Python (the dashboard) `answer()` below. jr2's own comments never count (they start with
-  jr2's hidden marker, never with `/jr2`).
-* The next attempt. An answered gate makes the item ready again; its next attempt runs with
-  `JR2_GATE_<NAME>=approved` or `=rejected` (and `JR2_GATE_<NAME>_REASON`): a rejection is
-  handed to the worker, which cleans up and ends the item as it sees fit (exit 0: done; any
-  other exit: failed). Answers stay on the item until the worker asks for that gate again.
-* The Ready-set. An item awaiting a gate is blocked with the reason `awaiting_approval` (its
-  gate, since when, the worker's reason): it is open work that waits for a person, so a pool
-  with nothing else to do ends `deadlocked` (exit 3, the summary naming each gate) unless
-  `--wait` keeps it polling for the answer.
+* Asking: a worker prints `jr2: await-approval NAME [reason]` and exits `EX_AWAIT_APPROVAL`
+  (79). Without the line, 79 asks for the one gate when `--gate` names exactly one. A gate the
+  run was not given fails the item.
+* Parking: the tracker (`KeepsGates.park`) marks the item as awaiting that gate, releases its
+  claim and frees the slot; nothing is kept in the pool's memory.
+* Answering: where a person already is: a `/jr2 approve NAME` or `/jr2 reject NAME [reason]`
+  comment (or an answer label) by someone with write access, `jr2 local approve|reject`,
+  `jr2 send approvals ...`, or `answer()` (the dashboard). jr2's own comments never count.
+* The next attempt runs with `JR2_GATE_<NAME>=approved|rejected` (and `_REASON`); the worker
+  decides what a rejection means.
+* The Ready-set blocks an awaiting item with `awaiting_approval`; a pool with nothing else to do
+  ends `deadlocked` unless `--wait`.
+
+Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations

@@ -1,76 +1,27 @@
 """Global caps and conflict groups on a comment tracker: group and slot claims on the comment
 thread of one coordination issue (`jr2 work --control-issue ID`).
 
-Design notes
-------------
-The item claims of `comment_claims` are decided on each item's own thread: two pools that post
-at the same instant on the same issue both read both comments and agree on the lower id. A
-conflict group spans several items, and a pool cannot read every thread a conflicting claim
-could be posted on (an item may be new, or relabelled, since its snapshot). "Post, then read"
-is safe only when every claimer posts to and reads the same thread, so the limits live on one
-issue that every pool of the tracker names (`--control-issue`), and its comment ids give the
-one order every pool agrees on:
+Every pool of the tracker posts to and reads the same thread, whose comment ids give the one
+order every pool agrees on:
 
-* look before you post: list the thread first (GitHub: a conditional GET, free when
-  unchanged). If it shows a live lock for the same item or for a group of ours, or
-  `global_cap` or more live locks, we give way at once: no comment is posted (and no watcher of
-  the coordination issue is notified) for a lock that could not be kept. Within one reading of
-  the Ready-set (`LockedClaims`: until the next `snapshot`/`changes`, or a write of this
-  process) that listing serves the looks of the next items too, so a pool that finds the cap
-  full makes one request per poll, not one per ready item.
-* acquire (before the item's claim): post a lock comment
+* look first: list the thread; a live lock for the same item or one of our groups, or
+  `global_cap` live locks, and we give way without posting. One listing serves the looks of one
+  Ready-set reading (`LockedClaims`).
+* acquire (before the item's claim): post a `jr2:lock` marker comment (item, groups, holder,
+  lease, nonce), list the thread, and yield (deleting ours) if a live lock with a lower id is
+  for the same item, shares a group, or `global_cap` such locks exist. Then the item's claim;
+  if it is lost, the lock is deleted at once.
+* renew edits the lock with the item's lease (a renewal past the lease has lost); settle and
+  parking delete it.
+* clean-up: a lock dead for one more lease (at most `GRACE`) is deleted by the next claimers, at
+  most `SWEEP` per acquire; only complete `jr2:lock` markers by jr2 are ever deleted.
+* bounds: a lock counts for at most the reader's own `--lease`; groups over `GROUPS_BUDGET`
+  characters are written as digests, else `all_groups`. A refused lock (`LockRefused`) skips the
+  item; a refusal about the coordination issue ends the run.
 
-      <!-- jr2:lock {"item": "o/r#12", "groups": ["db"], "holder": "...", "lease": 600,
-                     "nonce": "..."} -->
+`LocksByComment` is the mixin a comment-claims tracker inherits to declare this.
 
-  then list the thread. Among the LIVE lock comments with a LOWER id than ours (live: `now <
-  updated_at + lease`, `now` the server's time of the listing, as for claims), if one is for
-  the same item or names a group of ours, or `global_cap` or more exist, we yield: our comments
-  are deleted and the item is not claimed. Otherwise we hold the groups and a slot. Two
-  claimers that post at once both see both comments and agree; a later claimer sees the
-  earlier lock. An earlier lock that will itself yield still counts: a claimer may yield
-  needlessly (it tries again on its next poll), never wrongly. A pool whose lock had to yield
-  waits a random part of `RACE_PAUSE` before its next one, so racing pools drift apart.
-* bounds: a lock's lease counts for at most the reading pool's own `--lease` (give every pool
-  of a tracker the same one), whatever its marker says; and a lock comment stays small
-  whatever an item's body names: its groups are written as names when they fit in
-  `GROUPS_BUDGET` characters, else as short digests of the names, else as `all_groups` (a lock
-  that conflicts with every item that has a group: coarser, never wrong); the line for people
-  names at most `SHOWN` of them. The tracker refusing one item's lock comment (GitHub 422,
-  `LockRefused`) skips that item for the run; a refusal about the coordination issue itself
-  (gone, locked, no access) ends the run, as every item would meet it.
-* the item's claim follows; if it is lost, the lock is deleted at once. So the lock is taken
-  first and released last: a pool holds an item under a limit only while it holds its lock.
-* renew with the item's lease (edit the comment; a renewal that lands after the lease ran out,
-  `new updated_at >= old updated_at + lease`, has lost the lock: the worker is stopped); settle
-  deletes it, and so does parking the item awaiting approval (`--gate`). A pool killed with
-  `kill -9` holds its lock until its lease ends, then it is ignored.
-* clean-up: a lock comment a killed pool left behind would stay in the thread forever (every
-  listing paying its bytes, every page of them one more request). A claimer that finds, in the
-  listing it reads anyway, a lock comment expired for one more lease, at most `GRACE` seconds
-  (`now >= updated_at + lease + min(lease, GRACE)`, the server's times as above) deletes it: at
-  most `SWEEP` per acquire, oldest first, so a thread full of dead locks is emptied over a few
-  claims instead of in one burst of deletions. Only jr2's own lock comments are ever deleted:
-  the body must parse as a complete `jr2:lock` marker (item, groups, holder, lease, nonce)
-  followed by jr2's line for people; any other comment (a person's, jr2's claim or gate markers)
-  is never touched. A dead lock's holder cannot come back (a renewal past the lease has lost,
-  `renew` below), so deleting it changes no decision; the grace is only a margin for clock skew
-  between the pools' views. Two pools sweeping at once may delete the same comment: the second
-  deletion's 404 is fine (`delete_comment` of every adapter treats a comment already gone as
-  deleted).
-* Cost per item under a limit: one comment creation (GitHub's content-creation limit: 500 an
-  hour per token), two listings of the coordination issue (the look and the read-back), one
-  deletion; one edit per renewal; a pool that finds no room costs one listing per poll and
-  posts nothing (measured with 8 pools: `bench/limits_race.py`, `docs/performance.md`);
-  plus at most `SWEEP` deletions of dead locks, only when a pool was killed holding some (each
-  dead lock is deleted once, by whichever claimer sees it first).
-  Lock comments notify the coordination issue's watchers only (unsubscribe from it).
-
-`LocksByComment` is the mixin a tracker whose claims are comments (`post_comment`,
-`list_comments`, `edit_comment`, `delete_comment` by item key, as `CommentClaims` uses)
-inherits to declare this way of keeping limits; given `--control-issue`, the run's claims go
-through `LockedClaims`, which adds the locks around the tracker's. A pool's items with no group
-and no global cap take no lock.
+Design notes and costs: docs/design/coordination.md, docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,54 +1,22 @@
 """Global caps and conflict groups: limits shared by every pool on the same tracker.
 
-Design notes
-------------
-`--cap` limits one process. `jr2 work --global-cap N` limits how many items are held at once by
-every pool on the same tracker, and `--exclusive-by` puts items into conflict groups, two items
-of one group never running at once anywhere. Like the attempt record of bounded retries
-(`jr2_sources.capabilities.retries`), neither lives in a pool's memory: both are decided by the
-claim itself, in the tracker, so pools on other machines and restarted pools honour them.
+`jr2 work --global-cap N` limits how many items are held at once by every pool on the same
+tracker; `--exclusive-by` puts items into conflict groups, two items of one group never running
+at once anywhere. Both are decided by the claim itself, in the tracker.
 
-* **The same tracker.** What the claims of one tracker's pools have in common. For `local:`,
-  the claim store of one backlog file: every claim in it counts (every pool of that file,
-  whatever its `--label`, with the options or without); a pool started without the options is
-  not limited itself and records no groups, so give every pool the same options. On GitHub,
-  Jira and GitLab, the coordination issue every pool names (`--control-issue`), normally one
-  per repository or project: the locks posted there count, so only pools given the options
-  take part.
-* **Groups.** `--exclusive-by label:GLOB` (repeatable): every label of the item matching the
-  glob (`fnmatch`, case-insensitive) is a group, named by the label (`area/db`).
-  `--exclusive-by touches`: every name on a `Touches: a, b` line of the item's body is a group.
-  Names are compared case-insensitively (kept lower-case) and share one namespace, so
-  `Touches: area/db` joins the label's group. `Limits.tag` writes each item's groups into
-  `SnapshotItem.groups` as it is read, so the Ready-set rules and the claim see the same groups.
-  The line may sit in a list or a quote, or carry bold marks (`**Touches:**` in Markdown,
-  `*Touches:*` in Jira's wiki markup). A tracker that reads bodies only on request (Jira: its
-  description costs bytes on every search) has a `want_bodies()` method; `Limits.prepare`
-  calls it when `touches` is in use, and refuses `touches` on a source that reads no bodies.
-* **The Ready-set.** An unclaimed item of a group held by a live claim of another item is
-  blocked with `group_busy` (the group and the holding item); while live claims number
-  `global_cap` or more, every item that would otherwise be ready is blocked with `global_cap`
-  (the count and the cap). Both come and go with the claims and their leases, never with a
-  write: a pool whose ready items all wait for a group or the cap counts them as held elsewhere
-  and polls instead of ending `deadlocked`.
-* **The claim is the lock.** A group or a cap slot is not a separate lock to forget: it is held
-  by the item's claim and shares its lease, renewed with it and released with it, so a pool
-  killed with `kill -9` holds nothing past its lease. A tracker that can decide the claim, its
-  groups and the cap together sets `Tracker.limits`; the WorkSource refuses the options on any
-  other at start, in one line. `local:` does it in one SQLite write transaction
-  (`trackers/local/store.py`): count the live claims, look for a live claim sharing a group,
-  insert; writers queue on one lock, so a race between any number of pools can never exceed a
-  limit.
-* **Comment trackers.** The per-item comment protocol cannot see a conflicting claim on another
-  issue posted in the same instant: "post, then read" is safe only when every claimer posts to
-  and reads the same thread. So on GitHub the limits live on one coordination issue every pool
-  names (`--control-issue`): `capabilities/limits/comment_locks.py` posts a lock comment there
-  before the item's claim, reads the thread back, and yields if an earlier live lock shares a group
-  or
-  `global_cap` earlier live locks exist (comment ids are the order every pool agrees on); the
-  lock shares the item's lease. It costs one more comment creation per item, one edit per
-  renewal and one deletion. GitLab (the plugin) and Jira use it too (Jira Cloud keeps the lock
-  marker in a comment property, `trackers/jira/markers.py`).
+* The same tracker: for `local:`, the claim store of one backlog file; on GitHub, Jira and GitLab,
+  the coordination issue every pool names (`--control-issue`).
+* Groups: `label:GLOB` (each matching label, case-insensitive) and `touches` (each name on a
+  `Touches: a, b` line of the body), one namespace, lower-case. `Limits.tag` writes them into
+  `SnapshotItem.groups`; `touches` needs a tracker that reads bodies (`want_bodies()`).
+* The Ready-set blocks an item of a held group with `group_busy` and, at the cap, every
+  would-be-ready item with `global_cap`; such items count as held, so a pool polls.
+* The claim is the lock: a group or a slot shares the item's lease. A tracker that decides the
+  claim, its groups and the cap together sets `Tracker.limits` (`local:`: one SQLite write
+  transaction); a comment tracker uses lock comments (`comment_locks.py`). Any other tracker
+  refuses the options at start.
+
+Design notes: docs/design/coordination.md.
 """
 
 from __future__ import annotations

@@ -1,59 +1,20 @@
 """The pull-request part of the fake GitHub: pull requests, their links to issues, merges into any
 branch, check runs, commit statuses and the GraphQL subset jr2 asks (mounted by `FakeGitHub`).
 
-Design notes (every behaviour cites GitHub's own description)
--------------------------------------------------------------
-* A pull request is an issue too (REST "Pulls": "every pull request is an issue, but not every
-  issue is a pull request"): it takes the next issue number and is listed by the issues endpoint
-  with `pull_request`; merging or closing it closes that issue.
-* Closing keywords (docs "Linking a pull request to an issue": close, closes, closed, fix, fixes,
-  fixed, resolve, resolves, resolved, followed by `#N`) link a PR to an issue *only when the PR
-  targets the default branch*; only then is the PR in the issue's
-  `closedByPullRequestsReferences` (GraphQL `Issue`), and merging it closes the issue as
-  completed. A PR merged into another branch closes nothing and links nothing.
-* `POST /repos/{owner}/{repo}/pulls` ("Create a pull request": `title`, `head`, `base`, `body`;
-  201 with the pull request) and `GET .../pulls/{pull_number}` answer the REST object's
-  `number`, `state`, `merged`, `merge_commit_sha`, `head {ref, sha}`, `base {ref}`; `PATCH
-  .../pulls/{pull_number}` with `state: closed` closes it unmerged. (`GET /repos/{owner}/{repo}`
-  with its `default_branch` is the fake server's own route.)
-* A merge (REST `PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge`, "Merges a pull request
-  into the base branch", `merge_method` merge, squash or rebase) gives a new commit sha
-  (`merge_commit_sha`; GraphQL `mergeCommit.oid`) on the base branch, a squash merge too, and
-  closes the pull request: the REST object (schema `pull-request`) then has `state` closed,
-  `merged` true, `merged_at` and `closed_at` the time of the merge; the issue object of a PR
-  (schema `issue`, listed by the issues endpoint) carries it as `pull_request.merged_at`
-  ("nullable": null until merged, and for a PR closed unmerged). All from @octokit/openapi's
-  api.github.com description (operation `pulls/merge`, schemas `pull-request` and `issue`).
-* A pull request linked to an issue from the sidebar ("Development"; docs "Linking a pull
-  request to an issue": "Manually linking a pull request or branch to an issue using the issue
-  sidebar"): `link` / `unlink`. Like a closing keyword it links only a PR into the default
-  branch, and GraphQL's `closedByPullRequestsReferences` lists it (its counterpart
-  `closingIssuesReferences` takes `userLinkedOnly`, "Return only manually linked Issues").
-  It records a `connected` (`disconnected`) issue event on both the issue and the PR (docs
-  "Issue event types": "The issue or pull request was linked to (unlinked from) another issue
-  or pull request", in the REST API for issue events) and moves neither's `updated_at`: no
-  description says it does (the worst case).
-* Checks: check runs (REST "Check runs": `status` queued/in_progress/completed, `conclusion`
-  success/failure/neutral/cancelled/skipped/timed_out/action_required) and commit statuses (REST
-  "Commit statuses": `state` error/failure/pending/success) are kept per commit sha. A status is
-  posted with `POST /repos/{owner}/{repo}/statuses/{sha}` ("Create a commit status": `state`
-  required, `context` default `default`, case-insensitive; 201 with the status) and the latest
-  one of each context counts ("Get the combined status for a specific reference": "the latest
-  status for each context"; a context goes from pending to success by posting it again).
-  GraphQL `Commit.statusCheckRollup` combines both ("Check and Status rollup information for this
-  commit"): null when the commit has neither, else `state` (`StatusState`: ERROR, EXPECTED,
-  FAILURE, PENDING, SUCCESS): a failing one wins, then a pending one, else SUCCESS.
-* GraphQL (`POST /graphql`, body `{query, variables}`): this subset answers the one query shape jr2
-  sends (`jr2_sources.trackers.github.pulls.QUERY`): `repository(owner, name)` with
-  `defaultBranchRef { name }` and aliased `pullRequests(headRefName: "...")` connections (or
-  aliased `pullRequest(number: N)`, "Returns a single pull request from the current repository by
-  number", null when there is none: the heads query, `pulls.HEADS`), and
-  `nodes(ids: $ids)` (at most 100 ids, as GitHub limits) giving each `Issue`'s `number`,
-  `blocking` (the issues it blocks, GraphQL `Issue.blocking`) and
-  `closedByPullRequestsReferences`. Each pull request has `number`, `url`, `state`
-  (OPEN/CLOSED/MERGED), `merged`, `baseRefName`, `headRefName`, `mergeCommit { oid
-  statusCheckRollup { state } }` and the head commit's rollup (`commits(last: 1)`). GraphQL has no
-  conditional requests: every POST is answered in full and counts against the rate limit.
+Every behaviour cites GitHub's own description (docs/design/fakes.md lists the sources):
+
+* A pull request is an issue too: it takes the next issue number and is listed by the issues
+  endpoint with `pull_request`; merging or closing it closes that issue.
+* Closing keywords and sidebar links (`link` / `unlink`) link a PR to an issue only when the PR
+  targets the default branch; a sidebar link records `connected` / `disconnected` events and
+  moves no `updated_at`.
+* REST: create, get and close pull requests; merge (merge, squash or rebase: a new commit on the
+  base); check runs and commit statuses per commit sha, the latest status per context counting.
+* GraphQL (`POST /graphql`): the one query shape jr2 sends (`trackers.github.pulls.QUERY`,
+  `pulls.HEADS`): `repository` with `defaultBranchRef` and aliased `pullRequests(headRefName:)`
+  or `pullRequest(number:)`, and `nodes(ids:)` (at most 100) with `blocking` and
+  `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses. GraphQL has
+  no conditional requests.
 """
 
 from __future__ import annotations

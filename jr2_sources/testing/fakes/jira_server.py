@@ -1,99 +1,23 @@
 """A stateful fake of the Jira REST v2 endpoints jr2 uses, on 127.0.0.1, with fault injection.
 
-Design notes
-------------
-* Shapes follow Atlassian's documented objects with only documented fields: `serverInfo`
-  (`deploymentType` "Cloud", or "Server" for Data Center), issues (`key`, `fields` limited to
-  the requested ones), `status` with `statusCategory` {id, key, colorName, name}, `priority`,
-  `issuelinks` ({id, type {id, name, inward, outward}, inwardIssue | outwardIssue}), `subtasks`,
-  `parent`, comments ({id, body, author, created, updated}), transitions ({id, name, to}), the
-  error body ({"errorMessages": [...], "errors": {}}).
-* Link direction as Jira shows it: `add_link(blocker, blocked)` puts `inwardIssue: blocker` on
-  the blocked issue ("is blocked by") and `outwardIssue: blocked` on the blocker ("blocks").
-* Search: Cloud answers `/search/jql` (GET or POST, `nextPageToken`, `isLast`) and refuses the
-  old `/search` (410); Data Center answers `/search` (`startAt`, `total`) and not `/search/jql`.
-  A JQL subset is evaluated (AND/OR/NOT, parentheses, `=`, `!=`, `in`, `not in`, `is EMPTY` on
-  project, key, labels, status, statusCategory, assignee, priority; `>=`, `>`, `<=`, `<` on
-  updated and created; `comment ~ "\"words\""`, a phrase search of the comments' text, word by
-  word and case-blind, as the JQL reference's text search ("Search syntax for text fields":
-  quoted phrases, punctuation ignored); ORDER BY created/key/priority/updated); anything
-  else is a 400 with
-  Jira's "Error in the JQL Query" text. `key` matches an issue's key or its id (Atlassian's
-  JQL reference, "Issue key": "Search for issues with a particular issue key or issue ID").
-  Search is consistent at once unless `search_lag` is set: then, as Cloud's enhanced search
-  ("Recent updates might not be immediately visible in the returned search results"), an issue
-  is not found until `search_lag` seconds after its last update (its earlier state is not kept:
-  it is simply missing meanwhile), except the issues whose ids the search names in
-  `reconcileIssues` ("Strong consistency issue ids to be reconciled with search results",
-  Atlassian's "Search and reconcile").
-* Dates in JQL: Atlassian's JQL date-time formats "yyyy/MM/dd HH:mm", "yyyy-MM-dd HH:mm",
-  "yyyy/MM/dd", "yyyy-MM-dd", read in the searching account's time zone (the `timeZone` of
-  `GET /myself`: `time_zone=`, default UTC; Atlassian's User schema: "The time zone specified in
-  the user's profile"), so a date reaches a minute at most; or a relative "-5m" / "-2h" /
-  "-1d" / "-1w" from now.
-* `updated` changes when an issue is edited (labels, assignee: "Edit issue", "Assign issue")
-  or transitioned (a workflow transition updates the issue; `set_status` is a person's
-  transition): each of these is an issue update that Jira records in the change history and
-  delivers as `jira:issue_updated`. It does NOT change for comments, comment edits and issue
-  links (`add_link` / `remove_link`): Atlassian does not document that they change it, so the
-  fake takes the side jr2 must survive (jr2 reads those through webhooks, its own notes and
-  the full resynchronisation). `delete_issue` removes an issue and its links
-  (`jira:issue_deleted`); `edit` is a person's label edit.
-* Comments get growing ids and server timestamps (milliseconds); every answer has a `Date`
-  header. The clock is `time.time() + offset` (`advance()` moves it).
-* Labels change only through `update.labels` add/remove (adding twice is fine) or a whole
-  `fields.labels` set (logged, so tests can prove jr2 never does it). Transitions are global
-  (allowed from any status, as a sequential transition is wherever the workflow allows it);
-  two transitions at the same moment on one issue: the second gets 409.
-* Not documented, but needed to test jr2's handling: `old_server=True` leaves `statusCategory`
-  out of linked issues (jr2 must look the status up), and a link to a key the fake does not
-  know is rendered without `fields` (jr2 must look the issue up: 404 = missing).
-* A request log (method, path, query, JSON body, status, server time, issue key, and the jr2
-  marker kind and holder of a comment body) and queued faults (`fault()`: a status with optional
-  `Retry-After`, a connection reset, a slow answer, a truncated JSON body).
-* Cloud is lossy the way Cloud is: it keeps a comment as an Atlassian Document Format document
-  (Atlassian's description, swagger-v3.v3.json: "version 3 provides support for the Atlassian
-  Document Format (ADF) in `body` in comments"; a REST v2 body is converted to it and back).
-  ADF has no node for an HTML comment (ADF "Document structure": doc, paragraph, text, ... no
-  comment node), so `<!-- ... -->` does not come back: the fake stores paragraphs of text with
-  HTML comments removed (`to_doc` / `from_doc`). Data Center stores the body verbatim. Only this
-  one loss is modelled: other conversions (wiki-markup escaping) are not cited, so not modelled.
-* Comment `properties` ("A list of comment properties. Optional on create and update.") are kept
-  on create and update and returned only by `POST /comment/list?expand=properties` (the only
-  comment read that expands `properties` in the description; `GET .../comment` expands only
-  `renderedBody`). `PUT .../comment/{id}` takes `notifyUsers` (default true): `notifications`
-  counts the e-mails one watcher of the issue would get (comment created, comment updated with
-  notifyUsers not false, issue edited or transitioned).
-* Webhooks (`webhook(url, secret)`): each change is delivered as Jira delivers it (Atlassian's
-  webhook guide; shapes as fixtures/jira/webhooks/): a comment as `comment_created` /
-  `comment_updated` / `comment_deleted` AND `jira:issue_updated` with `issue_event_type_name`
-  `issue_commented` / `issue_comment_edited` / `issue_comment_deleted`; a label edit as
-  `jira:issue_updated` (`issue_updated`) with a `labels` changelog item; a transition with
-  `status` and `resolution` items (`issue_generic`); an assignment (`issue_assigned`); a link
-  as `issuelink_created`. Signed `X-Hub-Signature: sha256=<hex>` when there is a secret, with a
-  fresh `X-Atlassian-Webhook-Identifier`. Sent in order from one thread; `deliveries` keeps each
-  one's event and the receiver's JSON answer (so a test counts wakes).
-* Descriptions (`add_issue(description=)`, `set_description`, a person's edit: `updated`
-  moves, a `description` changelog item). Cloud keeps a description as an ADF document like a
-  comment (the `description` of "Edit issue" takes ADF in v3; fixtures/jira/atlassian, the
-  issue-edit operation: "the `description` ... take Atlassian Document Format content"), so a
-  REST v2 answer gives it back as a string (`from_doc`: "v2 bodies are strings where v3 takes
-  ADF", fixtures/jira/README.md); Data Center keeps and answers the wiki-markup string.
-* The change history: every edit of labels or description and jr2's own `PUT /issue/{key}`
-  is recorded as a `Changelog` {id, author, created, items [ChangeDetails {field, fieldtype,
-  fieldId, from, fromString, to, toString}]} (fixtures/jira/atlassian: `PageOfChangelogs`), and
-  `GET /issue/{key}?expand=changelog` returns it as `changelog` {startAt, maxResults, total,
-  histories}, "sorted by date, starting from the most recent" (the `expand` parameter of "Get
-  issue"), at most 100 (Cloud's page of "recent updates").
-* The dashboard issue's description through REST v3 (Cloud only: "Get issue" / "Edit issue" of
-  /rest/api/3/issue/{key}, fixtures/jira/atlassian): an ADF document, given and taken as is
-  (`{"type": "doc", "version": 1, ...}`; anything else is Jira's 400 "Operation value must be an
-  Atlassian Document"); `expand=changelog` as on v2, with `maxResults` 100 ("The maximum number
-  of results that could be on the page") and `total` the number on the page. On Data Center a
-  v2 "Edit issue" with `fields.description` (a wiki-markup string) sets it. On both, longer than
-  32,767 characters (an ADF document as compact JSON, in UTF-16 units) is Jira's 400 "The
-  entered text is too long. It exceeds the allowed limit of 32,767 characters." (the default
-  `jira.text.field.character.limit`).
+Every behaviour follows Atlassian's documented objects and descriptions (the list, with its
+sources, is docs/design/fakes.md):
+
+* Documented shapes only: `serverInfo` (Cloud, or Server for Data Center), issues with the
+  requested `fields`, links, subtasks, comments, transitions, the error body.
+* Search: Cloud `/search/jql` (page tokens; `/search` answers 410), Data Center `/search`
+  (`startAt`); a JQL subset is evaluated, anything else is Jira's 400. `search_lag` models
+  Cloud's eventually consistent search, `reconcileIssues` its read-after-write.
+* `updated` moves for edits and transitions, not for comments or links (the side jr2 must
+  survive). Comments get growing ids and server times; every answer has a `Date`; the clock is
+  `time.time() + offset` (`advance()`).
+* Cloud stores comments and descriptions as ADF (HTML comments are lost); comment `properties`
+  come back only from `POST /comment/list?expand=properties`; the change history comes with
+  `expand=changelog`; the dashboard's REST v3 description takes an ADF document; text over
+  32,767 characters is Jira's 400.
+* Webhooks (`webhook(url, secret)`) as Jira delivers them, signed, in order.
+* A request log and queued faults (`fault()`: a status with `Retry-After`, a reset, a slow or a
+  truncated answer).
 * Standalone: `python -m jr2_sources.testing.fakes.jira_server --port 0 --issues 200 [--dc]`
   prints its URL (`jr2 playground jira` serves it seeded from a file).
 """

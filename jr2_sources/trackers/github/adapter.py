@@ -1,46 +1,23 @@
 """`GitHubAdapter`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
 calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labeltracker.py`).
 
-Design notes
-------------
-* Reading is `reader.IssueReader` (GET requests only). This module writes, only while claiming,
-  renewing and settling, and every write method first refuses when `env.read_only` (a dry run).
-* Claims follow `jr2_sources.kit.claims`, run by the shared `jr2_sources.kit.comment_claims`: this
-  adapter is its `CommentThread` (issue comments, the claim label). Winning also re-reads the
-  issue (one GET, `still_to_do`): a pool that settled it just before our comments were listed
-  (its claim no longer live) has closed or labelled it first; then we lose too.
-* Settling first re-checks that our claim still holds; only then it changes the issue (close,
-  or add the done / failed label) and removes the claim label, in ONE `PATCH` of the issue
-  (`state` and `labels`, the labels read just before): while our claim is live no other pool
-  can win, so the label we remove is ours; and last it edits the claim comment into its
-  outcome. A worked item costs 4 writes (claim comment, claim label, settle PATCH, comment
-  edit) plus one per renewal. jr2 removes only its own claim label, never a label or assignee
-  a person set (a label a person adds in the moment between that read and the PATCH is the
-  one exception; the window is one request long).
-* One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
-  tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
-  `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
-  run goes on; the message says what the issue is (deleted, gone, locked), not what is done
-  about it (an item is skipped; the coordination issue of `--control-issue` ends the run), and
-  does not blame the token, whose permissions are fine.
-* `--assign` needs a user: GitHub App installation tokens (App auth, or Actions' `GITHUB_TOKEN`,
-  both `ghs_...`) cannot call `GET /user`, so a writing adapter refuses `--assign` with them at
-  start, in one line, before anything is claimed.
-* `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`); the issues
-  a waking delivery names are read directly by the next delta.
-* `jr2 work` reads deltas (`delta.py`: the issues updated since the last reading) after one full
-  snapshot, with `--detail` too (a rebuilt issue reads its links again) and with `--done-when
-  merged` (`mergedelta.py`: changed pull requests are in the same list) and `--stack` (a
-  blocker whose open PR an item would start on is judged again at every delta: its head's
-  checks finishing move nothing listed).
-* `on_success=review` (`--done-when merged`): after a success the issue's PR is looked up (one
-  GET and one GraphQL query); open -> the review label, which keeps the issue from being offered
-  while the PR is open; merged into the base or no PR -> closed as completed. A later snapshot
-  (`jr2 work` only) settles ended reviews (`_settle_reviews`): merged -> closed, closed
-  unmerged -> label removed and the issue offered again.
-* `on_success=nothing` leaves the issue open; this process remembers it as done so it is not
-  offered again in the same run; other pools see it ready but lose the claim to the `jr2:done`
-  marker in its comments, until someone closes it.
+* Reading is `reader.IssueReader` (GETs only). This module writes only while claiming, renewing
+  and settling, and every write first refuses when `env.read_only`.
+* Claims follow `jr2_sources.kit.claims` through `kit.comment_claims`; winning re-reads the
+  issue (`still_to_do`).
+* Settling re-checks the claim, then closes or labels the issue and removes the claim label in
+  one `PATCH`, then edits the claim comment into its outcome: 4 writes per worked item plus one
+  per renewal. jr2 removes only its own claim label.
+* One issue that refuses a write (locked, deleted, gone) raises `ItemError` naming it; the run
+  goes on.
+* `--assign` needs a user token: installation tokens (`ghs_...`) are refused with it at start.
+* `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
+* `jr2 work` reads deltas after one full snapshot (`delta.py`; `mergedelta.py` under
+  `--done-when merged`).
+* `on_success=review`: an open PR gets the review label; a merged one (or none) closes the issue;
+  a later snapshot settles ended reviews. `on_success=nothing` leaves the issue open.
+
+Design notes: docs/design/github.md.
 """
 
 from __future__ import annotations
@@ -172,7 +149,21 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             changes.window.last_gap = None
         if delta is not None and self.reader.review_moves:
             self._settle_reviews()
+        if changes.closed_awaiting:
+            self._untag_closed(changes.closed_awaiting)
         return delta
+
+    def _untag_closed(self, numbers: list[int]) -> None:
+        """Take the awaiting label off the issues a person closed while they waited for
+        approval (`delta.py` notes): one request each. A refusal is one warning: it concerns
+        that one issue."""
+        while numbers:
+            number = numbers.pop(0)
+            try:
+                self.remove_label(item_id(self.repo, number), AWAITING_LABEL)
+            except SourceHTTPError as exc:
+                log.warning("%s: could not take %s off the closed issue #%d: %s", self.name,
+                            AWAITING_LABEL, number, exc)
 
     def wrote(self, key: str) -> None:
         if self.reader.changes is not None:

@@ -1,60 +1,23 @@
 """GitHub deltas: after one full reading, only what changed (`GitHubAdapter.changes`).
 
-Design notes
-------------
-* The question asked each time is GitHub's issues list with `since` (GitHub's description of
-  "List repository issues": "Only show results that were last updated after the given time"),
-  `state=all`, `sort=updated`, `direction=asc`, conditional like every GET (an unchanged poll is
-  one request answered 304, which costs no rate-limit point). The window's bookkeeping
-  (watermark, overlap, digests, walking pages by time, webhook marks, signs of a gap) is the
-  kit's `SinceWindow`, shared with jr2-gitlab.
-* The list is asked without the user's filters (`labels`, `milestone`, `assignee`): an issue that
-  left the scope (closed, relabelled, moved to another milestone or assignee) shows up with its
-  new data and is judged here as the full reading's server-side filter would judge it
-  (`selects`), so it leaves the Ready-set. Pull requests come back too (they are issues to the
-  API): they are never items, only states of body references.
-* A blocker closing need not move the blocked issue's `updated_at` (ISSUE-NOTES 6), and an issue
-  counts its native blockers only as a number (`issue_dependencies_summary.blocked_by`). So when
-  an issue's state as a blocker changes (open <-> closed or done-labelled), the issues it blocks
-  are read directly with `GET .../issues/{n}/dependencies/blocking` (one request, only when
-  its summary's `blocking` counts open dependents; GitHub's description, api.github.com and
-  GHES 3.19), whose objects carry their new summaries, and a sub-issue's parent with one
-  conditional GET of `parent_issue_url`.
-* Another pool's renewal edits its claim comment, which need not move `updated_at`: an issue
-  another pool holds is read again directly when its lease seems to end (`leases`), so it is
-  not offered as free (and lost to the live claim) on every poll.
-* An issue whose change is this process's own claim is not re-read: its claim is the one this
-  process holds (`LabelCommentTracker.own_claim`); any other claimed issue has its comments
-  read (conditionally), as in a full reading. Body references ("depends on
-  #12") name their blocker, so the incremental Ready-set updates those dependents itself.
-  References to other repositories cannot be in this repository's list: the open ones are read
-  again directly (conditional GETs) at most every `OUTSIDE_EVERY` seconds.
-* What the since-window cannot see: adding or removing a "blocked by" link or a sub-issue is not
-  documented to move `updated_at` on either side (GitHub's description and webhook schemas say
-  nothing), and a deleted or transferred issue leaves the list. Webhooks mark them
-  (`issue_dependencies`, `sub_issues`, `issues.deleted`/`transferred` name the issues, read
-  directly in the next delta); without webhooks the resynchronisation (`jr2 work
-  --resync-every`, default 5m) bounds how long such a change goes unseen. A marked issue that is
-  gone (404, 410, 301) is a sign of a gap: the answer is a full snapshot. An issue this process
-  settled as a failure to retry is marked the same way (`wrote`): a retry record is a comment
-  edit, which need not move `updated_at` either. A marked issue is rebuilt even when its object
-  is unchanged. A label or milestone the filter names, renamed or deleted, moves no issue
-  either, and no issue to mark names it: its `label`/`milestone` delivery (`scopehooks.py`)
-  makes the next reading full (`SinceWindow.want_full`, a gap).
-  Under `--done-when merged`, a PR linked to an issue from the sidebar is found in the
-  repository's issue events once a minute and marks both (`linkevents.py`).
-* `--detail` (every blocker and sub-issue named: `dependencies/blocked_by` and `sub_issues` of
-  each blocked issue) reads deltas too: only the issues a delta rebuilds (their object changed,
-  a webhook named them, or a blocker of theirs reopened: the chase above) have their links read
-  again, conditionally; the named references of the others are kept, and the incremental
-  Ready-set gives them their blocker's new state. A blocker closing is not chased then (its
-  dependents name it), so settling one costs no more than without `--detail`; one reopening
-  is (a dependent built while it was closed counted no open blocker and named none).
-* Servers without `issue_dependencies_summary` (read per issue instead) or without the
-  `dependencies/blocking` endpoint (GHES 3.17-3.18) fall back to full snapshots when a state
-  change needs chasing: correct, not cheaper.
-* A delta that fails half-way (network, 5xx after retries) forgets nothing: the next reading is
-  full (the window's digests were already updated).
+* The question: the issues list with `since`, `state=all`, `sort=updated`, `direction=asc`,
+  conditional (an unchanged poll is one 304), over the kit's `SinceWindow`; without the user's
+  filters, so an issue that left the scope is seen and judged (`selects`).
+* When an issue's state as a blocker changes, the issues it blocks are read directly (`GET
+  .../dependencies/blocking`, only when it blocks open ones), and a sub-issue's parent too.
+* Another pool's claim is read again when its lease seems to end; this process's own claim is
+  not re-read. Blockers in other repositories are read again at most every `OUTSIDE_EVERY` s.
+* Webhooks mark what the list cannot see (dependency and sub-issue links, deletions,
+  transfers); a marked issue that is gone is a gap, and so is a `label` / `milestone` delivery
+  that may change the scope (`scopehooks.py`). Under `--done-when merged`, sidebar links come
+  from the issue events (`linkevents.py`).
+* `--detail` reads deltas too: only rebuilt issues have their links read again.
+* Servers without the summaries or the `dependencies/blocking` endpoint fall back to full
+  readings when a change needs chasing. A delta that fails half-way makes the next reading full.
+* An issue of the filter seen closed with the awaiting label on was closed while it waited for
+  approval: noted (`closed_awaiting`) for the adapter to take the label off (one request).
+
+Design notes: docs/design/github.md.
 """
 
 from __future__ import annotations
@@ -72,6 +35,7 @@ from jr2_sources.capabilities.deltas.sincewindow import (
     WindowGap,
     iso_z,
 )
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import labels_of
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
@@ -110,6 +74,7 @@ class GitHubChanges:
         self.in_set: set[str] = set()  # ids delivered as items
         self.outside: set[str] = set()  # open references to other repositories
         self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
+        self.closed_awaiting: list[int] = []  # closed with the awaiting label on (notes)
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
@@ -329,6 +294,9 @@ class GitHubChanges:
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)
+            if (issue.get("state") == "closed" and "pull_request" not in issue
+                    and self.config.has_label(labels, AWAITING_LABEL) and self.selects(issue)):
+                self.closed_awaiting.append(number)
             if ("pull_request" in issue or self.state[number] == "done" or iid in skip
                     or not self.listed(issue) or landed):
                 delta.left[iid] = "done" if landed else self.state[number]

@@ -12,7 +12,7 @@ once per login per `TTL` seconds, so a gated item costs one request per answerer
 
 A label answers too: `jr2:approve:NAME` or `jr2:reject:NAME` on the issue. Who added it, and
 when, comes from "List issue events", `GET /repos/{owner}/{repo}/issues/{issue_number}/events`
-(its `labeled` events: `actor`, `label.name`, `created_at`; ISSUE-NOTES 14), read only while the
+(its `labeled` events: `actor`, `label.name`, `created_at`), read only while the
 issue carries such a label; the actor is checked for write access the same way.
 """
 

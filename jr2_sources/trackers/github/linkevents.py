@@ -1,32 +1,18 @@
 """Pull requests linked to an issue from its sidebar ("Development"), seen by merge-aware deltas.
 
-Design notes
-------------
-* What GitHub documents of such a link: the issue events `connected` and `disconnected` ("Issue
-  event types": "The issue or pull request was linked to another issue or pull request", and
-  unlinked, in the REST API for issue events, for issues and for pull requests), and the link
-  itself in GraphQL (`closedByPullRequestsReferences`; its counterpart's `userLinkedOnly` says
-  manual links are part of it), which `pulls.py` reads. What it does not document: that the
-  link moves the `updated_at` of the issue or of the PR (neither REST description says so), or
-  any webhook for it (`@octokit/openapi-webhooks` 12.1.0: no `issues` or `pull_request` action
-  is a link; a sidebar link is not a closing keyword, so no `edited` body names it). So the
-  since-window of `delta.py` cannot be relied on to see it.
-* The signal used: "List issue events for a repository" (`GET /repos/{owner}/{repo}/issues/
-  events`: `issue-event` objects with `event`, `created_at` and the `issue`, fixtures/github/
-  openapi), conditional like every GET. Every `EVERY` seconds, and only under `--done-when
-  merged`, a delta reads it from its first page on (GitHub answers newest first; the
-  description gives no order, so a page is read until its oldest event is older than the
-  window and at most `MAX_PAGES` pages: more is a sign of a gap, a full reading). The issue and
-  the PR of each new `connected` / `disconnected` event are marked: the next delta reads them
-  directly (a marked issue is judged again; a PR read re-judges the issues it was linked to).
-* The window: events created since the server's time (`Date`) of the last read, less an overlap
-  (`OVERLAP`: an event committed a little after the time it carries); an event already taken
-  (its id) is not taken twice. A full reading starts the window at its own start (the list's
-  `Date`), so a link made while it read is seen by the next events read.
-* Cost: one request every `EVERY` seconds (a 304 while no issue event happened; any event, a
-  label or a close, changes the page: one rate-limit point), none between; without it a sidebar
-  link is seen at the resynchronisation (`--resync-every`, default 5m) or by a webhook naming
-  the issue.
+GitHub documents such a link as the issue events `connected` and `disconnected` and in GraphQL
+(`closedByPullRequestsReferences`), but not as moving any `updated_at` or as any webhook, so the
+since-window of `delta.py` cannot see it.
+
+* Every `EVERY` seconds, only under `--done-when merged`, a delta reads the repository's issue
+  events (`GET /repos/{owner}/{repo}/issues/events`, conditional) from the first page on, until a
+  page's oldest event is older than the window, at most `MAX_PAGES` pages (more is a gap). The
+  issue and the PR of each new `connected` / `disconnected` event are marked for the next delta.
+* The window: events since the server's time of the last read, less `OVERLAP`; an event id is
+  taken once. A full reading starts the window at its own start.
+* Cost: one request every `EVERY` seconds (a 304 while nothing happened), none between.
+
+Design notes: docs/design/github.md.
 """
 
 from __future__ import annotations

@@ -1,72 +1,23 @@
 """What a GitHub delta adds under `--done-when merged` (`GitHubChanges.merges`).
 
-Design notes
-------------
-* A pull request merging need not move its issue's `updated_at` (a merge into a branch other
-  than the default one, or on jr2's branch without a closing keyword, changes nothing on the
-  issue; the fake never moves it: the worst case). It moves its own: GitHub's REST API
-  "considers every pull request an issue" (the description of "List repository issues",
-  fixtures/github/openapi/api.github.com.json), so the since-window's list (`state=all`, no
-  filter: `delta.py`) already returns every PR opened, edited, merged, closed or reopened since
-  the last reading, with its `body` (the issue schema's `pull_request.merged_at` says merged).
-  No request is added to find them; the pulls list (`GET .../pulls`) has no `since` and would be
-  a second walk.
-* Which issues are judged again (`IssueReader.judge`: one GraphQL query per 100), among those
-  the full reading judges (`IssueReader.asked`: open listed issues that block something, are
-  held in review, or a listed body names):
-  - the issues a changed PR was linked to at their last judgement (`pulls_of`: jr2's branch
-    `jr2/issue-N` or a closing reference): a merge, a close, a reopen, a reference removed;
-  - the issues a changed PR's body mentions (`#N`, `owner/repo#N`, an issue URL): a closing
-    reference added (closing keywords live in the body; a mention that is no closing keyword
-    costs nothing more than its place in the same query);
-  - the issue whose jr2 branch (`jr2/issue-N`) is a changed PR's head. The issue object of a PR
-    does not carry its head, so the first time a PR shows up its head is asked (one GraphQL
-    query for all such PRs, `PullReader.heads`; a PR's head never changes, so it is kept);
-  - changed issues (their `blocking` lists are read again too), except when the change is this
-    process's own claim, or its own settle that left the issue open (`--on-success nothing`,
-    `review`, a failure, a gate: `left_open`), with nothing else moved (`_held`; dependency
-    summary, review label and state unchanged). jr2's worker opens and merges its PRs while
-    jr2 holds the issue; those PRs are in the list themselves (above), so the settle's change
-    teaches nothing more. A settle into review has just read the issue's PRs (one GraphQL
-    query, `GitHubAdapter._to_review`): that read is taken as its judgement (its review label
-    expected in the key), so the next delta asks nothing for it;
-  - those whose judgement waits on checks (`IssueReader.waiting_for_checks`): judged
-    `not_green`, and with `--stack` the blocker an item would start on (`IssueReader.stacked`:
-    an item's one blocker, its PR open, green or not). Checks finishing (or a late one failing)
-    move nothing on an issue or a PR, so they are asked again at every delta (one GraphQL
-    query a delta while any waits).
-  A PR linked to an issue from the sidebar ("Development") is documented to move neither
-  side: the repository's issue events (`connected`, `disconnected`) are read once a minute and
-  mark the issue and the PR (`linkevents.py`). A webhook naming the issue does the same at once;
-  one naming only the PR (`pull_request`, checks) has the issues it was linked to judged again,
-  which sees an unlink, not a new link (no webhook is documented for a link).
-* When an issue's judgement changes (state, PR, what it blocks), or it stops being asked, the
-  items that name it are rebuilt: their names, states and hand-off (`extra.blockers`) come from
-  it. Each is read directly (a conditional GET; `holders`, kept from every item built, says
-  which), and so is the issue itself when the delta did not list it and it may leave or come
-  back (merged into the base and not held, it leaves the Ready-set as the full reading leaves
-  it out) or is held in review (its own item waits for its PR). A delivered item whose state
-  is not `open` carries it (`Delta.as_blocker`, set by `delta.py` from `IssueReader.state_of`),
-  and the incremental Ready-set gives it to the references of the items the delta does not
-  deliver: no order among the delivered items, and no item is read only because it names a
-  delivered one whose judgement did not change.
-* An issue judged only because it blocks something or a body names it stops being asked when
-  the last of those closes, leaves or drops the reference (the full reading would not judge
-  it: offered again if open). What it blocks is known (`IssueReader.blocks`) and which bodies
-  name it (`bodies`), so then it is read again (one conditional GET) to see whether it still
-  blocks anything.
-* `--stack`: an item stacked on its blocker's open green PR names that blocker in no
-  reference (`IssueReader._hand_off`; `extra.blockers` still lists it): the incremental
-  Ready-set gives a delivered item's state as a blocker (`Delta.as_blocker`, `unmerged`) to
-  the references of the items a delta does not deliver, which would put a stacked item back to
-  waiting whenever its blocker is delivered alone. `built` indexes the blocker anyway
-  (`holders`), so a judgement that changes rebuilds the item.
-* Cost, in requests: a delta with no PR change and no issue waiting for green checks costs what
-  it costs under `--done-when closed` (the list, no GraphQL); a claim of an issue that blocks
-  something, the same (its judgement does not move); its settle, when the issue stays open
-  (`--on-success nothing`, `review`), the same too (`left_open`); a PR merged or closed: the
-  list, one GraphQL query, and one GET per issue naming its issue, plus one GraphQL query (its
-  head) the first time this process sees that PR (bench/github_cost.py --done-when merged).
+A pull request merging need not move its issue, but it moves itself, and the since-window's list
+returns pull requests too: no request is added to find the changed ones. Judged again (one
+GraphQL query per 100, `IssueReader.judge`), among the issues a full reading judges:
+
+- the issues a changed PR was linked to at their last judgement (`pulls_of`);
+- the issues a changed PR's body mentions, and the issue whose jr2 branch is its head (asked
+  once per PR, `PullReader.heads`);
+- changed issues, except this process's own claim or a settle that left the issue open;
+- the issues whose judgement waits on checks (`waiting_for_checks`; with `--stack` the blocker
+  an item would start on), at every delta.
+
+When an issue's judgement changes, the items that name it are rebuilt (`holders`), each read
+directly (a conditional GET); a delivered item carries its state as a blocker
+(`Delta.as_blocker`). An issue judged only because something names it is read again when the
+last reference goes. `--stack`: `built` indexes the blocker a stacked item names in no reference.
+A PR linked from the sidebar is seen through `linkevents.py`.
+
+Design notes and costs: docs/design/github.md, docs/performance.md.
 """
 
 from __future__ import annotations

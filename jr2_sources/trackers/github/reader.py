@@ -1,50 +1,23 @@
 """Reading a repository into a `Snapshot`: the issues list, blockers, sub-issues, claims.
 
-Design notes
-------------
-* Readiness costs ceil(N/100) list pages plus, when a filter narrows the list, one list call each
-  for the claim and the failure label (DESIGN.md §4: marked issues are always in the snapshot).
-  Every page is a conditional GET, so an unchanged poll is all 304s (no rate limit). That is a
-  full reading: `jr2 work` reads one at start and every `--resync-every`, and in between only
-  what changed (`delta.py`, which rebuilds changed issues through `build_item`).
-* Native blockers come with each listed issue (`issue_dependencies_summary.blocked_by` counts the
-  OPEN ones) and sub-issues as `sub_issues_summary` {total, completed}: `jr2 work` needs no
-  per-issue call. Without `detail` such blockers are one reference reading e.g. `2 open GitHub
-  dependencies`; with `detail` (`jr2 ready`) each blocked issue's `dependencies/blocked_by` and
-  `sub_issues` are read to name them.
-* Enterprise Server 3.17-3.19 lack `GET .../sub_issues` (3.17-3.18 also `.../dependencies/
-  blocked_by`; fixtures/github/openapi/) while their issue objects carry the summaries: a 404
-  there is warned about once and the summary's count stands. Issue objects without a summary
-  (older servers, recordings from mid-2025) never fail open: each listed issue's endpoint is
-  read instead (conditional GETs, so unchanged polls stay free); a server with neither has no
-  such links.
-* Blockers written in bodies (`refs.body_refs`) that are not in the listed set are looked up with a
-  GET each: closed (either reason) or carrying `done_label` = done, 404/410/301 = missing, 403 =
-  inaccessible. Final answers are cached for the process; open ones are asked again
-  (conditionally: a 304 when nothing changed).
+* A full reading is ceil(N/100) conditional list pages, plus one list each for the claim and the
+  failure label when a filter narrows the list (marked issues are always in the snapshot).
+* Native blockers and sub-issues come as each issue's summaries; with `detail` (`jr2 ready`)
+  each blocked issue's `dependencies/blocked_by` and `sub_issues` are read to name them. A server
+  without the summaries is read per issue; one without the endpoints warns once.
+* Blockers written in bodies (`refs.body_refs`) outside the listed set are looked up with a GET
+  each: closed or `done_label` is done, 404/410/301 missing, 403 inaccessible.
 * `--done-when merged` (`pulls.py`): the open issues that block something have their pull
-  requests read (one GraphQL query per 100 of them); an open blocker whose PR merged into the
-  base counts as done (and is not offered: it landed), one with an open PR is `unmerged`, one
-  merged with red checks (under `--require-checks`) `not_green`. A dependent's native blockers
-  are then named from the blockers' `blocking` lists (no per-issue REST call), and each issue
-  names jr2's branch for it (`SnapshotItem.branch`, the worker's `JR2_ITEM_BRANCH`), where jr2
-  looks for its PR first. A blocker of this repository outside the filter (another label) is
-  judged too: found from the bodies and, when the judged ones do not name all of an item's native
-  blockers, from that item's `dependencies/blocked_by` (`_read_outside`).
-* Hand-off (`--done-when merged`): each issue's `extra.blockers` lists its blockers with their
-  state, PR number and URL, head branch and merge commit (the worker's `JR2_BLOCKERS_JSON`).
-  With `--stack`, an issue with exactly one blocker whose PR is open with green head checks
-  does not wait for that blocker (its reference is dropped; `extra.blockers` still lists it)
-  and starts from the PR's head branch (`extra.stack_on`, the worker's `JR2_BASE_BRANCH`);
-  with more than one blocker it waits for the merges.
-* In review (`--on-success review`): an issue carrying the review label is asked about too. Its
-  PR open (or merged with checks not green): it waits for the merge of its own PR (a
-  `waits_for_merge`/`merged_not_green` reason whose `ref` is the PR) and is not offered. Merged
-  into the base: left out, and `review_moves` asks the adapter to close it and remove the label;
-  closed unmerged (no open PR): offered again, and `review_moves` asks to remove the label.
-* Only issues carrying the claim label have their comments read, so an expired claim (a dead
-  pool) counts as no claim and is taken over. Leases are judged in server time; the
-  `Claim.lease_expires` handed to the Ready-set is translated to the local clock.
+  requests read (one GraphQL query per 100): merged into the base is done, an open PR
+  `unmerged`, red checks under `--require-checks` `not_green`. Each issue names jr2's branch for
+  it and hands its blockers over (`extra.blockers`); `--stack` starts an item with one blocker
+  whose PR is open and green from that PR's head (`extra.stack_on`).
+* `--on-success review`: an issue with the review label waits for its own PR; `review_moves`
+  asks the adapter to close or unlabel ended reviews.
+* Only issues carrying the claim label have their comments read; leases are judged in server
+  time.
+
+Design notes: docs/design/github.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,19 @@
 """GitHub `label` and `milestone` deliveries that may change what the user's filter selects.
 
-Design note: an issue can enter or leave the scope (`--label`, `--exclude-label`, `--milestone`)
-without its `updated_at` moving: a label renamed into or out of a name the filter uses, or
-deleted; a milestone the filter names deleted, or renamed (GitHub's descriptions of "Update a
-label", "Delete a label", "Update a milestone", "Delete a milestone" do not say the issues'
-update time moves). A delta, which lists issues by update time, cannot see that. GitHub sends
-the `label` (`created`, `edited`, `deleted`) and `milestone` (`created`, `closed`, `opened`,
-`edited`, `deleted`) events for these (their schemas and GitHub's example deliveries are
-vendored in `fixtures/github/openapi/`: `webhooks.json`, `webhook-examples.json`). `scope_change`
-says whether one delivery can change what the reading selects; the adapter then makes the next
-reading a full one (the since-window's gap: `SinceWindow.want_full`), and a milestone title is
-looked up again. Every other delivery of these events is ignored at no cost.
+An issue can enter or leave the scope without its `updated_at` moving (a label the filter uses
+renamed or deleted, a milestone it names renamed or deleted), which a delta cannot see.
+`scope_change` says whether one delivery can change what the reading selects; the adapter then
+makes the next reading full (`SinceWindow.want_full`) and looks a milestone title up again.
 
-What concerns the scope:
+* `label`: `deleted`, or `edited` with a rename, when the old or new name is one the reading
+  judges by (`--label`, `--exclude-label`, `--done-label`, jr2's marks), compared
+  case-insensitively. `created` and edits without a rename never do.
+* `milestone` with `--milestone TITLE`: `created`, `deleted`, or a title edit to or from TITLE;
+  with a NUMBER: that milestone deleted; with `*` or `none`: any deleted. `closed` and `opened`
+  never do.
+* Only deliveries for the configured repository (`repository.full_name`) count.
 
-* `label`: `deleted`, or `edited` with `changes.name.from` (a rename), when the old or the new
-  name is one the reading judges by: `--label`, `--exclude-label`, `--done-label` (a rename
-  there changes which issues count as done blockers) and jr2's marks (`jr2:claimed`,
-  `jr2:failed`, `--review-label`: a marked issue is listed outside the filter). Names compare
-  as GitHub compares label names (case-insensitively). `created` never does: no issue can carry
-  a label that did not exist. An `edited` without a rename (colour, description) never does.
-* `milestone` with `--milestone TITLE`: `created`, `deleted`, or `edited` with
-  `changes.title.from`, when the old or new title is TITLE (the title then names another
-  milestone, or none). With `--milestone NUMBER`: that milestone `deleted`. With `*` or `none`:
-  any milestone `deleted` (its issues lose their milestone). `closed` and `opened` never do:
-  the issues list's `milestone` parameter selects by number, whatever the milestone's state.
-* Only deliveries for the configured repository (`repository.full_name`, required in both
-  events' schemas) count.
+Design notes: docs/design/github.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,21 @@
 """GitHub webhook deliveries: verify the signature, drop replays, decide whether to wake.
 
-Design note: GitHub signs the raw body with HMAC-SHA256 under the webhook's secret and sends
-`X-Hub-Signature-256: sha256=<hex>`; the shared `jr2_sources.capabilities.webhooks` pieces compare
-it in constant time and remember delivery ids. Each delivery has a unique `X-GitHub-Delivery` GUID,
-reused when a delivery is redelivered, so a repeat is acknowledged and ignored. Only the events
-that can change the Ready-set wake a pool: `issues`, `issue_dependencies` and `sub_issues` for the
-configured repository: the payload's `repository.full_name` decides; only a delivery without
-`repository` (optional in the `sub_issues` schema) is judged by the repository of an issue it
-carries (`issue`, `blocked_issue`, `blocking_issue`, `sub_issue`, `parent_issue`), so a delivery
-for another repository never wakes the pool because it mentions one of our issues. `ping` and every
-other event are acknowledged and ignored. With `--done-when merged` a PR merging or its checks
-finishing can release dependents too: `PR_EVENTS` (`pull_request`, `check_suite`, `check_run`,
-`status`, each carrying `repository`) wake the pool as well. A waking delivery names the issues it
-concerns (`Verdict.touched`: both sides of a dependency or sub-issue change; the pull request of
-a `pull_request` delivery, its top-level `number`, and those a `check_run` or `check_suite` lists
-in `pull_requests`, per @octokit/openapi-webhooks' schemas), which a pool read by deltas reads
-directly next (`delta.py`): a PR read that way has the issues it links judged again
-(`mergedelta.py`), whatever moved on it (a PR linked from an issue's sidebar moves no
-`updated_at` GitHub documents: `linkevents.py`). Bodies come JSON (`application/json`)
-or form-encoded (`application/x-www-form-urlencoded`, `payload=<json>`: the content type GitHub's
-webhook form offers first); the signature covers the raw body either way. `receive` is what
-`GitHubAdapter.webhook` runs for `jr2 work --listen ... --webhook-secret-env NAME` (`POST /webhook`
-on the run host).
+* `X-Hub-Signature-256: sha256=<hex>` (HMAC-SHA256 of the raw body) is checked in constant time
+  by the shared `jr2_sources.capabilities.webhooks` pieces; a repeated `X-GitHub-Delivery` is
+  acknowledged and ignored. Bodies come as JSON or form-encoded (`payload=<json>`).
+* What wakes: `issues`, `issue_dependencies` and `sub_issues` for the configured repository
+  (`repository.full_name`; a delivery without it is judged by the issues it carries); with
+  `--done-when merged` also `pull_request`, `check_suite`, `check_run` and `status`. `ping` and
+  every other event are acknowledged and ignored.
+* A waking delivery names the issues it concerns (`Verdict.touched`), read directly by the next
+  delta.
+* A `label` or `milestone` delivery that may change the scope (`scopehooks.py`) wakes with
+  `Verdict.full`.
+* An `issue_comment` wakes only when it answers a gate (`/jr2 approve|reject NAME`); jr2's own
+  comments never do.
 
-Scope changes (`scopehooks.py`): a `label` or `milestone` delivery that can change what the
-user's filter selects (a label or milestone it names, renamed or deleted) wakes the pool with
-`Verdict.full`: the next reading is a full one. Other deliveries of those events are ignored.
-
-Approval gates (`jr2_sources.capabilities.gates.policy`): an `issue_comment` created or edited wakes
-the pool only when the comment answers a gate (`/jr2 approve|reject NAME`); jr2's own comments never
-do.
+`receive` is what `GitHubAdapter.webhook` runs for `POST /webhook` on the run host. Design
+notes: docs/design/github.md.
 """
 
 from __future__ import annotations

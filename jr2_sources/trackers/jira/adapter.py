@@ -1,56 +1,26 @@
 """`JiraAdapter`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
 
-Design notes
-------------
-* A snapshot is one search (`client.search`, ceil(N/100) pages) with exactly the user's JQL,
-  narrowed to open issues (`jql.scope_jql`); it is never widened, so a pool never works on
-  another team's issue. A report (read-only) adds, as `in_scope=False` items, the open issues
-  carrying jr2's labels in the projects the results name that the filter does not select
-  (`jql.marked_outside_jql`): shown, never offered. As a second guard the adapter refuses every
-  write (`ItemError`) to an issue no snapshot of this process had in scope.
-  Blockers and sub-tasks come inline with each issue, with their status category, so readiness
-  needs no per-issue call. Only issues carrying the claim label have their comments read.
-* Blockers: `issuelinks` of the configured type (name or id, case-insensitive) that carry an
-  `inwardIssue`. On issue A, a "Blocks" link (inward "is blocked by", outward "blocks") with
-  `inwardIssue: B` reads "A is blocked by B" in Jira's issue view: B blocks A. A link with
-  `outwardIssue` is the other direction (A blocks it) and is ignored here. (Jira's REST model:
-  a link's `inwardIssue` is labelled with the type's `inward` text when shown on the issue that
-  holds the link; Atlassian's issue-linking-model guide shows the same.) Done = status
-  category key `done`; when a server leaves the category out, the status is looked up once
-  (`GET /status/{id}`, cached); when the linked issue has no status at all it is looked up
-  (`GET /issue/{key}`): 404 = missing, 401/403 = inaccessible.
-* Issues assigned to someone other than jr2's own account (`GET /myself`, only asked when an
-  issue has an assignee) are a person's and are left out, unless they carry jr2's marks.
-* Claims follow `jr2_sources.kit.claims` (comment history; the lowest live claim wins; `now` is the
-  listing's `Date`). After winning, the issue is read once more: done, failed, assigned to a
-  person, or (with no success transition) carrying a `jr2:done` marker means it was settled or
-  taken just before, and the claim is withdrawn. Then the claim label is added with
-  `update.labels.add` (never a replace), and optionally the assignee and a transition.
-* Without `--on-success-transition` a done issue stays open in Jira: an issue this process
-  settled as done counts as done for its dependents (and leaves the snapshot), and another pool
-  finds its `jr2:done` marker when it tries to claim it (`still_to_do`) and from then on does
-  the same (ISSUE-NOTES 17); a report finds them with one phrase search of the comments for
-  the marker's words and confirms each by its comments (`_find_done_left_open`). With a
-  transition, done is Jira's own status category.
-* Claim markers: in the comment body on Data Center, in a comment property on Cloud
-  (`markers`); renewals and marker edits pass `notifyUsers=false` (Atlassian's description of
-  "Update comment": "Whether users are notified when a comment is updated"), so watchers get
-  no e-mail for them. Label edits cannot be quieted without admin rights (`notifyUsers` on
-  "Edit issue" needs Administer Jira or Administer Projects, and is ignored otherwise), so jr2
-  does not ask; the guide says what watchers still see.
-* Settling re-checks that our claim still holds; only then it applies the outcome (success
-  transition, or the failed label) and removes the claim label, and last it edits the claim
-  comment into `done` / `failed` (with the reason) / `released`. jr2 removes only its own claim
-  label and never an assignee.
-* A read-only adapter (a dry run) never writes: the client refuses, and so does `_writable`.
-* `--exclusive-by touches`: the `Touches:` lines are in the description, which searches read
-  only after `want_bodies()` (`description.py`: the cost, the two shapes); the item's text is
-  `extra["body"]`, as on GitHub, where `jr2_sources.capabilities.limits.policy` finds its groups.
-* A running pool reads by deltas (`changes`, `deltas.py`): one full reading, then at most two
-  searches for what changed. This process's own writes and verified webhook deliveries mark
-  the issues the next delta reads again. Held items are watched with one search, `key in
-  (<held keys>)` inside the scope; an issue this process holds is judged without listing its
-  comments (its own renewals tell whether the claim still holds).
+* A snapshot is one search with exactly the user's JQL narrowed to open issues
+  (`jql.scope_jql`), never widened; a report adds the marked issues outside it as
+  `in_scope=False`. Every write to an issue no snapshot had in scope is refused (`ItemError`).
+* Blockers: `issuelinks` of the configured type carrying an `inwardIssue` (on A, `inwardIssue: B`
+  reads "A is blocked by B"). Done is status category `done`; a missing category or status is
+  looked up (404 missing, 401/403 inaccessible).
+* Issues assigned to someone other than jr2's account are a person's, unless they carry jr2's
+  marks.
+* Claims follow `jr2_sources.kit.claims` over comments (`now` is the listing's `Date`); the
+  winner re-reads the issue, then adds the claim label (`update.labels.add`), optionally the
+  assignee and a transition.
+* Without `--on-success-transition` a done issue stays open; its `jr2:done` marker makes it done
+  for every pool (a report finds them with one phrase search).
+* Markers live in the comment body on Data Center and in a comment property on Cloud
+  (`markers`); renewals pass `notifyUsers=false`.
+* Settling re-checks the claim, applies the outcome, removes the claim label, then edits the
+  claim comment. jr2 never removes an assignee.
+* `--exclusive-by touches` reads descriptions only while asked (`want_bodies`, `description.py`).
+* A running pool reads by deltas (`deltas.py`); held items are watched with one search.
+
+Design notes: docs/design/jira.md.
 """
 
 from __future__ import annotations
@@ -72,6 +42,7 @@ from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import GateRequest, GateStatus
 from jr2_sources.capabilities.limits import LocksByComment, ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
     TakesWebhooks,
@@ -127,7 +98,7 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
 
 
 class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
-                  ClaimsByComment):
+                  TrustsMarkers, ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"

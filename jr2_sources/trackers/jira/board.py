@@ -1,47 +1,23 @@
-"""The dashboard issue on Jira Cloud (`jr2 dashboard jira:SITE --issue KEY`, `jr2 work
---dashboard KEY`): the `Board` of `jr2_sources.capabilities.dashboard` over one issue's description.
+"""The dashboard issue on Jira (`jr2 dashboard jira:SITE --issue KEY`, `jr2 work --dashboard
+KEY`): the `Board` of `jr2_sources.capabilities.dashboard` over one issue's description.
 
-Design notes
-------------
-* On Cloud the description is read with "Get issue" (`GET /rest/api/3/issue/{key}
-  ?fields=description&expand=changelog`) and written with "Edit issue" (`PUT /rest/api/3/issue/
-  {key}` with `{"fields": {"description": DOC}}` only, so no other field a person set is
-  touched); REST v3 because only it gives and takes the description as an Atlassian Document
-  Format document (fixtures/jira/atlassian: "the `description` ... take Atlassian Document
-  Format content"), the format of the boxes (`taskItem`, `jr2_sources.capabilities.dashboard.adf`).
-  "Edit issue" takes no expected version: the window in which a person's save can be overwritten is
-  the one `jr2_sources.capabilities.dashboard.sync` describes.
-* Data Center gets a read-only dashboard. Its description is wiki markup (REST v2: `GET`/`PUT
-  /rest/api/2/issue/{key}`, `fields.description` a string), which has no checkboxes, so the
-  same report is drawn without boxes (`jr2_sources.capabilities.dashboard.wiki`), saying how to act
-  where a person already is: remove the failed label, comment `/jr2 approve NAME` on the issue.
-  Cheap (the sync, the budget and the markers are the shared ones) and it keeps the dashboard one
-  option on every Jira; see docs/guides/jira.md.
-* Who ticked. Unlike GitHub, Jira records who edited a description: the `changelog` expand of
-  "Get issue" ("Returns a list of recent updates to an issue, sorted by date, starting from the
-  most recent"), each history with its `author` and `items` (`field` `description`). The same
-  read that gives the body gives the authors of every description edit since jr2's own last one
-  (its account's, `GET /myself`). A ticked box is acted on only when each of them may edit the
-  item the box acts on: the *Edit Issues* permission, checked as gate answers are
-  (`gates.GateReader.can_edit`: "Find users with permissions", cached 5 minutes). Then a tick
-  comes from someone who could remove the failed label, or answer the gate, by hand. Otherwise
-  the tick is ignored, drawn unticked again and said (`ignored the tick for KEY: ...`). A tick
-  whose editor cannot be told (no description edit since jr2's last in the history Jira returns)
-  is ignored the same way. A tick acted on once (or kept because the tracker refused) is
-  remembered, so drawing it ticked again does not make it unknown.
-* Limits (`JIRA`, the board's `target`). Jira's text fields hold at most 32,767 characters
-  (`adf.ADF_LIMIT`: "The entered text is too long. It exceeds the allowed limit of 32,767
-  characters."), counted by the layout as Jira counts them (UTF-16 units; on Cloud the ADF
-  document as the JSON sent), so the section is built to that, not to GitHub's 65,536. Each
-  edit of the description is recorded in the issue's history and e-mailed to its watchers, so
-  writes stay at least 10 s apart (`--write-interval`), one a minute by default.
-* A retry tick removes the item's failed label (`update.labels.remove`, never a replace), as a
-  person does by hand. `jr2 dashboard` reads through a read-only client; its only writes (this
-  description, what a tick asks) go through `JiraClient.for_writes`.
-* `about(headers, body)`: a `jira:issue_updated` delivery naming this key. Jira's webhooks carry
-  the description in REST v2's form (wiki markup), never the ADF jr2 wrote, so jr2's own edit is
-  told apart by its author (jr2's account) with a write of this process not yet delivered; any
-  other change is a person's (looked at once).
+* Cloud: read with `GET /rest/api/3/issue/{key}?fields=description&expand=changelog`, written
+  with `PUT /rest/api/3/issue/{key}` and `{"fields": {"description": DOC}}` only; an ADF
+  document with action items for boxes (`capabilities.dashboard.adf`).
+* Data Center: read-only; the description is wiki markup (REST v2), which has no checkboxes, so
+  the report is drawn without boxes, saying how to act by hand (`capabilities.dashboard.wiki`).
+* Who ticked: the changelog names the authors of every description edit since jr2's own last
+  one; a tick is acted on only when each of them has *Edit Issues* on the item it acts on
+  (checked as gate answers are, cached 5 minutes). Otherwise the tick is ignored, drawn unticked
+  again and said. A tick acted on once is remembered.
+* Limits (`JIRA`): 32,767 characters counted as Jira counts them; writes at least 10 s apart,
+  one a minute by default.
+* A retry tick removes the failed label (`update.labels.remove`). Only this description and what
+  a tick asks are written, through `JiraClient.for_writes`.
+* `about(headers, body)`: a `jira:issue_updated` delivery naming this key; jr2's own edit is told
+  by its author with a write of this process not yet delivered.
+
+Design notes: docs/design/dashboard.md.
 """
 
 from __future__ import annotations

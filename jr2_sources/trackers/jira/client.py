@@ -1,30 +1,20 @@
 """A counted, retried, spaced client over the `jira` package for the endpoints jr2 uses.
 
-Design notes
-------------
-* The `jira` package does the talking: `JIRA(..., max_retries=0, get_server_info=False)` (its
-  own retry loop off, so retries never multiply), `server_info()` for the deployment type.
-  Searches are posted through its session with a body jr2 builds: on Cloud
-  `POST /rest/api/2/search/jql` (`jql`, `fields`, `maxResults`, `nextPageToken`,
+* The `jira` package does the talking with its own retries off (`max_retries=0`). Searches are
+  posted with a body jr2 builds: on Cloud `POST /rest/api/2/search/jql` (`nextPageToken`,
   `reconcileIssues`), on Data Center `POST /rest/api/2/search` (`startAt`), only the fields jr2
-  reads, by id (so no field lookup). The package's `enhanced_search_issues`/`search_issues`
-  would send `"expand": null` and `"properties": null`, which Atlassian's schema does not allow.
-* Comments need the response `Date` (the server's clock is the claim protocol's clock), so the
-  few other calls go through the package's own session (same auth, one attempt) as plain
-  requests: `request()` returns the JSON, the `Date` and the headers.
-* One retry layer (`jr2_sources.kit.retry`): 429/503 wait `Retry-After` seconds, other 5xx,
-  connection errors and unparsable (truncated) bodies back off; all bounded by the budget.
-* Errors are one line with Jira's own text: 401 names the variables to check, 403/404 say what
-  could not be done, a 400 on search is the JQL error. `JIRAError.__str__` prints request
-  headers (the credentials), so it is never used; messages are scrubbed of the token anyway.
-* `search_at` also says when the server answered the first page (its `Date`, kept per thread by
-  the response hook): the moment a delta reading starts from (`deltas.py`). On Cloud it passes
-  `reconcileIssues` (up to 50 issue ids) for read-after-write consistency on the issues jr2
-  knows changed (Atlassian's "Search and reconcile": the enhanced search is otherwise
-  eventually consistent).
-* `stats` counts every HTTP response (a `requests` response hook, so the package's hidden
-  calls count too) and every connection failure. A read-only client refuses every write;
-  search and `comment/list` are POSTs that only read, and are allowed.
+  reads, by id.
+* Other calls go through the package's session as plain requests: `request()` returns the JSON,
+  the `Date` (the claim protocol's clock) and the headers.
+* One retry layer (`jr2_sources.kit.retry`): 429/503 wait `Retry-After`, other 5xx, connection
+  errors and truncated bodies back off, within the budget.
+* Errors are one line with Jira's own text; `JIRAError.__str__` (which prints the credentials)
+  is never used, and messages are scrubbed of the token.
+* `search_at` also says when the server answered the first page: where a delta starts from.
+* `stats` counts every response and connection failure. A read-only client refuses every write;
+  search and `comment/list` POSTs only read and are allowed.
+
+Design notes: docs/design/jira.md.
 """
 
 from __future__ import annotations

@@ -1,82 +1,25 @@
 """Jira deltas: one full reading, then only what changed (`JiraAdapter.changes`).
 
-Design notes
-------------
-A running pool reads its Ready-set before every claim; a full reading is ceil(N/100) searches.
-After one full reading, `changes()` answers with a `Delta` from at most two searches whatever N
-(each one page while fewer than 100 issues changed), and with a full `Snapshot` whenever it
-cannot be sure:
+After one full reading, `changes()` answers a `Delta` from at most two searches whatever N, and a
+full `Snapshot` whenever it cannot be sure:
 
-* What changed in scope: `(<user filter>) AND statusCategory != Done AND (updated >= "T" OR
-  key in (<issues to read again>))`. `T` is the server's time when the previous reading began
-  (the `Date` of its first answer) minus an overlap (`delta_overlap`, default 2 minutes), as a
-  JQL date-time literal in the searching account's time zone (`GET /myself` `timeZone`, else
-  the server's `serverTimeZone`, else 12 hours earlier in UTC: Jira reads a literal in the
-  user's zone, at minute precision; `jql.jql_time`). The zone is asked again after each full
-  reading (one `GET /myself` per `--resync-every`): a person may change it while a pool runs,
-  and a literal written for the old zone can be read hours later. The overlap covers clock
-  steps, the minute precision and the documented staleness of Cloud's enhanced search
-  ("Recent updates might not be immediately visible"; Atlassian's "Search and reconcile": most
-  changes show within seconds, bulk edits may take minutes). An issue read again whose
-  `updated` is the one already held is skipped (no rebuild, no comment listing).
-* What left the scope (done, moved, edited out of the filter, assigned to a person) does not
-  match the first search any more: `(project in (<the projects the results named>) AND
-  updated >= "T" OR key in (<outside blockers of other projects>, <issues to read again>)) AND
-  NOT (<scope>)`, reading only `status` and `updated`, judged locally: an issue of the set in
-  it left (`Delta.left`, `done` or `open`); an outside blocker in it gives its new state
-  (ISSUE-NOTES 6: a blocker closing need not bump the blocked issue's `updated`, so blockers
-  are read directly and the incremental Ready-set re-evaluates their dependents); anything
-  else is ignored and never written to. Issues of other projects are read only when an issue
-  of the set names them as blockers or sub-tasks. A named blocker can also leave the set yet
-  stay in the filter (reopened and taken by a person: the first search finds it, it is no
-  item): it is delivered the same way, with its state now, as a full reading reads it.
-* Issues read again whatever their time: those this process wrote (`note`: claims and
-  settles), those a verified webhook delivery named (issue events name the issue, link events
-  both issues' ids), and those whose claim (another pool's) ends now by the lease held here:
-  renewals are comment edits, which Atlassian does not document as changing the issue's
-  `updated`; and parked issues (`jr2 work --gate`: an awaiting gate), since the answer is a
-  comment (`/jr2 approve NAME`) that jr2 does not rely on changing `updated` (below): a pool
-  sees an answer within one poll. On Cloud their ids go in `reconcileIssues` (read-after-write
-  consistency, up to 50).
-  An issue a delivery says was deleted is confirmed by a direct read (404) and leaves as
-  `missing`; the issues that named it are read again (Jira removes a deleted issue's links).
-* A moved issue keeps its id and gets a key of its new project. A delivery about an issue whose
-  id a reading saw marks it even from another project (its new key is read again), and an
-  issue found under a new key leaves the set under its old one (and is added under the new one
-  while still in scope). Without a delivery, a move out of the projects read is found by the
-  next full reading.
-* What Atlassian does not document: whether adding or removing an issue link, or a comment,
-  changes `updated`. jr2 does not rely on it: `issuelink_created` / `issuelink_deleted`
-  deliveries mark both issues, and the full resynchronisation (`--resync-every`,
-  default 5 minutes) bounds what a missed delivery can hide. A deletion without a delivery is
-  also found by that resynchronisation (or by the claim, which the tracker then refuses).
-* A filter that moves with time (a function such as `openSprints()` or `now()`, a relative
-  date such as "-1d": `jql.moves_with_time`) can drop or take in an issue that never changes;
-  no `updated >= T` search sees that. What it drops is caught before a write: the claim asks
-  Jira once more (`JiraAdapter.claim`) and notes the issue, so the next delta's second search
-  finds it outside the scope. What it takes in waits for the resynchronisation.
-* A delta that fails half-way (building an issue lists its comments: a 5xx past the retry
-  budget) has already changed the mirror (issues dropped, stamps held): the next reading is
-  full, so nothing it had begun on is lost. One that fails in its searches, before judging
-  anything, only puts its marks back.
-* A sign of a gap gives a full `Snapshot`: no earlier reading, no `Date` on the last answer,
-  the server's clock going backwards, a delta search Jira refuses (an issue named by key may
-  have been deleted), or more issues to name than `jql.MAX_KEYS`.
-* Why not the kit's `SinceWindow` (the since-window GitHub and GitLab share): the idea is the
-  same (a watermark in server time less an overlap; a gap answers a full reading), the
-  mechanism is not. (1) The scope is the user's JQL, judged by Jira, not locally: what left
-  it needs its own search (`NOT (<scope>)`), and an issue both searches return is judged by
-  the newer `updated`, so "news" is a per-key `updated` stamp held for the set and for named
-  issues outside it, not a digest of one list's objects. (2) Pages come by Jira's page token
-  within one search; `SinceWindow.collect` walks pages by time, which with JQL's minute-floored
-  literal, written in the account's time zone, would stall on (or call a gap for) any minute
-  with 100 changes. (3) The watermark is the search's `Date` when the previous reading began,
-  never an issue's `updated` (the enhanced search may show an older update later: "Recent
-  updates might not be immediately visible"), and the overlap is minutes, not seconds.
-  (4) Marks carry ids (a move keeps the id, changes the key) and deletions to confirm, and
-  the issues to read again go in the search itself (`key in (...)`, `reconcileIssues`).
-  Sharing only the marks or the overlap arithmetic would couple the two without removing
-  either's own bookkeeping, so Jira keeps this module.
+* In scope: `(<filter>) AND statusCategory != Done AND (updated >= "T" OR key in (<to read>))`,
+  `T` the server's time when the previous reading began less `delta_overlap` (2 minutes), a JQL
+  literal in the searching account's time zone (asked again after each full reading).
+* Left the scope: the projects read and the outside blockers, `updated >= "T" ... AND NOT
+  (<scope>)`, `status` and `updated` only, judged locally (`Delta.left`; an outside blocker's new
+  state).
+* Read again whatever their time: issues this process wrote, issues a verified delivery named,
+  another pool's claim whose lease ends now, and parked issues; on Cloud in `reconcileIssues`.
+  A deleted issue is confirmed by a direct read and leaves as `missing`; a moved one (same id,
+  new key) leaves under its old key.
+* Link and comment changes are not relied on to move `updated`: their deliveries mark both
+  issues, and `--resync-every` bounds what a missed one hides. A filter that moves with time
+  (`jql.moves_with_time`) is checked again at the claim.
+* Signs of a gap: no earlier reading, no `Date`, the server's clock going back, a refused delta
+  search, more keys than `jql.MAX_KEYS`. A delta that fails half-way makes the next one full.
+
+Why Jira does not use the kit's `SinceWindow`: docs/design/jira.md.
 """
 
 from __future__ import annotations

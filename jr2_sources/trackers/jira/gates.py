@@ -1,33 +1,18 @@
 """Who may answer an approval gate on Jira (`jr2 work --gate`,
 `jr2_sources.capabilities.gates.policy`).
 
-Design note: an answer (`/jr2 approve NAME` or `/jr2 reject NAME [reason]`, a comment after
-jr2's `jr2:gate` marker, read by `jr2_sources.capabilities.gates.comments`) counts only from someone
-who may edit the issue: the *Edit Issues* project permission is Jira's write access (adding a
-comment needs only *Add Comments*, often granted far wider). It is checked with "Find users
-with permissions", `GET /rest/api/2/user/permission/search?permissions=EDIT_ISSUES&issueKey=KEY`
-with the answerer's `accountId` (Cloud) or `username` (Data Center) (fixtures/jira/atlassian:
-`/rest/api/3/user/permission/search`, the same operation): the answerer may answer when the
-list names them. Atlassian's description requires *Administer Projects* (or *Administer Jira*)
-of the caller; an account without it is refused (403), and then no answer can be checked: every
-answer is ignored, the report names the answerers and jr2 warns once, so nothing runs on an
-unchecked answer. Each (answerer, project) is checked once per `TTL` seconds.
+* A comment answer (`/jr2 approve NAME`, `/jr2 reject NAME [reason]` after jr2's `jr2:gate`
+  marker) counts only from someone with the *Edit Issues* permission on the issue, checked with
+  `GET /rest/api/2/user/permission/search?permissions=EDIT_ISSUES&issueKey=KEY` (`accountId` on
+  Cloud, `username` on Data Center), once per (answerer, project) per `TTL` seconds.
+* That call needs *Administer Projects* of jr2's account; refused (403), every answer is ignored,
+  the report names the answerers and jr2 warns once.
+* A label answers too (`jr2:approve:NAME`, `jr2:reject:NAME`): who added it comes from the
+  issue's changelog (`expand=changelog`, the labels in `toString` and not in `fromString`), read
+  only while the issue carries an answer label and a gate request; its author is checked the same
+  way. Cloud returns the latest 100 histories. jr2 removes no answer label.
 
-A label answers too, as on GitHub: `jr2:approve:NAME` or `jr2:reject:NAME` on the issue. Who
-added it, and when, comes from the issue's change history: "Get issue" with `expand=changelog`
-("Returns a list of recent updates to an issue, sorted by date, starting from the most recent";
-fixtures/jira/atlassian: `PageOfChangelogs` {histories: [Changelog {author, created, items:
-[ChangeDetails {field, fromString, toString}]}]}), `GET /rest/api/2/issue/KEY?fields=labels&
-expand=changelog`, the same operation on Cloud and Data Center. A `labels` item lists the labels
-before and after, separated by spaces (labels hold no spaces), so the labels it added are those
-in `toString` and not in `fromString`; the history's `author` (`accountId` on Cloud, `name` on
-Data Center) added them, and is checked for Edit Issues as a comment's author is. It is read
-only while the issue carries an answer label and its comments hold a gate request (one more
-request per reading of a parked issue then). Cloud returns the most recent 100 histories this
-way: an answer label followed by more than 100 other edits of the same issue before a pool reads
-it is not seen (answer with a comment then). jr2 removes no label a person set: the answer label
-stays on the issue (GitHub does the same); a later request of the same gate counts only later
-answers.
+Design notes: docs/design/jira.md.
 """
 
 from __future__ import annotations

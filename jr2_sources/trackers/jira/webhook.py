@@ -6,12 +6,12 @@ Design notes
   the guide shows one). A comment arrives as `comment_created` / `comment_updated` /
   `comment_deleted` and also as `jira:issue_updated` with `issue_event_type_name`
   `issue_commented`, `issue_comment_edited` or `issue_comment_deleted` (Atlassian's webhook
-  guide, "Issue: updated" and the comment events; real captures in fixtures/jira/webhooks/).
+  guide, "Issue: updated" and the comment events).
   A comment never makes an issue ready: another pool's claim or release comes with a label
   edit. So comment deliveries do not wake; nor does an update whose changelog is empty.
 * Own writes: before jr2 edits labels, assigns or transitions an issue it records the echo it
   expects (`Echoes.expect`: issue key, field, value). A `jira:issue_updated` whose changelog
-  items are all such echoes was caused by this process and does not wake (ISSUE-NOTES 7: the
+  items are all such echoes was caused by this process and does not wake (the
   process's own writes, not everything its account does; a pool sharing the account wakes us).
   Echoes are matched once and forgotten after `ttl` seconds (a lost delivery leaves none).
 * Scope: a delivery about an issue of a project the last snapshot did not name does not wake

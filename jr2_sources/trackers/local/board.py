@@ -2,35 +2,19 @@
 PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of
 `jr2_sources.capabilities.dashboard`.
 
-Design notes
-------------
-* jr2 never writes to the backlog file (people own it), and a local backlog has no issue body,
-  so the dashboard is a file of its own that `--issue`/`--dashboard` name by path where a
-  tracker takes an issue number. It holds the same marked section the GitHub dashboard shows
-  (`dashboard.render`), merged the same way (`dashboard.body`): a person's text outside the
-  markers is kept byte for byte, ticks in the section are read back. A missing file is an empty
-  body: the first write creates it.
-* Written atomically: the new text goes to a temporary file in the same directory (flushed and
-  synced), which then replaces the file with one `rename` (`os.replace`), so a reader or a crash
-  sees the old file or the new one, never half of one. A symbolic link is followed (its target
-  is replaced, the link stays); the file keeps its permission bits (a new one gets 0644).
-* No edit is lost. `Dashboard.update` builds the section on the body it read and reads it again
-  before writing; here `write` also compares the file's bytes, right before the rename, with the
-  body read last, and if a person saved in between it writes nothing and raises `BodyChanged`,
-  so the update starts over from their text (their ticks acted on, their words kept). What is
-  left is the instant between that comparison and the rename, and an editor that keeps an old
-  copy open and saves it later: that save wins (it is the person's), and the next update draws
-  jr2's section again.
-* Ticks are answered as a person's command would: **retry** clears the item's failure in the
-  claim store exactly as `jr2 local retry` does, **approve** answers the gate as `jr2 local
-  approve` does (`capabilities.gates.desk`, through the tracker's `answer_gate`). `jr2 dashboard`
-  reads the backlog read-only, so the first retry opens a writable claim store for it. Anyone
-  who can edit the file can tick; that is who can run `jr2 local retry` on the backlog anyway.
-* Limits (`LOCAL`): a file has no size limit of a tracker, but a dashboard bigger than
-  1,048,576 characters helps no one, so the section is built to that (lists end with "... and N
-  more"), as on GitLab. Writing a file costs no request, so the write interval may go down to
-  1s (`--write-interval`); the default stays one minute.
+* jr2 never writes the backlog file, so the dashboard is a file of its own, holding the same
+  marked section as the GitHub dashboard, merged the same way: text outside the markers is kept
+  byte for byte. A missing file is an empty body.
+* Written atomically (a temporary file in the same directory, synced, then `os.replace`); a
+  symbolic link is followed; the file keeps its permission bits (a new one gets 0644).
+* Right before the rename the file's bytes are compared with the body read last; if a person
+  saved in between, nothing is written and `BodyChanged` starts the update over.
+* Ticks: **retry** clears the item's failure as `jr2 local retry` does, **approve** answers the
+  gate as `jr2 local approve` does; the first tick opens a writable claim store.
+* Limits (`LOCAL`): 1,048,576 characters; the write interval may go down to 1 s.
 * No webhooks: `about` is never about this board.
+
+Design notes: docs/design/dashboard.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,20 @@
 """A backlog being saved: when a reading of the file that lost something may be trusted.
 
-Design notes
-------------
-Editors and scripts do not always save atomically: `open(path, "w")` empties the file, the new
-text arrives in pieces, and for a moment the file is empty or cut short, which is still valid
-TOML. The local source (`LocalAdapter.backlog`) reads a changed file only once its modification
-time is `STABLE_AGE` old and throws a reading away when the file's key (mtime, size, inode)
-moved while it was read. That catches an ordinary save, but the mtime alone never proves that
-a file is still: on this ext4 a pool saw an emptied file keep the mtime of the write before
-it (`(same mtime_ns, size 0, same inode)`, 0.38 s after that write: the truncation's time stamp
-landed late, or in the same tick of the kernel's coarse clock), so half a save looked old and
-still, and the pool ended `drained` with work left.
+Editors and scripts do not always save atomically: for a moment the file can be empty or cut
+short and still be valid TOML, and its mtime alone never proves that it is still.
 
-The rule (`SaveGuard`): a reading that LOST something since the last good reading (an item id
-that reading had is missing, or the file is shorter) is suspect. It is trusted only once this
-process has seen the same file, the same key and the same bytes (a BLAKE2 digest), in readings
-at least `age` apart by its own monotonic clock, never by the file's mtime (`age` is the
-source's `CONFIRM_AGE`, 1 s: 0.2 s let a save stalled on a loaded machine through). Until then
-the source keeps waiting, so nothing downstream (the Ready-set, a pool's `drained` or
-`deadlocked`, people win, the dashboard) ever sees a suspect reading. A reading that only added
-(items, bytes) needs no confirmation: acting on it early loses nothing, and a later reading
-that takes it back is suspect in its turn.
+The rule (`SaveGuard`): a reading that lost something since the last good reading (an item id
+that reading had, or bytes) is suspect. It is trusted only once this process has seen the same
+file, key (mtime, size, inode) and bytes (a BLAKE2 digest) in readings at least `age` apart by
+its own monotonic clock (`CONFIRM_AGE`, 1 s). Until then the source keeps waiting, so nothing
+downstream (the Ready-set, `drained`, `deadlocked`, people win, the dashboard) sees it. A reading
+that only added needs no confirmation.
 
-Cost: nothing while the file is unchanged; for a changed file, one pass over the two readings'
-ids, next to parsing it. A suspect reading waits, looking at the file's key every `STEP` (a
-stat, not a read), and stops as soon as the key moves: half a save holds a pool up for about as
-long as the save lasts, then the file is read again. Only a loss that stays costs the whole
-`age` and one more read of the bytes: a person deleting items (or emptying the file) sees the
-pool act on it `age` later. The caller (`LocalAdapter.backlog`, on the pool's loop like every
-local read) tries a few times, then keeps the last good backlog; a reading seen before counts
-from its first sighting, so a later look confirms it without waiting again.
+Cost: nothing while the file is unchanged; a suspect reading waits looking at the file's key
+every `STEP` (a stat) and stops as soon as it moves. The caller (`LocalAdapter.backlog`) tries a
+few times, then keeps the last good backlog; a reading seen before counts from its first sighting.
+
+Design notes: docs/design/local.md.
 """
 
 from __future__ import annotations

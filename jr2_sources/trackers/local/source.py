@@ -1,33 +1,23 @@
 """The local Work Source (`local:PATH`): a backlog file people write, claims in SQLite.
 
-jr2 never rewrites the backlog file, so human edits are never lost. Claims, leases and outcomes
-live in `<state>/local/<slug-hash of the backlog's absolute path>.sqlite`, never beside the
-backlog. A dry run (`env.read_only`) opens that store read-only if it exists and otherwise
-creates nothing. The parsed backlog is cached on the file's (mtime, size, inode); a running pool
-reads deltas (`changes()`, see `changes.py`), so a claim costs what changed, not the backlog's size.
+jr2 never rewrites the backlog file. Claims, leases and outcomes live in
+`<state>/local/<slug-hash of the backlog's absolute path>.sqlite` (`store.py`). A dry run opens
+that store read-only if it exists and otherwise creates nothing. A running pool reads deltas
+(`changes()`, `changes.py`).
 
-A backlog being saved (design note): editors and scripts do not always save atomically, so for
-a moment the file can be empty or cut short and still be valid TOML. Every path that reads the
-file (`snapshot`, `changes`, `watch`, `retry`, the dashboard) goes through `backlog()`, which
-reads a changed file only once it is stable, i.e. last modified at least `STABLE_AGE` ago, and
-throws a reading away if the file's key moved while it was read (the first reading too). The
-mtime alone never proves that a file is still (a truncation was seen to leave it unmoved), so a
-reading that lost items or bytes since the last good one is also confirmed by this process's
-own clock (`saving.py`, `CONFIRM_AGE`): a pool never concludes `drained` or `deadlocked`, nor
-that an item left, from half a save. A pool's first reading has nothing to compare with: an
-empty one is confirmed the same way (an emptied file is the half of a save whose mtime was seen
-to lie: the truncation's size lands before its time stamp), others have the mtime and the
-after-read check. A file that changed and no longer parses keeps the
-last good backlog for `invalid_grace` (the `--invalid-grace` option): one warning, then at most
-one every `WARN_EVERY`; if it is still invalid after the grace, the run ends with exit 4 and the
-parse error. `jr2 ready` reads the file as it is (once more if a save began during the read).
+Every path that reads the file goes through `backlog()`: a changed file is read only once it was
+last modified at least `STABLE_AGE` ago, a reading during which the file's key moved is thrown
+away, and a reading that lost items or bytes is confirmed over `CONFIRM_AGE` (`saving.py`). A file
+that changed and does not parse keeps the last good backlog for `invalid_grace` (one warning,
+then at most one every `WARN_EVERY`), then ends the run with exit 4. `jr2 ready` reads the file
+as it is.
 
-Scope: `--label` selects items; an item outside it that carries a claim or an outcome in the
-store is listed with `in_scope=False` (to show the mark in `jr2 ready`), and the WorkSource never
-offers it. People win (`watch`): an item marked done or removed from the backlog while a worker
-holds it is taken back, judged only from a backlog file whose last change is at least
-`WATCH_AGE` old and, for an item that left, from a reading confirmed over `CONFIRM_AGE`, so a
-half-saved file never stops a worker.
+Scope: `--label` selects items; one outside it with a claim or outcome in the store is listed
+`in_scope=False`. People win (`watch`): an item marked done or removed while a worker holds it is
+taken back, judged only from a file at least `WATCH_AGE` old (and a confirmed reading for an item
+that left).
+
+Design notes: docs/design/local.md.
 """
 
 from __future__ import annotations

@@ -1,64 +1,26 @@
 """Claims, leases and outcomes of the local Work Source, in one SQLite file.
 
-Design note: the backlog file says what the work is; this store says who holds what and how it
-ended, and it is the coordinator between pools: any number of processes open the same file.
-SQLite in WAL mode gives that without a server: readers never block, writers queue on one lock
-(`busy_timeout` 10 s), and `synchronous=NORMAL` makes commits cheap (a power cut may lose the
-last commits, never corrupt the file). Every method is one short transaction; a claim is ONE
-conditional upsert, so two pools can never both win an item:
+The store is the coordinator between pools: any number of processes open the same file, in WAL
+mode (`busy_timeout` 10 s, `synchronous=NORMAL`). Every method is one short transaction; a claim
+is one conditional upsert, so two pools never both win an item:
 
     insert the claim, unless the item has an outcome;
     on an existing claim, take it over only if its lease expired or the holder is the same one.
 
-The lease ends at `lease_expires`: a claim with `lease_expires < now` is expired. `attempt`
-counts the holders of the current claim (1, then +1 on each takeover); releasing or settling
-deletes the claim, so a later claim starts again at 1. That is not the attempt count of
-`jr2 work --max-attempts`: a transient failure to retry (`jr2_sources.capabilities.retries`) deletes
-the claim and writes the `retries` row (attempts spent, earliest next attempt) instead of an
-outcome; a claim is refused while that time is ahead or when the row's count is not the one the
-claimer chose the item by; a done or final failed outcome, or `clear`, deletes the row.
-Schema 2 added the `retries` table (a schema-1 file gains it when a writer opens it).
+* `attempt` counts the holders of the current claim (takeovers); the `retries` table keeps the
+  attempts of `--max-attempts` and the earliest next one.
+* Global caps and conflict groups are decided in the claim's `BEGIN IMMEDIATE` transaction
+  (count live claims, look for a live claim sharing a group in `claim_groups`); groups share the
+  claim's lease.
+* Approval gates live in the `gates` table; `park` deletes the claim and writes the awaiting row
+  in one transaction, and a claim is refused while the item awaits.
+* Other processes' writes are seen through `PRAGMA data_version`.
+* Schema `SCHEMA_VERSION` (5): a writer upgrades an older file in the transaction that checks its
+  version; a reader never does; an older jr2 refuses a newer file in one line.
+* `open_readonly` never creates or writes the database.
+* A `ClaimStore` may be shared by the threads of one process; each process opens its own.
 
-Global caps and conflict groups (`jr2_sources.capabilities.limits.policy`): a claim may name the
-item's conflict groups and a global cap. The claim transaction (BEGIN IMMEDIATE: the write lock is
-taken before anything is read, so claims are serialized) then also counts the live claims of every
-item (`global_cap` or more: refused) and looks for a live claim of another item that names one of
-the same groups in `claim_groups` (refused), before the upsert; a won claim replaces the item's
-rows in `claim_groups`, and releasing or settling it deletes them. A group is held only while
-the claim naming it is live (`lease_expires >= now`): it shares the claim's lease, is renewed
-with it, and a pool killed with `kill -9` holds it no longer than its lease. Schema 3 added
-`claim_groups` (a schema-2 file gains it when a writer opens it; a jr2 that knows schema 2 only
-refuses the file, so it cannot ignore the groups).
-
-Approval gates (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`) live in the `gates`
-table, one row per item and gate: `awaiting` (with the worker's reason) until a person answers
-(`approved` or
-`rejected`, with who and why). `park` deletes the claim and writes the awaiting row in one
-transaction; a claim is refused while the item has an awaiting row, so a parked item never
-runs before its answer, whichever pool sees it. Schema 5 added the table (an older file gains
-it when a writer opens it; a reader of a schema-1 to -4 file sees no gates).
-
-Schema 4 dropped the `changes` table and the six triggers that bumped its counter on every claim
-and outcome write: a waiting pool learns that another process wrote from SQLite's own
-`PRAGMA data_version` (`data_version()`), which costs no write. A writer opening a file of an
-older schema upgrades it in the same transaction that checks its version (tables it lacks are
-created, the triggers and the table dropped, rows kept); a reader never upgrades, and reads every
-schema up to its own (a schema-1 file has no retry records, a schema-1 or -2 file no groups, a
-schema-1 to -4 file no gates). An older jr2 opening a newer file stops with one line (`claim store
-schema 5 is newer than this jr2's (4); upgrade jr2`); pools sharing one store should run one jr2
-version, since an older pool already running when a newer one upgrades the file ends with a store
-error on its next read.
-
-A store opened with `open_readonly` (the dry-run report) never creates the database and never
-writes it. SQLite's WAL readers need the `-wal` and `-shm` files beside the database: while a
-writer is live they exist and are shared; when none is live (the last one closed cleanly and
-removed them), SQLite creates them on the first read, empty, as any writer would (they are left
-there, and the next writer uses them). In a directory the reader cannot write, where it cannot
-create them, it reads the database file as immutable instead (safe there: with no `-wal` file no
-writer holds unflushed commits).
-
-A `ClaimStore` may be shared by the threads of one process (a lock orders its calls); each process
-opens its own (a connection must not cross a fork).
+Design notes: docs/design/local.md.
 """
 
 from __future__ import annotations

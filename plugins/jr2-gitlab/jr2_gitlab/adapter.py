@@ -10,7 +10,7 @@ Claims follow `jr2_sources.kit.claims` over issue notes (whose ids only grow and
 2. list the notes (`GET .../notes?sort=asc&order_by=created_at`), take the server's `Date`;
 3. the LIVE claim with the LOWEST note id holds the item (`now < updated_at + lease`); if it
    is not ours, delete our note and lose; if it is, re-read the issue (one GET): a pool that
-   settled it just before our listing (its claim no longer live) closed or labelled it, so we
+   settled it just before our listing (its claim has ended) closed or labelled it, so we
    lose too; otherwise add the `jr2:claimed` label (`PUT issue add_labels`) and win.
 
 Renewing edits the note (`PUT .../notes/:id`, its `updated_at` moves); a renewal that lands

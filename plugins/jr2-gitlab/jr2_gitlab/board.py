@@ -2,43 +2,20 @@
 --dashboard N`): the `Board` of `jr2_sources.capabilities.dashboard` (read, write, retry, about,
 check) over one issue's description.
 
-Design notes
-------------
-* The description is read with "Single project issue" (`GET /projects/:id/issues/:iid`, field
-  `description`; null when empty) and written with "Edit an issue" (`PUT` of the same path
-  with `{"description": ...}` only, so no other field a person set is touched). GitLab answers
-  no conditional requests, so every read is a 200; the dashboard reads only when it looks, and
-  writes only when its section changed. "Edit an issue" takes no expected version either: the
-  window in which a person's save can be overwritten is the one
-  `jr2_sources.capabilities.dashboard.sync` describes (from the re-read to the PUT's arrival).
-* Who may tick. GitLab's REST API does not say who edited a description either. What GitLab's
-  permissions page does say is who *can*: "Update issue" (edit its title and description) is
-  allowed to the Planner, Reporter, Developer, Maintainer and Owner roles, and to a Guest only
-  on an issue they authored or are assigned to; adding and removing an issue's labels likewise
-  (Planner and up). So, as on GitHub, `check()` reads the issue's author once and asks "Get a
-  member of a group or project, including inherited and invited members" (`GET
-  /projects/:id/members/all/:user_id`, its `access_level`): an author below Planner (15) -
-  Guest (10), Minimal access (5), or no member at all (404) - could tick boxes no one with the
-  right to clear a failed label by hand ticked, so the issue is refused in one line. Then every
-  tick comes from someone who could remove the failed label by hand anyway. A project or group
-  access token's bot user is a member with a role, so it is judged the same way. The member
-  endpoint's answer is vendored in fixtures/gitlab/api/member_all.json. Sources: GitLab's
-  "Roles and permissions" page (https://docs.gitlab.com/user/permissions/, doc/user/
-  permissions.md: Planner role added in GitLab 17.7; Guest authors and assignees may update
-  their issue since gitlab-org/gitlab#424961) and its members API page (doc/api/members.md).
-* A retry tick removes the item's failed label (`PUT ... remove_labels`), exactly what a person
-  does by hand; a label already gone is fine (GitLab ignores an absent one).
-* Limits (`GITLAB`, the board's `target`). GitLab's Issues API page (doc/api/issues.md, "New
-  issue" and "Edit an issue") documents `description` as "Limited to 1,048,576 characters" (the
-  development guide on issuable-like models: "description: 1 megabyte"), so the section is built
-  to that, not to GitHub's 65,536 characters. GitLab documents no content-creation limit like
-  GitHub's, but each edit of a description is recorded in the issue's history (a "changed the
-  description" system note and a description version), so writes stay at least 10 s apart
-  (`--write-interval`), one a minute by default.
-* `about(headers, body)` tells a webhook delivery about the dashboard issue apart: an issue
-  event (`object_kind` `issue`/`work_item`) of this project naming this iid in
-  `object_attributes`; jr2's own edit when its `description` is the one written last here
-  (ISSUE-NOTES 7: judged by what this process wrote, not by the account).
+* Read with `GET /projects/:id/issues/:iid` (`description`, null when empty) and written with a
+  `PUT` of the same path with `{"description": ...}` only. GitLab answers no conditional
+  requests, so every look is a 200.
+* Who may tick: `check()` reads the issue's author once and asks their member record (`GET
+  /projects/:id/members/all/:user_id`); an author below Planner (access level 15), or no member
+  (404), is refused in one line, so every tick comes from someone who could remove the failed
+  label by hand.
+* A retry tick removes the item's failed label (`remove_labels`); a label already gone is fine.
+* Limits (`GITLAB`): 1,048,576 characters (the documented `description` limit); writes at least
+  10 s apart, one a minute by default.
+* `about(headers, body)`: an issue event of this project naming this iid; jr2's own edit is the
+  one whose `description` this process wrote last.
+
+Design notes: docs/design/dashboard.md.
 """
 
 from __future__ import annotations

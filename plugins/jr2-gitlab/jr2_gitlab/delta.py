@@ -1,44 +1,20 @@
 """GitLab deltas: after one full reading, only what changed (`GitLabAdapter.changes`).
 
-Design notes
-------------
-* The question is GitLab's "List project issues" with `updated_after` ("Return issues updated
-  on or after the given time"), `order_by=updated_at`, `sort=asc`, `scope=all` and no `state`
-  (all states), 100 a page (GitLab's REST docs, Issues API). The bookkeeping (watermark,
-  overlap, digests, pages walked by time, webhook marks, signs of a gap) is the kit's
-  `SinceWindow`, the one the GitHub source uses too. GitLab answers no conditional requests, so
-  an unchanged poll is one request whose answer holds at most the issues of the overlap.
-* The list is asked without `--label`: an issue that left the scope shows up with its new data
-  and is judged here as the full reading judges it (`IssueReader.listed`, `LabelOptions.selects`).
-* Each changed issue that is an item is rebuilt as the full reading builds it with `detail`:
-  its own links (`GET .../links`: every `is_blocked_by` with the blocker's state inline), its
-  description's references and its child work items (one GraphQL query per 100 changed issues).
-  Blockers and children are named there, so a blocker or child closing re-evaluates its
-  dependents in the incremental Ready-set without reading them. Linking issues writes a system
-  note on both, and notes touch their issue (GitLab's `Note#touch_noteable`), so both issues
-  show up in the next delta. `--no-detail` (links read only for issues that block something)
-  keeps full readings.
-* An issue whose change is this process's own claim (the claim label on it, no failure or
-  awaiting label, `LabelCommentTracker.own_claim` names our claim) is rebuilt without a request
-  (`IssueReader.held_item`): its links, description references and children as last read, its
-  claim ours (while we renew the lease no other claim can win; the people-win watch reads its
-  notes when it changes). What those requests would find does not matter while we hold it: the
-  Ready-set offers no held item, and its dependents read their own links. When it stops being
-  ours (settled, released, a failure to retry, lost) it shows up again and is read whole. So a
-  claim costs a delta no request beyond the list, as on GitHub (bench/gitlab_cost.py).
-* Webhooks mark what changed: an Issue Hook names `object_attributes.iid`; the next delta reads
-  it directly. A marked issue that is gone (404) is a sign of a gap: a full snapshot. Without
-  webhooks a deleted issue is seen at the next resynchronisation (`--resync-every`), and a
-  claim or watch on it before then meets the 404.
-* An issue moved to another project is closed with `moved_to_id` set ("Move an issue"), and
-  its links follow the new, open issue (GitLab's `Issues::MoveService` rewrites them without
-  touching the linked issues): it is no blocker done, and the issues it blocked show no
-  change. So an open issue seen closed and moved is a sign of a gap when it was listed or an
-  item in the set names it (a blocker outside the label filter): the full reading reads their
-  links again.
-* An issue this process settled as a failure to retry is read directly next too (`wrote`),
-  rebuilt even when unchanged (a retry record is a note edit).
-* A delta that fails half-way forgets nothing: the next reading is full.
+* The question: "List project issues" with `updated_after`, `order_by=updated_at`, `sort=asc`,
+  `scope=all`, all states, 100 a page, over the kit's `SinceWindow`. GitLab answers no
+  conditional requests: an unchanged poll is one request holding at most the overlap's issues.
+* Asked without `--label`: an issue that left the scope is seen and judged as a full reading
+  judges it.
+* Each changed item is rebuilt as a full reading with `detail` builds it: its links, its
+  description's references, its child work items (one GraphQL query per 100). Linking writes a
+  note on both issues, which touches both. `--no-detail` keeps full readings.
+* This process's own claim is rebuilt without a request (`IssueReader.held_item`).
+* Webhooks mark issues for a direct read; a marked issue that is gone (404) is a gap; so is an
+  open issue seen closed and moved (`moved_to_id`) when something names it.
+* An issue this process settled as a failure to retry is read directly next (`wrote`). A delta
+  that fails half-way makes the next reading full.
+
+Design notes: docs/design/plugins.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,19 @@
 """Reading a GitLab project into a `Snapshot`: the issues list, links, claims, failure marks.
 
-Design notes
-------------
-* One list walk, `GET /projects/:id/issues?state=opened&order_by=created_at&sort=asc` (100 per
-  page, plus one list each for the claim and the failure label when `--label` narrows it: marked
-  issues are always in the snapshot), then issue links.
-* Blockers are issue links (`GET /projects/:id/issues/:iid/links`): an entry with `link_type`
-  `is_blocked_by` is a blocker of the issue read; one with `blocks` makes the linked issue wait
-  for it. Each entry carries the linked issue's `state` inline (`closed` = done). GitLab's
-  `blocking_issues_count` on a listed issue counts the OPEN issues it blocks (it sits on the
-  blocker, not on the blocked issue), so it cannot tell which issues are blocked. With `detail`
-  (the default) the links of every listed issue are read (exact, and names blockers in other
-  projects); `--no-detail` reads only the links of issues whose `blocking_issues_count` > 0,
-  which finds every blocker that is itself listed (a blocker outside the listed set, e.g. in
-  another project or without `--label`, is then not seen).
-* GitLab leaves out of a links list the issues the token cannot see, so an invisible linked
-  blocker cannot be reported from links. Blockers written in a description (`Depends on #12`,
-  `blocked by group/other#3`) are looked up with one GET each: closed = done, 404 = missing,
-  401/403 = inaccessible; final states are cached for the process.
-* Only issues carrying the claim label have their notes read (`jr2_sources.kit.claims`). Leases
-  are judged in server time (the notes listing's `Date`); the `Claim.lease_expires` handed to
-  the Ready-set is translated to the local clock.
-* Child work items (tasks) live in GitLab's work item hierarchy, which only the GraphQL API
-  exposes. With `detail` (the default) one `POST /api/graphql` per 100 listed issues reads
-  `project(fullPath:) { workItems(iids:) { nodes { iid widgets { ... on
-  WorkItemWidgetHierarchy { hasChildren children { nodes { iid state webUrl } } } } } } }`;
-  a child `OPEN` is an open child, `CLOSED` a done one. A GraphQL error, or a 404 on
-  `/api/graphql` (an instance without it), means "no children" with one logged warning (after a
-  404 the endpoint is not asked again); it never fails the snapshot. `--no-detail` reads no
-  children. A description checklist's `task_completion_status` is passed on in `extra`, not
-  treated as children.
+* One list walk (`GET /projects/:id/issues?state=opened&order_by=created_at&sort=asc`, 100 a
+  page, plus one list each for the claim and failure labels when `--label` narrows it), then
+  issue links.
+* Blockers are issue links (`GET .../links`): `is_blocked_by` blocks the issue read, `blocks`
+  makes the linked issue wait; each entry carries its state (`closed` is done). With `detail`
+  (the default) every listed issue's links are read; `--no-detail` reads only those with
+  `blocking_issues_count` > 0.
+* Blockers written in a description (`Depends on #12`, `blocked by group/other#3`) are looked up
+  with one GET each: closed done, 404 missing, 401/403 inaccessible; final states cached.
+* Only issues carrying the claim label have their notes read; leases are judged in server time.
+* Child work items come from GraphQL (one query per 100 issues, with `detail`): `OPEN` an open
+  child, `CLOSED` a done one; a GraphQL error or a 404 means no children, with one warning.
+
+Design notes: docs/design/plugins.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Design notes (Linear's webhooks page and `@linear/sdk`'s `LinearWebhookClient`)
   acknowledged (200) and not acted on.
 * What wakes: an `Issue` event of this team (`data.teamId`), naming the issue (`data.id`, read
   by id in the next delta); an `Attachment` event (`data.issueId`), unless its marker nonce is
-  one of this process's own writes (ISSUE-NOTES 3: own deliveries are told by nonce, not by
+  one of this process's own writes (own deliveries are told by nonce, not by
   account); `IssueLabel` changes wake a full reading (a renamed label may change the scope
   without moving any issue). Anything else is a 200 without wake.
 """

@@ -1,36 +1,22 @@
 """`RedmineTracker`: the `Tracker` of `redmine:URL --project P`, a `LabelCommentTracker` whose
 comments are journal notes and whose labels are words in one custom field.
 
-Claim protocol
---------------
-Redmine does have a compare-and-set: an issue's `lock_version`. Against the real server (5.0),
-a `PUT /issues/N.json` carrying a stale `lock_version` is refused with 422 and an empty
-`{"errors": []}` and writes nothing; the current one is accepted and moves it on by one, even
-when nothing else changes. But no REST answer shows `lock_version` (neither the issue, nor its
-list, nor its journals), so a client cannot know the value to send: it would have to guess
-upwards from 0, one refused PUT per past update of the issue. So claims follow the kit's
-comment protocol (`jr2_sources.kit.claims`) on journals, whose ids only grow and whose
-`created_on` is the server's:
+Redmine's `lock_version` is a compare-and-set no REST answer shows, so claims follow the kit's
+comment protocol (`jr2_sources.kit.claims`) on journals, whose ids only grow:
 
 1. add a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`PUT /issues/N.json` with
-   `notes`; the answer is 204 without the journal's id, so the nonce finds it);
-2. read the journals (`GET /issues/N.json?include=journals`), take the server's `Date`;
-3. the LIVE claim with the LOWEST journal id holds the issue; a loser blanks its note (Redmine
-   then deletes the journal); the winner re-reads the issue (still open, still in scope, not
-   marked) and adds the claim word to the marks field.
+   `notes`; the 204 carries no id, so the nonce finds it);
+2. read the journals (`GET /issues/N.json?include=journals`) and the server's `Date`;
+3. the live claim with the lowest journal id holds the issue; a loser blanks its note (Redmine
+   deletes the journal); the winner re-reads the issue and adds the claim word.
 
-Renewing edits the note (`PUT /journals/J.json`, which needs the role's "Edit own notes"); a
-journal keeps no edit time, so the note carries the server time it was renewed at (`at`).
-Redmine saves an issue under optimistic locking: two notes added to one issue at the same
-moment (two pools claiming it) make one save fail with 422 and no reason, the StaleObjectError
-of its `lock_version`; that write is asked again (`update`), after which the protocol orders
-the notes as usual. Settling closes the issue (`status_id` of the closed status) or adds the
-failed word, removes the claim word, and edits the note into `jr2:done` / `jr2:failed` /
-`jr2:released`.
+Renewing edits the note (`PUT /journals/J.json`, "Edit own notes"); the note carries the server
+time it was renewed at (`at`). A 422 with no reason on a note is Redmine's stale lock: the write
+is asked again. Settling closes the issue or adds the failed word, removes the claim word, and
+edits the note into its outcome. A close Redmine refuses silently (a workflow, an open subtask or
+`blocks` relation) is read back, and the issue is marked failed with the reason.
 
-Redmine silently keeps an issue open when its workflow, an open subtask or an open `blocks`
-relation forbids closing it (204, status unchanged): the close is read back, and an issue
-Redmine kept open is marked failed with the reason instead.
+Design notes: docs/design/plugins.md.
 """
 
 from __future__ import annotations
@@ -79,7 +65,7 @@ class RedmineTracker(LabelCommentTracker):
         super().__init__(config, env, client)
         self.config: RedmineConfig = config
         self.client: RedmineClient = client
-        self.reader = IssueReader(config, client)
+        self.reader = IssueReader(config, client, self.markers)
         self.reader.changes = RedmineChanges(self.reader)  # deltas (delta.py)
         self._closed_status: int | None = None
 
@@ -113,8 +99,7 @@ class RedmineTracker(LabelCommentTracker):
         return self.reader.in_scope(issue)
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        comments, now = self.reader.read_journals(self._n(key))
-        return self.trusted(key, comments), now
+        return self.reader.read_journals(self._n(key))  # read through `markers`
 
     def identity(self) -> list[str]:
         """The key's own user as journals name their authors: its id (`GET

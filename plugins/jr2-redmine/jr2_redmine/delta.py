@@ -20,7 +20,7 @@ Design notes
 * A blocker outside the project (another project's issue) closing moves nothing here: the open
   ones are asked as one conditional list per 100 (`issue_id=...&status_id=closed`).
 * Issues this process wrote without moving `updated_on` (a journal edit: a retry record) are
-  read directly next (`wrote` marks them). An issue that a direct read no longer finds (deleted,
+  read directly next (`wrote` marks them). An issue a direct read does not find (deleted,
   moved, hidden) is a sign of a gap: a full reading. So is a refused time filter (422).
 * A delta that fails half-way forgets nothing: the next reading is full.
 """

@@ -1,35 +1,19 @@
 """Reading a Redmine project into a `Snapshot`: its open issues, relations, subtasks and marks.
 
-Design notes
-------------
-* One list walk: `GET /issues.json?project_id=P&status_id=open&include=relations&sort=id`,
-  100 a page, conditional (a 304 per unchanged page). Every open issue of the project comes
-  back, with its relations inline (on both of their issues), its `parent`, its custom fields;
-  the scope (tracker, status, assignee, version, category, `--label`) is judged here, so the
-  same walk finds the marked issues outside the filter, every open subtask and every blocker
-  in the project.
-* Blockers: a `blocks` relation (`issue_id` blocks `issue_to_id`; Redmine stores `blocked`
-  the other way round, and both are read). `precedes` does not block unless `--precedes-blocks`:
-  in Redmine it only moves the follower's dates and does not stop closing it (`closable?`
-  looks at `blocks` and subtasks only). A blocker that is not among the open issues of the
-  project is asked for in one list per 100 ids (`issue_id=1,2,...&status_id=*`): closed is
-  done, open (another project) is open; one that list leaves out is read alone: 404 missing,
-  403 inaccessible. Done and missing answers are kept for the process.
-* A description may name blockers too, as on GitHub and GitLab (`Depends on #12`, `Blocked by
-  #7`): the only way to name a blocker Redmine would refuse as a relation (a cycle: Redmine
-  answers 422 "This relation would create a circular dependency"; a deleted issue, whose
-  relations Redmine deletes with it).
-* Subtasks: an open issue whose `parent` is a listed issue is an open child of it (closed
-  subtasks are done). A subtask in another project is not seen (`--subprojects` reads the
-  project's subprojects).
-* Marks: words in the `jr2` custom field (`config.py`); only issues carrying the claim or the
-  awaiting word have their journals read (`GET /issues/N.json?include=journals`, conditional).
-  A journal's notes are the kit's comments; Redmine keeps no edit time of a journal, so a
-  renewed claim carries the server time it was renewed at (`at`, written by the tracker),
-  trusted only between the journal's `created_on` and the listing's `Date`.
-* A running pool reads this walk once, then deltas (`delta.py`); each item's blockers come
-  from its own relations (Redmine lists a relation on both of its issues), so a delta builds
-  an item from that issue alone.
+* One conditional list walk: `GET /issues.json?project_id=P&status_id=open&include=relations
+  &sort=id`, 100 a page; the scope (tracker, status, assignee, version, category, `--label`) is
+  judged here, so the same walk finds marked issues outside the filter, subtasks and blockers.
+* Blockers: `blocks` relations (both directions read); `precedes` only with
+  `--precedes-blocks`. A blocker outside the open issues of the project is asked in one list per
+  100 ids; one that list leaves out is read alone (404 missing, 403 inaccessible).
+* A description may name blockers too (`Depends on #12`, `Blocked by #7`).
+* Subtasks: an open issue whose `parent` is listed is an open child of it.
+* Marks are words in the `jr2` custom field; only issues with the claim or awaiting word have
+  their journals read. A renewed claim's `at` is trusted only between the journal's
+  `created_on` and the listing's `Date`.
+* A running pool reads this walk once, then deltas (`delta.py`).
+
+Design notes: docs/design/plugins.md.
 """
 
 from __future__ import annotations
@@ -49,6 +33,8 @@ from .client import RedmineClient, RedmineHTTPError, parse_time
 from .config import RedmineConfig
 
 if TYPE_CHECKING:
+    from jr2_sources.kit.markers import MarkerTrust
+
     from .delta import RedmineChanges
 
 State = Literal["open", "done", "missing", "inaccessible"]
@@ -100,9 +86,12 @@ def _named(obj: Any, wanted: Iterable[str]) -> bool:
 class IssueReader:
     """Reads one project's issues for a `RedmineTracker` (GET requests only)."""
 
-    def __init__(self, config: RedmineConfig, client: RedmineClient) -> None:
+    def __init__(self, config: RedmineConfig, client: RedmineClient,
+                 markers: MarkerTrust) -> None:
         self.config = config
         self.client = client
+        self.markers = markers
+        """The tracker's marker reader: every listing of an issue's notes passes through it."""
         self.name = f"redmine:{config.target}"
         self.field_id: int | None = int(config.field) if config.field.isdigit() else None
         self.me: int | None = None
@@ -198,7 +187,8 @@ class IssueReader:
         return self.in_scope(issue) or self.marked(self.tokens(issue))
 
     def read_journals(self, n: int) -> tuple[list[claims.Comment], datetime]:
-        """The issue's notes as the kit's comments, and the server's time of the answer."""
+        """The issue's notes as the kit's comments, as the marker reader lets the protocols
+        see them (`kit.markers`: only trusted authors' markers), and the server's time."""
         resp = self.client.get(f"/issues/{n}.json", {"include": "journals"},
                                need="read issue journals")
         now = resp.date or datetime.now(UTC)
@@ -215,7 +205,7 @@ class IssueReader:
                 continue
             out.append(claims.Comment(comment.id, comment.body, created,
                                       self._renewed(comment, now), comment.author))
-        return out, now
+        return self.markers.read(item_id(n), out).comments, now
 
     @staticmethod
     def _renewed(comment: claims.Comment, now: datetime) -> datetime:
@@ -385,5 +375,6 @@ class IssueReader:
             parent=item_id(parent) if parent is not None else None,
             blockers=refs, children=kids, failed=failed, claim=claim, attempts=attempts,
             retry_after=retry_after, in_scope=self.in_scope(issue),
+            ignored=self.markers.ignored_on(item_id(n)) if comments is not None else (),
             extra={"tracker": (issue.get("tracker") or {}).get("name"),
                    "status": (issue.get("status") or {}).get("name")})

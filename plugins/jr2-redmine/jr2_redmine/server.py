@@ -8,30 +8,13 @@ custom field, the role ids) and serves until interrupted, or until process PID h
 it stops Redmine and deletes DIR. The tests run it once per test run (`tests/conftest.py`);
 `docs/guides/redmine.md` uses it to try jr2 without a Redmine of one's own.
 
-Design notes
-------------
-* Nothing is written outside DIR: the code stays in `REDMINE_ROOT` (`/usr/share/redmine`),
-  DIR holds a tree of links to it with its own `config/` copies, `Gemfile` (the package's, plus
-  `gem "webrick"` unless its `Gemfile.local` has it), `Gemfile.lock`, `db/schema.rb`, the SQLite
-  database, logs, `tmp/` and Bundler's home. Redmine's Debian multi-tenancy reads the instance
-  `default` below `Rails.root/instances/`, so the database configuration sits there.
-* `require_relative` and `__dir__` resolve links, so `bin/rails`, `bin/rake` and the
-  `config/*.rb` files are copies (a few kilobytes) rather than links.
-* One Ruby process does it all (each Rails boot costs seconds of CPU): `bin/rails runner`
-  migrates the empty database (then resets the models' column information: `bin/rake
-  db:migrate redmine:load_default_data` in one process fails on it), loads Redmine's default
-  data, enables the REST API, makes the users, keys and the `jr2` field, writes them to
-  `keys.json`, and serves `Rails.application` with WEBrick (Rack's handler), as `bin/rails
-  server -u webrick` would (about 7 s until it answers). SQLite runs without fsync and in WAL
-  mode: it is thrown away. Requests are served one at a time (`Rack::Lock`), as a Redmine
-  behind one single-threaded application process serves them: with SQLite, concurrent writers
-  in one Ruby process fail with HTTP 500 ("database is locked"; the sqlite3 gem waits out the
-  lock holding Ruby's global lock, so the holder cannot finish). No mail is sent.
-* Seeding many issues through REST costs a request each, one at a time: `POST /jr2/seed.json`
-  (the admin's key only) creates a list of issues (`subject` and the other fields `POST
-  /issues.json` takes) and relations between them (`[from, to, type]`, indices into that list)
-  in one transaction of Redmine's own models, as the issues and relations controllers would,
-  and answers their ids. Only the tests' seeding uses it; jr2 itself knows nothing of it.
+Nothing is written outside DIR: the code stays in `REDMINE_ROOT` (`/usr/share/redmine`), and DIR
+holds links to it with its own configuration, database, logs and Bundler home. One Ruby process
+migrates, seeds and serves (WEBrick, one request at a time); no mail is sent. `POST
+/jr2/seed.json` (the admin's key only) creates many issues and relations in one request, for the
+tests' seeding.
+
+Design notes: docs/design/plugins.md.
 """
 
 from __future__ import annotations

@@ -152,3 +152,23 @@ def test_four_pools_racing_over_40_issues_run_each_once(redmine_project: Project
 def test_four_pools_racing_over_40_issues_seeded_one_by_one_run_each_once(
         redmine_project: Project, tmp_path: Path) -> None:
     _race(redmine_project, tmp_path, pools=4, issues=40, cap=2, bulk=False)
+
+
+def test_a_strangers_claim_note_changes_nothing_through_jr2_ready(redmine_project: Project
+                                                                   ) -> None:
+    """The snapshot reads an issue's notes through the marker reader: alice (a Manager, not
+    an account the pool trusts) writes a day-long claim and marks the issue claimed; the issue
+    stays ready and the report names her marker."""
+    p = redmine_project
+    n = p.issue("held by a forged note")
+    forged = '<!-- jr2:claim {"holder": "evil@x", "lease": 86400, "nonce": "n1"} -->\njr2: held'
+    p.person.call("PUT", f"/issues/{n}.json", {"issue": {
+        "notes": forged, "custom_fields": [{"id": p.redmine.field_id, "value": "jr2:claimed"}]}})
+    res = p.jr2("ready", p.source, "--project", p.identifier, "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["claimed"] == []
+    [entry] = data["ready"]
+    assert entry["id"] == f"#{n}"
+    assert [(r["kind"], r["marker"], r["author"]) for r in entry["reasons"]] == [
+        ("ignored_marker", "claim", str(p.redmine.person_id))]
