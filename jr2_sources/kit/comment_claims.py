@@ -15,7 +15,18 @@ transition). `CommentClaims` holds the protocol once: a tracker adapter implemen
 * renew: edit our comment; a renewal that lands after the lease ran out (`new updated_at >=
   old updated_at + lease`, server time) has lost the item: it is released and renew says False.
 * settle: only while our claim still holds, apply the outcome's action and `unmark`; then edit the
-  comment into its outcome marker (or `released` when the claim was lost meanwhile).
+  comment into its outcome marker (or `released` when the claim was lost meanwhile). The check
+  reads the thread, unless the tracker's watch just did (`saw`: the people-win watch the Work
+  Source runs right before a settle): a listing under `REUSE_LISTING` seconds old that shows our
+  last renewal is judged at its server time plus the local seconds since, so a lease that ran
+  out meanwhile is seen as run out. While our lease is live no other claim can win (a later
+  claim comment has a higher id) and only this process edits our comment, so a second listing
+  could add only a person's deletion in those milliseconds: the window that lies between any
+  listing and the write after it.
+* look first (`_look`): a thread that can say from one read of the item that it holds no
+  comment at all (`unread`: GitHub's `comments` count) is not listed: no claim, gate or marker
+  can be in it. The look only spares a claim comment that cannot win; whether a claim holds is
+  judged after posting, from a new listing and a new read of the item.
 * retries (`jr2_sources.capabilities.retries`): the claim is won only if the attempt record the
   listing shows (`retry_record`) is the one the claimer chose the item by (`attempts`) and its
   backoff is over (server time), so a stale snapshot can neither reset the count nor start an
@@ -38,7 +49,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jr2_core import Outcome
@@ -110,6 +121,14 @@ class Held:
     # the worker ended must not turn the settled comment back into a live claim
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     settled: bool = False
+    seen: tuple[list[Comment], datetime, float] | None = field(default=None, repr=False,
+                                                               compare=False)
+    """The tracker's last listing of the thread while held (`CommentClaims.saw`): comments, the
+    server's time of the listing, and `time.monotonic()` when it was taken."""
+
+
+REUSE_LISTING = 1.0
+"""Seconds a listing the watch took stays good for the settle's claim check (module notes)."""
 
 
 def parked_since(found: list[Marker], gates: tuple[Gate, ...]) -> bool:
@@ -136,8 +155,12 @@ class CommentClaims:
 
     def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str,
                  look_first: bool = False, spread: float = 0.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 unread: Callable[[str], bool] | None = None) -> None:
+        """`unread(key)`: read the item; True when its thread holds no comment at all (then the
+        look's `still_to_do` may judge by that read: the tracker keeps it until its next write)."""
         self.thread = thread
+        self.unread = unread
         self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
         self.look_first = look_first
         self.spread = spread
@@ -173,6 +196,8 @@ class CommentClaims:
             pause, self._raced = self._raced, False
         if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
+        if self.unread is not None and self.unread(key):
+            return self.thread.still_to_do(key, [])
         comments, now = self._listing(key)
         found = markers(comments)
         return (holder_of(comments, now) is None and not self._parked(key, found, gates)
@@ -256,7 +281,32 @@ class CommentClaims:
             return False
         held.updated_at = updated
         held.lease = lease
+        held.seen = None  # a listing from before this edit shows the old lease (`saw`)
         return True
+
+    def saw(self, key: str, comments: list[Comment], now: datetime) -> None:
+        """The tracker listed `key`'s thread (as `list_comments` answers) at server time `now`
+        while this process holds it: the settle's claim check may use that listing (module
+        notes)."""
+        held = self.held(key)
+        if held is None:
+            return
+        listed = [bounded(c, self.bounds) for c in comments]
+        ours = [mk for mk in markers(listed) if mk.nonce == held.nonce and mk.kind == "claim"]
+        # only a listing that shows our last renewal: an older one would judge an older lease
+        if ours and ours[0].updated_at >= held.updated_at:
+            held.seen = (listed, now, time.monotonic())
+
+    def _check(self, held: Held) -> tuple[list[Comment], datetime]:
+        """The listing the settle judges our claim by: the watch's, when fresh (module notes),
+        its server time moved on by the seconds since; else a new one."""
+        seen, held.seen = held.seen, None
+        if seen is not None:
+            comments, now, at = seen
+            age = time.monotonic() - at
+            if 0 <= age < REUSE_LISTING:
+                return comments, now + timedelta(seconds=age)
+        return self._listing(held.key)
 
     def take(self, key: str, holder: str) -> Held | None:
         """Forget `holder`'s claim on `key` and return it (None if this process has none)."""
@@ -314,7 +364,7 @@ class CommentClaims:
 
     def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                 action: Callable[[], None] | None, keep_mark: bool = False) -> None:
-        comments, now = self._listing(held.key)
+        comments, now = self._check(held)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:
             if action is not None:

@@ -11,7 +11,9 @@ Design notes
   listed (its claim no longer live) has closed or labelled it first; then we lose too. The same
   read judges the scope (`issue_in_scope`), so a claim never goes on for an issue the user's
   filter stopped selecting since the snapshot (or delta) it was chosen from; with `look_first`
-  (GitHub) that read comes before any write.
+  (GitHub) that read comes before any write too: it reads the issue first, and lists the
+  comments only when the issue counts some (`comments_count`). The look's read serves only the
+  look: a post clears it, so the check after posting always reads the issue again.
 * Settling re-checks that our claim still holds; only then it changes the issue (close, or the
   done or failed label) and removes the claim label, and last it edits the claim comment into its
   outcome. jr2 adds and removes only its own labels, never one a person set; the WorkSource has
@@ -31,6 +33,10 @@ Design notes
   failed, claim label removed; its comments are read only when the issue changed since they were
   last read (a new claim comment moves `updated_at`), to see whether our claim is still the live
   one. So watching costs one request per held item, not a second full listing.
+  What a watch read serves the settle that follows it (the Work Source watches once more right
+  before a settle): its listing is the settle's claim check (`CommentClaims.saw`), and its
+  issue object the labels a settle writes back (`fresh_issue`), when under a second old and no
+  write of ours came between; so a settle reads the issue and the thread once each.
 * Trust (`kit.markers`): every comment listing passes through `markers` (a `MarkerTrust`)
   before any protocol reads it: only markers by the pool's own account (`identity`, asked once)
   and the accounts `--trust` names count, and with `JR2_MARKER_KEY` only signed ones; every
@@ -47,6 +53,7 @@ Design notes
 from __future__ import annotations
 
 import threading
+import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -66,7 +73,7 @@ from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
-from .comment_claims import ClaimsByComment, CommentClaims
+from .comment_claims import REUSE_LISTING, ClaimsByComment, CommentClaims
 from .labeloptions import LabelOptions
 from .markers import Ignored, MarkerTrust, marker_key
 
@@ -102,6 +109,9 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
     comments_segment: ClassVar[str] = "comments"
     """The path below an issue where its comments live (`notes` on GitLab)."""
     need_comments: ClassVar[str] = "write issue comments"
+    comments_count: ClassVar[str | None] = None
+    """The field of the issue object that counts its comments (GitHub `comments`), if any: a
+    look before a claim (`look_first`) lists no thread the issue says is empty."""
     need_issues: ClassVar[str] = "write issues"
 
     config: Any  # a LabelOptions model with `target`
@@ -116,7 +126,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
         self.read_only = env.read_only
         self.client = client
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
-                                    spread=spread)
+                                    spread=spread,
+                                    unread=self._unread if self.comments_count else None)
         self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
                                    key=marker_key(), warn=not env.read_only)
         self._done_here: set[str] = set()
@@ -124,6 +135,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
         self._watched: dict[str, str] = {}  # held key -> `updated_at` when its comments were read
+        self._issue_seen: dict[str, tuple[float, dict[str, Any]]] = {}  # held key -> watch's read
+        self._peeked: dict[str, dict[str, Any]] = {}  # key -> the look's read, for its still_to_do
 
     # -- the tracker's own calls -------------------------------------------------------------
 
@@ -186,6 +199,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
               need: str | None = None) -> Any:
         """A write about one issue (`need`: default `need_issues`); a refusal raises
         `refused(key, exc)`."""
+        self.forget_issue(key)
         try:
             return self.client.write(method, path, body, need=need or self.need_issues)
         except SourceHTTPError as exc:
@@ -239,10 +253,26 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
             why = self._taken_back(key, holder)
             if why is not None:
                 out[key] = why
-        with self._lock:
-            for key in [k for k in self._watched if k not in item_ids]:
-                del self._watched[key]
+        with self._lock:  # a watch of some held items keeps what it knows of the others
+            for seen in (self._watched, self._issue_seen):
+                for key in [k for k in seen if self.claims.held(k) is None]:
+                    del seen[key]
         return out
+
+    def fresh_issue(self, key: str) -> dict[str, Any] | None:
+        """The issue object the last watch read of `key`, if under `REUSE_LISTING` seconds old
+        and no write of ours about it came since (then it is as good as a read now: the settle's
+        labels); each reading serves once."""
+        with self._lock:
+            seen = self._issue_seen.pop(key, None)
+        if seen is None or not 0 <= time.monotonic() - seen[0] < REUSE_LISTING:
+            return None
+        return seen[1]
+
+    def forget_issue(self, key: str) -> None:
+        """A write of ours about `key`: what the watch read of it is out of date."""
+        with self._lock:
+            self._issue_seen.pop(key, None)
 
     def _taken_back(self, key: str, holder: str) -> str | None:
         cfg = self.config
@@ -256,6 +286,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
         if resp.status not in (200, 304) or not isinstance(issue, dict) or (
                 issue.get("state") != self.open_state):
             return GONE
+        with self._lock:
+            self._issue_seen[key] = (time.monotonic(), issue)
         labels = self.labels_of(issue)
         if cfg.has_label(labels, cfg.done_label):
             return GONE
@@ -270,6 +302,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
             if stamp and self._watched.get(key) == stamp:
                 return None  # unchanged since its comments were read: our claim stands
         comments, now = self.list_comments(key)
+        self.claims.saw(key, comments, now)
         claim = claims.claim_of(comments, now)
         if claim is None:
             return CLAIM_REMOVED
@@ -292,6 +325,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
         return None
 
     def post_comment(self, key: str, body: str) -> int | None:
+        with self._lock:  # the claim's own check reads the issue after this post, never before
+            self._peeked.pop(key, None)
         posted = self.write(key, "POST", self.comments_path(key),
                             {"body": self.markers.seal(self.canonical(key), body)},
                             need=self.need_comments)
@@ -326,7 +361,10 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
         the user's scope? A delta cannot see every change of scope (a label renamed or
         deleted need not move `updated_at`): one it missed is refused here, and the issue is
         read directly by the next delta (`wrote`), which drops it from the Ready-set."""
-        issue = self.client.get(self.issue_path(key)).data
+        with self._lock:
+            issue = self._peeked.pop(key, None)
+        if issue is None:
+            issue = self.client.get(self.issue_path(key)).data
         if not isinstance(issue, dict) or issue.get("state") != self.open_state:
             return False
         if not self.issue_in_scope(issue):
@@ -337,6 +375,17 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
             with self._lock:  # done before and left open on purpose: not work, from now on
                 self._done_here.add(key)
         return settled is None
+
+    def _unread(self, key: str) -> bool:
+        """The look before a claim (`CommentClaims.unread`): read the issue, keep it for the
+        look's `still_to_do`, and say whether it counts no comment at all."""
+        issue = self.client.get(self.issue_path(key)).data
+        if not isinstance(issue, dict):
+            return False
+        with self._lock:
+            self._peeked[key] = issue
+        count = issue.get(self.comments_count or "")
+        return isinstance(count, int) and count == 0
 
     def mark_claimed(self, key: str) -> None:
         self.add_label(key, self.config.claim_label)
@@ -361,7 +410,13 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
     # -- approval gates ------------------------------------------------------------------------
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        won = super().claim(item, holder, lease)
+        with self._lock:  # a stamp of an earlier claim of ours tells nothing of this one
+            self._watched.pop(item.id, None)
+        try:
+            won = super().claim(item, holder, lease)
+        finally:
+            with self._lock:  # a look that gave up early left its read unused
+                self._peeked.pop(item.id, None)
         if won and item.gates:
             with self._lock:
                 self._gated.add(item.id)

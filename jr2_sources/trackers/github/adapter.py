@@ -11,12 +11,13 @@ Design notes
   (its claim no longer live) has closed or labelled it first; then we lose too.
 * Settling first re-checks that our claim still holds; only then it changes the issue (close,
   or add the done / failed label) and removes the claim label, in ONE `PATCH` of the issue
-  (`state` and `labels`, the labels read just before): while our claim is live no other pool
+  (`state` and `labels`, the labels read just before: by the watch that precedes a settle,
+  `fresh_issue`, else by a conditional GET): while our claim is live no other pool
   can win, so the label we remove is ours; and last it edits the claim comment into its
   outcome. A worked item costs 4 writes (claim comment, claim label, settle PATCH, comment
   edit) plus one per renewal. jr2 removes only its own claim label, never a label or assignee
   a person set (a label a person adds in the moment between that read and the PATCH is the
-  one exception; the window is one request long).
+  one exception; the window is two requests long: the thread's listing, then the PATCH).
 * One issue that refuses a write (locked: GitHub refuses comments on it to App and Actions
   tokens with 403 "...issue is locked"; deleted: 410; gone or hidden: 404) raises
   `jr2_core.errors.ItemError` naming the issue, so the Work Source skips that one issue and the
@@ -109,6 +110,7 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     need_comments = "write issue comments (claims need Issues: read & write)"
     need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
+    comments_count = "comments"  # the issue object's count: an empty thread is not listed
 
     config: GitHubConfig
     client: GitHubClient
@@ -256,6 +258,7 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     def remove_label(self, key: str, label: str) -> None:
         from urllib.parse import quote
 
+        self.forget_issue(key)
         try:
             self.client.write("DELETE", f"{self.issue_path(key)}/labels/{quote(label, '')}",
                               need=self.need_issues)
@@ -307,7 +310,9 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         less jr2's own label `drop`, plus `add`."""
         cfg = self.config
         path = self.issue_path(key)
-        issue = self.client.get(path).data
+        issue = self.fresh_issue(key)  # the watch just before a settle read it (labeltracker)
+        if issue is None:
+            issue = self.client.get(path).data
         labels = labels_of(issue) if isinstance(issue, dict) else []
         # jr2's own labels only: `drop`, and the awaiting label once the item moves on
         gone = {cfg.label_key(drop)} | ({cfg.label_key(AWAITING_LABEL)} if add != AWAITING_LABEL
