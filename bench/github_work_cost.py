@@ -178,6 +178,7 @@ def rss_kib(pid: int) -> int:
 def memory(polls: int, items: int, probe: int = 1000) -> dict[str, Any]:
     """The long-lived pool of the module notes: RSS at poll `probe`, before the items, at end."""
     fake = FakeGitHub().start()
+    fake.close_issue("o/r", fake.add_issue("o/r"))  # the repository exists; nothing in scope
 
     def listings() -> int:
         with fake.lock:

@@ -378,8 +378,12 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
 
     def _unread(self, key: str) -> bool:
         """The look before a claim (`CommentClaims.unread`): read the issue, keep it for the
-        look's `still_to_do`, and say whether it counts no comment at all."""
-        issue = self.client.get(self.issue_path(key)).data
+        look's `still_to_do`, and say whether it counts no comment at all. An issue gone or
+        deleted is refused as the listing would refuse it (`refused`: that one item)."""
+        try:
+            issue = self.client.get(self.issue_path(key)).data
+        except SourceHTTPError as exc:
+            raise self.refused(key, exc) from None
         if not isinstance(issue, dict):
             return False
         with self._lock:
@@ -500,6 +504,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
             # move the issue's `updated_at`; a settle that failed half-way left it unknown
             if not settled or (attempt is not None and attempt.retry_after is not None):
                 self.wrote(item_id)
+            # the claim ended: what the client kept of the issue would stay until the cache is full
+            self.client.forget(self.issue_path(item_id), self.comments_path(item_id))
 
     def wrote(self, key: str) -> None:
         """A write of this process about `key` that the issue's `updated_at` may not show: a
