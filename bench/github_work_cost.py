@@ -1,6 +1,7 @@
 """What `jr2 work github:` costs per worked issue, and whether a long-lived pool's memory grows.
 
     python bench/github_work_cost.py [--sizes 100,1000] [--bare-sizes 100] [--json]
+    python bench/github_work_cost.py --phases
     python bench/github_work_cost.py --memory [--polls 10000] [--items 1000]
 
 Both run `jr2 work` as a user does (a separate process) against the project's fake GitHub
@@ -12,6 +13,10 @@ request log.
   with the fake's issues carrying GitHub's summary fields (`issue_dependencies_summary`,
   `sub_issues_summary`) and, at `--bare-sizes`, without them (GitHub's own example issue
   lacks them). Target: at most 11 requests per worked issue at N = 100 and N = 1,000.
+* `--phases`: the requests of each phase of one item (the claim, the watch and settle that end
+  it), in process against the same fake: exact counts, printed as the rows of the cost table in
+  docs/guides/github.md (a test checks the guide shows them, and the rows of `table_rows` from
+  bench/results.json).
 * `--memory`: a long-lived pool, `jr2 work github:o/r --wait --poll-every 0.05s --write-spacing
   0.001s -- true`, over an empty scope: after `--polls` polls (the fake's issue-list requests)
   `--items` issues are added and worked; RSS of the pool (`/proc/PID/status`) at poll 1,000,
@@ -91,6 +96,78 @@ def work_cost(n: int, summaries: bool) -> dict[str, Any]:
             "not_modified": round(sum(1 for e in log if e["status"] == 304) / n, 2)}
 
 
+def _phase(fake: FakeGitHub, act: Any) -> list[str]:
+    """The requests `act()` sent, as `kind_of` names them."""
+    fake.clear_log()
+    act()
+    with fake.lock:
+        return [kind_of(e) for e in fake.log]
+
+
+def phase_costs() -> dict[str, list[str]]:
+    """The requests of each phase of one item, through the adapter as `jr2 work` drives it: a
+    claim (`Tracker.claim`), the people-win watch the Work Source runs before a settle, and the
+    settle (`Tracker.settle`)."""
+    from pydantic import SecretStr
+
+    from jr2_core import Outcome
+    from jr2_sources.readyset import SnapshotItem
+    from jr2_sources.registry import SourceEnv
+    from jr2_sources.trackers.github.adapter import GitHubAdapter
+    from jr2_sources.trackers.github.client import GitHubClient
+    from jr2_sources.trackers.github.config import GitHubConfig
+
+    fake = FakeGitHub().start()
+    try:
+        def adapter() -> GitHubAdapter:
+            client = GitHubClient(fake.url, SecretStr(TOKEN), label="github:o/r",
+                                  write_spacing=0.0)
+            return GitHubAdapter(GitHubConfig(target="o/r", write_spacing=0.001),
+                                 SourceEnv(state_dir=Path("/nonexistent"), read_only=False),
+                                 client=client)
+
+        a, b = adapter(), adapter()
+        a.identity()  # asked once per process, before the first listing
+        b.identity()
+        fresh, talked, taken = (fake.add_issue("o/r") for _ in range(3))
+        fake.add_comment("o/r", talked, "a person's comment", user="alice")
+        out: dict[str, list[str]] = {}
+        out["claim, won (no comment yet)"] = _phase(
+            fake, lambda: a.claim(SnapshotItem(id=f"o/r#{fresh}"), "pool-a", 600))
+        out["claim, won (the issue has comments)"] = _phase(
+            fake, lambda: a.claim(SnapshotItem(id=f"o/r#{talked}"), "pool-a", 600))
+        b.claim(SnapshotItem(id=f"o/r#{taken}"), "pool-b", 600)
+        out["claim, seen taken by the look"] = _phase(
+            fake, lambda: a.claim(SnapshotItem(id=f"o/r#{taken}"), "pool-a", 600))
+        out["watch before the settle"] = _phase(
+            fake, lambda: a.watch([f"o/r#{fresh}"], "pool-a"))
+        out["settle, done"] = _phase(
+            fake, lambda: a.settle(f"o/r#{fresh}", "pool-a", Outcome("done")))
+        for t in (a, b):
+            t.close()
+    finally:
+        fake.stop()
+    return out
+
+
+def phase_rows(costs: dict[str, list[str]]) -> list[str]:
+    """The phases as rows of the guide's cost table."""
+    return [f"| {name} | {len(kinds)}: {', '.join(kinds)} |" for name, kinds in costs.items()]
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Runs of `work_cost` as rows of the guide's table of requests per worked issue."""
+    out = []
+    for row in rows:
+        kinds = row["by_kind"]
+        writes = sum(v for k, v in kinds.items() if not k.startswith("GET "))
+        reads = ", ".join(f"{k.removeprefix('GET ')} {v}" for k, v in kinds.items()
+                          if k.startswith("GET "))
+        out.append(f"| {row['n']:,} | {'yes' if row['summaries'] else 'no'} | "
+                   f"{row['per_issue']} | {reads} | {round(writes, 2)} |")
+    return out
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -101,10 +178,11 @@ def rss_kib(pid: int) -> int:
 def memory(polls: int, items: int, probe: int = 1000) -> dict[str, Any]:
     """The long-lived pool of the module notes: RSS at poll `probe`, before the items, at end."""
     fake = FakeGitHub().start()
+    fake.close_issue("o/r", fake.add_issue("o/r"))  # the repository exists; nothing in scope
 
     def listings() -> int:
         with fake.lock:
-            return sum(1 for e in fake.log if e["method"] == "GET"
+            return sum(int(e.get("count", 1)) for e in fake.log if e["method"] == "GET"
                        and str(e["path"]).endswith("/o/r/issues"))
 
     out: dict[str, Any] = {"polls": polls, "items": items}
@@ -124,11 +202,13 @@ def memory(polls: int, items: int, probe: int = 1000) -> dict[str, Any]:
                 if seen >= probe and "rss_poll_probe_kib" not in out:
                     out["rss_poll_probe_kib"] = rss_kib(proc.pid)
                     out["probe"] = seen
-                with fake.lock:  # the bench's own log: keep the last poll only
+                with fake.lock:  # the bench's own log: one entry counts the polls so far
                     if len(fake.log) > 2000:
-                        del fake.log[:-1]
-                        fake.log.insert(0, {"method": "GET", "path": "/repos/o/r/issues",
-                                            "count": seen})
+                        total = sum(int(e.get("count", 1)) for e in fake.log
+                                    if e["method"] == "GET"
+                                    and str(e["path"]).endswith("/o/r/issues"))
+                        fake.log[:] = [{"method": "GET", "path": "/repos/o/r/issues",
+                                        "count": total}]
             out["rss_before_items_kib"] = rss_kib(proc.pid)
             out["poll_seconds"] = round(time.monotonic() - t0, 1)
             numbers = [fake.add_issue("o/r") for _ in range(items)]
@@ -161,10 +241,15 @@ def main() -> None:
     ap.add_argument("--bare-sizes", default="100",
                     help="the sizes also run without summary fields ('' for none)")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--phases", action="store_true", help="the requests of each phase")
     ap.add_argument("--polls", type=int, default=10_000)
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.phases:
+        costs = phase_costs()
+        print(json.dumps(costs) if args.json else "\n".join(phase_rows(costs)))
+        return
     if args.memory:
         out = memory(args.polls, args.items)
         if args.json:
@@ -191,6 +276,8 @@ def main() -> None:
                       flush=True)
     if args.json:
         print(json.dumps(rows))
+    else:
+        print("\n".join(table_rows(rows)))
 
 
 if __name__ == "__main__":

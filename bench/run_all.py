@@ -27,6 +27,8 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("cli_start", [], ["--repeat", "3"]),
     ("work_drain", ["--sizes", "100,1000,10000", "--dag"], ["--sizes", "100,1000"]),
     ("github_cost", ["--big"], []),
+    ("github_work_cost", ["--sizes", "100,1000", "--bare-sizes", "100"],
+     ["--sizes", "100", "--bare-sizes", ""]),
     ("github_cost_merged", ["--big", "--done-when", "merged"], ["--done-when", "merged"]),
     ("jira_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
     ("gitlab_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),

@@ -15,6 +15,10 @@ and the claim check of its settle to `CommentClaims`:
   the item by and its backoff is over; a failure to retry keeps the claim mark.
 * gates: a claim is lost when the listing shows a `jr2:gate` request the claimer's snapshot did
   not know while the item is still marked parked.
+* The settle's check reuses the watch's listing just before it (`saw`) when it is under
+  `REUSE_LISTING` old and shows our last renewal, judged at its server time plus the seconds since.
+* A look lists no thread the item's own read says is empty (`unread`); a claim is always judged
+  after posting, from a new listing and a new read of the item.
 
 Design notes: docs/design/coordination.md.
 """
@@ -28,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jr2_core import Outcome
@@ -100,6 +104,14 @@ class Held:
     # the worker ended must not turn the settled comment back into a live claim
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     settled: bool = False
+    seen: tuple[list[Comment], datetime, float] | None = field(default=None, repr=False,
+                                                               compare=False)
+    """The tracker's last listing of the thread while held (`CommentClaims.saw`): comments, the
+    server's time of the listing, and `time.monotonic()` when it was taken."""
+
+
+REUSE_LISTING = 1.0
+"""Seconds a listing the watch took stays good for the settle's claim check (module notes)."""
 
 
 def parked_since(found: list[Marker], gates: tuple[Gate, ...]) -> bool:
@@ -126,8 +138,12 @@ class CommentClaims:
 
     def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str,
                  look_first: bool = False, spread: float = 0.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 unread: Callable[[str], bool] | None = None) -> None:
+        """`unread(key)`: read the item; True when its thread holds no comment at all (then the
+        look's `still_to_do` may judge by that read: the tracker keeps it until its next write)."""
         self.thread = thread
+        self.unread = unread
         self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
         self.look_first = look_first
         self.spread = spread
@@ -163,6 +179,8 @@ class CommentClaims:
             pause, self._raced = self._raced, False
         if pause and self.spread > 0:
             self._sleep(random.uniform(0.0, self.spread))
+        if self.unread is not None and self.unread(key):
+            return self.thread.still_to_do(key, [])
         comments, now = self._listing(key)
         found = markers(comments)
         return (holder_of(comments, now) is None and not self._parked(key, found, gates)
@@ -246,7 +264,32 @@ class CommentClaims:
             return False
         held.updated_at = updated
         held.lease = lease
+        held.seen = None  # a listing from before this edit shows the old lease (`saw`)
         return True
+
+    def saw(self, key: str, comments: list[Comment], now: datetime) -> None:
+        """The tracker listed `key`'s thread (as `list_comments` answers) at server time `now`
+        while this process holds it: the settle's claim check may use that listing (module
+        notes)."""
+        held = self.held(key)
+        if held is None:
+            return
+        listed = [bounded(c, self.bounds) for c in comments]
+        ours = [mk for mk in markers(listed) if mk.nonce == held.nonce and mk.kind == "claim"]
+        # only a listing that shows our last renewal: an older one would judge an older lease
+        if ours and ours[0].updated_at >= held.updated_at:
+            held.seen = (listed, now, time.monotonic())
+
+    def _check(self, held: Held) -> tuple[list[Comment], datetime]:
+        """The listing the settle judges our claim by: the watch's, when fresh (module notes),
+        its server time moved on by the seconds since; else a new one."""
+        seen, held.seen = held.seen, None
+        if seen is not None:
+            comments, now, at = seen
+            age = time.monotonic() - at
+            if 0 <= age < REUSE_LISTING:
+                return comments, now + timedelta(seconds=age)
+        return self._listing(held.key)
 
     def take(self, key: str, holder: str) -> Held | None:
         """Forget `holder`'s claim on `key` and return it (None if this process has none)."""
@@ -304,7 +347,7 @@ class CommentClaims:
 
     def _settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                 action: Callable[[], None] | None, keep_mark: bool = False) -> None:
-        comments, now = self._listing(held.key)
+        comments, now = self._check(held)
         winner = holder_of(comments, now)
         if winner is not None and winner.nonce == held.nonce:
             if action is not None:

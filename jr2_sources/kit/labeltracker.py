@@ -18,6 +18,9 @@ labels (GitHub, GitLab, Redmine), so such a tracker writes only its HTTP calls.
 * Every comment listing passes through `markers` (`MarkerTrust`); every body jr2 writes is sealed.
 * Gates: `park` swaps the claim label for `jr2:awaiting-approval` and edits the claim comment
   into a `jr2:gate` marker; the awaiting label leaves once the answered item is settled.
+* A watch's reads serve the settle right after it (under a second old, no write of ours
+  between): its listing is the claim check (`CommentClaims.saw`), its issue the labels written
+  back (`fresh_issue`). A look lists no comments when the issue counts none (`comments_count`).
 
 Design notes: docs/design/coordination.md.
 """
@@ -25,6 +28,7 @@ Design notes: docs/design/coordination.md.
 from __future__ import annotations
 
 import threading
+import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -45,7 +49,7 @@ from ..readyset import Claim, Snapshot, SnapshotItem
 from ..registry import SourceEnv
 from ..tracker import CLAIM_REMOVED, GONE, OUT_OF_SCOPE
 from . import claims
-from .comment_claims import ClaimsByComment, CommentClaims
+from .comment_claims import REUSE_LISTING, ClaimsByComment, CommentClaims
 from .labeloptions import LabelOptions
 from .markers import Ignored, MarkerTrust, marker_key
 
@@ -81,6 +85,9 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     comments_segment: ClassVar[str] = "comments"
     """The path below an issue where its comments live (`notes` on GitLab)."""
     need_comments: ClassVar[str] = "write issue comments"
+    comments_count: ClassVar[str | None] = None
+    """The field of the issue object that counts its comments (GitHub `comments`), if any: a
+    look before a claim (`look_first`) lists no thread the issue says is empty."""
     need_issues: ClassVar[str] = "write issues"
 
     config: Any  # a LabelOptions model with `target`
@@ -95,7 +102,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         self.read_only = env.read_only
         self.client = client
         self.claims = CommentClaims(self, who=lambda h: f"`{h}`", look_first=look_first,
-                                    spread=spread)
+                                    spread=spread,
+                                    unread=self._unread if self.comments_count else None)
         self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
                                    key=marker_key(), warn=not env.read_only)
         self._done_here: set[str] = set()
@@ -103,6 +111,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         self._deliveries = DeliveryDeduper()
         self._lock = threading.Lock()
         self._watched: dict[str, str] = {}  # held key -> `updated_at` when its comments were read
+        self._issue_seen: dict[str, tuple[float, dict[str, Any]]] = {}  # held key -> watch's read
+        self._peeked: dict[str, dict[str, Any]] = {}  # key -> the look's read, for its still_to_do
 
     # -- the tracker's own calls -------------------------------------------------------------
 
@@ -165,6 +175,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
               need: str | None = None) -> Any:
         """A write about one issue (`need`: default `need_issues`); a refusal raises
         `refused(key, exc)`."""
+        self.forget_issue(key)
         try:
             return self.client.write(method, path, body, need=need or self.need_issues)
         except SourceHTTPError as exc:
@@ -218,10 +229,26 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             why = self._taken_back(key, holder)
             if why is not None:
                 out[key] = why
-        with self._lock:
-            for key in [k for k in self._watched if k not in item_ids]:
-                del self._watched[key]
+        with self._lock:  # a watch of some held items keeps what it knows of the others
+            for seen in (self._watched, self._issue_seen):
+                for key in [k for k in seen if self.claims.held(k) is None]:
+                    del seen[key]
         return out
+
+    def fresh_issue(self, key: str) -> dict[str, Any] | None:
+        """The issue object the last watch read of `key`, if under `REUSE_LISTING` seconds old
+        and no write of ours about it came since (then it is as good as a read now: the settle's
+        labels); each reading serves once."""
+        with self._lock:
+            seen = self._issue_seen.pop(key, None)
+        if seen is None or not 0 <= time.monotonic() - seen[0] < REUSE_LISTING:
+            return None
+        return seen[1]
+
+    def forget_issue(self, key: str) -> None:
+        """A write of ours about `key`: what the watch read of it is out of date."""
+        with self._lock:
+            self._issue_seen.pop(key, None)
 
     def _taken_back(self, key: str, holder: str) -> str | None:
         cfg = self.config
@@ -235,6 +262,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         if resp.status not in (200, 304) or not isinstance(issue, dict) or (
                 issue.get("state") != self.open_state):
             return GONE
+        with self._lock:
+            self._issue_seen[key] = (time.monotonic(), issue)
         labels = self.labels_of(issue)
         if cfg.has_label(labels, cfg.done_label):
             return GONE
@@ -249,6 +278,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             if stamp and self._watched.get(key) == stamp:
                 return None  # unchanged since its comments were read: our claim stands
         comments, now = self.list_comments(key)
+        self.claims.saw(key, comments, now)
         claim = claims.claim_of(comments, now)
         if claim is None:
             return CLAIM_REMOVED
@@ -271,6 +301,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return None
 
     def post_comment(self, key: str, body: str) -> int | None:
+        with self._lock:  # the claim's own check reads the issue after this post, never before
+            self._peeked.pop(key, None)
         posted = self.write(key, "POST", self.comments_path(key),
                             {"body": self.markers.seal(self.canonical(key), body)},
                             need=self.need_comments)
@@ -305,7 +337,10 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         the user's scope? A delta cannot see every change of scope (a label renamed or
         deleted need not move `updated_at`): one it missed is refused here, and the issue is
         read directly by the next delta (`wrote`), which drops it from the Ready-set."""
-        issue = self.client.get(self.issue_path(key)).data
+        with self._lock:
+            issue = self._peeked.pop(key, None)
+        if issue is None:
+            issue = self.client.get(self.issue_path(key)).data
         if not isinstance(issue, dict) or issue.get("state") != self.open_state:
             return False
         if not self.issue_in_scope(issue):
@@ -316,6 +351,21 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             with self._lock:  # done before and left open on purpose: not work, from now on
                 self._done_here.add(key)
         return settled is None
+
+    def _unread(self, key: str) -> bool:
+        """The look before a claim (`CommentClaims.unread`): read the issue, keep it for the
+        look's `still_to_do`, and say whether it counts no comment at all. An issue gone or
+        deleted is refused as the listing would refuse it (`refused`: that one item)."""
+        try:
+            issue = self.client.get(self.issue_path(key)).data
+        except SourceHTTPError as exc:
+            raise self.refused(key, exc) from None
+        if not isinstance(issue, dict):
+            return False
+        with self._lock:
+            self._peeked[key] = issue
+        count = issue.get(self.comments_count or "")
+        return isinstance(count, int) and count == 0
 
     def mark_claimed(self, key: str) -> None:
         self.add_label(key, self.config.claim_label)
@@ -340,7 +390,13 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     # -- approval gates ------------------------------------------------------------------------
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        won = super().claim(item, holder, lease)
+        with self._lock:  # a stamp of an earlier claim of ours tells nothing of this one
+            self._watched.pop(item.id, None)
+        try:
+            won = super().claim(item, holder, lease)
+        finally:
+            with self._lock:  # a look that gave up early left its read unused
+                self._peeked.pop(item.id, None)
         if won and item.gates:
             with self._lock:
                 self._gated.add(item.id)
@@ -424,6 +480,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             # move the issue's `updated_at`; a settle that failed half-way left it unknown
             if not settled or (attempt is not None and attempt.retry_after is not None):
                 self.wrote(item_id)
+            # the claim ended: what the client kept of the issue would stay until the cache is full
+            self.client.forget(self.issue_path(item_id), self.comments_path(item_id))
 
     def wrote(self, key: str) -> None:
         """A write of this process about `key` that the issue's `updated_at` may not show: a

@@ -4,7 +4,8 @@
   subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
 * Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
   by URL), repeated with `If-None-Match`, and a 304 answered from the cache
-  (`RestResponse.cached`).
+  (`RestResponse.cached`). URLs differing only in a `moving_params` value ("changed since"
+  lists) keep their last `FAMILY_KEEP`; `forget` drops what was kept of an item whose claim ended.
 * Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
   protocol's clock) and every request counted (`RequestStats`).
 * The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
@@ -84,6 +85,10 @@ class RestResponse:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+FAMILY_KEEP = 4
+"""URLs kept per family of `moving_params` (a sweep's, a delta's, a later page's, one spare)."""
+
+
 class RestClient:
     """Counted, spaced, retried REST calls against one API base URL (see the module notes)."""
 
@@ -100,6 +105,8 @@ class RestClient:
     default_write_spacing: ClassVar[float] = 0.2
     """Least seconds between two writes when the caller does not say."""
     etag_cache_size: ClassVar[int] = 0
+    moving_params: ClassVar[frozenset[str]] = frozenset()
+    """Query parameters whose value moves at each reading (GitHub `since`): see the notes."""
     """How many GET answers to keep for conditional requests (0: none)."""
     error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
     """What an error status that retrying cannot fix raises."""
@@ -133,6 +140,7 @@ class RestClient:
         self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
                                    else write_spacing)
         self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
+        self._families: dict[str, list[str]] = {}  # a URL less its moving params -> cached URLs
         self._reached = False  # any answer yet (before one, an unreachable host is final)
 
     # -- what a tracker supplies ------------------------------------------------------------
@@ -275,9 +283,34 @@ class RestClient:
             with self._lock:
                 self._etags[url] = (etag, answer)
                 self._etags.move_to_end(url)
+                self._keep_family(url)
                 while len(self._etags) > self.etag_cache_size:
                     self._etags.popitem(last=False)
         return answer
+
+    def _keep_family(self, url: str) -> None:
+        """Keep the last `FAMILY_KEEP` URLs of `url`'s family (under `_lock`)."""
+        if not self.moving_params or "?" not in url:
+            return
+        base, query = url.split("?", 1)
+        pairs = [kv for kv in query.split("&") if kv.split("=", 1)[0] not in self.moving_params]
+        family = f"{base}?{'&'.join(pairs)}"
+        if family == url:
+            return
+        urls = self._families.setdefault(family, [])
+        if url in urls:
+            urls.remove(url)
+        urls.append(url)
+        while len(urls) > FAMILY_KEEP:
+            self._etags.pop(urls.pop(0), None)
+
+    def forget(self, *paths: str) -> None:
+        """Drop the cached answers of `paths` (any query): an item whose claim ended is seldom
+        read again, and its answers would stay until the cache is full."""
+        gone = {self.url(p) for p in paths}
+        with self._lock:
+            for url in [u for u in self._etags if u.split("?", 1)[0] in gone]:
+                del self._etags[url]
 
     def _raise_for(self, resp: Any, need: str) -> None:
         status = resp.status_code

@@ -28,7 +28,7 @@ DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 LIMITS = {"reference/cli.md": 800, "reference/api.md": 800, "performance.md": 200}
 DEFAULT_LIMIT = 400
-_HISTORY = re.compile(r"(?<!--)\bissue\s+#?\d+|\bISSUE-NOTES\s*#?\d+|\breview\s*\d+\b"
+_HISTORY = re.compile(r"(?<!--)\bissue\s+#?\d+(?!\.\d)|\bISSUE-NOTES\s*#?\d+|\breview\s*\d+\b"
                       r"|\bbefore this\b|\bused to\b|\bpreviously\b|\bearlier versions?\b", re.I)
 _LINK = re.compile(r"\]\(([^)\s#]+?\.md)?(#[^)\s]*)?\)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -120,6 +120,7 @@ def test_the_checks_tell_history_and_broken_links_from_what_is_fine(tmp_path: Pa
     assert history_in("It used to read twice; previously 3 s (before this round).") == [
         "used to", "previously", "before this"]
     assert history_in("jr2 dashboard github:o/r --issue 7; Blocked by #12; 100 issues") == []
+    assert history_in("GET issue 3.0 per worked issue; fixed in issue 27.") == ["issue 27"]
     (tmp_path / "a.md").write_text("# A page\n\n## Two `words`\n\n```sh\n# not a heading\n```\n")
     (tmp_path / "b.md").write_text("[ok](a.md) [ok](a.md#two-words) [web](https://x.org/y.md)\n"
                                    "[gone](c.md) [no heading](a.md#not-a-heading)\n"

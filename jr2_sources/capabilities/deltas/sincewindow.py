@@ -12,6 +12,9 @@ source and the GitLab and Redmine plugins (Jira keeps its own: `trackers/jira/de
   than `max_pages` pages, a page that cannot move on, the server's clock behind the watermark by
   more than the overlap, a marked issue gone, or `want_full` (the scope itself may have changed).
   `gap()` records why.
+* Sweeps: a delta reaches back only `RECENT` (2 s) before the newest update it saw; every
+  `SWEEP_EVERY` seconds (5 s) one sweep reaches back `overlap + SWEEP_EVERY`, so an update listed
+  up to `overlap` late is still seen, at most `SWEEP_EVERY` later. Unchanged polls stay one 304.
 
 Design notes: docs/design/deltas.md.
 """
@@ -21,11 +24,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["DEFAULT_OVERLAP", "Page", "SinceWindow", "WindowGap", "iso_z"]
+__all__ = ["DEFAULT_OVERLAP", "RECENT", "SWEEP_EVERY", "Page", "SinceWindow", "WindowGap",
+           "iso_z"]
 
 PER_PAGE = 100
 
@@ -38,7 +43,13 @@ Page = tuple[list[Any], "datetime | None"]
 """One page of a "changed since" list: the issue objects and the server's `Date`."""
 
 DEFAULT_OVERLAP = 10.0
-"""Seconds a delta reaches back before the newest update it saw."""
+"""Seconds an update may take to be listed after the time it carries (module notes)."""
+
+RECENT = 2.0
+"""Seconds a delta that is not a sweep reaches back before the newest update it saw."""
+
+SWEEP_EVERY = 5.0
+"""Seconds between sweeps, which reach back `overlap + SWEEP_EVERY` (module notes)."""
 
 
 def iso_z(when: datetime) -> str:
@@ -56,9 +67,13 @@ class SinceWindow:
     """The watermark, the digests of the issues last seen and the marks (see the module
     notes). Thread-safe for `mark`; the rest is called by the one reading thread."""
 
-    def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10) -> None:
+    def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.overlap = overlap
         self.max_pages = max_pages
+        self.clock = clock
+        self._swept: tuple[float, datetime | None] | None = None  # last sweep: clock(), Date
+        self._server_now: datetime | None = None  # the newest `Date` a page carried
         self.watermark: datetime | None = None
         self.last_gap: str | None = None
         self._seen: dict[Hashable, bytes] = {}
@@ -82,6 +97,7 @@ class SinceWindow:
         called); later marks and requests for a full reading stay for the next delta."""
         self._seen = {key: digest(obj) for key, obj in issues}
         self.watermark = began
+        self._swept = (self.clock(), began)  # a full reading counts as a sweep
         with self._lock:
             seen_up_to = self._deliveries if self._began_at is None else self._began_at
             self._began_at = None
@@ -96,11 +112,25 @@ class SinceWindow:
 
     # -- reading a delta ----------------------------------------------------------------------
 
-    def since(self, after: datetime | None = None) -> datetime:
+    def since(self, after: datetime | None = None, *, sweep: bool = True) -> datetime:
         """Where the next page starts: `after` (the last time of a full page), or the
-        watermark less the overlap."""
+        watermark less the reach of a sweep (`overlap + SWEEP_EVERY`) or of any other delta
+        (`RECENT`)."""
         assert self.watermark is not None
-        return after if after is not None else self.watermark - timedelta(seconds=self.overlap)
+        if after is not None:
+            return after
+        return self.watermark - timedelta(seconds=self.overlap + SWEEP_EVERY if sweep
+                                          else RECENT)
+
+    def sweep_due(self) -> bool:
+        """Whether the next delta is a sweep (module notes)."""
+        if self._swept is None:
+            return True
+        at, date = self._swept
+        if self.clock() - at >= SWEEP_EVERY:
+            return True
+        return (date is not None and self._server_now is not None
+                and (self._server_now - date).total_seconds() >= SWEEP_EVERY)
 
     def collect(self, fetch: Callable[[datetime], Page], key_of: Callable[[Any], Hashable],
                 updated_of: Callable[[Any], datetime | None]) -> dict[Hashable, Any]:
@@ -113,14 +143,23 @@ class SinceWindow:
             raise WindowGap(wanted[0])
         fresh: dict[Hashable, Any] = {}
         after: datetime | None = None
+        sweep, started = self.sweep_due(), self.clock()
+        first_date: datetime | None = None
         for page_no in range(self.max_pages):
-            page, server_now = fetch(self.since(after))
-            if page_no == 0 and self.skewed(server_now):
-                raise WindowGap("the tracker's clock is behind the last update seen by more "
-                                "than the overlap")
+            page, server_now = fetch(self.since(after, sweep=sweep))
+            if page_no == 0:
+                if self.skewed(server_now):
+                    raise WindowGap("the tracker's clock is behind the last update seen by "
+                                    "more than the overlap")
+                first_date = server_now
+            if server_now is not None and (self._server_now is None
+                                           or server_now > self._server_now):
+                self._server_now = server_now
             for obj in page:
                 self.take(fresh, key_of(obj), obj, updated_of(obj))
             if len(page) < PER_PAGE:
+                if sweep:
+                    self._swept = (started, first_date)
                 return fresh
             first, last = updated_of(page[0]), updated_of(page[-1])
             if last is None or first == last:

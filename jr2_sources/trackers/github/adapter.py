@@ -16,6 +16,8 @@ calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labelt
   `--done-when merged`).
 * `on_success=review`: an open PR gets the review label; a merged one (or none) closes the issue;
   a later snapshot settles ended reviews. `on_success=nothing` leaves the issue open.
+* The settle's labels come from the watch's read just before it (`fresh_issue`), else from a
+  conditional GET; a label a person adds in those two requests can be overwritten.
 
 Design notes: docs/design/github.md.
 """
@@ -86,6 +88,7 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     need_comments = "write issue comments (claims need Issues: read & write)"
     need_issues = "write issues (Issues: read & write)"
     spread_claims = True  # every claim attempt notifies people: spread pools over equal items
+    comments_count = "comments"  # the issue object's count: an empty thread is not listed
 
     config: GitHubConfig
     client: GitHubClient
@@ -247,6 +250,7 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     def remove_label(self, key: str, label: str) -> None:
         from urllib.parse import quote
 
+        self.forget_issue(key)
         try:
             self.client.write("DELETE", f"{self.issue_path(key)}/labels/{quote(label, '')}",
                               need=self.need_issues)
@@ -298,7 +302,9 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         less jr2's own label `drop`, plus `add`."""
         cfg = self.config
         path = self.issue_path(key)
-        issue = self.client.get(path).data
+        issue = self.fresh_issue(key)  # the watch just before a settle read it (labeltracker)
+        if issue is None:
+            issue = self.client.get(path).data
         labels = labels_of(issue) if isinstance(issue, dict) else []
         # jr2's own labels only: `drop`, and the awaiting label once the item moves on
         gone = {cfg.label_key(drop)} | ({cfg.label_key(AWAITING_LABEL)} if add != AWAITING_LABEL

@@ -70,6 +70,7 @@ class GitHubClient(RestClient):
     }
     default_write_spacing: ClassVar[float] = 1.0
     etag_cache_size: ClassVar[int] = 4096
+    moving_params: ClassVar[frozenset[str]] = frozenset({"since"})
     error_type = GitHubHTTPError
     stats: Stats
 

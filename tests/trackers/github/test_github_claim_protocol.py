@@ -302,3 +302,112 @@ def test_the_client_is_used_with_a_fresh_token_per_adapter(fake: FakeGitHub) -> 
     fake.tokens = {"another"}
     with pytest.raises(SourceError, match=r"HTTP 401"):
         make_adapter(fake.url).snapshot()
+
+
+def _calls(fake: FakeGitHub) -> list[tuple[str, str]]:
+    out = []
+    for e in fake.requests():
+        if "/issues" not in e["path"]:  # `GET /user`: the identity, asked once per process
+            out.append((e["method"], e["path"]))
+            continue
+        tail = e["path"].split("/issues", 1)[-1]
+        out.append((e["method"], "comment" if tail.startswith("/comments/") else
+                    tail.lstrip("/").split("/", 1)[-1] if "/" in tail.lstrip("/") else "issue"))
+    return out
+
+
+def test_a_worked_item_reads_its_issue_three_times_and_its_thread_twice(
+        fake: FakeGitHub) -> None:
+    """The look reads the issue and lists no empty thread (`comments: 0`); the claim's own
+    check lists and reads again after posting; the watch before the settle reads both once, and
+    the settle writes with what the watch read."""
+    n = fake.add_issue("o/r")
+    a = make_adapter(fake.url)
+    fake.clear_log()
+    assert a.claim(item(n), "pool-a", 60)
+    assert _calls(fake) == [("GET", "issue"), ("POST", "comments"), ("GET", "comments"),
+                            ("GET", "issue"), ("POST", "labels")]
+    fake.clear_log()
+    assert a.watch([f"o/r#{n}"], "pool-a") == {}
+    a.record(f"o/r#{n}", "pool-a", Outcome("done"))
+    assert _calls(fake) == [("GET", "issue"), ("GET", "comments"), ("PATCH", "issue"),
+                            ("PATCH", "comment")]
+    assert fake.issue("o/r", n).state == "closed"
+    assert [mk.kind for mk in jr2_comments(fake, n)] == ["done"]
+
+
+def test_the_look_lists_a_thread_that_has_comments_and_backs_off_a_live_claim(
+        fake: FakeGitHub) -> None:
+    n = fake.add_issue("o/r")
+    fake.add_comment("o/r", n, "a person's comment", user="alice")
+    a, b = make_adapter(fake.url), make_adapter(fake.url)
+    fake.clear_log()
+    assert a.claim(item(n), "pool-a", 60)
+    assert _calls(fake)[:2] == [("GET", "issue"), ("GET", "comments")]
+    fake.clear_log()
+    assert not b.claim(item(n), "pool-b", 60)
+    assert _calls(fake) == [("GET", "issue"), ("GET", "comments"), ("GET", "/user")]
+    assert len(jr2_comments(fake, n)) == 1  # b posted nothing
+
+
+def test_the_claims_check_reads_the_issue_after_posting_not_the_looks_read(
+        fake: FakeGitHub) -> None:
+    """A person closes the issue between the look and the claim comment: the look's read said
+    open, but the check after posting reads the issue again, so the claim is lost."""
+    n = fake.add_issue("o/r")
+    a = make_adapter(fake.url)
+    post = a.post_comment
+
+    def post_after_a_person_closed_it(key: str, body: str) -> int | None:
+        fake.close_issue("o/r", n)
+        return post(key, body)
+
+    a.post_comment = post_after_a_person_closed_it  # type: ignore[method-assign]
+    assert not a.claim(item(n), "pool-a", 60)
+    assert jr2_comments(fake, n) == []  # its claim comment deleted
+    assert "jr2:claimed" not in fake.issue("o/r", n).labels
+
+
+def test_a_settle_lists_the_thread_itself_unless_the_watch_just_did(
+        fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too old (over `REUSE_LISTING`), or older than our last renewal: the settle's check
+    lists the thread again (and reads the labels again when the watch's read is too old)."""
+    from jr2_sources.kit import comment_claims
+
+    a = make_adapter(fake.url)
+    stale = fake.add_issue("o/r")
+    assert a.claim(item(stale), "pool-a", 60)
+    assert a.watch([f"o/r#{stale}"], "pool-a") == {}
+    monkeypatch.setattr(comment_claims, "REUSE_LISTING", 0.0)
+    monkeypatch.setattr("jr2_sources.kit.labeltracker.REUSE_LISTING", 0.0)
+    fake.clear_log()
+    a.record(f"o/r#{stale}", "pool-a", Outcome("done"))
+    assert _calls(fake) == [("GET", "comments"), ("GET", "issue"), ("PATCH", "issue"),
+                            ("PATCH", "comment")]
+    monkeypatch.undo()
+    renewed = fake.add_issue("o/r")
+    assert a.claim(item(renewed), "pool-a", 60)
+    assert a.watch([f"o/r#{renewed}"], "pool-a") == {}
+    assert a.renew(f"o/r#{renewed}", "pool-a", 60)
+    fake.clear_log()
+    a.record(f"o/r#{renewed}", "pool-a", Outcome("done"))
+    assert _calls(fake) == [("GET", "comments"), ("PATCH", "issue"), ("PATCH", "comment")]
+    assert fake.issue("o/r", renewed).state == "closed"
+
+
+def test_a_settle_by_the_watchs_listing_judges_the_lease_at_the_settles_time(
+        fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch's listing showed our claim live; had the lease run out by the settle (here: a
+    clock 31 s on, with a 30 s lease), the settle must see it lost and change nothing."""
+    from jr2_sources.kit import comment_claims
+
+    n = fake.add_issue("o/r")
+    a = make_adapter(fake.url)
+    assert a.claim(item(n), "pool-a", 30)
+    assert a.watch([f"o/r#{n}"], "pool-a") == {}
+    real = comment_claims.time.monotonic
+    monkeypatch.setattr(comment_claims, "REUSE_LISTING", 3600.0)
+    monkeypatch.setattr(comment_claims.time, "monotonic", lambda: real() + 31)
+    a.record(f"o/r#{n}", "pool-a", Outcome("done"))
+    assert fake.issue("o/r", n).state == "open"
+    assert [mk.kind for mk in jr2_comments(fake, n)] == ["released"]

@@ -74,7 +74,9 @@ def test_a_claim_rechecks_the_scope_on_the_issue_it_reads_and_writes_nothing_out
         fake.set_labels("o/r", n, ["other"])  # out of the pool's scope since that reading
         fake.clear_log()
         assert adapter.claim(item, "pool-1", 60) is False
-        assert [e["method"] for e in fake.requests()] == ["GET", "GET"]  # comments, issue
+        # the issue, read before any write; its thread is empty (`comments: 0`): not listed
+        assert [(e["method"], e["path"]) for e in fake.requests()] == [
+            ("GET", "/repos/o/r/issues/1")]
         assert fake.comments_of("o/r", n) == [] and fake.issue("o/r", n).labels == ["other"]
     finally:
         adapter.close()
