@@ -317,6 +317,8 @@ def command_worker(
                 logf.write(f"jr2 {note}\n")
                 log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
             result: Any = None
+            if fence is not None:
+                fence.start()
             try:
                 proc = await _start(argv, cwd, env, logf, log_path)
                 _running.add(proc)

@@ -107,7 +107,8 @@ def _next_wake(now: float, deadline: dict[int, float], killing: dict[int, float]
 
 class Fence:
     """The pool's side: which group runs which item, and each item's lease deadline. The
-    supervisor starts with the first `guard`; `close` ends it (and any group still fenced)."""
+    supervisor starts before the first command (`start`); `close` ends it (and any group still
+    fenced)."""
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
@@ -140,21 +141,33 @@ class Fence:
         at, grace = self._leases.get(key, (math.inf, GRACE))
         self._write(f"{self._groups[key]} {at - _now():.3f} {grace:.3f}\n")
 
-    def _write(self, line: str) -> None:
-        if self._broken:
-            return
-        try:
-            if self._proc is None:
+    def start(self) -> None:
+        """Start the supervisor, if it is not running yet: before the first command starts, so
+        the command is fenced from its first moment (`guard` is then one write)."""
+        if self._proc is None and not self._broken:
+            try:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-I", __file__], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, close_fds=True)
+            except OSError as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self._broken = True
+        log.warning("jr2: the command supervisor stopped (%s): commands are no longer "
+                    "fenced by their leases", exc)
+
+    def _write(self, line: str) -> None:
+        self.start()
+        if self._proc is None:
+            return
+        try:
             assert self._proc.stdin is not None
             self._proc.stdin.write(line.encode())
             self._proc.stdin.flush()
         except OSError as exc:
-            self._broken = True
-            log.warning("jr2: the command supervisor stopped (%s): commands are no longer "
-                        "fenced by their leases", exc)
+            self._proc = None
+            self._fail(exc)
 
     def close(self) -> None:
         """End the supervisor (it ends whatever it still fences first)."""

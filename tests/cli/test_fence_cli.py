@@ -52,6 +52,7 @@ def test_a_pool_stopped_past_its_lease_has_its_command_ended_and_says_why(
                                      '[[items]]\nid = "B"\ntitle = "b"\n')
     first = popen(*work(tmp_path), cwd=tmp_path)
     wait_for(lambda: runs(tmp_path), timeout=30, every=0.02)
+    time.sleep(0.3)  # the pool has told its supervisor (a write just after the command started)
     stopped = time.time()
     os.kill(first.pid, signal.SIGSTOP)  # its lease ends at most LEASE s from now
     try:
@@ -78,7 +79,7 @@ def test_a_killed_pools_command_ends_within_seconds(tmp_path: Path) -> None:
     (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
     pool = popen(*work(tmp_path, lease=60), cwd=tmp_path)
     wait_for(lambda: runs(tmp_path), timeout=30, every=0.02)
-    time.sleep(0.3)  # the supervisor has started and heard of the command
+    time.sleep(0.3)  # the pool has told its supervisor (a write just after the command started)
     killed = time.time()
     pool.kill()
     pool.communicate()
