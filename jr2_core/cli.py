@@ -367,7 +367,14 @@ def plugins_cmd(as_json: bool) -> None:
 
     from .plugins import load
 
-    infos = load().plugins
+    host = load()
+    infos = host.plugins
+    for info in infos:
+        for kind in info.kinds:
+            try:
+                info.capabilities[kind] = host.pm.hook.jr2_kind_capabilities(kind=kind)
+            except Exception:  # a kind that cannot say is listed as not known
+                info.capabilities[kind] = None
     if as_json:
         click.echo(json.dumps([asdict(i) for i in infos], indent=2))
         return
@@ -377,6 +384,9 @@ def plugins_cmd(as_json: bool) -> None:
         click.echo(f"{i.name}{tag}  [{where}]")
         if i.kinds:
             click.echo(f"  source kinds: {', '.join(i.kinds)}")
+        for kind, caps in i.capabilities.items():
+            words = "not known" if caps is None else ", ".join(caps) or "none"
+            click.echo(f"  capabilities of {kind}: {words}")
         if i.hooks:
             click.echo(f"  hooks: {', '.join(i.hooks)}")
         if i.error:

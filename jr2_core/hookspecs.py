@@ -37,6 +37,12 @@ class Jr2Spec:
         collects something from the plugins does it here, recording a plugin's error on its
         `PluginInfo` (`jr2_sources` builds its source registry this way)."""
 
+    @hookspec(firstresult=True)
+    def jr2_kind_capabilities(self, kind: str) -> list[str] | None:
+        """Called by `jr2 plugins` for each source kind a plugin registered: the names of the
+        kind's capabilities (`jr2_sources` answers from the kind's tracker class), or None
+        when not known. The first answer that is not None counts."""
+
     @hookspec
     def jr2_register_commands(self, cli: click.Group) -> None:
         """Called once when the `jr2` command line is built. Add commands to `cli`

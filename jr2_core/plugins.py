@@ -44,6 +44,9 @@ class PluginInfo:
     builtin: bool = False
     hooks: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    capabilities: dict[str, list[str] | None] = field(default_factory=dict)
+    """Each kind's capabilities (`jr2_kind_capabilities`; None: not known), filled by
+    `jr2 plugins`: finding them imports the kinds' tracker classes."""
     error: str | None = None
 
 

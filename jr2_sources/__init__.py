@@ -32,6 +32,7 @@ from .capabilities.deltas import ReadsDeltas
 from .capabilities.gates import KeepsGates
 from .capabilities.limits import KeepsLimits, LocksByComment, ReadsBodies
 from .capabilities.retries import KeepsAttempts
+from .capabilities.trust import TrustsMarkers
 from .capabilities.webhooks import TakesWebhooks
 from .cli.compose import WorkResult, work, work_async
 from .kit import (
@@ -107,6 +108,7 @@ __all__ = [
     "TakesWebhooks",
     "Tracker",
     "TrackerOptions",
+    "TrustsMarkers",
     "Verdict",
     "WorkItem",
     "WorkResult",

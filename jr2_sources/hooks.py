@@ -21,7 +21,7 @@ from jr2_core.errors import ConfigError
 from jr2_core.hookspecs import hookimpl
 from jr2_core.plugins import Host, load
 
-from .registry import Registry, SourceKind
+from .registry import Registry, SourceKind, kind_capabilities
 
 hookspec = pluggy.HookspecMarker("jr2")
 
@@ -70,6 +70,15 @@ def jr2_plugins_loaded(host: Host) -> None:
             info.error = f"registering sources failed: {type(exc).__name__}: {exc}"
     global _current
     _current = (host, registry)
+
+
+@hookimpl
+def jr2_kind_capabilities(kind: str) -> list[str] | None:
+    """A registered kind's capabilities, from its tracker class's mixins (None: its class is
+    not declared or cannot be imported here)."""
+    found = _current[1].kinds.get(kind) if _current is not None else None
+    caps = kind_capabilities(found) if found is not None else None
+    return None if caps is None else list(caps)
 
 
 def load_registry() -> Registry:

@@ -33,14 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from jr2_core.errors import ConfigError, UsageError, error_words
 
-
-@dataclass(frozen=True)
-class OptionHint:
-    """Metadata for a config field type (`Annotated[float, ..., OptionHint("DURATION", fmt)]`):
-    how `--help` names its value and shows its default. pydantic ignores it."""
-
-    metavar: str
-    show: Callable[[Any], str] | None = None
+from .optionhint import OptionHint
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from .registry import OptionHint
+from .optionhint import OptionHint
 
 
 def _duration_text(seconds: float) -> str:

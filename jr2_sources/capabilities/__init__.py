@@ -3,11 +3,12 @@
 `Tracker` (jr2_sources.tracker) has four required methods; everything else a tracker may do is a
 capability, and each slice owns all of it: what the WorkSource calls, the options of `jr2 work` /
 `jr2 ready`, and the helpers a tracker reuses. Slices: `deltas`, `retries`, `limits`, `gates`,
-`dashboard`, `webhooks`.
+`dashboard`, `webhooks`, `trust`.
 
 A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists them; the table is
 in docs/guides/write-a-source-plugin.md): `ReadsDeltas`, `KeepsAttempts`, `KeepsLimits`,
-`LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`. The layer asks
+`LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`, `TrustsMarkers`
+(`trust`: markers judged by who wrote them; the reader is `kit.markers`). The layer asks
 `isinstance`, never `getattr`; the registry asks `capabilities_of(tracker class)`, so `jr2 work
 KIND: --help` lists only the options the kind supports.
 
@@ -59,6 +60,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("webhooks", "jr2_sources.capabilities.webhooks:TakesWebhooks",
                "takes webhook deliveries (`webhook`)",
                ("--webhook-secret-env",)),
+    Capability("trust", "jr2_sources.capabilities.trust:TrustsMarkers",
+               "its markers count only from trusted accounts (`markers`)", ("--trust",)),
 )
 """Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
 

@@ -23,72 +23,11 @@ from jr2_core.cli import (
 )
 from jr2_core.errors import UsageError
 from jr2_core.hookspecs import hookimpl
-from jr2_sources.registry import kind_help, split_source
 
-from .compose import WorkResult, open_source
+from .compose import WorkResult
+from .source import SourceCommand, open_source, source_or_help
 
 FORMATS = ("table", "json", "markdown", "mermaid", "dot")
-
-
-class SourceCommand(click.Command):
-    """A command whose unknown options belong to the source kind, and whose `--help` after
-    SOURCE shows that kind's options. Everything after `--` is kept as the COMMAND (and named
-    in the usage line when `takes_command`)."""
-
-    takes_command = False
-
-    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
-        pieces = [self.options_metavar or "[OPTIONS]", "SOURCE", "[KIND OPTIONS]"]
-        if self.takes_command:
-            pieces.append("-- COMMAND [ARGS]...")
-        return pieces
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--" in args:
-            i = args.index("--")
-            ctx.meta["jr2.command"] = args[i + 1:]
-            args = args[:i]
-        positional = [a for a in args if not a.startswith("-")]
-        helps = {"--help", "-h"}
-        if positional and ":" in positional[0] and helps & set(args):
-            ctx.meta["jr2.kind_help"] = positional[0]
-            args = [a for a in args if a not in helps]
-        return super().parse_args(ctx, args)
-
-
-def _show_kind_help(spec: str, ctx: click.Context) -> None:
-    """The kind's own options, its capabilities, then the command's options the kind supports
-    (an option whose capability its tracker class does not declare is left out)."""
-    from jr2_sources.capabilities import unsupported_options
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.registry import kind_capabilities
-
-    kind = load_registry().get(split_source(spec)[0])
-    click.echo(kind_help(kind))
-    caps = kind_capabilities(kind)
-    hidden = unsupported_options(caps) if caps is not None else frozenset()
-    if caps is not None:
-        click.echo(f"\nCapabilities: {', '.join(caps) or 'none'}")
-    rows = [rec for p in ctx.command.get_params(ctx)
-            if isinstance(p, click.Option) and not set(p.opts) & hidden and p.name != "help"
-            if (rec := p.get_help_record(ctx)) is not None]
-    if rows:
-        formatter = ctx.make_formatter()
-        with formatter.section(f"Options of jr2 {ctx.command.name} for {kind.name}"):
-            formatter.write_dl(rows)
-        click.echo("\n" + formatter.getvalue().rstrip())
-
-
-def _source_or_help(ctx: click.Context, source: str | None) -> str | None:
-    """What a source command does before anything else: `KIND: --help` shows the kind's options
-    (None: nothing more to do); no SOURCE shows the command's help and exits 2; else SOURCE."""
-    if "jr2.kind_help" in ctx.meta:
-        _show_kind_help(ctx.meta["jr2.kind_help"], ctx)
-        return None
-    if source is None:
-        click.echo(ctx.get_help())
-        ctx.exit(2)
-    return source
 
 
 # -- jr2 ready ----------------------------------------------------------------------------------
@@ -126,7 +65,7 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     SOURCE is KIND:TARGET (e.g. local:backlog.toml); `jr2 ready KIND: --help` lists the options
     of a kind. Exit 0 when the report was made, whatever it shows.
     """
-    source = _source_or_help(ctx, source)
+    source = source_or_help(ctx, source)
     if source is None:
         return
     import gc
@@ -285,7 +224,7 @@ def work_cmd(ctx: click.Context, source: str | None, cap: int, timeout: str | No
     codes: 0 drained, 1 failed, 2 bad usage (a bad option or an unreadable SOURCE at the start:
     nothing claimed), 3 deadlocked, 4 error, 130 interrupted.
     """
-    source = _source_or_help(ctx, source)
+    source = source_or_help(ctx, source)
     if source is None:
         return
     from .compose import work

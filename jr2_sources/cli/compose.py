@@ -22,7 +22,8 @@ from jr2_core.cli import host_and_wait, progress_printer, resolve_state
 from jr2_core.cli import observers as with_plugins
 from jr2_core.errors import UsageError
 from jr2_sources.kit.markers import KEY_VAR
-from jr2_sources.registry import SourceEnv
+
+from .source import open_source
 
 if TYPE_CHECKING:
     from jr2_core.runs import RunResult
@@ -280,28 +281,6 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
     return AttemptPolicy(max_attempts=max_attempts,
                          transient=frozenset(transient or (EX_TEMPFAIL,)),
                          backoff=base, backoff_max=max(cap, base))
-
-
-def open_source(spec: str, options: list[str], state: Path, *, read_only: bool
-                ) -> tuple[Any, Any]:
-    """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
-    from jr2_core.errors import ConfigError
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.projectconfig import resolve_source
-    from jr2_sources.tracker import as_tracker
-
-    kind, config = resolve_source(spec, options, load_registry())
-    try:
-        adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
-                         f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
-                         ) from None
-    try:
-        return as_tracker(adapter), config
-    except UsageError as exc:
-        raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
-                          ) from None
 
 
 def _seconds(option: str, value: float | str) -> float:

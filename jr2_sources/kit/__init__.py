@@ -6,7 +6,8 @@
   webhooks (`jr2_sources.capabilities.webhooks`).
 - `claims`: the claim protocol by comment history; `CommentClaims`, `CommentThread`
   (`comment_claims`) run it, `ClaimsByComment` delegates a tracker's claim / renew / release.
-- `MarkerTrust`, `Reading`, `Ignored` (`markers`): the one reader of jr2's markers.
+- `MarkerTrust`, `Reading`, `Ignored`, `marker_key`, `TRUST_HELP` (`markers`): the one reader of
+  jr2's markers: only trusted authors' markers count, and with `JR2_MARKER_KEY` only signed ones.
 - `retry`: the one retry layer.
 - `RestClient`, `RestResponse`, `RequestStats`, `parse_http_date` (`rest`): a counted, retried,
   spaced REST client.
@@ -34,11 +35,12 @@ from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
 from .labeloptions import LabelOptions
 from .labeltracker import LabelCommentTracker, labels_of
-from .markers import Ignored, MarkerTrust, Reading
+from .markers import TRUST_HELP, Ignored, MarkerTrust, Reading, marker_key
 from .redact import Redactor, secret_values
 from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 
 __all__ = [
+    "TRUST_HELP",
     "ClaimsByComment",
     "CommentClaims",
     "CommentThread",
@@ -62,6 +64,7 @@ __all__ = [
     "hmac_sha256",
     "iso_z",
     "labels_of",
+    "marker_key",
     "parse_duration",
     "parse_http_date",
     "secret_values",

@@ -9,7 +9,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Annotated, Any
 
-from jr2_sources.registry import OptionHint
+from jr2_sources.optionhint import OptionHint
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}

@@ -38,6 +38,7 @@ from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
 from jr2_sources.capabilities.limits import ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import DeliveryDeduper
 
 from ..readyset import Claim, Snapshot, SnapshotItem
@@ -67,7 +68,7 @@ def labels_of(issue: dict[str, Any]) -> list[str]:
     return out
 
 
-class LabelCommentTracker(ReadsDeltas, ReadsBodies, ClaimsByComment):
+class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComment):
     """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
     `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
 

@@ -15,22 +15,32 @@ keys, and a counter of writes). The kit then checks, against the adapter alone:
 * a lease that is not renewed expires and is taken over; a renewal after takeover fails;
 * `watch` says nothing of an item the holder still holds, and names one it has lost;
 * the rules the WorkSource enforces hold over this tracker: `ReadOnly` refuses every write before
-  it reaches the tracker, and a pool never offers an item the tracker marks out of scope.
+  it reaches the tracker, and a pool never offers an item the tracker marks out of scope;
+* a stranger's markers (claim, failed with a retry record, gate answer, lock) change nothing and
+  show as ignored, for a tracker that declares `TrustsMarkers`: its `Target` gives `stranger`
+  (a `Stranger`: how an account the pool does not trust writes a marker on this tracker). A
+  tracker that does not declare it has no authors to judge and the check is skipped, saying so.
 
 Leases are short real ones (`lease` seconds, default 1.0): the kit sleeps past them.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+import unittest
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import ItemError
+from jr2_sources.capabilities.gates.mixin import KeepsGates
+from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.limits.mixin import LocksByComment
+from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,
@@ -74,15 +84,45 @@ REFERENCE: tuple[RefItem, ...] = (
 """The reference backlog. `MISSING` is never seeded: map it to an id that does not exist."""
 
 
+@dataclass(frozen=True)
+class Forged:
+    """A jr2 marker as someone else writes it: its `kind` (`claim`, `failed`, `answer`, `lock`)
+    and `fields`; `body` is the comment text jr2 writes for it."""
+
+    kind: str
+    fields: dict[str, Any]
+
+    @property
+    def body(self) -> str:
+        return f"<!-- jr2:{self.kind} {json.dumps(self.fields, sort_keys=True)} -->\njr2: forged"
+
+
+class Stranger(Protocol):
+    """How an account the pool does not trust writes on the tracker, for the kit's trust check.
+    `account` is that account as the tracker names comment authors (`Ignored.author`)."""
+
+    account: str
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        """Write `marker` on the item's thread as that account, in the tracker's own form (a
+        comment with `marker.body`; Jira Cloud: the comment property). For a `claim` or
+        `failed` marker, also give the item jr2's claim label where the tracker reads a thread
+        only for items it marked (anyone with triage rights can)."""
+        ...
+
+
 @dataclass
 class Target:
     """What a plugin hands the kit: `adapter`; `ids` maps each reference key (and `MISSING`) to
-    the tracker's id; `writes()` counts write requests made to the tracker so far."""
+    the tracker's id; `writes()` counts write requests made to the tracker so far; `stranger`
+    writes markers as an untrusted account (required when the adapter declares
+    `TrustsMarkers`)."""
 
     adapter: Any
     ids: dict[str, str]
     writes: Callable[[], int]
     close: Callable[[], None] = field(default=lambda: None)
+    stranger: Stranger | None = None
 
 
 def _ready_set(adapter: Any) -> ReadySet:
@@ -253,6 +293,56 @@ class SourceConformance:
             else:
                 raise AssertionError("a read-only tracker accepted a write")
         assert t.writes() == before, "a read-only tracker wrote"
+        t.close()
+
+    def test_conformance_a_strangers_markers_change_nothing(self) -> None:
+        t = self.make_target(self._items())
+        adapter, ids, stranger = t.adapter, t.ids, t.stranger
+        if not isinstance(adapter, TrustsMarkers):
+            t.close()
+            raise unittest.SkipTest(f"{type(adapter).__name__} does not declare TrustsMarkers: "
+                                    "its state has no authors, so there is no marker to forge")
+        assert stranger is not None, "a TrustsMarkers tracker's Target must give `stranger`"
+        who = stranger.account.lower()
+        far = "2099-01-01T00:00:00+00:00"
+        stranger.post(ids["A"], Forged("claim", {"holder": "evil@x", "lease": 86400,
+                                                 "nonce": "kit-n1"}))
+        stranger.post(ids["B"], Forged("failed", {"holder": "evil@x", "nonce": "kit-n2",
+                                                  "reason": "exit 75", "attempt": 1,
+                                                  "retry_after": far}))
+        rs = _ready_set(adapter)
+        ready = {e.item.id: e.item for e in rs.ready}
+        for key, kind in (("A", "claim"), ("B", "failed")):
+            assert ids[key] in ready, f"a stranger's {kind} marker took {ids[key]} off ready"
+            it = ready[ids[key]]
+            assert it.claim is None and it.retry_after is None and it.attempts == 0, it
+            shown = {(ig.marker, ig.author.lower()) for ig in it.ignored}
+            assert (kind, who) in shown, f"{ids[key]}: the {kind} marker is not shown: {shown}"
+        tr = as_tracker(adapter)
+        assert tr.claim(ready[ids["A"]], "pool@h", self.lease * 30), "the forged claim held A"
+        if isinstance(adapter, KeepsGates):
+            e = ready[ids["E"]]
+            assert tr.claim(e, "pool@h", self.lease * 30)
+            adapter.park(ids["E"], "pool@h", GateRequest("deploy"))
+            stranger.post(ids["E"], Forged("answer", {"gate": "deploy", "status": "approved",
+                                                      "reason": None, "by": stranger.account}))
+            entry = next(x for x in _ready_set(adapter).blocked if x.item.id == ids["E"])
+            assert [(g.name, g.status) for g in entry.item.gates] == [("deploy", "awaiting")]
+            assert ("answer", who) in {(ig.marker, ig.author.lower()) for ig in entry.item.ignored}
+        if isinstance(adapter, LocksByComment):
+            from jr2_sources.capabilities.limits.comment_locks import LockedClaims
+
+            control = ids["D"]
+            for n, key in enumerate(("C", "D")):
+                stranger.post(control, Forged("lock", {
+                    "item": ids[key], "holder": "evil@x", "groups": [], "lease": 86400,
+                    "nonce": f"kit-l{n}"}))
+            locked = LockedClaims(tr, control)
+            locked.global_cap = 2
+            b = next(x.item for x in _ready_set(adapter).ready if x.item.id == ids["B"])
+            assert locked.claim(b, "pool@h", self.lease * 30), "a stranger's locks filled the cap"
+            assert ("lock", who) in {(ig.marker, ig.author.lower())
+                                     for ig in adapter.ignored_markers(control)}
         t.close()
 
 

@@ -51,3 +51,46 @@ def test_each_kind_shows_what_its_tracker_declares() -> None:
     local = options_shown("work", "local")
     assert "--gate" in local and "--webhook-secret-env" not in local
     assert "--control-issue" not in local  # local's claims keep the limits themselves
+
+
+def shadowed(cls: type) -> list[str]:
+    """The methods of `cls` found on a capability mixin while a later, non-mixin base of its
+    MRO implements them: a mixin listed before the base that implements it hides the real
+    method behind its abstract (or default) one."""
+    from jr2_sources.capabilities import mixin_of
+
+    mixins = {mixin_of(c) for c in CAPABILITIES}
+    found = []
+    for name in dir(cls):
+        if name.startswith("__"):
+            continue
+        owner = next((k for k in cls.__mro__ if name in vars(k)), None)
+        if owner not in mixins:
+            continue
+        rest = cls.__mro__[cls.__mro__.index(owner) + 1:]
+        found += [f"{name}: {owner.__name__} hides {k.__name__}'s" for k in rest
+                  if name in vars(k) and k not in mixins and k is not object]
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_mixin_hides_a_method_its_tracker_implements(kind: str) -> None:
+    from jr2_sources.registry import tracker_class
+
+    cls = tracker_class(load_registry().get(kind))
+    assert cls is not None
+    assert shadowed(cls) == []
+
+
+def test_a_mixin_listed_before_the_base_that_implements_it_is_found() -> None:
+    from jr2_sources.capabilities.gates import KeepsGates
+    from jr2_sources.kit.labeltracker import LabelCommentTracker
+
+    class Wrong(KeepsGates, LabelCommentTracker):
+        pass
+
+    class Right(LabelCommentTracker, KeepsGates):
+        pass
+
+    assert "park: KeepsGates hides LabelCommentTracker's" in shadowed(Wrong)
+    assert shadowed(Right) == []

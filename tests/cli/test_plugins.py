@@ -167,6 +167,43 @@ def test_hook_jr2_plugins_loaded(backlog: Path, tmp_path: Path) -> None:
     assert jr2("ready", "mybacklog:b.toml", cwd=backlog, env=broken).returncode == 0
 
 
+HOOKED_KIND = '''
+from jr2_core import hookimpl
+from jr2_sources import SourceKind
+from jr2_sources.capabilities.webhooks import TakesWebhooks
+from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+
+class Hooked(LocalAdapter, TakesWebhooks):
+    pass
+
+@hookimpl
+def jr2_register_sources(register):
+    register(SourceKind("hooked", LocalConfig, LocalAdapter, tracker=lambda: Hooked))
+    register(SourceKind("undeclared", LocalConfig, LocalAdapter))
+'''
+
+
+def test_hook_jr2_kind_capabilities(backlog: Path, tmp_path: Path) -> None:
+    make_dist(tmp_path / "site", "hookedplug", {"hookedplug": HOOKED_KIND}, {"hk": "hookedplug"})
+    e = env(PYTHONPATH=str(tmp_path / "site"))
+    res = jr2("plugins", cwd=backlog, env=e)
+    assert res.returncode == 0, res.stderr
+    local = "deltas, retries, limits, bodies, gates, dashboard"  # LocalAdapter's mixins
+    assert ("jr2_sources.trackers.local.plugin (built-in)  [jr2 0.1.0]\n"
+            "  source kinds: local\n"
+            f"  capabilities of local: {local}\n") in res.stdout
+    assert ("  source kinds: hooked, undeclared\n"
+            f"  capabilities of hooked: {local}, webhooks\n"
+            "  capabilities of undeclared: not known\n") in res.stdout
+    assert "  capabilities of github: deltas, retries, comment_locks, bodies, gates, " \
+           "dashboard, webhooks, trust\n" in res.stdout
+    infos = {i["name"]: i for i in json.loads(jr2("plugins", "--json", cwd=backlog,
+                                                   env=e).stdout)}
+    assert infos["hk"]["capabilities"] == {"hooked": [*local.split(", "), "webhooks"],
+                                           "undeclared": None}
+    assert infos["jr2_sources.cli.commands"]["capabilities"] == {}
+
+
 def test_hook_jr2_register_commands(backlog: Path, tmp_path: Path) -> None:
     make_dist(tmp_path / "site", "cmdplug", {"cmdplug": COMMANDS}, {"cmd": "cmdplug"})
     res = jr2("hello", cwd=backlog, env=env(PYTHONPATH=str(tmp_path / "site")))

@@ -200,7 +200,7 @@ def test_an_item_outside_the_label_whose_claim_expired_is_not_listed(tmp_path: P
     shows A only (B is listed beside the filter only while it carries a mark)."""
     import time
 
-    from jr2_sources.cli.compose import open_source
+    from jr2_sources.cli.source import open_source
     from jr2_sources.readyset import SnapshotItem
 
     (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\nlabels = ["a"]\n'

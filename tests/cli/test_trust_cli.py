@@ -75,6 +75,8 @@ def test_a_strangers_markers_change_nothing_and_are_named(tmp_path: Path) -> Non
                    if r["kind"] == "awaiting_approval"]
         assert waits["gate"] == "deploy"  # the forged approval answered nothing
         assert _ignored(entries[f"o/r#{gated}"]) == {("answer", STRANGER)}
+        assert len(fake.requests("GET", r"^/user$")) == 1  # the identity, once per run
+        fake.clear_log()
         work = _run(fake, tmp_path, "work", "github:o/r", "--label", "agent", *limits,
                     "--write-spacing", "0.001", "--max-attempts", "3", "--", "true")
         assert work.returncode == 3, work.stderr  # only the gated item is left: it waits
@@ -84,6 +86,8 @@ def test_a_strangers_markers_change_nothing_and_are_named(tmp_path: Path) -> Non
         assert fake.issue("o/r", gated).state == "open"
         warned = [ln for ln in work.stderr.splitlines() if f"markers by {STRANGER}" in ln]
         assert len(warned) == 1, work.stderr
+        # every thread read, claimed, settled and the gate polled: the identity asked once
+        assert len(fake.requests("GET", r"^/user$")) == 1
 
 
 def test_with_a_key_unsigned_grants_count_for_nothing_and_done_stays_done(tmp_path: Path) -> None:

@@ -378,3 +378,43 @@ def test_a_label_answers_a_jira_gate_by_whoever_added_it(tmp_path: Path, cloud: 
         assert s.runs(item) == [("-", "-"), ("rejected", "-")]
         labels = s.tr.labels(item)
         assert "jr2:approve:deploy" in labels and "jr2:reject:deploy" in labels
+
+
+def test_github_an_issue_closed_while_it_awaits_approval_loses_the_awaiting_label(
+        tmp_path: Path) -> None:
+    """A waiting pool parks #1 and runs #2; while nothing changes its polls write nothing and
+    list no closed issues. A person closes #1: the pool's next delta sees it closed and takes
+    `jr2:awaiting-approval` off with one DELETE. `jr2 ready` on a closed issue that still carries
+    the label (put back by hand) sends no write and leaves it on."""
+    with setup("github", tmp_path, n=2) as s:
+        first, second = s.items
+        number = int(first.split("#")[1])
+        label = "/labels/jr2%3Aawaiting-approval"
+        proc = s.start("--wait", ask=first)
+        wait_for(lambda: "jr2:awaiting-approval" in s.tr.labels(first)
+                 and s.state(second) == "done", timeout=60, every=0.1)
+        quiet_from = len(s.tr.log())
+        wait_for(lambda: len([e for e in s.tr.log()[quiet_from:]
+                              if e["path"] == "/repos/o/r/issues"]) >= 3, timeout=30, every=0.1)
+        quiet = s.tr.log()[quiet_from:]
+        assert [e for e in quiet if e["method"] != "GET"] == []
+        assert [e for e in quiet if "closed" in str(e["query"])] == []
+        s.tr.fake.close_issue("o/r", number, reason="not_planned")
+        closed_at = len(s.tr.log())
+        wait_for(lambda: "jr2:awaiting-approval" not in s.tr.labels(first), timeout=30,
+                 every=0.1)
+        after = s.tr.log()[closed_at:]
+        assert [(e["method"], e["path"]) for e in after if e["method"] != "GET"] == [
+            ("DELETE", f"/repos/o/r/issues/{number}{label}")]
+        proc.send_signal(signal.SIGTERM)
+        rc, err = finish(proc)
+        assert rc == 130, err[-3000:]
+        assert "Traceback" not in err
+        assert s.tr.is_done(first) and s.runs(first) == [("-", "-")]
+
+        s.tr.fake.set_labels("o/r", number, ["agent", "jr2:awaiting-approval"])
+        before = len(s.tr.log())
+        report = s.ready_json()
+        assert first not in {e["id"] for group in ("ready", "blocked") for e in report[group]}
+        assert [e for e in s.tr.log()[before:] if e["method"] != "GET"] == []
+        assert "jr2:awaiting-approval" in s.tr.labels(first)

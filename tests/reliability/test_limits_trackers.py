@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from limits_journal import most_at_once, runs
+from limits_race import race
 from rel_trackers import Pools, Tracker, pools, tracker
 
 GROUPS = ["--exclusive-by", "label:area/*", "--exclusive-by", "touches"]
@@ -78,6 +79,21 @@ def test_four_pools_on_github_never_exceed_the_cap_nor_run_two_items_of_a_group(
 def test_eight_github_pools_race_over_many_issues_within_every_limit(
         tmp_path: Path, cap: int) -> None:
     _github_race(tmp_path, 8, ["db"] * 8 + ["ui"] * 8 + ["free"] * 20, cap)
+
+
+@pytest.mark.soak
+def test_eight_pools_under_a_global_cap_of_two_post_little_and_never_when_full(
+        tmp_path: Path) -> None:
+    """8 pools, `--global-cap 2`, 40 issues, the default poll (60 s; `bench/limits_race.py`
+    prints the same race): at most 2 held at any sample, every issue done once, at most 1.2
+    claim and 1.3 lock comments per worked issue, none posted while the listing the pool had
+    just read showed the cap full."""
+    f = race(tmp_path, 8, 40, 2, poll=60.0)
+    assert set(f.exit_codes) == {0}
+    assert f.once and f.worked == 40
+    assert f.most_held <= 2
+    assert f.claims_per_item <= 1.2 and f.locks_per_item <= 1.3, f.to_json()
+    assert f.posted_when_full == 0, f.to_json()
 
 
 def test_a_group_held_by_a_killed_github_pool_is_taken_after_its_lease_not_before(

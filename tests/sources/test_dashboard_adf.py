@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from adfschema import SCHEMA, valid
 
 from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
 from jr2_sources.capabilities.dashboard.adf import (
@@ -35,8 +35,6 @@ from jr2_sources.readyset import (
 )
 from jr2_sources.trackers.jira.board import JIRA
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "adf" / "full.json")
-                    .read_text())
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
@@ -81,7 +79,7 @@ class AdfBoard:
         return self.body
 
     def write(self, body: str) -> None:
-        jsonschema.validate(json.loads(body), SCHEMA)
+        valid(json.loads(body))
         assert size(body) <= ADF_LIMIT
         self.written.append(body)
         self.body = body
@@ -252,7 +250,66 @@ def test_the_section_always_fits_its_budget_and_the_schema(budget: int) -> None:
     assert budget < 1_500 or nodes  # from a few lines of room on, something is drawn
     if nodes:
         assert size(dumps(nodes)) <= budget
-        jsonschema.validate({"type": "doc", "version": 1, "content": nodes}, SCHEMA)
+        valid({"type": "doc", "version": 1, "content": nodes})
+
+
+def _broken(doc: Any, deep: bool) -> list[Any]:
+    """`doc` (one top-level node), and copies each broken in one place: the node's kind unknown,
+    its content gone, a mark unknown, attributes of the wrong type; with `deep`, the same done to
+    its first text node too (where `jsonschema` takes seconds on a table)."""
+    paths: list[list[Any]] = [["content", 0]]
+    node, path = doc["content"][0], ["content", 0]
+    while deep and node.get("content"):
+        node, path = node["content"][0], [*path, "content", 0]
+    if deep:
+        paths.append(path)
+    out = [doc]
+    for path in paths:
+        for how in ("type", "drop", "mark", "attrs"):
+            copy = json.loads(json.dumps(doc))
+            node = copy
+            for step in path:
+                node = node[step]
+            if how == "type":
+                node["type"] = "nonsense"
+            elif how == "drop":
+                node.pop("text" if "text" in node else "content", None)
+            elif how == "mark":
+                node["marks"] = [{"type": "blink"}]
+            else:
+                node["attrs"] = {"level": "high", "colspan": "two", "url": 5}
+            out.append(copy)
+    return out
+
+
+def test_the_compiled_schema_judges_documents_as_jsonschema_does() -> None:
+    """The tests check documents with `adfschema.valid` (compiled); on a node of each kind jr2
+    draws, and on each broken in one place, it agrees with `jsonschema`."""
+    items = [SnapshotItem("ENG-1", "ready <b> & 🙂"), SnapshotItem("ENG-2", "failed",
+                                                                   failed="boom"),
+             SnapshotItem("ENG-3", "blocked", blockers=[BlockerRef("ENG-1", "open")])]
+
+    def trim(node: Any) -> Any:  # two children at most at each level
+        kids = node.get("content")
+        return node if not kids else {**node, "content": [trim(k) for k in kids[:2]]}
+
+    kinds: dict[str, Any] = {}
+    for node in render_nodes(rs_of(*items), budget=20_000):
+        kinds.setdefault(node["type"], trim(node))
+    assert {"heading", "paragraph", "taskList", "table"} <= set(kinds), kinds
+    docs = [d for kind, node in kinds.items()
+            for d in _broken({"type": "doc", "version": 1, "content": [node]}, kind != "table")]
+    reference = jsonschema.Draft4Validator(SCHEMA)
+    verdicts = []
+    for d in docs:
+        try:
+            valid(d)
+            ours = True
+        except AssertionError:
+            ours = False
+        assert ours == reference.is_valid(d), json.dumps(d)[:300]
+        verdicts.append(ours)
+    assert verdicts.count(True) >= len(kinds) and verdicts.count(False) >= 20, verdicts
 
 
 def test_a_description_with_no_room_left_is_not_written() -> None:

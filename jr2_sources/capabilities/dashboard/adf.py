@@ -29,6 +29,7 @@ from typing import Any
 
 from jr2_sources.readyset import ReadySet, iso_utc
 
+from .adfjson import dumps, key_of, size
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
@@ -46,16 +47,6 @@ _STAMP = "jr2: last changed "
 _KEY = re.compile(r"\Ajr2-(retry|approve)-([0-9a-f]+)(?:-([0-9a-f]+))?\Z")
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON, as jr2 sends it and counts it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def size(text: str) -> int:
-    """`text`'s length in UTF-16 code units (how Java, and so Jira, counts characters)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
 def empty_doc() -> Node:
     return {"type": "doc", "version": 1, "content": []}
 
@@ -71,14 +62,6 @@ def loads_doc(body: str) -> Node:
     if not isinstance(doc.get("content"), list):
         doc = {**doc, "content": []}
     return doc
-
-
-def key_of(kind: TickKind, item_id: str, gate: str | None = None) -> str:
-    """The `localId` of a box jr2 draws."""
-    parts = ["jr2", kind, item_id.encode().hex()]
-    if gate is not None:
-        parts.append(gate.encode().hex())
-    return "-".join(parts)
 
 
 def _text_of(node: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from jr2_sources.readyset import BlockedEntry, ClaimedEntry, ReadyEntry, ReadySet, iso_utc
 from jr2_sources.report import _claim_words, _clip, _md_graph, _one_line, describe_reasons
 
-from .adf import dumps, key_of, size
+from .adfjson import dumps, key_of, size
 from .render import PendingGate, _parts, _share
 
 __all__ = ["render_nodes"]

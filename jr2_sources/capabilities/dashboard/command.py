@@ -36,7 +36,7 @@ import click
 
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
-from jr2_sources.cli.commands import SourceCommand, _source_or_help
+from jr2_sources.cli.source import SourceCommand, open_source, source_or_help
 
 from .mixin import HasDashboard
 
@@ -131,12 +131,11 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     Exit codes: 0 done, 2 bad usage (or an issue that cannot be the dashboard), 4 error, 130
     interrupted.
     """
-    source = _source_or_help(ctx, source)
+    source = source_or_help(ctx, source)
     if source is None:
         return
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
-    from jr2_sources.cli.compose import open_source
     from jr2_sources.kit.durations import parse_duration
     from jr2_sources.readyset import compute_ready_set
     from jr2_sources.registry import layer_options

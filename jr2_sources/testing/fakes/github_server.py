@@ -241,6 +241,7 @@ class FakeGitHub:
         self.apps: dict[int, tuple[str, int]] = {}
         self.app_tokens: dict[str, float] = {}
         self.token_ttl = 3600.0
+        self.app_slug = "jr2-app"  # every App's slug: its installation tokens act as `jr2-app[bot]`
         self.lock = threading.RLock()
         self.offset = 0.0
         self.issues: dict[tuple[str, int], Issue] = {}
@@ -278,7 +279,10 @@ class FakeGitHub:
         self.next_event = 5000
 
     def who(self, token: str | None) -> str:
-        """The login a request's token acts as (`people`, else the fake's own `login`)."""
+        """The login a request's token acts as (`people`; an installation token, the App's bot
+        user `<slug>[bot]`, as GitHub authors what an App writes; else the fake's `login`)."""
+        if token in self.app_tokens:
+            return f"{self.app_slug}[bot]"
         return self.people.get(token or "", self.login)
 
     # -- clock ----------------------------------------------------------------------------------
@@ -904,8 +908,18 @@ class FakeGitHub:
     def _app_route(
         self, method: str, path: str, token: str | None, base: str
     ) -> tuple[int, Any, dict[str, str]] | None:
-        """`GET /repos/{owner}/{repo}/installation` and `POST /app/installations/{id}/
-        access_tokens` (JWT auth); None for any other path."""
+        """`GET /repos/{owner}/{repo}/installation`, `POST /app/installations/{id}/
+        access_tokens` and `GET /app` ("Get the authenticated app": "You must use a JWT to
+        access this endpoint") (JWT auth); None for any other path."""
+        if path == "/app" and method == "GET":
+            app = self._app_of(token)
+            return 200, {"id": app, "slug": self.app_slug, "client_id": f"Iv1.{app}",
+                         "node_id": f"A_{app}", "owner": _user("o"), "name": "jr2 app",
+                         "description": "", "external_url": "https://example.com",
+                         "html_url": f"https://github.com/apps/{self.app_slug}",
+                         "created_at": iso(0), "updated_at": iso(0),
+                         "permissions": {"issues": "write", "metadata": "read"},
+                         "events": ["issues"]}, {}
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if m is not None and method == "POST":
             app = self._app_of(token)
@@ -930,7 +944,7 @@ class FakeGitHub:
                 "app_id": app, "target_id": 1, "target_type": "User",
                 "permissions": {"issues": "write", "metadata": "read"}, "events": ["issues"],
                 "created_at": iso(0), "updated_at": iso(0), "single_file_name": None,
-                "app_slug": "jr2-app", "suspended_by": None, "suspended_at": None,
+                "app_slug": self.app_slug, "suspended_by": None, "suspended_at": None,
             }, {}
         return None
 

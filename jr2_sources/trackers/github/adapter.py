@@ -149,7 +149,21 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             changes.window.last_gap = None
         if delta is not None and self.reader.review_moves:
             self._settle_reviews()
+        if changes.closed_awaiting:
+            self._untag_closed(changes.closed_awaiting)
         return delta
+
+    def _untag_closed(self, numbers: list[int]) -> None:
+        """Take the awaiting label off the issues a person closed while they waited for
+        approval (`delta.py` notes): one request each. A refusal is one warning: it concerns
+        that one issue."""
+        while numbers:
+            number = numbers.pop(0)
+            try:
+                self.remove_label(item_id(self.repo, number), AWAITING_LABEL)
+            except SourceHTTPError as exc:
+                log.warning("%s: could not take %s off the closed issue #%d: %s", self.name,
+                            AWAITING_LABEL, number, exc)
 
     def wrote(self, key: str) -> None:
         if self.reader.changes is not None:

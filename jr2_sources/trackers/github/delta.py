@@ -14,6 +14,8 @@
 * `--detail` reads deltas too: only rebuilt issues have their links read again.
 * Servers without the summaries or the `dependencies/blocking` endpoint fall back to full
   readings when a change needs chasing. A delta that fails half-way makes the next reading full.
+* An issue of the filter seen closed with the awaiting label on was closed while it waited for
+  approval: noted (`closed_awaiting`) for the adapter to take the label off (one request).
 
 Design notes: docs/design/github.md.
 """
@@ -33,6 +35,7 @@ from jr2_sources.capabilities.deltas.sincewindow import (
     WindowGap,
     iso_z,
 )
+from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import labels_of
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
@@ -71,6 +74,7 @@ class GitHubChanges:
         self.in_set: set[str] = set()  # ids delivered as items
         self.outside: set[str] = set()  # open references to other repositories
         self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
+        self.closed_awaiting: list[int] = []  # closed with the awaiting label on (notes)
         self._outside_at = 0.0
         self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
@@ -290,6 +294,9 @@ class GitHubChanges:
             iid = item_id(repo, number)
             labels = labels_of(issue)
             landed = merges is not None and self.reader.landed(number, labels)
+            if (issue.get("state") == "closed" and "pull_request" not in issue
+                    and self.config.has_label(labels, AWAITING_LABEL) and self.selects(issue)):
+                self.closed_awaiting.append(number)
             if ("pull_request" in issue or self.state[number] == "done" or iid in skip
                     or not self.listed(issue) or landed):
                 delta.left[iid] = "done" if landed else self.state[number]

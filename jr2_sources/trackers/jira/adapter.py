@@ -42,6 +42,7 @@ from jr2_sources.capabilities.gates.comments import record_answer
 from jr2_sources.capabilities.gates.policy import GateRequest, GateStatus
 from jr2_sources.capabilities.limits import LocksByComment, ReadsBodies
 from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
     TakesWebhooks,
@@ -97,7 +98,7 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
 
 
 class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
-                  ClaimsByComment):
+                  TrustsMarkers, ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"

@@ -9,7 +9,24 @@ from typing import Any
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import Forged, RefItem, SourceConformance, Target
+
+
+class Stranger:
+    """A GitLab user the pool does not trust (no member of the project): it comments; a
+    Reporter (triage) labels."""
+
+    account = "mallory"
+
+    def __init__(self, fake: FakeGitLab) -> None:
+        self.fake = fake
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        iid = int(item_id.rsplit("#", 1)[1])
+        self.fake.add_note("g/p", iid, marker.body, self.account)
+        if marker.kind in ("claim", "failed"):
+            labels = self.fake.issue("g/p", iid)["labels"]
+            self.fake.set_labels("g/p", iid, [*labels, "jr2:claimed"], by=self.account)
 
 
 class TestGitLabConformance(SourceConformance):
@@ -36,7 +53,8 @@ class TestGitLabConformance(SourceConformance):
                     fake.close_issue("g/p", iids[it.key])
             self.ids = {k: f"g/p#{n}" for k, n in iids.items()} | {"MISSING": "g/p#999"}
         target = Target(make_adapter(fake.url, read_only=read_only), dict(self.ids),
-                        fake.writes, close=(lambda: None) if state is not None else fake.stop)
+                        fake.writes, close=(lambda: None) if state is not None else fake.stop,
+                        stranger=Stranger(fake))
         target.fake = fake  # type: ignore[attr-defined]
         return target
 

@@ -13,8 +13,10 @@ the lease ran out has lost the issue. Settling re-checks the claim, moves the is
 team's first `completed` state (`issueUpdate`; only if it is still open: a state a person set
 is never overwritten), and turns the marker into `done` or `failed` (the failed mark itself: a
 person deletes that attachment to offer the issue again). A released claim's marker is deleted,
-so an issue keeps few markers. Only markers created by a trusted user count (the key's own,
-Linear's `viewer`); a stranger's changes nothing and is listed in `extra.ignored_markers`.
+so an issue keeps few markers. Markers are read through the kit's marker reader (`markers`):
+only those created by a trusted user count (the key's own, Linear's `viewer`, and `--trust`),
+with `JR2_MARKER_KEY` only signed ones (jr2 signs what it writes); a stranger's changes nothing
+and shows on the item's entry as reason `ignored_marker`.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ from jr2_sources import (
     SnapshotItem,
     SourceEnv,
     TakesWebhooks,
+    TrustsMarkers,
     Verdict,
 )
-from jr2_sources.kit import claims
+from jr2_sources.kit import MarkerTrust, claims, marker_key
 from jr2_sources.kit.retry import RetryPolicy
 
 from . import operations as ops
@@ -53,7 +56,7 @@ GONE = "a person closed, removed or moved it"
 OUT_OF_SCOPE = "it was moved out of this pool's scope"
 CLAIM_REMOVED = "jr2's claim mark was removed"
 
-class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
+class LinearAdapter(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
     """A `Tracker` over one Linear team's issues (see the module notes)."""
 
     tracker: ClassVar[str] = "Linear"
@@ -70,7 +73,9 @@ class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
                                   write_spacing=config.write_spacing,
                                   policy=RetryPolicy(budget=config.retry_budget))
         self.client = client
-        self.reader = IssueReader(config, client, trusted=self.trusted, name=self.name)
+        self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
+                                   key=marker_key(), warn=not env.read_only)
+        self.reader = IssueReader(config, client, markers=self.markers, name=self.name)
         self.claims = CommentClaims(self, look_first=True, spread=1.0)
         self._lock = threading.Lock()
         self._done_here: set[str] = set()
@@ -84,10 +89,6 @@ class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
         forms a marker's author takes (`markers.py`)."""
         team = self.reader.team()
         return [a for a in (team.viewer_email, team.viewer_id) if a]
-
-    def trusted(self, author: str | None) -> bool:
-        """Whether a marker's creator counts: the key's own user."""
-        return author is not None and author.lower() in {a.lower() for a in self.identity()}
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -146,13 +147,14 @@ class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
         lid, _url = self._ids(key)
         nodes, now = self.reader.read_markers(lid)
-        comments, ids, _ignored = split(nodes, self.trusted)
+        comments, ids, _ignored = split(nodes, self.markers, key.upper())
         self.reader.keep(ids)
         return comments, now
 
     def post_comment(self, key: str, body: str) -> int | None:
         lid, url = self._ids(key)
         kind, fields, text = from_body(body)
+        fields = self.markers.sign(key.upper(), kind, fields)  # when a marker key is set
         nonce = str(fields.get("nonce") or "")
         self._nonces.add(nonce)
         ans = self._write(key, "Jr2MarkerCreate", ops.CREATE_MARKER, {"input": {
@@ -168,6 +170,7 @@ class LinearAdapter(ReadsDeltas, TakesWebhooks, ClaimsByComment):
         if aid is None:
             return None
         kind, fields, text = from_body(body)
+        fields = self.markers.sign(key.upper(), kind, fields)
         try:
             if kind == "released":  # a released claim says nothing: delete it
                 gone: Answer = self._write(key, "Jr2MarkerDelete", ops.DELETE_MARKER,

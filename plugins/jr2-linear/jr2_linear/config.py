@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from jr2_sources import Duration, Tracker
+from jr2_sources.kit import TRUST_HELP
 
 _TEAM = re.compile(r"^[A-Za-z0-9_]{1,10}$")
 StateType = Literal["triage", "backlog", "unstarted", "started"]
@@ -53,6 +54,7 @@ class LinearConfig(Tracker.Options):
         default="complete",
         description="on success: move the issue to the team's first completed state, or leave "
                     "it as it is")
+    trust: list[str] = Field(default_factory=list, description=TRUST_HELP)
     write_spacing: Duration = Field(default=0.0, description="least time between two writes")
     poll_every: Duration = Field(default=60.0,
                                  description="how often a waiting pool asks Linear what changed")

@@ -14,20 +14,21 @@ Design notes
   attachment id is a UUID, so `comment_id` packs the server's `createdAt` (microseconds) above
   the UUID's 128 bits: ids compare as (createdAt, id), and a later claimer never wins because of
   a lower random id. `attachment_id` unpacks it.
-* Trust: a marker's author is its creator's email (its id when Linear gives no email); only
-  markers whose creator is trusted count (by default the identity of the pool's own key,
-  Linear's `viewer`); the others are returned apart, with their author, for the report.
+* Trust: a marker's author is its creator's email (its id when Linear gives no email). Every
+  reading passes through the kit's marker reader (`jr2_sources.kit.markers.MarkerTrust`), as on
+  every other tracker: only markers by the key's own user (Linear's `viewer`) and the accounts
+  `--trust` names count, and with `JR2_MARKER_KEY` set only signed ones (jr2 signs the
+  `metadata` it writes); the others are returned apart (`Ignored`), with their author.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from jr2_sources.kit import claims
+from jr2_sources.kit import Ignored, MarkerTrust, claims
 
 MARKER_KEY = "jr2"
 
@@ -48,14 +49,6 @@ def comment_id(created: datetime, attachment: str) -> int:
     return (micros << 128) | low
 
 
-@dataclass(frozen=True, slots=True)
-class Ignored:
-    """A marker written by someone jr2 does not trust: what it claimed and who wrote it."""
-
-    marker: str
-    author: str
-
-
 def to_comment(node: dict[str, Any]) -> tuple[claims.Comment, str] | None:
     """An attachment node as the protocol's `Comment` (its body the marker the kit reads) and
     its Linear id; None when it is not one of jr2's markers."""
@@ -73,28 +66,20 @@ def to_comment(node: dict[str, Any]) -> tuple[claims.Comment, str] | None:
     return comment, str(node["id"])
 
 
-def split(nodes: Iterable[dict[str, Any]], trusted: Callable[[str | None], bool],
-          names: dict[str, str] | None = None
+def split(nodes: Iterable[dict[str, Any]], markers: MarkerTrust, item: str
           ) -> tuple[list[claims.Comment], dict[int, str], list[Ignored]]:
-    """The trusted markers among attachment nodes, their Linear ids by protocol id, and the
-    markers that were ignored (with their authors' names)."""
-    kept: list[claims.Comment] = []
-    ids: dict[int, str] = {}
-    ignored: list[Ignored] = []
+    """The markers among the attachment nodes of `item` that count (`markers.read`), their
+    Linear ids by protocol id, and the markers that were ignored (with their authors)."""
+    found: dict[int, str] = {}
+    comments: list[claims.Comment] = []
     for node in nodes:
         got = to_comment(node)
-        if got is None:
-            continue
-        comment, aid = got
-        if trusted(comment.author):
-            kept.append(comment)
-            ids[comment.id] = aid
-        else:
-            creator = node.get("creator") or {}
-            kind = str((node.get("metadata") or {}).get(MARKER_KEY))
-            ignored.append(Ignored(kind, str(creator.get("name") or comment.author or "?")))
-    kept.sort(key=lambda c: c.id)
-    return kept, ids, ignored
+        if got is not None:
+            comments.append(got[0])
+            found[got[0].id] = got[1]
+    reading = markers.read(item, comments)
+    kept = sorted(reading.comments, key=lambda c: c.id)
+    return kept, {c.id: found[c.id] for c in kept}, reading.ignored
 
 
 def from_body(body: str) -> tuple[str, dict[str, Any], str]:

@@ -27,19 +27,18 @@ Design notes
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from jr2_core import UsageError
 from jr2_sources import BlockerRef, Delta, Snapshot, SnapshotItem
-from jr2_sources.kit import claims
+from jr2_sources.kit import Ignored, MarkerTrust, claims
 
 from . import operations as ops
 from .client import Answer, LinearClient
 from .config import LinearConfig
-from .markers import Ignored, parse_time, split
+from .markers import parse_time, split
 
 OVERLAP = 10.0
 """Seconds a delta reads back before the server time of the last reading (the `Date` header has
@@ -75,10 +74,10 @@ class IssueReader:
     """Reads one team's issues into Snapshot items (module notes)."""
 
     def __init__(self, config: LinearConfig, client: LinearClient, *,
-                 trusted: Callable[[str | None], bool], name: str) -> None:
+                 markers: MarkerTrust, name: str) -> None:
         self.config = config
         self.client = client
-        self.trusted = trusted
+        self.markers = markers
         self.name = name
         self._team: Team | None = None
         self._lock = threading.Lock()
@@ -122,12 +121,13 @@ class IssueReader:
 
     def markers_of(self, node: dict[str, Any]
                    ) -> tuple[list[claims.Comment], list[Ignored]]:
-        """The issue's trusted markers (all of them: read again when more than fit inline)."""
+        """The issue's markers that count (all of them: read again when more than fit
+        inline), and the ones `markers` ignored."""
         conn = node.get("attachments") or {}
         nodes = conn.get("nodes") or []
         if (conn.get("pageInfo") or {}).get("hasNextPage"):
             nodes = self.read_markers(node["id"])[0]
-        comments, ids, ignored = split(nodes, self.trusted)
+        comments, ids, ignored = split(nodes, self.markers, node["identifier"])
         self.keep(ids)
         return comments, ignored
 
@@ -160,16 +160,13 @@ class IssueReader:
                     self._teams.add(team)
         children = [BlockerRef(c["identifier"], ref_state(c))  # type: ignore[arg-type]
                     for c in children_nodes]
-        comments, ignored = self.markers_of(node)
+        comments, _ignored = self.markers_of(node)
         found = claims.markers(comments)
         spent, after = claims.retry_record(found)
         failed = _final_failure(found)
         extra: dict[str, Any] = {"linear_id": node["id"]}
         if canceled:
             extra["canceled_blockers"] = canceled
-        if ignored:
-            extra["ignored_markers"] = [{"marker": i.marker, "author": i.author}
-                                        for i in ignored]
         priority = int(node["priority"])
         return SnapshotItem(
             id=node["identifier"], title=node["title"], url=node["url"],
@@ -179,7 +176,8 @@ class IssueReader:
             parent=(node.get("parent") or {}).get("identifier"),
             children=children, blockers=blockers, failed=failed,
             claim=claims.claim_of(comments, now), branch=node.get("branchName"),
-            extra=extra, attempts=spent, retry_after=after)
+            extra=extra, attempts=spent, retry_after=after,
+            ignored=self.markers.ignored_on(node["identifier"]))
 
     # -- whole readings ---------------------------------------------------------------------------
 

@@ -47,7 +47,9 @@ def test_a_strangers_markers_change_nothing(fake: FakeLinear) -> None:
     adapter = make_adapter(fake)
     assert _ready(adapter) == {"ready": [a, b, c], "claimed": [], "blocked": {}}
     item = {it.id: it for it in adapter.snapshot().items}[a]
-    assert item.extra["ignored_markers"] == [{"marker": "claim", "author": "Stranger"}]
+    assert [ig.to_json_obj() for ig in item.ignored] == [
+        {"kind": "ignored_marker", "marker": "claim", "author": "x@example.com", "why": "author"}]
+    assert "ignored_markers" not in item.extra
     assert adapter.claim(item, "pool@h", 30.0) is True  # the forged claim does not hold it
     adapter.settle(a, "pool@h", Outcome("done"))
     assert fake.state_type(a) == "completed"
@@ -58,6 +60,38 @@ def test_a_marker_of_the_pools_own_user_counts(fake: FakeLinear) -> None:
     fake.add_marker(a, {"jr2": "claim", "holder": "other@h", "lease": 600, "nonce": "n"},
                     user="u-jr2")
     assert _ready(make_adapter(fake))["claimed"] == [a]
+
+
+def test_with_a_marker_key_jr2_signs_its_markers_and_unsigned_ones_grant_nothing(
+        fake: FakeLinear, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`JR2_MARKER_KEY`, as on every tracker: the kit's reader signs the metadata jr2 writes;
+    a claim of the key's own user without a signature (a command holding the key) holds
+    nothing, and a done mark counts signed or not."""
+    monkeypatch.setenv("JR2_MARKER_KEY", "fleet-marker-key-0123456789")
+    a = fake.add_issue("Claimed with the bot's key, unsigned")
+    b = fake.add_issue("Done before the key was set")
+    fake.add_marker(a, {"jr2": "claim", "holder": "cmd@h", "lease": 86400, "nonce": "n1"},
+                    user="u-jr2")
+    fake.add_marker(b, {"jr2": "done", "holder": "old@h", "nonce": "n2"}, user="u-jr2")
+    adapter = make_adapter(fake)
+    assert _ready(adapter)["ready"] == [a, b]
+    item = {it.id: it for it in adapter.snapshot().items}[a]
+    assert [(ig.marker, ig.why) for ig in item.ignored] == [("claim", "unsigned")]
+    assert adapter.claim(item, "pool@h", 30.0) is True
+    [mine] = [m for m in fake.markers(a) if m["metadata"].get("holder") == "pool@h"]
+    assert len(mine["metadata"]["sig"]) == 64
+    assert "fleet-marker-key" not in repr(adapter.markers)
+    assert _ready(make_adapter(fake))["claimed"] == [a]  # another pool with the key: it holds
+    item_b = {it.id: it for it in adapter.snapshot().items}[b]
+    assert adapter.claim(item_b, "pool@h", 30.0) is False  # done stays done
+
+
+def test_a_fleets_other_account_counts_with_trust(fake: FakeLinear) -> None:
+    a = fake.add_issue("Claimed by the fleet's other account")
+    fake.add_marker(a, {"jr2": "claim", "holder": "other@h", "lease": 600, "nonce": "n"},
+                    user="u-person")
+    assert _ready(make_adapter(fake))["claimed"] == []
+    assert _ready(make_adapter(fake, trust=["Pat@example.com"]))["claimed"] == [a]
 
 
 def test_a_ratelimited_answer_is_waited_out(fake: FakeLinear) -> None:

@@ -8,7 +8,20 @@ from typing import Any
 from fake_linear import FakeLinear
 from linear_helpers import make_adapter
 
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import Forged, RefItem, SourceConformance, Target
+
+
+class Stranger:
+    """A Linear user the pool does not trust: it creates an attachment whose metadata is a
+    jr2 marker (markers are attachments on Linear: no label to set)."""
+
+    account = "x@example.com"  # u-stranger's email: a marker's author
+
+    def __init__(self, fake: FakeLinear) -> None:
+        self.fake = fake
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        self.fake.add_marker(item_id, {"jr2": marker.kind, **marker.fields})
 
 
 class TestLinearConformance(SourceConformance):
@@ -33,6 +46,7 @@ class TestLinearConformance(SourceConformance):
                     fake.move(ids[it.key], "completed")
             self.ids = ids
         target = Target(make_adapter(fake, read_only=read_only), dict(self.ids), fake.writes,
-                        close=(lambda: None) if state is not None else fake.stop)
+                        close=(lambda: None) if state is not None else fake.stop,
+                        stranger=Stranger(fake))
         target.fake = fake  # type: ignore[attr-defined]
         return target

@@ -13,7 +13,28 @@ import pytest
 from jr2_httpbacklog import HttpBacklogConfig, HttpBacklogTracker
 from jr2_httpbacklog.server import Tracker, serve
 from jr2_sources import SourceEnv
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import Forged, RefItem, SourceConformance, Target
+
+
+class Stranger:
+    """Someone else with write access to the backlog (their own token): claims an item, or
+    claims it and records it failed."""
+
+    account = "mallory"
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+        tracker.accounts["tok-mallory"] = self.account
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        holder, lease = marker.fields.get("holder", "evil@x"), marker.fields.get("lease", 86400)
+        path = f"/items/{item_id}"
+        self.tracker.handle("POST", f"{path}/claim", {"holder": holder, "lease": lease},
+                            "tok-mallory")
+        if marker.kind == "failed":
+            self.tracker.handle("POST", f"{path}/record", {
+                "holder": holder, "status": "failed",
+                "reason": marker.fields.get("reason")}, "tok-mallory")
 
 
 def _items(refs: tuple[RefItem, ...]) -> list[dict[str, Any]]:
@@ -34,7 +55,8 @@ class TestHttpBacklogConformance(SourceConformance):
                                      SourceEnv(state_dir=None, read_only=read_only))  # type: ignore[arg-type]
         ids = {r.key: r.key for r in items} | {"MISSING": "MISSING"}
         target = Target(adapter, ids, lambda: tracker.writes,
-                        server.shutdown if state is None else (lambda: None))
+                        server.shutdown if state is None else (lambda: None),
+                        stranger=Stranger(tracker))
         target.tracker = tracker  # type: ignore[attr-defined]
         target.server = server  # type: ignore[attr-defined]
         return target

@@ -65,7 +65,7 @@ class RedmineTracker(LabelCommentTracker):
         super().__init__(config, env, client)
         self.config: RedmineConfig = config
         self.client: RedmineClient = client
-        self.reader = IssueReader(config, client)
+        self.reader = IssueReader(config, client, self.markers)
         self.reader.changes = RedmineChanges(self.reader)  # deltas (delta.py)
         self._closed_status: int | None = None
 
@@ -99,8 +99,7 @@ class RedmineTracker(LabelCommentTracker):
         return self.reader.in_scope(issue)
 
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        comments, now = self.reader.read_journals(self._n(key))
-        return self.trusted(key, comments), now
+        return self.reader.read_journals(self._n(key))  # read through `markers`
 
     def identity(self) -> list[str]:
         """The key's own user as journals name their authors: its id (`GET

@@ -33,6 +33,8 @@ from .client import RedmineClient, RedmineHTTPError, parse_time
 from .config import RedmineConfig
 
 if TYPE_CHECKING:
+    from jr2_sources.kit.markers import MarkerTrust
+
     from .delta import RedmineChanges
 
 State = Literal["open", "done", "missing", "inaccessible"]
@@ -84,9 +86,12 @@ def _named(obj: Any, wanted: Iterable[str]) -> bool:
 class IssueReader:
     """Reads one project's issues for a `RedmineTracker` (GET requests only)."""
 
-    def __init__(self, config: RedmineConfig, client: RedmineClient) -> None:
+    def __init__(self, config: RedmineConfig, client: RedmineClient,
+                 markers: MarkerTrust) -> None:
         self.config = config
         self.client = client
+        self.markers = markers
+        """The tracker's marker reader: every listing of an issue's notes passes through it."""
         self.name = f"redmine:{config.target}"
         self.field_id: int | None = int(config.field) if config.field.isdigit() else None
         self.me: int | None = None
@@ -182,7 +187,8 @@ class IssueReader:
         return self.in_scope(issue) or self.marked(self.tokens(issue))
 
     def read_journals(self, n: int) -> tuple[list[claims.Comment], datetime]:
-        """The issue's notes as the kit's comments, and the server's time of the answer."""
+        """The issue's notes as the kit's comments, as the marker reader lets the protocols
+        see them (`kit.markers`: only trusted authors' markers), and the server's time."""
         resp = self.client.get(f"/issues/{n}.json", {"include": "journals"},
                                need="read issue journals")
         now = resp.date or datetime.now(UTC)
@@ -199,7 +205,7 @@ class IssueReader:
                 continue
             out.append(claims.Comment(comment.id, comment.body, created,
                                       self._renewed(comment, now), comment.author))
-        return out, now
+        return self.markers.read(item_id(n), out).comments, now
 
     @staticmethod
     def _renewed(comment: claims.Comment, now: datetime) -> datetime:
@@ -369,5 +375,6 @@ class IssueReader:
             parent=item_id(parent) if parent is not None else None,
             blockers=refs, children=kids, failed=failed, claim=claim, attempts=attempts,
             retry_after=retry_after, in_scope=self.in_scope(issue),
+            ignored=self.markers.ignored_on(item_id(n)) if comments is not None else (),
             extra={"tracker": (issue.get("tracker") or {}).get("name"),
                    "status": (issue.get("status") or {}).get("name")})

@@ -10,7 +10,9 @@ it stops Redmine and deletes DIR. The tests run it once per test run (`tests/con
 
 Nothing is written outside DIR: the code stays in `REDMINE_ROOT` (`/usr/share/redmine`), and DIR
 holds links to it with its own configuration, database, logs and Bundler home. One Ruby process
-migrates, seeds and serves (WEBrick, one request at a time); no mail is sent.
+migrates, seeds and serves (WEBrick, one request at a time); no mail is sent. `POST
+/jr2/seed.json` (the admin's key only) creates many issues and relations in one request, for the
+tests' seeding.
 
 Design notes: docs/design/plugins.md.
 """
@@ -78,8 +80,54 @@ File.write(ARGV[0] + '.tmp', JSON.dump(
   person_key: alice.api_key, person_id: alice.id, field_id: field.id,
   developer_role: developer.id, manager_role: manager.id))
 File.rename(ARGV[0] + '.tmp', ARGV[0])
+class Jr2Seed  # POST /jr2/seed.json (the admin's key): many issues and relations, one request
+  def initialize(app, key)
+    @app, @key = app, key
+  end
+
+  def call(env)
+    return @app.call(env) unless env['PATH_INFO'] == '/jr2/seed.json'
+    return answer(403, errors: ['the admin key only']) unless
+      env['REQUEST_METHOD'] == 'POST' && env['HTTP_X_REDMINE_API_KEY'] == @key
+    Rails.application.executor.wrap { seed(JSON.parse(env['rack.input'].read)) }
+  rescue StandardError => e
+    answer(422, errors: ["#{e.class}: #{e.message}"])
+  end
+
+  def seed(body)
+    admin = User.find_by_login!('admin')
+    User.current = admin  # the author of the issues and of the relations' journals
+    project = Project.find(body.fetch('project_id'))
+    ids = []
+    Issue.transaction do
+      body.fetch('issues').each do |fields|
+        issue = Issue.new
+        issue.project = project
+        issue.author = admin
+        issue.tracker ||= project.trackers.first
+        issue.safe_attributes = fields
+        issue.save!
+        ids << issue.id
+      end
+      (body['relations'] || []).each do |from, to, kind|
+        relation = IssueRelation.new(issue_from: Issue.find(ids.fetch(from)),
+                                     issue_to: Issue.find(ids.fetch(to)), relation_type: kind)
+        relation.init_journals(admin)  # as the relations controller: a journal on each issue
+        relation.save!
+      end
+    end
+    answer(201, ids: ids)
+  ensure
+    User.current = nil
+  end
+
+  def answer(status, data)
+    [status, {'Content-Type' => 'application/json'}, [JSON.dump(data)]]
+  end
+end
 require 'rack/handler/webrick'
-Rack::Handler::WEBrick.run(Rack::Lock.new(Rails.application),
+Rack::Handler::WEBrick.run(Rack::Lock.new(Jr2Seed.new(Rails.application,
+                                                      User.find_by_login('admin').api_key)),
                            Host: '127.0.0.1', Port: Integer(ARGV[1]), AccessLog: [],
                            Logger: WEBrick::Log.new($stderr, WEBrick::Log::WARN))
 """

@@ -7,12 +7,29 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from redmine_helpers import new_project
+from redmine_helpers import Project, new_project
 
 from jr2_redmine.server import Instance
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import Forged, RefItem, SourceConformance, Target
 
 NOWHERE = 9_999_999  # no such issue
+
+
+class Stranger:
+    """alice, a Manager of the project but not an account the pool trusts: she writes notes
+    and sets the marks field."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.account = str(project.redmine.person_id)  # journals name authors by id
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        n = int(item_id.lstrip("#"))
+        fields: dict[str, Any] = {"notes": marker.body}
+        if marker.kind in ("claim", "failed"):
+            fields["custom_fields"] = [{"id": self.project.redmine.field_id,
+                                        "value": "jr2:claimed"}]
+        self.project.person.call("PUT", f"/issues/{n}.json", {"issue": fields})
 
 
 class TestRedmineConformance(SourceConformance):
@@ -26,7 +43,8 @@ class TestRedmineConformance(SourceConformance):
                     state: Any = None) -> Target:
         if state is None:
             p = new_project(self.redmine)
-            nums = {it.key: p.issue(it.title) for it in items}
+            nums = dict(zip([it.key for it in items], p.seed([it.title for it in items]),
+                            strict=True))  # one request; relations below, through REST
             for it in items:
                 if it.parent in nums:
                     p.admin.call("PUT", f"/issues/{nums[it.key]}.json",
@@ -55,7 +73,8 @@ class TestRedmineConformance(SourceConformance):
             p, clients, ids = state.project, state.clients, state.ids
         adapter = p.tracker(read_only=read_only)
         clients.append(adapter.client)
-        target = Target(adapter, dict(ids), lambda: sum(c.stats.writes for c in clients))
+        target = Target(adapter, dict(ids), lambda: sum(c.stats.writes for c in clients),
+                        stranger=Stranger(p))
         target.project = p  # type: ignore[attr-defined]
         target.clients = clients  # type: ignore[attr-defined]
         return target

@@ -107,17 +107,25 @@ def test_a_person_closing_a_held_issue_stops_its_worker(redmine_project: Project
     assert all(d["property"] == "cf" for j in after for d in j["details"]), after
 
 
-def _race(p: Project, tmp_path: Path, pools: int, issues: int) -> None:
-    nums = [p.issue(f"race {i}") for i in range(issues)]
-    for i in range(0, issues - 1, 4):  # some chains, so pools wait on each other's work
-        p.block(nums[i], nums[i + 1])
+def _race(p: Project, tmp_path: Path, pools: int, issues: int, *, cap: int, bulk: bool) -> None:
+    """`pools` pools of `cap` workers racing over `issues` issues, some in chains so pools wait
+    on each other's work: each issue runs exactly once and ends closed. `bulk`: seeded in one
+    request of the throwaway server, instead of one REST request an issue and a relation."""
+    subjects = [f"race {i}" for i in range(issues)]
+    chains = [(i, i + 1) for i in range(0, issues - 1, 4)]
+    if bulk:
+        nums = p.seed(subjects, chains)
+    else:
+        nums = [p.issue(s) for s in subjects]
+        for a, b in chains:
+            p.block(nums[a], nums[b])
     log = tmp_path / "ran.txt"
     worker = (f"import os; fd = os.open({str(log)!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT);"
               " os.write(fd, (os.environ['JR2_ITEM_ID'] + '\\n').encode())")
     env = {**__import__("os").environ, "REDMINE_API_KEY": p.redmine.bot_key}
     procs = [subprocess.Popen(
         [sys.executable, "-m", "jr2_core", "work", p.source, "--project", p.identifier,
-         "--cap", "2", "--poll-every", "1s", "--state", str(tmp_path / f"st{k}"), "--",
+         "--cap", str(cap), "--poll-every", "1s", "--state", str(tmp_path / f"st{k}"), "--",
          sys.executable, "-c", worker], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True, env=env) for k in range(pools)]
     errs = [proc.communicate(timeout=900)[1] for proc in procs]
@@ -129,10 +137,38 @@ def _race(p: Project, tmp_path: Path, pools: int, issues: int) -> None:
 
 def test_pools_racing_over_one_project_run_each_issue_once(redmine_project: Project,
                                                            tmp_path: Path) -> None:
-    _race(redmine_project, tmp_path, pools=4, issues=8)
+    _race(redmine_project, tmp_path, pools=4, issues=8, cap=2, bulk=True)
 
 
 @pytest.mark.soak
 def test_four_pools_racing_over_40_issues_run_each_once(redmine_project: Project,
                                                         tmp_path: Path) -> None:
-    _race(redmine_project, tmp_path, pools=4, issues=40)
+    """About 900 requests of a server that serves one at a time (50 to 100 ms each): 45 s on
+    an idle machine, more beside other tests, hence a soak."""
+    _race(redmine_project, tmp_path, pools=4, issues=40, cap=2, bulk=True)
+
+
+@pytest.mark.soak
+def test_four_pools_racing_over_40_issues_seeded_one_by_one_run_each_once(
+        redmine_project: Project, tmp_path: Path) -> None:
+    _race(redmine_project, tmp_path, pools=4, issues=40, cap=2, bulk=False)
+
+
+def test_a_strangers_claim_note_changes_nothing_through_jr2_ready(redmine_project: Project
+                                                                   ) -> None:
+    """The snapshot reads an issue's notes through the marker reader: alice (a Manager, not
+    an account the pool trusts) writes a day-long claim and marks the issue claimed; the issue
+    stays ready and the report names her marker."""
+    p = redmine_project
+    n = p.issue("held by a forged note")
+    forged = '<!-- jr2:claim {"holder": "evil@x", "lease": 86400, "nonce": "n1"} -->\njr2: held'
+    p.person.call("PUT", f"/issues/{n}.json", {"issue": {
+        "notes": forged, "custom_fields": [{"id": p.redmine.field_id, "value": "jr2:claimed"}]}})
+    res = p.jr2("ready", p.source, "--project", p.identifier, "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["claimed"] == []
+    [entry] = data["ready"]
+    assert entry["id"] == f"#{n}"
+    assert [(r["kind"], r["marker"], r["author"]) for r in entry["reasons"]] == [
+        ("ignored_marker", "claim", str(p.redmine.person_id))]

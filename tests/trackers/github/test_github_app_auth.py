@@ -119,3 +119,49 @@ def test_bad_app_settings_are_one_line(env: dict[str, str], needle: str) -> None
     with pytest.raises(ConfigError) as err:
         app_credentials(env)
     assert needle in str(err.value) and "secret-not-a-pem" not in str(err.value)
+
+
+CLAIM = '<!-- jr2:claim {"holder": "evil@x", "lease": 86400, "nonce": "n1"} -->\njr2: held'
+
+
+def test_an_installation_tokens_identity_is_the_apps_bot_from_the_installation(
+        app_fake: FakeGitHub) -> None:
+    """ISSUE-NOTES 6: the App's comments carry `<slug>[bot]`; with the installation found from
+    the repository its `app_slug` names it, so neither `GET /app` nor `GET /user` (which an
+    installation token may not call) is asked. The App's claims count for another pool of
+    the same App; a stranger's do not."""
+    mine = app_fake.add_issue("o/r", "claimed by a pool of this App")
+    forged = app_fake.add_issue("o/r", "claimed by a stranger", labels=["jr2:claimed"])
+    app_fake.add_comment("o/r", forged, CLAIM, user="mallory")
+    a = adapter()
+    assert a.identity() == ["jr2-app[bot]"]
+    assert a.claim(SnapshotItem(id=f"o/r#{mine}"), "pool-1", 600)
+    [posted] = [c for c in app_fake.comments_of("o/r", mine) if "jr2:claim" in c.body]
+    assert posted.user == "jr2-app[bot]"
+    other = {it.id: it for it in adapter().snapshot().items}
+    assert other[f"o/r#{mine}"].claim is not None  # another pool of the App: it holds
+    assert other[f"o/r#{forged}"].claim is None
+    assert [(ig.marker, ig.author) for ig in other[f"o/r#{forged}"].ignored] == [
+        ("claim", "mallory")]
+    assert app_fake.requests("GET", r"^/app$") == []
+    assert app_fake.requests("GET", r"^/user$") == []
+
+
+def test_with_the_installation_given_the_bot_is_read_from_get_app_once(
+        app_fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `GITHUB_APP_INSTALLATION_ID` the slug comes from "Get the authenticated app"
+    (`GET /app`, which takes the App's JWT, not the installation token), asked once however
+    many threads are read."""
+    monkeypatch.setenv("GITHUB_APP_INSTALLATION_ID", "77")
+    numbers = [app_fake.add_issue("o/r", f"held {i}", labels=["jr2:claimed"]) for i in range(3)]
+    for n in numbers:
+        app_fake.add_comment("o/r", n, CLAIM, user="mallory")
+    a = adapter()
+    for _ in range(3):
+        items = a.snapshot().items
+        assert all(it.claim is None and it.ignored for it in items)
+    assert a.claim(items[0], "pool-1", 600)
+    assert a.identity() == ["jr2-app[bot]"]
+    [asked] = app_fake.requests("GET", r"^/app$")
+    assert asked["status"] == 200
+    assert app_fake.requests("GET", r"^/user$") == []

@@ -7,10 +7,25 @@ from typing import Any
 
 from gh_helpers import make_adapter
 
-from jr2_sources.testing import RefItem, SourceConformance, Target
+from jr2_sources.testing import Forged, RefItem, SourceConformance, Target
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+class Stranger:
+    """A GitHub account the pool does not trust: it comments; a triager labels."""
+
+    account = "mallory"
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+
+    def post(self, item_id: str, marker: Forged) -> None:
+        n = int(item_id.rsplit("#", 1)[1])
+        self.fake.add_comment("o/r", n, marker.body, user=self.account)
+        if marker.kind in ("claim", "failed"):
+            self.fake.add_label_by("o/r", n, "jr2:claimed", user=self.account)
 
 
 class _GitHubKit(SourceConformance):
@@ -45,7 +60,8 @@ class _GitHubKit(SourceConformance):
                                detail=True if self.native else None)
         target = Target(adapter, dict(self.ids),
                         lambda: sum(1 for e in fake.requests() if e["method"] in WRITES),
-                        close=(lambda: None) if state is not None else fake.stop)
+                        close=(lambda: None) if state is not None else fake.stop,
+                        stranger=Stranger(fake))
         target.fake = fake  # type: ignore[attr-defined]
         return target
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+from adfschema import valid
 from jira_helpers import make_adapter
 
 from jr2_sources.capabilities.dashboard import Dashboard
@@ -24,7 +24,6 @@ from jr2_sources.readyset import compute_ready_set
 from jr2_sources.testing.fakes.jira_server import API3, TEXT_LIMIT, FakeJira
 
 ROOT = Path(__file__).resolve().parents[3]
-SCHEMA = json.loads((ROOT / "fixtures" / "adf" / "full.json").read_text())
 HERE = Path(__file__).resolve().parent
 LAUNCHER = [sys.executable, str(HERE / "jira_jr2.py")]
 JQL = ["--jql", "project = ENG AND labels = agent ORDER BY created"]
@@ -110,10 +109,6 @@ def tick(fake: FakeJira, key: str, person: str = "pat") -> None:
     walk(body)
     assert hit, body
     fake.set_description(BOARD, body, person)
-
-
-def valid(value: Any) -> None:
-    jsonschema.validate(value, SCHEMA)
 
 
 def test_jr2_dashboard_writes_an_adf_description_once_and_not_again_while_unchanged(
