@@ -14,6 +14,10 @@ enforced once, here.
   nothing recorded.
 * Bounded retries (`--max-attempts`), global caps and conflict groups, and approval gates are
   enforced here through their capabilities, and refused at start on a tracker without them.
+* Fencing (`kit/fence.py`): each lease's deadline goes to the pool's command supervisor, which
+  ends a command whose lease ran out unrenewed (the pool was stopped or killed). A pool that
+  wakes past a lease stops that worker first of all, saying so in one line (`LAPSED`), and never
+  settles what it finished after it: the item is released, not done or failed.
 * A second death of an item's holder (a lapsed, unsettled claim) fails the item for good.
 * A full state disk fails the item and ends the run (`StateFull`).
 * Blocking tracker calls run in a thread; an `inline` tracker (`local:`) is called on the loop.
@@ -49,6 +53,7 @@ from jr2_sources.capabilities.limits.policy import Limits
 from jr2_sources.capabilities.retries import Attempt, AttemptPolicy, KeepsAttempts
 
 from .kit.bounds import Bounds
+from .kit.fence import Fence
 from .readyset import ReadyEntry, ReadySet, Snapshot, SnapshotItem
 from .tracker import CLAIM_REMOVED, Tracker, as_tracker
 
@@ -59,6 +64,7 @@ DEFAULT_WATCH_EVERY = 5.0
 """How often held items are watched when the tracker sets no `poll_every`."""
 DEATHS_FAIL = 2
 """The pool deaths during one item that fail it (the first is forgiven)."""
+LAPSED = "the lease lapsed while this pool was stopped"
 
 
 @dataclass(slots=True)
@@ -200,6 +206,7 @@ class WorkSource:
         limits: Limits | None = None,
         gates: Iterable[str] = (),
         locks: LockedClaims | None = None,
+        fence: Fence | None = None,
     ) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
@@ -249,6 +256,8 @@ class WorkSource:
         self._seen: ReadyView | None = None
         self.tally = Tally()
         self._renewers: dict[str, asyncio.Task[None]] = {}
+        self._expires: dict[str, float] = {}  # held item -> when its lease ends (`clock`)
+        self.fence = fence
         self._claimed_at: dict[str, float] = {}
         self._attempt: dict[str, int] = {}  # item -> the number of the attempt running now
         self._doomed: dict[str, str] = {}  # item -> why it fails without running (`guard`)
@@ -300,6 +309,7 @@ class WorkSource:
                 and item.id not in self._no_reoffer)
 
     async def next(self, active: list[str]) -> Next:
+        self._stop_lapsed()
         try:
             return await self._call(self._claim_next, set(active))
         except UsageError as exc:
@@ -399,6 +409,7 @@ class WorkSource:
     def started(self, item_id: str, stop: Callable[[str], None]) -> None:
         loop = asyncio.get_running_loop()
         self._held[item_id] = stop
+        self._leased(item_id, self._claimed_at.pop(item_id, self.clock()) + self.lease)
         self._renewers[item_id] = loop.create_task(self._keep_lease(item_id, stop),
                                                    name=f"lease:{item_id}")
         if self._watcher is None or self._watcher.done():
@@ -411,6 +422,31 @@ class WorkSource:
         end up to a second early), but never more than a third of the lease, nor 60 s."""
         return min(max(1.0, self.lease / 5), self.lease / 3, 60.0)
 
+    def _fenced_at(self, item_id: str) -> float:
+        """When the supervisor ends `item_id`'s command: half a margin after this pool would
+        have stopped it itself (so a running pool always stops it first), SIGKILL at the
+        lease's end."""
+        return self._expires.get(item_id, float("inf")) - self.lease_margin() / 2
+
+    def _leased(self, item_id: str, expires: float) -> None:
+        """`item_id`'s lease ends at `expires` now: tell the fence."""
+        self._expires[item_id] = expires
+        if self.fence is not None:
+            self.fence.lease(item_id, self._fenced_at(item_id) - self.clock(),
+                             self.lease_margin() / 2)
+
+    def _stop_lapsed(self) -> bool:
+        """Stop the workers whose lease ran out unrenewed (the pool was stopped past it), in
+        one line for them all: the first thing a pool does on waking. True when any had."""
+        now = self.clock()
+        lapsed = [i for i in self._held if self._fenced_at(i) <= now]
+        if lapsed:
+            log.warning("%s: stopping %s: %s (another pool may hold %s now)", self.tracker.name,
+                        ", ".join(lapsed), LAPSED, "them" if len(lapsed) > 1 else "it")
+            for iid in lapsed:
+                self._held.pop(iid)(LAPSED)
+        return bool(lapsed)
+
     async def _keep_lease(self, item_id: str, stop: Callable[[str], None]) -> None:
         """Renew every lease/3; stop the worker before the lease ends if renewal fails.
 
@@ -420,9 +456,12 @@ class WorkSource:
         """
         every = self.lease / 3
         margin = self.lease_margin()
-        expires = self._claimed_at.pop(item_id, self.clock()) + self.lease
         while True:
+            expires = self._expires[item_id]
             await asyncio.sleep(max(0.0, min(every, expires - margin - self.clock())))
+            self._stop_lapsed()
+            if item_id not in self._held:  # stopped: its settle ends this renewer
+                return
             deadline = expires - margin - self.clock()
             if deadline <= 0:
                 stop(f"lease of {item_id} could not be renewed in time")
@@ -444,7 +483,7 @@ class WorkSource:
             if not ok:
                 stop(f"lease of {item_id} was lost to another pool")
                 return
-            expires = asked + self.lease
+            self._leased(item_id, asked + self.lease)
 
     # -- people win ---------------------------------------------------------------------------
 
@@ -461,6 +500,7 @@ class WorkSource:
             with contextlib.suppress(TimeoutError):
                 await wait_for(self._poked.wait(), self.watch_every)
             self._poked.clear()
+            self._stop_lapsed()
             if self._held:
                 await self._taken_back(list(self._held), stop=True)
 
@@ -492,8 +532,15 @@ class WorkSource:
     async def settle(self, item_id: str, outcome: Outcome) -> Outcome | None:
         """End the claim in the tracker (`_settle`). A worker that failed because the state
         directory's disk is full (`detail["state_full"]`) then ends the run (`StateFull`): the
-        Pool stops the other workers and their claims are released."""
+        Pool stops the other workers and their claims are released. What a worker finished
+        after its lease lapsed is released instead (`LAPSED`)."""
+        stale = None
+        if outcome.status != "cancelled" and self._fenced_at(item_id) <= self.clock():
+            self._stop_lapsed()
+            outcome = stale = Outcome("cancelled", failure=Failure(LAPSED))
         told = await self._settle(item_id, outcome)
+        if stale is not None:
+            return told or stale
         failure = outcome.failure
         detail = failure.detail if failure is not None else None
         if (outcome.status == "failed" and failure is not None and isinstance(detail, dict)
@@ -508,6 +555,9 @@ class WorkSource:
         `cancelled` Outcome: it is not the run's failure, the item is offered again (by this pool
         or another, through the Pool's re-offer extension)."""
         self._held.pop(item_id, None)
+        self._expires.pop(item_id, None)
+        if self.fence is not None:
+            self.fence.drop(item_id)
         task = self._renewers.pop(item_id, None)
         if task is not None:
             task.cancel()

@@ -366,6 +366,7 @@ async def _run(plan: _Plan) -> WorkResult:
     """Compose and run: the WorkSource over the Tracker, the command worker, the Pool, the run
     host (with the tracker's webhook, if any) and the progress observers."""
     from jr2_core import define_event, pool, start
+    from jr2_sources.kit.fence import Fence
     from jr2_sources.kit.redact import Redactor, secret_values
     from jr2_sources.registry import layer_options
     from jr2_sources.worksource import WorkSource, default_holder
@@ -376,16 +377,17 @@ async def _run(plan: _Plan) -> WorkResult:
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
     opts = layer_options(plan.config)
     poll = opts.poll_every
+    fence = Fence()  # one command supervisor for the pool, started with its first command
     ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
                     children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
                     wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
-                    limits=plan.limits, gates=plan.gates, locks=plan.locks)
+                    limits=plan.limits, gates=plan.gates, locks=plan.locks, fence=fence)
     if plan.first is not None:
         ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
     worker = ws.guard(command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
                                      redact=Redactor(secret_values()), timeout=plan.timeout,
                                      workspace=plan.workspace, base_env=plan.env,
-                                     log_limit=plan.log_limit))
+                                     log_limit=plan.log_limit, fence=fence))
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
     observers: list[Any] = [ws.tally.observe]
@@ -457,6 +459,7 @@ async def _run(plan: _Plan) -> WorkResult:
             keeper.cancel()
         if view is not None:
             view.stop()
+        fence.close()
         ws.tracker.close()
     return WorkResult(run=result, tally=ws.tally, ready_set=ws.last)
 

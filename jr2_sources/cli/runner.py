@@ -41,6 +41,7 @@ from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
 from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
+from jr2_sources.kit.fence import Fence
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.kit.sizes import format_size
 from jr2_sources.worksource import WorkItem, item_json
@@ -266,10 +267,12 @@ def command_worker(
     workspace: Workspace | None = None,
     base_env: Mapping[str, str] | None = None,
     log_limit: int = LOG_LIMIT,
+    fence: Fence | None = None,
 ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
     directory) with `base_env` (default: jr2's whole environment) plus the item's variables;
-    its log keeps at most `log_limit` bytes of output."""
+    its log keeps at most `log_limit` bytes of output; `fence` ends a command whose lease
+    lapsed while the pool could not (`kit/fence.py`)."""
     place_of = workspace or Workspace(Path.cwd())
     logs = log_dir.resolve()
     made: list[bool] = []  # the log directory is made once, by the first item
@@ -314,14 +317,20 @@ def command_worker(
                 logf.write(f"jr2 {note}\n")
                 log.warning("jr2: %s: %s", item.id.replace("\0", "\\0")[:80], note)
             result: Any = None
+            if fence is not None:
+                fence.start()
             try:
                 proc = await _start(argv, cwd, env, logf, log_path)
                 _running.add(proc)
+                if fence is not None:
+                    fence.guard(item.id, proc.pid)
                 try:
                     result = await _supervise(proc, logf, log_path, redact, timeout, last_out,
                                               err_tail)
                 finally:
                     _running.discard(proc)
+                    if fence is not None:
+                        fence.release(item.id)
             except Failure:
                 if logf.refused is None:
                     raise

@@ -183,6 +183,9 @@ def test_sigstop_sigcont_past_the_lease_ends_in_reoffers_not_exit_4(tmp_path: Pa
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]
     assert done_ids(tmp_path) == Counter(dict.fromkeys(ids, 1))
+    woke = results[0][1]  # the stopped pool names why it stopped its commands, and who did it
+    assert "the lease lapsed while this pool was stopped" in woke, woke[-600:]
+    assert "a person took" not in woke
 
 
 TRAP = ('if [ "$JR2_ITEM_ID" = A ]; then touch {d}/started; '
