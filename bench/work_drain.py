@@ -141,9 +141,9 @@ def cpu_of(fn: Any, *args: Any) -> tuple[Any, float]:
 
 _PACKAGES = """
 import importlib.util, json, os
-from jr2_core.entrypoints import entry_points
+from importlib.metadata import entry_points
 names = {"jr2_core", "jr2_sources"} | {e.value.split(":")[0].split(".")[0]
-                                       for e in entry_points("jr2")}
+                                       for e in entry_points(group="jr2")}
 dirs = []
 for name in sorted(names):
     spec = importlib.util.find_spec(name)
