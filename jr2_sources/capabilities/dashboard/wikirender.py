@@ -12,10 +12,10 @@ progress**, **Waiting for retry**, **Ready**, **Blocked**, then the **Graph** (m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from jr2_sources.readyset import ReadySet
-from jr2_sources.report import _one_line, describe_reasons
+from jr2_sources.report import _one_line, cut_lines, describe_reasons
 
 from .adfjson import size
 from .model import MAX_REFS, Cell, Code, Part, PendingGate, Row, Section, Text, Why, build, lay_out
@@ -55,34 +55,16 @@ def _row(r: Row) -> str:
     return "|" + "|".join(c or " " for c in cells) + "|"
 
 
-def _block(title: str, intro: str, head: Sequence[str], total: int, rows: Iterator[str],
-           budget: int) -> str:
-    """`h3. title (total)`, `intro`, then a table cut to `budget` with an "… and N more" row."""
-    heading = f"h3. {title} ({total:,})"
-    if total == 0:
-        return f"{heading}\n_none_\n"
-    out = [heading, *([intro] if intro else []), "||" + "||".join(head) + "||"]
-    blanks = " |" * (len(head) - 1)
-
-    def more(n: int) -> str:
-        return f"|_… and {n:,} more_|{blanks}"
-    used = sum(size(line) + 1 for line in out)
-    kept: list[str] = []
-    for row in rows:
-        kept.append(row)
-        used += size(row) + 1
-        if used > budget:
-            break
-    if len(kept) == total and used <= budget:
-        return "\n".join([*out, *kept]) + "\n"
-    while kept and used + size(more(total - len(kept))) + 1 > budget:
-        used -= size(kept.pop()) + 1
-    return "\n".join([*out, *kept, more(total - len(kept))]) + "\n"
-
-
 def _part(p: Part) -> Callable[[int], str]:
-    return lambda budget: _block(p.title, _INTRO.get(p.kind, ""), p.head, len(p.rows),
-                                 map(_row, p.rows), budget)
+    """`h3. title (total)`, an intro, then a table cut to the budget with an "… and N more" row."""
+    heading = f"h3. {p.title} ({len(p.rows):,})"
+    if not p.rows:
+        return lambda budget: f"{heading}\n_none_\n"
+    intro = [_INTRO[p.kind]] if p.kind in _INTRO else []
+    out = [heading, *intro, "||" + "||".join(p.head) + "||"]
+    blanks = " |" * (len(p.head) - 1)
+    return lambda budget: cut_lines(out, len(p.rows), map(_row, p.rows), budget,
+                                    lambda n: f"|_… and {n:,} more_|{blanks}", size)
 
 
 _FENCE = re.compile(r"```mermaid\n(.*?)\n```", re.DOTALL)
