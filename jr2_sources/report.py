@@ -505,23 +505,29 @@ def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
 def md_block(title: str, head: Sequence[str], total: int, rows: Iterator[str], budget: int,
              more: Callable[[int], str]) -> str:
     """A markdown section (`### title (total)`, the `head` lines, then rows) cut to stay within
-    `budget` characters: rows are formatted only until the budget is overrun, and the cut is
-    said by `more(n)` (n: the rows left out). Also used by the dashboard issue."""
+    `budget` characters (see `cut_lines`). Also used by the dashboard issue."""
     heading = f"### {title} ({total:,})"
     if total == 0:
         return f"{heading}\n\n_none_\n"
-    out = [heading, "", *head]
-    used = sum(len(line) + 1 for line in out)  # each line with its newline
+    return cut_lines([heading, "", *head], total, rows, budget, more)
+
+
+def cut_lines(out: list[str], total: int, rows: Iterator[str], budget: int,
+              more: Callable[[int], str], size: Callable[[str], int] = len) -> str:
+    """The lines `out`, then `rows` (`total` of them), within `budget` as `size` counts each
+    line with its newline: rows are formatted only until the budget is overrun, and the cut is
+    said by `more(n)` (n: the rows left out)."""
+    used = sum(size(line) + 1 for line in out)
     kept: list[str] = []
     for row in rows:  # format rows only until the budget is overrun
         kept.append(row)
-        used += len(row) + 1
+        used += size(row) + 1
         if used > budget:
             break
     if len(kept) == total and used <= budget:
         return "\n".join([*out, *kept]) + "\n"
-    while kept and used + len(more(total - len(kept))) + 1 > budget:
-        used -= len(kept.pop()) + 1
+    while kept and used + size(more(total - len(kept))) + 1 > budget:
+        used -= size(kept.pop()) + 1
     return "\n".join([*out, *kept, more(total - len(kept))]) + "\n"
 
 

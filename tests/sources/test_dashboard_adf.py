@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 from adfschema import SCHEMA, valid
 
+from jr2_core.errors import ItemError
 from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
 from jr2_sources.capabilities.dashboard.adf import (
     ADF_LAYOUT,
@@ -74,6 +75,7 @@ class AdfBoard:
         self.written: list[str] = []
         self.retried: list[str] = []
         self.refuse_ticks = False
+        self.refuse: set[str] = set()
 
     def read(self) -> str:
         return self.body
@@ -85,6 +87,8 @@ class AdfBoard:
         self.body = body
 
     def retry(self, item_id: str) -> None:
+        if item_id in self.refuse:
+            raise ItemError(f"{item_id} is locked")
         self.retried.append(item_id)
 
     def vet(self, tick: Tick) -> str | None:
@@ -176,6 +180,17 @@ def test_a_retry_tick_is_acted_on_once_and_redrawn() -> None:
     assert board.retried == ["ENG-3"] and step.acted == ["retried ENG-3"] and step.wrote
     assert "ENG-3" not in {t.item_id for t in ADF_LAYOUT.ticks(ADF_LAYOUT.split(
         board.body).section)}
+
+
+def test_a_tick_the_tracker_refuses_is_drawn_ticked_again_for_the_next_update() -> None:
+    board = AdfBoard()
+    dashboard(board).update(backlog)
+    board.body = ticked(board.body, key_of("retry", "ENG-3"))
+    board.refuse.add("ENG-3")
+    step = Dashboard(board, clock=lambda: 2000.0, now=lambda: NOW).update(backlog)
+    assert board.retried == [] and step.acted == []
+    boxes = ADF_LAYOUT.ticks(ADF_LAYOUT.split(board.body).section)
+    assert [(t.item_id, t.ticked) for t in boxes] == [("ENG-3", True)]
 
 
 def test_a_tick_the_board_vets_out_is_ignored_said_and_drawn_unticked() -> None:

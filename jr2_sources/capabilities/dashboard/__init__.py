@@ -1,8 +1,9 @@
 """The dashboard issue (`jr2 dashboard`, `jr2 work --dashboard N`): one issue's body kept up to
 date with the Ready-set report, with boxes a person ticks to retry a failed item or approve a
-gate. `body` cuts and merges the body, `render` draws jr2's section, `sync` decides when to
-write and acts on ticks, `scope` keeps the dashboard issue out of the backlog, `target` says
-what each kind of board allows (length, write spacing)."""
+gate. `body` cuts and merges the body, `model` builds jr2's section once from the Ready-set,
+`render` (Markdown), `adfrender` (ADF) and `wikirender` (wiki markup) format it, `sync` decides
+when to write and acts on ticks, `scope` keeps the dashboard issue out of the backlog, `target`
+says what each kind of board allows (length, write spacing)."""
 
 from .body import END, START, BrokenMarkers, Tick, merge, split, ticks
 from .render import BODY_LIMIT, PendingGate, render_section

@@ -30,7 +30,9 @@ from typing import Any
 from jr2_sources.readyset import ReadySet, iso_utc
 
 from .adfjson import dumps, key_of, size
+from .adfrender import adf
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
+from .model import build
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
            "empty_doc", "key_of", "loads_doc", "size"]
@@ -165,11 +167,9 @@ class AdfLayout:
 
     def render(self, rs: ReadySet, parts: BodyParts, *, gates: Sequence[Any],
                keep: set[str], now: datetime, limit: int) -> str:
-        from .adfrender import render_nodes
-
         room = limit - size(self.merge(parts, "[]", now)) - 2
-        nodes = render_nodes(rs, budget=room, gates=gates, keep_ticked=keep)
-        return dumps(nodes) if nodes else ""
+        text = adf(build(rs, gates, keep), room)
+        return "" if text == "[]" else text
 
     def merge(self, parts: BodyParts, section: str, now: datetime) -> str:
         block = [marker_node(START_TEXT), stamp_node(now), *_nodes(section),

@@ -28,8 +28,9 @@ from datetime import datetime
 from jr2_sources.readyset import ReadySet, iso_utc
 
 from . import body as md
-from .adf import size
-from .render import PendingGate
+from .adfjson import size
+from .model import PendingGate, build
+from .wikirender import wiki
 
 __all__ = ["WIKI_END", "WIKI_LAYOUT", "WIKI_START", "WikiLayout"]
 
@@ -56,10 +57,8 @@ class WikiLayout:
 
     def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
                keep: set[str], now: datetime, limit: int) -> str:
-        from .wikirender import render_wiki
-
         room = limit - size(self.merge(parts, "", now)) - 2
-        return render_wiki(rs, budget=room, gates=gates)
+        return wiki(build(rs, gates), room)
 
     def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
         return md.merge(parts, f"{stamp(now)}\n\n{section}", WIKI_START, WIKI_END)
