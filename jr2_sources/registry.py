@@ -33,6 +33,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from jr2_core.errors import ConfigError, UsageError, error_words
 
+from .capabilities import capabilities_of
 from .optionhint import OptionHint
 
 if TYPE_CHECKING:
@@ -132,8 +133,6 @@ def kind_capabilities(kind: SourceKind) -> tuple[str, ...] | None:
     """The capabilities of a kind, from the mixins of its tracker class
     (`jr2_sources.capabilities`); None when the kind declares no tracker class or it cannot be
     imported here (a missing extra): its capabilities are not known."""
-    from .capabilities import capabilities_of
-
     try:
         cls = tracker_class(kind)
     except ImportError:

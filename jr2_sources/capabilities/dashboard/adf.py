@@ -30,6 +30,7 @@ from typing import Any
 from jr2_sources.readyset import ReadySet, iso_utc
 
 from .adfjson import dumps, key_of, size
+from .adfrender import render_nodes
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
@@ -165,8 +166,6 @@ class AdfLayout:
 
     def render(self, rs: ReadySet, parts: BodyParts, *, gates: Sequence[Any],
                keep: set[str], now: datetime, limit: int) -> str:
-        from .adfrender import render_nodes
-
         room = limit - size(self.merge(parts, "[]", now)) - 2
         nodes = render_nodes(rs, budget=room, gates=gates, keep_ticked=keep)
         return dumps(nodes) if nodes else ""

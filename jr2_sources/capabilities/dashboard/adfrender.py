@@ -14,6 +14,7 @@ text); control characters are blanked (`report._one_line`). Ids link to the item
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -253,7 +254,5 @@ def render_nodes(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = ()
 
 
 def _loads(text: str) -> list[Node]:
-    import json
-
     nodes = json.loads(text)
     return nodes if isinstance(nodes, list) else []

@@ -30,6 +30,7 @@ from jr2_sources.readyset import ReadySet, iso_utc
 from . import body as md
 from .adf import size
 from .render import PendingGate
+from .wikirender import render_wiki
 
 __all__ = ["WIKI_END", "WIKI_LAYOUT", "WIKI_START", "WikiLayout"]
 
@@ -56,8 +57,6 @@ class WikiLayout:
 
     def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
                keep: set[str], now: datetime, limit: int) -> str:
-        from .wikirender import render_wiki
-
         room = limit - size(self.merge(parts, "", now)) - 2
         return render_wiki(rs, budget=room, gates=gates)
 
