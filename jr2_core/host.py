@@ -42,6 +42,7 @@ from secrets import token_urlsafe
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .errors import GateError, UnknownGate
 from .paths import write_private
@@ -65,8 +66,6 @@ class _OneLine(logging.Filter):
     without its traceback: bad input from a client, not a defect of jr2."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from aiohttp.http_exceptions import HttpProcessingError
-
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, HttpProcessingError):
             why = one_line((exc.message.strip().splitlines() or ["bad request"])[0]).rstrip(": ")

@@ -1,7 +1,7 @@
 """`OptionHint`: how `--help` names a config field's value and shows its default.
 
-Its own module so that the registry, the layer's options (`trackeroptions`) and the kit's
-durations import it without importing each other."""
+Its own module so that the registry (with `TrackerOptions`) and the kit's durations
+import it without importing each other."""
 
 from __future__ import annotations
 

@@ -27,12 +27,13 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from jr2_core.errors import ConfigError, UsageError, error_words
 
+from .capabilities import capabilities_of
 from .optionhint import OptionHint
 
 if TYPE_CHECKING:
@@ -132,8 +133,6 @@ def kind_capabilities(kind: SourceKind) -> tuple[str, ...] | None:
     """The capabilities of a kind, from the mixins of its tracker class
     (`jr2_sources.capabilities`); None when the kind declares no tracker class or it cannot be
     imported here (a missing extra): its capabilities are not known."""
-    from .capabilities import capabilities_of
-
     try:
         cls = tracker_class(kind)
     except ImportError:
@@ -369,6 +368,46 @@ def kind_help(kind: SourceKind) -> str:
     return "\n".join(lines)
 
 
+def _duration_text(seconds: float) -> str:
+    """`300` -> `5m` (the kit's `format_duration`)."""
+    # function-local: importing `kit.durations` runs `jr2_sources.kit`, whose trackers import
+    # the registry
+    from .kit.durations import format_duration
+
+    return format_duration(seconds)
+
+
+def _seconds(value: Any) -> Any:
+    """`10m`-style durations (the kit's `Duration`)."""
+    if value is None:
+        return None
+    from .kit.durations import parse_duration  # function-local: as in `_duration_text`
+
+    return parse_duration(value)
+
+
+class TrackerOptions(BaseModel):
+    """The options the WorkSource layer reads from a kind's config. A kind's config model
+    subclasses it (as `Tracker.Options`) and adds its own fields. Defined here, beside
+    `layer_options` and `kind_fields` that read it, because `jr2_sources.tracker` builds on
+    the registry."""
+
+    model_config = ConfigDict(extra="forbid")
+    _jr2_layer: ClassVar[bool] = True  # these fields come last in `jr2 ready KIND: --help`
+
+    target: str = Field(min_length=1, description="what to read (a file, a repository, a URL)")
+    children_block: bool = Field(default=True,
+                                 description="a parent waits until its children are done")
+    poll_every: Annotated[float | None, BeforeValidator(_seconds)] = Field(
+        default=None, description="how often a waiting pool looks for changes (default 5s), "
+                                  "and how often held items are watched")
+    resync_every: Annotated[float, BeforeValidator(_seconds),
+                            OptionHint("DURATION", lambda v: _duration_text(float(v)))] = Field(
+        default=300.0, gt=0,
+        description="a pool read by deltas reads everything again this often, so a change the "
+                    "tracker's 'changed since' question cannot see is missed at most this long")
+
+
 LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
 """The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
 
@@ -384,14 +423,11 @@ class LayerOptions(Protocol):
 
 def layer_options(config: Any) -> LayerOptions:
     """The layer's options from any kind's config: the config itself when it carries them all
-    (a model subclassing `Tracker.Options`, or a kind's plain settings object, `local:`'s
-    `SourceKind.quick` result), else a `TrackerOptions` of its fields of the same names (a
-    kind whose model declares only some of them; defaults for the rest). The registry is the
-    one place that looks a config's attributes up by name."""
+    (a model subclassing `Tracker.Options`), else a `TrackerOptions` of its fields of the same
+    names (a kind whose model declares only some of them; defaults for the rest). The registry
+    is the one place that looks a config's attributes up by name."""
     if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
         return cast(LayerOptions, config)
-    from .trackeroptions import TrackerOptions
-
     if config is None:
         return TrackerOptions(target="?")
     values = {name: getattr(config, name) for name in TrackerOptions.model_fields

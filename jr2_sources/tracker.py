@@ -30,19 +30,10 @@ from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
 
 from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from .registry import REQUIRED_METHODS, missing_methods
+from .registry import REQUIRED_METHODS, TrackerOptions, missing_methods
 
 if TYPE_CHECKING:
     from .kit.bounds import Bounds
-    from .trackeroptions import TrackerOptions
-
-def __getattr__(name: str) -> Any:
-    """`TrackerOptions`, from its own module (with pydantic) on first use."""
-    if name == "TrackerOptions":
-        from .trackeroptions import TrackerOptions
-
-        return TrackerOptions
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -81,26 +72,12 @@ class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
 
 
-class _OptionsModel:
-    """`Tracker.Options`: `TrackerOptions`, imported (with pydantic) when a config model that
-    subclasses it is defined, not when this module is."""
-
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        from .trackeroptions import TrackerOptions
-
-        return TrackerOptions
-
-
 class Tracker(ABC):
     """Base class of a tracker: subclass it, set `name`, and implement the four required
     methods. See the module's notes and docs/guides/write-a-source-plugin.md."""
 
-    if TYPE_CHECKING:
-        Options: TypeAlias = TrackerOptions
-    else:
-        Options = _OptionsModel()
-    """The options model every kind's config subclasses (`TrackerOptions`, loaded on first
-    use)."""
+    Options: TypeAlias = TrackerOptions
+    """The options model every kind's config subclasses."""
 
     name: str = "tracker"
     """The source as the user named it (`local:backlog.toml`, `github:o/r`)."""

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, StateFull, UsageError
+from jr2_core.jsondata import jsonable
 from jr2_core.timeouts import wait_for
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
@@ -102,8 +103,6 @@ class WorkItem:
 
 
 def _json_default(value: Any) -> Any:
-    from jr2_core.jsondata import jsonable
-
     out = jsonable(value)
     return str(value) if out is value else out
 

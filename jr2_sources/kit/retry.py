@@ -36,6 +36,8 @@ from typing import TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
+from jr2_core.errors import RetriesAborted, SourceError
+
 T = TypeVar("T")
 
 log = logging.getLogger("jr2.retry")
@@ -95,8 +97,6 @@ def rate_limit_wait(status: int, headers: Mapping[str, str], message: str,
 
 def _date_epoch(headers: Mapping[str, str]) -> float:
     """The response's `Date` as epoch seconds (server time); the local clock if absent."""
-    import time
-
     date = _header(headers, "date")
     if date:
         try:
@@ -203,8 +203,6 @@ def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[flo
     """`call_with_retries`, and when the retries run out, one clear `SourceError`: the wait the
     tracker asked for was over the budget, or it kept failing after N attempts. `on_retry` is
     called before each attempt after the first (for request statistics)."""
-    from jr2_core.errors import RetriesAborted, SourceError
-
     attempts = 0
     stop_now: Callable[[], bool] | None = getattr(_abort, "predicate", None)
     generation = _interrupts[0]

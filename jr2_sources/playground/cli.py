@@ -14,6 +14,10 @@ from typing import Any, TypeVar
 
 import click
 
+from jr2_core.text import terminal_safe
+
+from .act import GitHubActs, JiraActs, playground_url
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -92,8 +96,6 @@ def _github(f: F) -> F:
 
 
 def _github_acts(url: str | None, login: str) -> Any:
-    from .act import GitHubActs, playground_url
-
     return GitHubActs(playground_url(url or os.environ.get("GITHUB_API_URL"),
                                      "GITHUB_API_URL", "github"), login)
 
@@ -192,8 +194,6 @@ def gh_pass_check(ref: str, context: str, url: str | None, login: str) -> None:
 @_github
 def gh_show(ref: str, url: str | None, login: str) -> None:
     """Print an issue: title, state, labels, body and comments (GET, nothing changes)."""
-    from jr2_core.text import terminal_safe
-
     click.echo(terminal_safe(_github_acts(url, login).show(ref)))
 
 
@@ -211,8 +211,6 @@ def _jira(f: F) -> F:
 
 
 def _jira_acts(url: str | None, name: str) -> Any:
-    from .act import JiraActs, playground_url
-
     return JiraActs(playground_url(url or os.environ.get("JIRA_SERVER"), "JIRA_SERVER",
                                    "jira"), name)
 
@@ -265,6 +263,4 @@ def jira_unlabel(key: str, label: str, url: str | None, name: str) -> None:
 @_jira
 def jira_show(key: str, url: str | None, name: str) -> None:
     """Print an issue: summary, status, labels, description and comments (GET only)."""
-    from jr2_core.text import terminal_safe
-
     click.echo(terminal_safe(_jira_acts(url, name).show(key)))

@@ -39,6 +39,7 @@ from jr2_core import Failure, Outcome
 from jr2_core.errors import ItemError
 from jr2_sources.capabilities.gates.mixin import KeepsGates
 from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.mixin import LocksByComment
 from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.readyset import (
@@ -330,8 +331,6 @@ class SourceConformance:
             assert [(g.name, g.status) for g in entry.item.gates] == [("deploy", "awaiting")]
             assert ("answer", who) in {(ig.marker, ig.author.lower()) for ig in entry.item.ignored}
         if isinstance(adapter, LocksByComment):
-            from jr2_sources.capabilities.limits.comment_locks import LockedClaims
-
             control = ids["D"]
             for n, key in enumerate(("C", "D")):
                 stranger.post(control, Forged("lock", {

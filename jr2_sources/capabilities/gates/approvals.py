@@ -19,7 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from jr2_core import define_event
 from jr2_core.errors import GateError, UsageError
+
+from .mixin import KeepsGates
+from .policy import answer
 
 GATE_ID = "approvals"
 
@@ -39,10 +43,6 @@ class Reject(Approve):
 
 def attach_approvals(run: Any, tracker: Any) -> bool:
     """Open the `approvals` gate on `run` when `tracker` records answers; True if opened."""
-    from jr2_core import define_event
-
-    from .mixin import KeepsGates
-    from .policy import answer
 
     if not isinstance(tracker, KeepsGates):
         return False

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from jr2_core.errors import UsageError
+
+from .mixin import KeepsGates
+
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
@@ -175,9 +179,6 @@ def answer(tracker: Any, item_id: str, name: str, *, approve: bool, reason: str 
     True when it was awaiting an answer and now has this one, False when it was not awaiting
     (already answered, never asked). `by` is who answered (the person who ticked the box).
     A tracker that cannot record answers raises `UsageError`."""
-    from jr2_core.errors import UsageError
-
-    from .mixin import KeepsGates
 
     if not isinstance(tracker, KeepsGates):
         raise UsageError(f"{tracker.name}: gates cannot be answered through jr2 here; answer "

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import UsageError
 
+from .mixin import ReadsBodies
+
 if TYPE_CHECKING:
     from jr2_sources.capabilities.deltas.incremental import Delta
     from jr2_sources.capabilities.deltas.reader import ChangesFn
@@ -103,7 +105,6 @@ class Limits:
         carry no bodies (no `ReadsBodies`) is refused in one line."""
         if not any(rule.glob is None for rule in self.rules):
             return
-        from .mixin import ReadsBodies
 
         if isinstance(adapter, ReadsBodies):
             adapter.want_bodies()

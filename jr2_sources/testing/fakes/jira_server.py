@@ -39,9 +39,11 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
 
 API = "/rest/api/2"
 API3 = "/rest/api/3"
@@ -831,9 +833,6 @@ class FakeJira:
 
     def jql_date(self, text: str) -> float:
         """A JQL date literal as a time: a date-time in the account's time zone, or relative."""
-        from datetime import datetime
-        from zoneinfo import ZoneInfo
-
         rel = _RELATIVE.fullmatch(text.strip())
         if rel:
             return self.now() + int(rel.group(1)) * _UNIT[rel.group(2)]

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import SecretStr
 
@@ -48,6 +49,7 @@ from jr2_sources.registry import SourceEnv
 
 from .app import AppTokens, app_credentials
 from .auth import api_url, resolve_token
+from .board import GitHubBoard
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
@@ -248,8 +250,6 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         super().unmark(key)
 
     def remove_label(self, key: str, label: str) -> None:
-        from urllib.parse import quote
-
         self.forget_issue(key)
         try:
             self.client.write("DELETE", f"{self.issue_path(key)}/labels/{quote(label, '')}",
@@ -366,8 +366,6 @@ class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
 
     def dashboard(self, issue: str | int) -> Any:
         """The issue `issue` of this repository as the dashboard (`trackers/github/board.py`)."""
-        from .board import GitHubBoard
-
         return GitHubBoard(self, issue)
 
     # -- wake ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import quote
 
 from jr2_core.errors import UsageError
 from jr2_sources.capabilities.webhooks import header
@@ -85,7 +86,6 @@ class GitHubBoard:
         if not isinstance(login, str) or not login:
             raise UsageError(f"{self.name}: its author is unknown (a deleted account), so "
                              "who may tick its boxes cannot be checked; use another issue")
-        from urllib.parse import quote
 
         path = f"/repos/{self.adapter.repo}/collaborators/{quote(login, '')}/permission"
         try:

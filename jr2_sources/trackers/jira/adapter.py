@@ -60,6 +60,7 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import GONE, OUT_OF_SCOPE, taken_back
 
 from . import markers
+from .board import JiraBoard
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .deltas import JiraDeltas
@@ -675,8 +676,6 @@ class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
 
     def dashboard(self, issue: str | int) -> Any:
         """The issue `issue` (a key) as the dashboard (`board.py`; read-only on Data Center)."""
-        from .board import JiraBoard
-
         return JiraBoard(self, issue)
 
     # -- wake -----------------------------------------------------------------------------------

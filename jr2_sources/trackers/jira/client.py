@@ -19,6 +19,7 @@ Design notes: docs/design/jira.md.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -291,8 +292,6 @@ class JiraClient:
         """This client (same session, counts and write spacing) allowed to write: for the one
         issue `jr2 dashboard` keeps and what a person's tick asks, while the report's reads
         stay on the read-only client."""
-        import copy
-
         writer = copy.copy(self)
         writer.read_only = False
         return writer

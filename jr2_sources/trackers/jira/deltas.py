@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.capabilities.deltas.incremental import Delta
@@ -55,7 +56,6 @@ LEASE_MARGIN = timedelta(seconds=5)
 def _zone(name: object) -> tzinfo | None:
     if not isinstance(name, str) or not name:
         return None
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
         return ZoneInfo(name)

@@ -26,11 +26,12 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jr2_core import Outcome
-from jr2_core.errors import SourceError
+from jr2_core.errors import SourceError, UsageError
 from jr2_core.paths import safe_name
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas import ReadsDeltas
@@ -44,6 +45,7 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import Tracker, taken_back
 
 from .backlog import BacklogError, load_backlog, read_bytes
+from .board import LocalBoard
 from .changes import FileKey, LocalChanges, file_key
 from .config import LocalConfig
 from .items import ItemView
@@ -269,8 +271,6 @@ class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGa
         `jr2_sources.capabilities.gates.policy.answer`): False when that gate does not await an
         answer."""
         if item_id not in self.backlog().by_id():
-            from jr2_core.errors import UsageError
-
             raise UsageError(f"{self.config.target}: no item {item_id!r}")
         try:
             return self._writable().answer(item_id, name, status, reason, by)
@@ -298,8 +298,6 @@ class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGa
     def retry(self, item_id: str) -> bool:
         """Clear a failed outcome so the item is offered again (`jr2 local retry`)."""
         if item_id not in self.backlog().by_id():
-            from jr2_core.errors import UsageError
-
             raise UsageError(f"{self.config.target}: no item {item_id!r}")
         try:
             return self._writable().clear(item_id)
@@ -309,15 +307,11 @@ class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGa
     def writer(self) -> LocalAdapter:
         """A writable adapter of the same backlog and claim store (for a read-only one that
         must answer a person's request: a dashboard tick)."""
-        from dataclasses import replace
-
         return LocalAdapter(self.config, replace(self.env, read_only=False))
 
     def dashboard(self, issue: str | int) -> Any:
         """The markdown file `issue` (a path) as the dashboard (`board.py`): jr2 never writes
         the backlog file, so the dashboard is a file of its own."""
-        from .board import LocalBoard
-
         return LocalBoard(self, issue)
 
     def close(self) -> None:
