@@ -180,7 +180,7 @@ def jira() -> None:
 
 def local() -> None:
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+    from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
     from jr2_sources.trackers.local.store import ClaimStore
 
     print("local: (a markdown file; no request):")
@@ -194,13 +194,13 @@ def local() -> None:
         old = os.stat(root / "b.toml").st_mtime - 5
         os.utime(root / "b.toml", (old, old))
         env = SourceEnv(root / "state", read_only=False)
-        adapter = LocalAdapter(LocalConfig(target=str(root / "b.toml")), env)
+        adapter = LocalTracker(LocalConfig(target=str(root / "b.toml")), env)
         store = ClaimStore(adapter.store_path)
         for n in range(20, N + 1, 20):
             store.claim(f"I-{n}", "bench", 60)
             store.settle(f"I-{n}", "bench", "failed", "broke")
         store.close()
-        reader = LocalAdapter(LocalConfig(target=str(root / "b.toml")),
+        reader = LocalTracker(LocalConfig(target=str(root / "b.toml")),
                               SourceEnv(root / "state", read_only=True))
         clock = [0.0]
         board_path = root / "board.md"

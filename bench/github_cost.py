@@ -50,20 +50,20 @@ from jr2_core import Outcome  # noqa: E402
 from jr2_sources.readyset import SnapshotItem, compute_ready_set  # noqa: E402
 from jr2_sources.registry import SourceEnv  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed  # noqa: E402
-from jr2_sources.trackers.github.adapter import GitHubAdapter  # noqa: E402
+from jr2_sources.trackers.github.adapter import GitHubTracker  # noqa: E402
 from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
 
 
 def adapter(fake: FakeGitHub, *, detail: bool = False, done_when: str = "closed",
-            **options: Any) -> GitHubAdapter:
+            **options: Any) -> GitHubTracker:
     client = GitHubClient(fake.url, SecretStr("bench"), label="github:o/r", write_spacing=0.0)
     config = GitHubConfig(target="o/r", write_spacing=0.001, detail=detail,
                           done_when=done_when, **options)  # type: ignore[arg-type]
-    return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent")), client=client)
+    return GitHubTracker(config, SourceEnv(state_dir=Path("/nonexistent")), client=client)
 
 
-def measure(a: GitHubAdapter) -> tuple[dict[str, Any], int]:
+def measure(a: GitHubTracker) -> tuple[dict[str, Any], int]:
     before = a.client.stats.snapshot()
     rs = compute_ready_set(a.snapshot(), now=datetime.now(UTC))
     after = a.client.stats.snapshot()

@@ -21,14 +21,14 @@ from pydantic import SecretStr  # noqa: E402
 
 from jr2_sources.registry import SourceEnv  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402
-from jr2_sources.trackers.github.adapter import GitHubAdapter  # noqa: E402
+from jr2_sources.trackers.github.adapter import GitHubTracker  # noqa: E402
 from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
 
 
-def adapter(url: str, done_when: str) -> GitHubAdapter:
+def adapter(url: str, done_when: str) -> GitHubTracker:
     client = GitHubClient(url, SecretStr("x"), label="github:o/r", write_spacing=0.0)
-    return GitHubAdapter(GitHubConfig(target="o/r", done_when=done_when),
+    return GitHubTracker(GitHubConfig(target="o/r", done_when=done_when),
                          SourceEnv(state_dir=ROOT / ".jr2-bench", read_only=False), client=client)
 
 

@@ -113,16 +113,16 @@ def phase_costs() -> dict[str, list[str]]:
     from jr2_core import Outcome
     from jr2_sources.readyset import SnapshotItem
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.github.adapter import GitHubAdapter
+    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
 
     fake = FakeGitHub().start()
     try:
-        def adapter() -> GitHubAdapter:
+        def adapter() -> GitHubTracker:
             client = GitHubClient(fake.url, SecretStr(TOKEN), label="github:o/r",
                                   write_spacing=0.0)
-            return GitHubAdapter(GitHubConfig(target="o/r", write_spacing=0.001),
+            return GitHubTracker(GitHubConfig(target="o/r", write_spacing=0.001),
                                  SourceEnv(state_dir=Path("/nonexistent"), read_only=False),
                                  client=client)
 

@@ -1,7 +1,7 @@
 """What a Jira Ready-set costs in requests: jr2's snapshot beside a naive per-issue loop.
 
 Seeds the fake Jira (`jr2_sources.testing.fakes`) with N open issues and L "Blocks" links, then
-counts the HTTP requests of (1) a pool's fresh `JiraAdapter.snapshot()` (serverInfo included;
+counts the HTTP requests of (1) a pool's fresh `JiraTracker.snapshot()` (serverInfo included;
 target: at most ceil(N/100) + 1), (2) a second poll in the same process
 (Jira search has no conditional requests: every poll pays its pages again), (3) a fresh
 read-only snapshot, as `jr2 ready` makes it (one more search: jr2's marks beside the filter, in

@@ -3,8 +3,8 @@
 1. `--exclusive-by touches` on Jira: the searches then also read each issue's `description`.
    Seeds the fake Jira with N open issues whose descriptions are `--chars` characters long on
    average (one in four with a `Touches:` line), and counts the requests and the response bytes
-   of a full reading (`JiraAdapter.snapshot()`) and of an unchanged delta poll
-   (`JiraAdapter.changes()` after a full one), without the option and with it. Then one pool
+   of a full reading (`JiraTracker.snapshot()`) and of an unchanged delta poll
+   (`JiraTracker.changes()` after a full one), without the option and with it. Then one pool
    drains `--claims` issues as `jr2 work` does (a delta reading before each claim, the claim,
    a delta reading while the worker runs, the settle with the Done transition), on a fresh,
    identically seeded fake for each side: requests and bytes per claim, split into the

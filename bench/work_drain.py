@@ -226,7 +226,7 @@ def per_claim(n: int, dag: bool, full: bool, limit: int | None = None) -> float:
     when given, the whole drain otherwise)."""
     from jr2_core import Outcome
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+    from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
     from jr2_sources.worksource import WorkSource
 
     async def drain(ws: WorkSource) -> int:
@@ -240,7 +240,7 @@ def per_claim(n: int, dag: bool, full: bool, limit: int | None = None) -> float:
         write_toml(Path(tmp) / "b.toml", backlog(n, dag))
         still = time.time() - 60  # a backlog nobody is saving: people-win watching reads it
         os.utime(Path(tmp) / "b.toml", (still, still))
-        adapter = LocalAdapter(LocalConfig(target=str(Path(tmp) / "b.toml")),
+        adapter = LocalTracker(LocalConfig(target=str(Path(tmp) / "b.toml")),
                                SourceEnv(Path(tmp) / "state"))
         ws = WorkSource(_FullReads(adapter) if full else adapter, holder="bench")
         t0 = time.perf_counter()

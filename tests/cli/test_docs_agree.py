@@ -24,7 +24,7 @@ def test_a_won_github_claim_costs_what_every_page_says(tmp_path: Path) -> None:
     from jr2_sources.readyset import SnapshotItem
     from jr2_sources.registry import SourceEnv
     from jr2_sources.testing.fakes.github_server import FakeGitHub
-    from jr2_sources.trackers.github.adapter import GitHubAdapter
+    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
 
@@ -32,12 +32,12 @@ def test_a_won_github_claim_costs_what_every_page_says(tmp_path: Path) -> None:
         fake.add_issue("o/r", "one")
         config = GitHubConfig(target="o/r", write_spacing=0.001)
         client = GitHubClient(fake.url, SecretStr("x"), label="github:o/r", write_spacing=0.001)
-        adapter = GitHubAdapter(config, SourceEnv(state_dir=tmp_path), client=client)
+        adapter = GitHubTracker(config, SourceEnv(state_dir=tmp_path), client=client)
         adapter.snapshot()
         before = len(fake.requests())
         assert adapter.claim(SnapshotItem(id="o/r#1", title="one"), "r-1@h", 600)
         cost = len(fake.requests()) - before
-        other = GitHubAdapter(config, SourceEnv(state_dir=tmp_path / "other"),
+        other = GitHubTracker(config, SourceEnv(state_dir=tmp_path / "other"),
                               client=GitHubClient(fake.url, SecretStr("x"), label="github:o/r",
                                                   write_spacing=0.001))
         before = len(fake.requests())

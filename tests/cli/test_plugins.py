@@ -72,11 +72,11 @@ EXTRA_KIND = '''
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.source import LocalAdapter
+from jr2_sources.trackers.local.source import LocalTracker
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("mybacklog", LocalConfig, LocalAdapter, help="local, renamed"))
+    register(SourceKind("mybacklog", LocalConfig, LocalTracker, help="local, renamed"))
 '''
 
 ADDS_A_HOOK = '''
@@ -171,15 +171,15 @@ HOOKED_KIND = '''
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.capabilities.webhooks import TakesWebhooks
-from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+from jr2_sources.trackers.local.source import LocalTracker, LocalConfig
 
-class Hooked(LocalAdapter, TakesWebhooks):
+class Hooked(LocalTracker, TakesWebhooks):
     pass
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("hooked", LocalConfig, LocalAdapter, tracker=lambda: Hooked))
-    register(SourceKind("undeclared", LocalConfig, LocalAdapter))
+    register(SourceKind("hooked", LocalConfig, LocalTracker, tracker=lambda: Hooked))
+    register(SourceKind("undeclared", LocalConfig, LocalTracker))
 '''
 
 
@@ -188,7 +188,7 @@ def test_hook_jr2_kind_capabilities(backlog: Path, tmp_path: Path) -> None:
     e = env(PYTHONPATH=str(tmp_path / "site"))
     res = jr2("plugins", cwd=backlog, env=e)
     assert res.returncode == 0, res.stderr
-    local = "deltas, retries, limits, bodies, gates, dashboard"  # LocalAdapter's mixins
+    local = "deltas, retries, limits, bodies, gates, dashboard"  # LocalTracker's mixins
     assert ("jr2_sources.trackers.local.plugin (built-in)  [jr2 0.1.0]\n"
             "  source kinds: local\n"
             f"  capabilities of local: {local}\n") in res.stdout
@@ -271,11 +271,11 @@ SPECNAME_KIND = '''
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.source import LocalAdapter
+from jr2_sources.trackers.local.source import LocalTracker
 
 @hookimpl(specname="jr2_register_sources")
 def add_my_kinds(register):
-    register(SourceKind("renamedhook", LocalConfig, LocalAdapter))
+    register(SourceKind("renamedhook", LocalConfig, LocalTracker))
 '''
 
 NO_RENEW_KIND = '''
@@ -320,14 +320,14 @@ from pydantic import Field
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 from jr2_sources.trackers.local.source import LocalConfig
-from jr2_sources.trackers.local.source import LocalAdapter
+from jr2_sources.trackers.local.source import LocalTracker
 
 class Cfg(LocalConfig):
     timeout: float = Field(default=10.0)
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("clash", Cfg, LocalAdapter))
+    register(SourceKind("clash", Cfg, LocalTracker))
 '''
 
 

@@ -20,7 +20,7 @@ from clihelp import jr2, popen, wait_for
 from jr2_core.paths import safe_name
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
-from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
 
 
 def backlog(path: Path, n: int) -> list[str]:
@@ -56,7 +56,7 @@ def test_a_label_a_pool_never_runs_a_label_b_item_expired_claim_or_not(
                                      '[[items]]\nid = "B"\ntitle = "b"\nlabels = ["b"]\n')
     # a dead pool of the label-b scope left a claim on B that has expired
     monkeypatch.chdir(tmp_path)
-    ad = LocalAdapter(LocalConfig(target="b.toml"), SourceEnv(tmp_path / ".jr2"))
+    ad = LocalTracker(LocalConfig(target="b.toml"), SourceEnv(tmp_path / ".jr2"))
     assert ad.claim(SnapshotItem("B"), "dead@h", 0.01)
     ad.close()
     time.sleep(0.05)

@@ -1,4 +1,4 @@
-"""`GitHubAdapter`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
+"""`GitHubTracker`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
 calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labeltracker.py`).
 
 * Reading is `reader.IssueReader` (GETs only). This module writes only while claiming, renewing
@@ -81,7 +81,7 @@ def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | 
                         token_source=source), tokens
 
 
-class GitHubAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
                     TakesWebhooks):
     """A `Tracker` over one GitHub repository's issues."""
 

@@ -35,7 +35,7 @@ from .refs import item_id, same_repo
 from .webhook import _json_of
 
 if TYPE_CHECKING:
-    from .adapter import GitHubAdapter
+    from .adapter import GitHubTracker
 
 __all__ = ["GitHubBoard", "parse_issue_number"]
 
@@ -53,7 +53,7 @@ def parse_issue_number(issue: str | int) -> int:
 class GitHubBoard:
     """One GitHub issue used as the dashboard of an adapter's repository."""
 
-    def __init__(self, adapter: GitHubAdapter, issue: str | int) -> None:
+    def __init__(self, adapter: GitHubTracker, issue: str | int) -> None:
         self.adapter = adapter
         self.number = parse_issue_number(issue)
         self.item_id = item_id(adapter.repo, self.number)

@@ -1,4 +1,4 @@
-"""GitHub deltas: after one full reading, only what changed (`GitHubAdapter.changes`).
+"""GitHub deltas: after one full reading, only what changed (`GitHubTracker.changes`).
 
 * The question: the issues list with `since`, `state=all`, `sort=updated`, `direction=asc`,
   conditional (an unchanged poll is one 304), over the kit's `SinceWindow`; without the user's

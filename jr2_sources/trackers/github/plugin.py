@@ -17,9 +17,9 @@ from jr2_sources.registry import SourceEnv, SourceKind
 def _tracker() -> type:
     """The tracker class (its capabilities: `jr2 plugins`, `jr2 work github: --help`), imported
     when first needed."""
-    from .adapter import GitHubAdapter
+    from .adapter import GitHubTracker
 
-    return GitHubAdapter
+    return GitHubTracker
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:

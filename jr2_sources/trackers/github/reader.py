@@ -80,7 +80,7 @@ def _plural(n: int, one: str, many: str) -> str:
 
 
 class IssueReader:
-    """Reads one repository's issues for a `GitHubAdapter` (GET requests only)."""
+    """Reads one repository's issues for a `GitHubTracker` (GET requests only)."""
 
     def __init__(self, config: GitHubConfig, client: GitHubClient,
                  markers: MarkerTrust) -> None:

@@ -14,7 +14,7 @@
 * An `issue_comment` wakes only when it answers a gate (`/jr2 approve|reject NAME`); jr2's own
   comments never do.
 
-`receive` is what `GitHubAdapter.webhook` runs for `POST /webhook` on the run host. Design
+`receive` is what `GitHubTracker.webhook` runs for `POST /webhook` on the run host. Design
 notes: docs/design/github.md.
 """
 

@@ -1,4 +1,4 @@
-"""`JiraAdapter`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
+"""`JiraTracker`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
 
 * A snapshot is one search with exactly the user's JQL narrowed to open issues
   (`jql.scope_jql`), never widened; a report adds the marked issues outside it as
@@ -98,7 +98,7 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         return None
 
 
-class JiraAdapter(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
+class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
                   TrustsMarkers, ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 

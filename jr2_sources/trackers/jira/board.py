@@ -39,7 +39,7 @@ from jr2_sources.capabilities.dashboard.wiki import WIKI_LAYOUT
 from .client import API, API3, JiraClient
 
 if TYPE_CHECKING:
-    from .adapter import JiraAdapter
+    from .adapter import JiraTracker
 
 __all__ = ["JIRA", "JiraBoard", "parse_key"]
 
@@ -68,7 +68,7 @@ class JiraBoard:
 
     target = JIRA
 
-    def __init__(self, adapter: JiraAdapter, issue: str | int) -> None:
+    def __init__(self, adapter: JiraTracker, issue: str | int) -> None:
         self.adapter = adapter
         self.key = parse_key(issue)
         self.item_id = self.key

@@ -1,4 +1,4 @@
-"""Jira deltas: one full reading, then only what changed (`JiraAdapter.changes`).
+"""Jira deltas: one full reading, then only what changed (`JiraTracker.changes`).
 
 After one full reading, `changes()` answers a `Delta` from at most two searches whatever N, and a
 full `Snapshot` whenever it cannot be sure:
@@ -42,7 +42,7 @@ from .jql import MAX_KEYS, changed_jql, jql_time, left_jql
 from .webhook import project_of
 
 if TYPE_CHECKING:
-    from .adapter import JiraAdapter
+    from .adapter import JiraTracker
 
 log = logging.getLogger("jr2.jira")
 
@@ -73,7 +73,7 @@ def _refs(item: SnapshotItem) -> set[str]:
 class JiraDeltas:
     """The mirror of the last reading of one adapter, and the searches for what changed."""
 
-    def __init__(self, adapter: JiraAdapter, *, overlap: float) -> None:
+    def __init__(self, adapter: JiraTracker, *, overlap: float) -> None:
         self.adapter = adapter
         self.overlap = timedelta(seconds=overlap)
         self._since: datetime | None = None  # server time the last reading began

@@ -2,7 +2,7 @@
 (`jr2_sources.capabilities.limits.policy`).
 
 * The adapter asks the search for `description` only while `touches` is in use
-  (`JiraAdapter.want_bodies`); a description edit moves `updated`, so the next delta brings it.
+  (`JiraTracker.want_bodies`); a description edit moves `updated`, so the next delta brings it.
 * REST v2, which every pool and report reads on Cloud and Data Center alike, answers a string
   (wiki markup); a plain `Touches: a, b` line stays as written, and the policy's pattern skips
   list and quote prefixes and bold marks.

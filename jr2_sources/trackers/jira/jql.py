@@ -88,7 +88,7 @@ def moves_with_time(user_jql: str) -> bool:
     `linkedIssues()`...: evaluated when the search runs), a date relative to now ("-1d",
     `-4w`, "4w 2d": Atlassian's JQL date formats) or a saved filter (`filter = 10001`: its
     JQL is not in the text). Such a scope can drop an issue whose
-    `updated` never moves, which no `updated >= T` delta sees (`JiraAdapter.claim` judges it
+    `updated` never moves, which no `updated >= T` delta sees (`JiraTracker.claim` judges it
     again). Conservative by design: a word that only looks like one costs a search per claim."""
     where, _ = split_order_by(user_jql)
     outside, quoted = _parts(where)

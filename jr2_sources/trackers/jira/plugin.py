@@ -18,9 +18,9 @@ from jr2_sources.registry import SourceEnv, SourceKind
 def _tracker() -> type:
     """The tracker class (its capabilities: `jr2 plugins`, `jr2 work jira: --help`), imported
     when first needed."""
-    from .adapter import JiraAdapter
+    from .adapter import JiraTracker
 
-    return JiraAdapter
+    return JiraTracker
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:

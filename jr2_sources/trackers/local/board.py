@@ -31,7 +31,7 @@ from jr2_sources.capabilities.dashboard.sync import BodyChanged
 from jr2_sources.capabilities.dashboard.target import Target
 
 if TYPE_CHECKING:
-    from .source import LocalAdapter
+    from .source import LocalTracker
 
 __all__ = ["LOCAL", "LocalBoard"]
 
@@ -48,7 +48,7 @@ class LocalBoard:
 
     target = LOCAL
 
-    def __init__(self, adapter: LocalAdapter, path: str | int) -> None:
+    def __init__(self, adapter: LocalTracker, path: str | int) -> None:
         self.adapter = adapter
         text = str(path).strip()
         if not text:
@@ -59,7 +59,7 @@ class LocalBoard:
         # never an id of the backlog: a NUL cannot be typed into a backlog id by accident
         self.item_id = f"\0dashboard:{self.path}"
         self._seen: bytes | None = None  # the bytes `read` returned last (None: no file)
-        self._writer: LocalAdapter | None = None
+        self._writer: LocalTracker | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ class LocalBoard:
         """Clear the item's failure in the claim store, as `jr2 local retry` does."""
         self._writable().retry(item_id)
 
-    def _writable(self) -> LocalAdapter:
+    def _writable(self) -> LocalTracker:
         if not self.adapter.read_only:
             return self.adapter
         if self._writer is None:

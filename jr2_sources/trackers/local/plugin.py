@@ -8,11 +8,11 @@ from jr2_core.hookspecs import hookimpl
 from jr2_sources.registry import SourceKind
 
 from .config import LocalConfig
-from .source import LocalAdapter
+from .source import LocalTracker
 
 
 @hookimpl
 def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
-    register(SourceKind("local", LocalConfig, LocalAdapter,
+    register(SourceKind("local", LocalConfig, LocalTracker,
                         help="a backlog file (TOML/JSON) with claims in SQLite; no network",
-                        target_is_path=True, tracker=LocalAdapter))
+                        target_is_path=True, tracker=LocalTracker))

@@ -11,7 +11,7 @@ downstream (the Ready-set, `drained`, `deadlocked`, people win, the dashboard) s
 that only added needs no confirmation.
 
 Cost: nothing while the file is unchanged; a suspect reading waits looking at the file's key
-every `STEP` (a stat) and stops as soon as it moves. The caller (`LocalAdapter.backlog`) tries a
+every `STEP` (a stat) and stops as soon as it moves. The caller (`LocalTracker.backlog`) tries a
 few times, then keeps the last good backlog; a reading seen before counts from its first sighting.
 
 Design notes: docs/design/local.md.

@@ -73,7 +73,7 @@ WARN_EVERY = 5.0
 
 
 
-class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGates, HasDashboard,
+class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGates, HasDashboard,
                    Tracker):
     """A `Tracker` over a backlog file and a SQLite claim store: read by deltas, with the
     attempt record, the limits (in the claim transaction: `store.py`) and the gates in the
@@ -304,10 +304,10 @@ class LocalAdapter(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGa
         finally:  # a dashboard tick in a running pool: its next delta re-reads the item
             self._changes.note(item_id)
 
-    def writer(self) -> LocalAdapter:
+    def writer(self) -> LocalTracker:
         """A writable adapter of the same backlog and claim store (for a read-only one that
         must answer a person's request: a dashboard tick)."""
-        return LocalAdapter(self.config, replace(self.env, read_only=False))
+        return LocalTracker(self.config, replace(self.env, read_only=False))
 
     def dashboard(self, issue: str | int) -> Any:
         """The markdown file `issue` (a path) as the dashboard (`board.py`): jr2 never writes

@@ -1,4 +1,4 @@
-"""`GitLabAdapter`: the `Tracker` of `gitlab:group/project`, a `LabelCommentTracker` whose HTTP
+"""`GitLabTracker`: the `Tracker` of `gitlab:group/project`, a `LabelCommentTracker` whose HTTP
 calls are GitLab's REST API.
 
 Claim protocol (GitLab has no compare-and-set on labels or assignees either)
@@ -49,7 +49,7 @@ from .refs import encode_project, item_id, same_project, split_id
 from .webhook import receive
 
 
-class GitLabAdapter(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+class GitLabTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
                     TakesWebhooks):
     """A `Tracker` over one GitLab project's issues."""
 

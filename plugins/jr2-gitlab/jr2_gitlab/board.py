@@ -31,7 +31,7 @@ from .refs import encode_project, item_id
 from .webhook import wakes
 
 if TYPE_CHECKING:
-    from .adapter import GitLabAdapter
+    from .adapter import GitLabTracker
 
 __all__ = ["EDITOR_LEVEL", "GITLAB", "GitLabBoard", "parse_iid"]
 
@@ -61,7 +61,7 @@ class GitLabBoard:
 
     target = GITLAB
 
-    def __init__(self, adapter: GitLabAdapter, issue: str | int) -> None:
+    def __init__(self, adapter: GitLabTracker, issue: str | int) -> None:
         self.adapter = adapter
         self.iid = parse_iid(issue)
         self.item_id = item_id(adapter.project, self.iid)

@@ -1,4 +1,4 @@
-"""GitLab deltas: after one full reading, only what changed (`GitLabAdapter.changes`).
+"""GitLab deltas: after one full reading, only what changed (`GitLabTracker.changes`).
 
 * The question: "List project issues" with `updated_after`, `order_by=updated_at`, `sort=asc`,
   `scope=all`, all states, 100 a page, over the kit's `SinceWindow`. GitLab answers no

@@ -17,9 +17,9 @@ from jr2_sources import SourceEnv, SourceKind
 def _tracker() -> type:
     """The tracker class (its capabilities: `jr2 plugins`, `jr2 work gitlab: --help`), imported
     when first needed."""
-    from .adapter import GitLabAdapter
+    from .adapter import GitLabTracker
 
-    return GitLabAdapter
+    return GitLabTracker
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:

@@ -70,7 +70,7 @@ query($fullPath: ID!, $iids: [String!], $first: Int, $after: String) {
 
 
 class IssueReader:
-    """Reads one project's issues for a `GitLabAdapter` (GET requests only)."""
+    """Reads one project's issues for a `GitLabTracker` (GET requests only)."""
 
     def __init__(self, config: GitLabConfig, client: GitLabClient,
                  markers: MarkerTrust) -> None:

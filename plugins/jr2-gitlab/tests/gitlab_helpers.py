@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from jr2_gitlab.adapter import GitLabAdapter
+from jr2_gitlab.adapter import GitLabTracker
 from jr2_gitlab.client import GitLabClient
 from jr2_gitlab.config import GitLabConfig
 from jr2_sources import SourceEnv
@@ -34,9 +34,9 @@ def make_client(base: str, *, sleeps: list[float] | None = None,
 
 
 def make_adapter(base: str, *, project: str = "g/p", read_only: bool = False,
-                 sleeps: list[float] | None = None, **options: Any) -> GitLabAdapter:
+                 sleeps: list[float] | None = None, **options: Any) -> GitLabTracker:
     config = GitLabConfig(target=project, **options)
     client = make_client(base, sleeps=sleeps)
     client.label = f"gitlab:{project}"
-    return GitLabAdapter(config, SourceEnv(state_dir=Path("."), read_only=read_only),
+    return GitLabTracker(config, SourceEnv(state_dir=Path("."), read_only=read_only),
                          client=client)

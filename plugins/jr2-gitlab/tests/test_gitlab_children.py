@@ -5,7 +5,6 @@ children with a single warning, never a failed snapshot."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -13,13 +12,6 @@ from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
 from jr2_sources import BlockerRef, compute_ready_set
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    yield f
-    f.stop()
 
 
 def _graphql_calls(fake: FakeGitLab) -> int:

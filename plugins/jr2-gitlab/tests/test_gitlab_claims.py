@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,6 @@ from jr2_core import Failure, Outcome
 from jr2_sources import SnapshotItem
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    yield f
-    f.stop()
 
 
 def _item(iid: int) -> SnapshotItem:

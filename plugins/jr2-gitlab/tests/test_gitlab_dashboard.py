@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,6 @@ P = "g/p"
 BOARD = "/api/v4/projects/g%2Fp/issues/4"
 FAST = ["--write-spacing", "0.001", "--poll-every", "0.2"]
 DOCS = Path(__file__).resolve().parents[3] / "fixtures" / "gitlab"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    try:
-        yield f
-    finally:
-        f.stop()
 
 
 def seed(fake: FakeGitLab, author: str = "jr2-bot") -> None:

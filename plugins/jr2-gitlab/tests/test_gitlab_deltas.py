@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,19 +15,10 @@ from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
 from jr2_core import Failure, Outcome
-from jr2_gitlab.adapter import GitLabAdapter
+from jr2_gitlab.adapter import GitLabTracker
 from jr2_sources import Delta, Snapshot, compute_ready_set
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    try:
-        yield f
-    finally:
-        f.stop()
 
 
 def shape(rs: ReadySet) -> dict[str, Any]:
@@ -47,12 +37,12 @@ def full_shape(url: str, **options: Any) -> dict[str, Any]:
         full.close()
 
 
-def reader_of(a: GitLabAdapter) -> ReadyReader:
+def reader_of(a: GitLabTracker) -> ReadyReader:
     return ReadyReader(a.snapshot, a.changes, children_block=True, clock=time.time,
                        resync_every=None)
 
 
-def hook(a: GitLabAdapter, iid: int) -> None:
+def hook(a: GitLabTracker, iid: int) -> None:
     """An Issue Hook as GitLab documents it (the fields jr2 reads)."""
     body = json.dumps({"object_kind": "issue", "project": {"path_with_namespace": "g/p"},
                        "object_attributes": {"iid": iid}}).encode()

@@ -5,22 +5,13 @@ takes from a link is one GitLab documents."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_client
 
 DOCS = Path(__file__).resolve().parents[3] / "fixtures" / "gitlab" / "api"
 READ_FROM_A_LINK = {"iid", "project_id", "web_url", "state", "link_type"}  # reader.py
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    yield f
-    f.stop()
 
 
 def test_a_links_answer_holds_only_documented_fields(fake: FakeGitLab) -> None:

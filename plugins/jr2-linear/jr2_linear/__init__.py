@@ -1,16 +1,16 @@
 """jr2-linear: a jr2 Work Source over the issues of a Linear team (kind `linear`).
 
 It imports only jr2's public API and passes jr2's conformance kit. `LinearConfig` is the
-options model of `linear:TEAM`; `LinearAdapter` the tracker.
+options model of `linear:TEAM`; `LinearTracker` the tracker.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import LinearAdapter
+    from .adapter import LinearTracker
     from .config import LinearConfig
 
-_HOME = {"LinearConfig": ".config", "LinearAdapter": ".adapter"}
+_HOME = {"LinearConfig": ".config", "LinearTracker": ".adapter"}
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +25,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["LinearAdapter", "LinearConfig"]
+__all__ = ["LinearConfig", "LinearTracker"]

@@ -1,4 +1,4 @@
-"""`LinearAdapter`: the `Tracker` of `linear:TEAM`, claims by marker attachments.
+"""`LinearTracker`: the `Tracker` of `linear:TEAM`, claims by marker attachments.
 
 Claim protocol (Linear has no compare-and-set on an issue's fields)
 -------------------------------------------------------------------
@@ -56,7 +56,7 @@ GONE = "a person closed, removed or moved it"
 OUT_OF_SCOPE = "it was moved out of this pool's scope"
 CLAIM_REMOVED = "jr2's claim mark was removed"
 
-class LinearAdapter(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
+class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
     """A `Tracker` over one Linear team's issues (see the module notes)."""
 
     tracker: ClassVar[str] = "Linear"

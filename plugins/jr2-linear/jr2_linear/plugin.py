@@ -14,9 +14,9 @@ from jr2_sources import SourceEnv, SourceKind
 
 
 def _factory(config: Any, env: SourceEnv) -> Any:
-    from .adapter import LinearAdapter
+    from .adapter import LinearTracker
 
-    return LinearAdapter(config, env)
+    return LinearTracker(config, env)
 
 
 def _model() -> Any:
@@ -26,9 +26,9 @@ def _model() -> Any:
 
 
 def _tracker() -> type:
-    from .adapter import LinearAdapter
+    from .adapter import LinearTracker
 
-    return LinearAdapter
+    return LinearTracker
 
 
 @hookimpl

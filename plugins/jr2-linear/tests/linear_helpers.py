@@ -13,7 +13,7 @@ from typing import Any
 from fake_linear import KEY, FakeLinear
 from pydantic import SecretStr
 
-from jr2_linear.adapter import LinearAdapter
+from jr2_linear.adapter import LinearTracker
 from jr2_linear.client import LinearClient
 from jr2_linear.config import LinearConfig
 from jr2_sources import SourceEnv
@@ -35,9 +35,9 @@ def make_client(fake: FakeLinear, *, key: str = KEY, sleeps: list[float] | None 
 
 def make_adapter(fake: FakeLinear, *, team: str = "ENG", read_only: bool = False,
                  key: str = KEY, sleeps: list[float] | None = None,
-                 **options: Any) -> LinearAdapter:
+                 **options: Any) -> LinearTracker:
     config = LinearConfig(target=team, **options)
-    return LinearAdapter(config, SourceEnv(state_dir=Path("."), read_only=read_only),
+    return LinearTracker(config, SourceEnv(state_dir=Path("."), read_only=read_only),
                          client=make_client(fake, key=key, sleeps=sleeps))
 
 

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.registry import SourceEnv
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.client import GitHubClient
 from jr2_sources.trackers.github.config import GitHubConfig
 
@@ -32,10 +32,10 @@ def make_client(base: str, *, sleeps: list[float] | None = None,
 
 def make_adapter(base: str, target: str = "o/r", *, read_only: bool = False,
                  client: GitHubClient | None = None, state: Path | None = None,
-                 **options: Any) -> GitHubAdapter:
+                 **options: Any) -> GitHubTracker:
     options.setdefault("claim_spread", 0.001)  # (almost) no random pause after a lost race
     config = GitHubConfig(target=target, write_spacing=0.001, **options)
     client = client or make_client(base)
     client.label = f"github:{target}"
     env = SourceEnv(state_dir=state or Path("/nonexistent-state"), read_only=read_only)
-    return GitHubAdapter(config, env, client=client)
+    return GitHubTracker(config, env, client=client)

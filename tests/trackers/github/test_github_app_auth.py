@@ -16,7 +16,7 @@ from jr2_core.errors import ConfigError
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.app import app_credentials
 from jr2_sources.trackers.github.config import GitHubConfig
 
@@ -52,9 +52,9 @@ def app_fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
         fake.stop()
 
 
-def adapter(**options: object) -> GitHubAdapter:
+def adapter(**options: object) -> GitHubTracker:
     config = GitHubConfig(target="o/r", write_spacing=0.001, **options)  # type: ignore[arg-type]
-    return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent"), read_only=False))
+    return GitHubTracker(config, SourceEnv(state_dir=Path("/nonexistent"), read_only=False))
 
 
 def test_an_app_claims_with_installation_tokens_found_from_the_repository(

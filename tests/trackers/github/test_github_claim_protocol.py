@@ -13,7 +13,7 @@ from jr2_core.errors import SourceError, UsageError
 from jr2_sources.kit import claims
 from jr2_sources.readyset import ReadySet, SnapshotItem, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 
@@ -22,7 +22,7 @@ def item(number: int, repo: str = "o/r") -> SnapshotItem:
     return SnapshotItem(id=f"{repo}#{number}")
 
 
-def rs_of(adapter: GitHubAdapter) -> ReadySet:
+def rs_of(adapter: GitHubTracker) -> ReadySet:
     return compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
 
 

@@ -11,10 +11,10 @@ from gh_helpers import make_adapter
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 
 
-def _reader(a: GitHubAdapter) -> ReadyReader:
+def _reader(a: GitHubTracker) -> ReadyReader:
     return ReadyReader(a.snapshot, a.changes, children_block=True,
                        clock=lambda: datetime.now(UTC).timestamp(), resync_every=None)
 

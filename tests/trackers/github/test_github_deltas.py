@@ -18,7 +18,7 @@ from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 
 
 class Clock:
@@ -29,7 +29,7 @@ class Clock:
         return self.t
 
 
-def reader_of(a: GitHubAdapter, clock: Clock | None = None,
+def reader_of(a: GitHubTracker, clock: Clock | None = None,
               resync_every: float | None = None) -> ReadyReader:
     return ReadyReader(a.snapshot, a.changes, children_block=True, clock=clock or Clock(),
                        resync_every=resync_every)
@@ -51,7 +51,7 @@ def full_shape(fake: FakeGitHub, **options: Any) -> dict[str, Any]:
         fresh.close()
 
 
-def deliver(a: GitHubAdapter, event: str, **issues: int) -> None:
+def deliver(a: GitHubTracker, event: str, **issues: int) -> None:
     """A delivery as GitHub sends it (the fields jr2 reads: webhook schemas, fixtures/github)."""
     payload: dict[str, Any] = {"action": "edited", "repository": {"full_name": "o/r"}}
     for key, number in issues.items():
@@ -61,7 +61,7 @@ def deliver(a: GitHubAdapter, event: str, **issues: int) -> None:
     assert verdict.wake, verdict
 
 
-def counting(a: GitHubAdapter) -> list[str]:
+def counting(a: GitHubTracker) -> list[str]:
     """Record each answer of `changes` (full or delta) in the returned list."""
     kinds: list[str] = []
     inner = a.changes
@@ -75,7 +75,7 @@ def counting(a: GitHubAdapter) -> list[str]:
     return kinds
 
 
-def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.Random,
+def _edit(fake: FakeGitHub, a: GitHubTracker, other: GitHubTracker, rng: random.Random,
           numbers: list[int]) -> str:
     """One tracker-side edit, chosen at random; webhooks are delivered for the edits that
     move no `updated_at` (links) or remove an issue (delete, transfer)."""
@@ -183,7 +183,7 @@ def test_a_person_closing_a_blocker_unblocks_its_native_dependent_without_moving
     assert len(chased) == 1
 
 
-def _drain_costs(fake: FakeGitHub, a: GitHubAdapter) -> dict[str, list[int]]:
+def _drain_costs(fake: FakeGitHub, a: GitHubTracker) -> dict[str, list[int]]:
     reader = reader_of(a)
     reader.read().ready.close()
     costs: dict[str, list[int]] = {"unchanged": [], "claim": [], "settle": []}

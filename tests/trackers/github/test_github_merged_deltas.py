@@ -19,20 +19,20 @@ from jr2_core import Outcome
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import item_branch
 
 MERGED = {"done_when": "merged", "detail": False}
 
 
-def make_adapter(options: dict[str, Any], fake: FakeGitHub) -> GitHubAdapter:
+def make_adapter(options: dict[str, Any], fake: FakeGitHub) -> GitHubTracker:
     """A writing adapter with `--done-when merged` and `options` (`base` is an option here)."""
     config = GitHubConfig(target="o/r", write_spacing=0.001, claim_spread=0.001,
                           **{**MERGED, **options})
     client = make_client(fake.url)
     client.label = "github:o/r"
-    return GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent-state")), client=client)
+    return GitHubTracker(config, SourceEnv(state_dir=Path("/nonexistent-state")), client=client)
 
 
 def merged_shape(rs: ReadySet) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def _open(fake: FakeGitHub, numbers: list[int]) -> list[int]:
             and fake.issue("o/r", n).state == "open"]
 
 
-def _edit(fake: FakeGitHub, a: GitHubAdapter, other: GitHubAdapter, rng: random.Random,
+def _edit(fake: FakeGitHub, a: GitHubTracker, other: GitHubTracker, rng: random.Random,
           numbers: list[int], prs: list[int], base: str, stack: bool = False) -> str:
     """One tracker-side edit, chosen at random: mostly pull requests (`stack`: also checks
     finishing on an open PR's head commit)."""

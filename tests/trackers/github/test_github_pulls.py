@@ -15,7 +15,7 @@ from gh_helpers import make_adapter, make_client
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import PullReader, PullRequest, item_branch, judge
 
@@ -76,7 +76,7 @@ def test_checks_combine_check_runs_and_commit_statuses(fake: FakeGitHub) -> None
     number = fake.pulls.open_pr("o/r", item_branch(1), "feature")
     sha = fake.pulls.merge("o/r", number, "squash")
     config = GitHubConfig(target="o/r", done_when="merged", base="feature", require_checks=True)
-    adapter = GitHubAdapter(config, SourceEnv(state_dir=Path("/nonexistent"), read_only=True),
+    adapter = GitHubTracker(config, SourceEnv(state_dir=Path("/nonexistent"), read_only=True),
                             client=make_client(fake.url))
 
     def kinds() -> list[str]:

@@ -20,7 +20,7 @@ from test_github_deltas import counting, reader_of
 
 from jr2_sources.capabilities.webhooks import Verdict, hmac_sha256
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.scopehooks import scope_change
 
@@ -50,7 +50,7 @@ def example(event: str, action: str, **changes: str) -> dict[str, Any]:
     return payload
 
 
-def deliver(a: GitHubAdapter, event: str, payload: dict[str, Any]) -> Verdict:
+def deliver(a: GitHubTracker, event: str, payload: dict[str, Any]) -> Verdict:
     body = json.dumps(payload).encode()
     headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": f"d-{random.random()}",
                "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),

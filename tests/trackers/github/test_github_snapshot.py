@@ -14,7 +14,7 @@ from gh_mockapi import API, MockAPI, issue, labels
 
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubAdapter
+from jr2_sources.trackers.github.adapter import GitHubTracker
 
 APP = "/repos/octo/app/issues"
 
@@ -25,7 +25,7 @@ def api() -> Iterator[MockAPI]:
         yield MockAPI(rsps)
 
 
-def ready_set(adapter: GitHubAdapter, **kw: Any) -> ReadySet:
+def ready_set(adapter: GitHubTracker, **kw: Any) -> ReadySet:
     return compute_ready_set(adapter.snapshot(**kw), now=datetime.now(UTC))
 
 

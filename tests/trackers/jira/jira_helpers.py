@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.registry import SourceEnv
-from jr2_sources.trackers.jira.adapter import JiraAdapter
+from jr2_sources.trackers.jira.adapter import JiraTracker
 from jr2_sources.trackers.jira.client import JiraClient
 from jr2_sources.trackers.jira.config import JiraAuth, JiraConfig
 
@@ -33,8 +33,8 @@ def make_client(base: str, *, sleeps: list[float] | None = None, policy: RetryPo
 
 
 def make_adapter(base: str, *, jql: str = "project = ENG", read_only: bool = False,
-                 client: JiraClient | None = None, **options: Any) -> JiraAdapter:
+                 client: JiraClient | None = None, **options: Any) -> JiraTracker:
     config = JiraConfig(target=base, jql=jql, write_spacing=0.001, **options)
     client = client or make_client(base, read_only=read_only)
     env = SourceEnv(state_dir=Path("/nonexistent-state"), read_only=read_only)
-    return JiraAdapter(config, env, client=client)
+    return JiraTracker(config, env, client=client)

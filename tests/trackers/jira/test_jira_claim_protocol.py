@@ -13,13 +13,13 @@ from jr2_core import Failure, Outcome
 from jr2_core.errors import UsageError
 from jr2_sources.readyset import SnapshotItem, compute_ready_set
 from jr2_sources.testing.fakes.jira_server import ME_CLOUD, FakeJira
-from jr2_sources.trackers.jira.adapter import JiraAdapter
+from jr2_sources.trackers.jira.adapter import JiraTracker
 
 PERSON = {"accountId": "557058:f58131cb", "displayName": "Mia Krystof"}
 JQL = "project = ENG AND labels = agent"
 
 
-def _item(ad: JiraAdapter, key: str) -> SnapshotItem:
+def _item(ad: JiraTracker, key: str) -> SnapshotItem:
     return next(it for it in ad.snapshot().items if it.id == key)
 
 

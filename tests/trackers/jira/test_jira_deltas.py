@@ -1,4 +1,4 @@
-"""Jira deltas (`JiraAdapter.changes`): the same Ready-set as a full reading through a sequence of
+"""Jira deltas (`JiraTracker.changes`): the same Ready-set as a full reading through a sequence of
 people's edits, at most two searches per unchanged poll and per claim whatever the backlog's
 size, the account's time zone, webhook marks, a missed delta repaired by the resynchronisation,
 and held items watched in one search."""
@@ -23,7 +23,7 @@ from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.tracker import CLAIM_REMOVED, GONE
-from jr2_sources.trackers.jira.adapter import JiraAdapter
+from jr2_sources.trackers.jira.adapter import JiraTracker
 from jr2_sources.trackers.jira.jql import jql_time
 
 JQL = "project = ENG AND labels = agent"
@@ -274,7 +274,7 @@ def test_a_failed_delta_search_keeps_what_it_was_to_read_again() -> None:
     fake = FakeJira().start()
     try:
         k = _backlog(fake)
-        ad: JiraAdapter = make_adapter(fake.url, jql=JQL)
+        ad: JiraTracker = make_adapter(fake.url, jql=JQL)
         ad.changes()
         ad.changes()
         fake.remove_link(k["e1"], k["e2"])

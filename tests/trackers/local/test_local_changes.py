@@ -23,7 +23,7 @@ from jr2_sources.capabilities.deltas.incremental import Delta, IncrementalReadyS
 from jr2_sources.readyset import Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.trackers.local import saving
-from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
 from jr2_sources.trackers.local.store import ClaimStore
 
 
@@ -38,9 +38,9 @@ def _backlog(path: Path, n: int, *, chain: bool = True, extra: str = "") -> None
     path.write_text("".join(lines) + extra)
 
 
-def _adapter(tmp: Path, label: list[str] | None = None) -> LocalAdapter:
+def _adapter(tmp: Path, label: list[str] | None = None) -> LocalTracker:
     cfg = LocalConfig(target=str(tmp / "backlog.toml"), label=label or [])
-    return LocalAdapter(cfg, SourceEnv(tmp / "state"))
+    return LocalTracker(cfg, SourceEnv(tmp / "state"))
 
 
 def test_a_claim_is_read_back_as_a_one_item_delta(tmp_path: Path) -> None:

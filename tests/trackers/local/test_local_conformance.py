@@ -9,7 +9,7 @@ import pytest
 
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing import MISSING, RefItem, SourceConformance, Target
-from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
 
 
 def _toml(items: tuple[RefItem, ...]) -> str:
@@ -36,7 +36,7 @@ class TestLocalConformance(SourceConformance):
         if state is None:
             path.write_text(_toml(items))
         st = self.dir / ".jr2"
-        adapter = LocalAdapter(LocalConfig(target=str(path)), SourceEnv(st, read_only=read_only))
+        adapter = LocalTracker(LocalConfig(target=str(path)), SourceEnv(st, read_only=read_only))
 
         def writes() -> int:
             db = next((st / "local").glob("*.sqlite"), None) if (st / "local").exists() else None

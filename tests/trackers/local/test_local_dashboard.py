@@ -21,7 +21,7 @@ from jr2_sources.capabilities.dashboard import END, START, Dashboard, split, tic
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.trackers.local.board import LocalBoard
-from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
 
 BACKLOG = '''
 [[items]]
@@ -261,9 +261,9 @@ def test_a_persons_edit_during_dashboard_updates_is_never_lost(tmp: Path) -> Non
 # -- the compare-and-set of one write (no timing involved) ---------------------------------------
 
 
-def _adapter(tmp: Path) -> LocalAdapter:
+def _adapter(tmp: Path) -> LocalTracker:
     config = LocalConfig(target=str(tmp / "b.toml"))
-    return LocalAdapter(config, SourceEnv(tmp / ".jr2", read_only=True))
+    return LocalTracker(config, SourceEnv(tmp / ".jr2", read_only=True))
 
 
 class SavedJustBeforeTheRename(LocalBoard):

@@ -134,7 +134,7 @@ def test_claims_chosen_from_one_stale_snapshot_still_keep_the_groups_and_the_cap
     group and the claim past the cap lose, whatever the snapshot said."""
     from jr2_sources.capabilities.limits.policy import Limits
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.local.source import LocalAdapter, LocalConfig
+    from jr2_sources.trackers.local.source import LocalConfig, LocalTracker
 
     (tmp_path / "b.toml").write_text(
         '[[items]]\nid = "db1"\ntitle = "t"\nlabels = ["area/db"]\n\n'
@@ -142,7 +142,7 @@ def test_claims_chosen_from_one_stale_snapshot_still_keep_the_groups_and_the_cap
         '[[items]]\nid = "free"\ntitle = "t"\n\n[[items]]\nid = "free2"\ntitle = "t"\n')
     limits = Limits.parse(2, ["label:area/*", "touches"])
     env = SourceEnv(state_dir=tmp_path / "state", read_only=False)
-    pools = [LocalAdapter(LocalConfig(target=str(tmp_path / "b.toml")), env) for _ in range(2)]
+    pools = [LocalTracker(LocalConfig(target=str(tmp_path / "b.toml")), env) for _ in range(2)]
     try:
         snaps = []
         for adapter in pools:

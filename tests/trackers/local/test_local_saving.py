@@ -24,7 +24,7 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import GONE
 from jr2_sources.trackers.local import saving
 from jr2_sources.trackers.local.config import LocalConfig
-from jr2_sources.trackers.local.source import CONFIRM_AGE, WATCH_AGE, LocalAdapter
+from jr2_sources.trackers.local.source import CONFIRM_AGE, WATCH_AGE, LocalTracker
 
 ENTRIES = [f'[[items]]\nid = "I-{i:02}"\ntitle = "item {i}"\n' for i in range(30)]
 FULL = "".join(ENTRIES)
@@ -47,8 +47,8 @@ def _cut(path: Path, text: str, mtime_ns: int) -> None:
     assert path.stat().st_ino == ino
 
 
-def _adapter(tmp: Path) -> LocalAdapter:
-    return LocalAdapter(LocalConfig(target=str(tmp / "b.toml")), SourceEnv(tmp / "state"))
+def _adapter(tmp: Path) -> LocalTracker:
+    return LocalTracker(LocalConfig(target=str(tmp / "b.toml")), SourceEnv(tmp / "state"))
 
 
 def _ids(got: Snapshot | Delta) -> set[str]:

@@ -1,4 +1,4 @@
-"""Findings of the session-4 review of #18 (review18) in the Jira source."""
+"""Deltas at their edges in the Jira source, each in a concrete scenario."""
 
 from __future__ import annotations
 

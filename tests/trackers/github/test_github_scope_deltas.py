@@ -1,5 +1,5 @@
-"""Findings of the session-4 review of #18 (review18): failing tests of holes left by the
-delta audit, each in a concrete scenario against the stateful fake GitHub."""
+"""Scope and deltas against the stateful fake GitHub: jr2's own assignee, claims found
+outside the scope, a person's assignee beside jr2's."""
 
 from __future__ import annotations
 

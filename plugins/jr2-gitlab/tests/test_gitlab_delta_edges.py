@@ -1,23 +1,12 @@
-"""Findings of the session-4 review of #18 (review18) in the GitLab plugin."""
+"""Deltas at their edges in the GitLab plugin: blockers outside the filter, late direct reads."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 from test_gitlab_deltas import full_shape, hook, reader_of, shape
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitLab]:
-    f = FakeGitLab().start()
-    try:
-        yield f
-    finally:
-        f.stop()
 
 
 def test_a_blocker_outside_the_label_filter_moved_to_another_project_still_blocks(
