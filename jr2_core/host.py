@@ -1,26 +1,21 @@
 """The run host: a small HTTP server on loopback for `jr2 gates`, `jr2 send` and webhooks.
 
-One aiohttp application per run with a route table. Control routes (`/v1/...`) need the run's
-bearer token, compared in constant time; other routes (tracker webhooks, added by sources with
-`add_route(..., auth=False)`) check their own signatures. A body over `max_body` bytes gets
-413 (at once when its Content-Length says so, else when a handler reads it: aiohttp's
-`client_max_size`): nothing acts on a truncated body. The address and token go into a run file in
-`<state>/runs/`, mode 0600, written atomically and removed when the run ends; `jr2_core.client`
-reads it.
+One aiohttp application per run. Control routes (`/v1/...`) need the run's bearer token,
+compared in constant time; other routes (webhooks: `add_route(..., auth=False)`) check their
+own signatures. A body over `max_body` bytes gets 413 (aiohttp's `client_max_size`): nothing
+acts on a truncated body. The address and token go into a run file in `<state>/runs/`, mode
+0600, written atomically and removed when the run ends; `jr2_core.client` reads it.
 
-Exposure (design note): the control API is served on loopback only. A `public` address (`jr2
-work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated routes (the
-webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
-routes have not proved anything yet, so they are capped before a signature is checked: at most
-`MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
-their body (then 408), so half-sent bodies cannot pile up in memory. Past the cap an address
-(an IPv6 /64) holding none of them is still let in, up to twice the cap, so a flood from a few
-addresses cannot turn a signed delivery from elsewhere away. A body must also arrive at
-`MIN_BODY_RATE` bytes a second from its headers on: one behind that rate is dropped (408) once
-it is `BODY_GRACE` seconds old, or at once when the hand is full and a newcomer needs its place
-(the one furthest behind goes), so slow bodies from many addresses cannot starve a delivery. A
-request aiohttp cannot parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one
-warning line on stderr, never a traceback (`_OneLine`).
+Exposure (design note): the control API is served on loopback only; a `public` address (`jr2
+work --listen 0.0.0.0:8787`) gets a second site serving the unauthenticated routes only, over
+TLS when given an `ssl` context. Those requests have proved nothing yet, so before any signature
+check: at most `MAX_UNSIGNED` at a time (more get 503), past that an address (an IPv6 /64)
+holding none still gets in, up to twice the cap; each has `UNSIGNED_TIMEOUT` seconds (then 408)
+and its body must arrive at `MIN_BODY_RATE` bytes a second: one behind is dropped (408) when
+`BODY_GRACE` seconds old, or at once when the hand is full and a newcomer needs its place (the
+furthest behind goes). So neither half-sent bodies nor slow ones from many addresses starve a
+signed delivery. A response that leaves a body unread closes its connection (no lingering). A
+request aiohttp cannot parse gets its 400 and one warning line, never a traceback (`_OneLine`).
 
 The doors (design note): `--listen` faces the internet, so `jr2 work` puts the host behind
 connection caps (`doors(factory, ssl_context)` wraps the protocol factory and does the TLS
@@ -270,8 +265,10 @@ class RunHost:
         for method, path, handler, auth in self._routes:
             if not (public and auth):
                 app.router.add_route(method, path, self._wrap(handler, auth))
+        # lingering_time=0: a body left unread (a 503, 408 or 413) closes its connection
+        # instead of being read and dropped for 10 s more (aiohttp's default)
         runner = web.AppRunner(app, access_log=None, logger=_SERVER_LOG,
-                               keepalive_timeout=HEADER_TIMEOUT)
+                               keepalive_timeout=HEADER_TIMEOUT, lingering_time=0)
         await runner.setup()
         factory, tls = runner.server, self.ssl_context if public else None
         assert factory is not None
