@@ -43,3 +43,30 @@ def test_jr2_plugins_still_names_the_source_kinds() -> None:
                          capture_output=True, text=True, check=True).stdout
     kinds = {k for p in json.loads(out) for k in p["kinds"]}
     assert {"local", "github", "jira"} <= kinds
+
+
+def test_help_imports_none_of_the_lazy_commands_modules() -> None:
+    code = ("from jr2_core.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after(code)
+    assert "jr2_sources.cli.commands" in loaded  # the registering plugin was loaded
+    lazy = ("jr2_sources.cli.ready", "jr2_sources.cli.work", "jr2_sources.cli.local",
+            "jr2_sources.playground.cli")
+    assert sorted(m for m in lazy if m in loaded) == []
+
+
+def test_each_lazy_command_is_listed_with_its_own_help() -> None:
+    import click
+
+    from jr2_core.cli import main
+
+    ctx = click.Context(main)
+    names = main.list_commands(ctx)
+    assert {"ready", "work", "local", "dashboard", "playground", "run", "gates", "send",
+            "plugins"} <= set(main.lazy) & set(names)
+    stand_ins = {name: main.listed(ctx, name) for name in main.lazy}
+    for name, stand_in in stand_ins.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and stand_in is not None
+        for limit in (30, 45, 60, 80, 120, 400):
+            assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), name
