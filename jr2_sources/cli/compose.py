@@ -21,13 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jr2_core import define_event, pool, start
 from jr2_core.cli import resolve_state
 from jr2_core.commands import host_and_wait, progress_printer
 from jr2_core.commands import observers as with_plugins
 from jr2_core.errors import UsageError
+from jr2_core.runs import RunResult
 from jr2_sources.capabilities.dashboard.command import (
     DashboardLoop,
     interval_seconds,
@@ -50,20 +51,16 @@ from jr2_sources.kit.redact import Redactor, secret_values
 from jr2_sources.kit.retry import interrupt_retries
 from jr2_sources.kit.sizes import parse_size
 from jr2_sources.projectconfig import token_variables
+from jr2_sources.readyset import ReadySet
 from jr2_sources.registry import layer_options
-from jr2_sources.worksource import WorkSource, default_holder
+from jr2_sources.tracker import Tracker
+from jr2_sources.worksource import Tally, WorkSource, default_holder
 
 from .liveview import LiveView
 from .runner import command_worker, kill_all, resolve_command
 from .source import open_source
 from .workerenv import withheld, worker_env
 from .workspace import Workspace, Worktrees
-
-if TYPE_CHECKING:
-    from jr2_core.runs import RunResult
-    from jr2_sources.readyset import ReadySet
-    from jr2_sources.tracker import Tracker
-    from jr2_sources.worksource import Tally
 
 
 @dataclass(frozen=True)
@@ -196,13 +193,11 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     argv = resolve_command(list(command))
     lease_s = _seconds("--lease", lease)
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
-
     try:
         log_bytes = parse_size(log_limit)
     except ValueError as exc:
         raise UsageError(f"--log-limit: {exc}") from None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     state_dir = resolve_state(state, create=True)
@@ -223,7 +218,6 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                          "(a command holding it could sign claims and answers)")
     held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
-
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
     dash = None

@@ -1,7 +1,7 @@
 """What every command over a SOURCE shares: its click command class, `KIND: --help`, opening it.
 
-`jr2 ready`, `jr2 work` (`commands`, `compose`) and `jr2 dashboard` (the dashboard slice) import
-this module; it imports none of them.
+`jr2 ready`, `jr2 work` (`ready`, `work`, `compose`) and `jr2 dashboard` (the dashboard slice)
+import this module; it imports none of them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server: the
-commands are loaded lazily (click's lazy subcommands), so listing them imports none of their
-dependencies. Time itself is measured by bench/cli_start.py (a test would flake on a busy
+"""`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server, and
+the commands are loaded lazily (click's lazy subcommands): listing them imports none of their
+modules, and each is listed with its own help. Time itself is measured by bench/cli_start.py (a test would flake on a busy
 machine); what a test can pin down is that those modules are not imported at all.
 """
 

@@ -139,7 +139,6 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
-
     interval = interval_seconds("--write-interval", write_interval)
     try:
         period = None if every is None else parse_duration(every)
@@ -197,7 +196,6 @@ class DashboardLoop:
         self.fresh = fresh
         self.check_every = check_every
         self.quiet = quiet
-
         self._poked = asyncio.Event()
 
     async def _once(self, current: Callable[[], Any], fresh: Callable[[], Any] | None = None
