@@ -1,7 +1,8 @@
 """`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server, and
 the commands are loaded lazily (click's lazy subcommands): listing them imports none of their
-modules, and each is listed with its own help. Time itself is measured by bench/cli_start.py (a test would flake on a busy
-machine); what a test can pin down is that those modules are not imported at all.
+modules, and each is listed with its own help. Time itself is measured by bench/cli_start.py
+(a test would flake on a busy machine); what a test can pin down is that those modules are not
+imported at all.
 """
 
 from __future__ import annotations
