@@ -71,3 +71,14 @@ def test_each_lazy_command_is_listed_with_its_own_help() -> None:
         assert command is not None and stand_in is not None
         for limit in (30, 45, 60, 80, 120, 400):
             assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), name
+
+
+def test_a_lazy_command_given_to_a_plain_click_group_is_added_at_once() -> None:
+    import click
+
+    from jr2_core.cli import add_lazy_command
+    from jr2_sources.cli.local import local_group
+
+    group = click.Group()
+    add_lazy_command(group, "local", "jr2_sources.cli.local:local_group", "Commands of ...")
+    assert group.commands == {"local": local_group}
