@@ -112,12 +112,14 @@ def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
 
 
 async def host_and_wait(
-    start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
+    start_run: Callable[[Any], Any], *, port: int, listen: str = "127.0.0.1",
     setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
     on_signal: Callable[[int], None] | None = None,
     public: tuple[str, int] | None = None, ssl_context: Any = None,
 ) -> Any:
     """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
+    `start_run(after)` starts the run held until `after` is done: the host listens before the
+    run does anything, so a webhook its first writes cause finds it.
 
     The first signal interrupts the run (workers stopped with a grace, claims released). The
     second lets the clean-up finish, so claims are still released before exit 130, but hurries
@@ -127,11 +129,12 @@ async def host_and_wait(
     `listen`."""
     from .host import RunHost  # aiohttp: imported once a run is hosted, not by `import jr2_sources`
 
-    handle = start_run()
+    loop = asyncio.get_running_loop()
+    listening = loop.create_future()
+    handle = start_run(listening)
     host = RunHost(handle, host=listen, port=port, public=public, ssl_context=ssl_context)
     if setup_host is not None:
         setup_host(host)
-    loop = asyncio.get_running_loop()
     signals = 0
 
     def signalled() -> None:
@@ -157,6 +160,7 @@ async def host_and_wait(
             await handle.result()
             where = f"{public[0]}:{public[1]}" if public and host.address else f"{listen}:{port}"
             raise UsageError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+        listening.set_result(None)
         if not quiet:
             click.echo(f"jr2: run {handle.id} serving {address} (jr2 gates / jr2 send)", err=True)
             if host.public_address is not None:
@@ -186,8 +190,9 @@ def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
     data = parse_json_arg(input_, "--input")
     state = resolve_state(state_dir, create=True)
 
-    def begin() -> Any:
-        return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
+    def begin(after: Any) -> Any:
+        return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)),
+                     after=after)
 
     result = asyncio.run(host_and_wait(begin, port=port))
     click.echo(json.dumps(result.to_json(), indent=2, default=str))

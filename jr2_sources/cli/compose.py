@@ -391,9 +391,9 @@ async def _run(plan: _Plan) -> WorkResult:
 
     handle: list[Any] = []
 
-    def begin() -> Any:
+    def begin(after: Any) -> Any:
         handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
-                            run_id=run_id))
+                            run_id=run_id, after=after))
         return handle[0]
 
     board = None
