@@ -81,7 +81,7 @@ class SinceReader(ABC, Generic[K]):
     def prepare(self) -> None:
         """Before the listing: mark what to read directly whatever the list says."""
 
-    def listed(self, fresh: dict[K, Any]) -> None:
+    def after_listing(self, fresh: dict[K, Any]) -> None:
         """After the listing, before the marks are read."""
 
     def follow(self, fresh: dict[K, Any], marked: set[K], skip: set[str]) -> None:
@@ -114,7 +114,7 @@ class SinceReader(ABC, Generic[K]):
         try:
             self.prepare()
             fresh = self.listing()
-            self.listed(fresh)
+            self.after_listing(fresh)
             marked = self.read_marked(fresh)
             self.follow(fresh, marked, skip)
             delta = self.build(fresh, skip)
