@@ -142,14 +142,14 @@ class SinceReader(ABC, Generic[K]):
     def read_marked(self, fresh: dict[K, Any]) -> set[K]:
         """Read the keys webhooks marked that the listing did not bring; the marked keys."""
         marked = self.marks()
-        for key in sorted(marked):  # type: ignore[type-var]
+        for key in marked:
             if key not in fresh:
                 self.read_directly(fresh, key)
-        return marked
+        return set(marked)
 
     @abstractmethod
-    def marks(self) -> set[K]:
-        """The window's marks (cleared) that are keys of this tracker."""
+    def marks(self) -> list[K]:
+        """The window's marks (cleared) that are keys of this tracker, in the order to read."""
 
     def build(self, fresh: dict[K, Any], skip: set[str]) -> Delta:
         """The delta: each fresh object as a leave or an item, then what this process settled."""

@@ -195,8 +195,8 @@ class GitHubChanges(SinceReader[int]):
     def ident(self, key: int) -> str:
         return item_id(self.reader.repo, key)
 
-    def marks(self) -> set[int]:
-        return {n for n in self.window.take_marks() if isinstance(n, int)}
+    def marks(self) -> list[int]:
+        return sorted(n for n in self.window.take_marks() if isinstance(n, int))
 
     def take(self, fresh: dict[int, dict[str, Any]], obj: Any) -> None:
         """An issue read directly (not listed: it does not move the window)."""

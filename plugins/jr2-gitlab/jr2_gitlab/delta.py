@@ -134,8 +134,8 @@ class GitLabChanges(SinceReader[int]):
     def ident(self, key: int) -> str:
         return item_id(self.reader.project, key)
 
-    def marks(self) -> set[int]:
-        return {k for k in self.window.take_marks() if isinstance(k, int)}
+    def marks(self) -> list[int]:
+        return [k for k in sorted(self.window.take_marks(), key=str) if isinstance(k, int)]
 
     # -- building ------------------------------------------------------------------------------
 

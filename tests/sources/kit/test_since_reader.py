@@ -31,7 +31,8 @@ class Fake(SinceReader[int]):
         self.pages.append(since)
         if self.refuse:
             raise WindowGap("refused")
-        listed = sorted((i for i in self.issues.values() if i["updated"] >= since),
+        listed = sorted((i for i in self.issues.values()
+                         if i["updated"] >= since and not i.get("unlisted")),
                         key=lambda i: i["updated"])
         return listed[:100], T0 + timedelta(hours=1)
 
@@ -55,8 +56,8 @@ class Fake(SinceReader[int]):
     def ident(self, key: int) -> str:
         return f"#{key}"
 
-    def marks(self) -> set[int]:
-        return {k for k in self.window.take_marks() if isinstance(k, int)}
+    def marks(self) -> list[int]:
+        return sorted(k for k in self.window.take_marks() if isinstance(k, int))
 
     def item_of(self, key: int, obj: Any, delta: object) -> SnapshotItem | None:
         return None if obj.get("batch") else SnapshotItem(id=self.ident(key), title="one")
@@ -113,11 +114,12 @@ def test_items_this_process_settled_leave_as_open() -> None:
 
 
 def test_a_marked_issue_is_read_directly_and_rebuilt_even_unchanged() -> None:
-    fake = _started({1: _issue(1, 0), 2: _issue(2, 0)})
-    fake.window.mark([2, "not-a-key"])
+    fake = _started({1: _issue(1, 0), 2: _issue(2, 0), 3: _issue(3, 0)})
+    fake.issues[3] = _issue(3, 50, unlisted=True)  # newer than the list shows (a slow list)
+    fake.window.mark([3, 2, "not-a-key"])
     delta = fake.read(set())
-    assert delta is not None and [it.id for it in delta.items] == ["#2"]
-    assert fake.direct_reads == [2]
+    assert delta is not None and [it.id for it in delta.items] == ["#2", "#3"]
+    assert fake.direct_reads == [2, 3]
     assert fake.window.watermark == T0 + timedelta(minutes=30)  # a direct read does not move it
 
 
