@@ -1,7 +1,7 @@
 """GitHub deltas: after one full reading, only what changed (`GitHubTracker.changes`).
 
 * The question: the issues list with `since`, `state=all`, `sort=updated`, `direction=asc`,
-  conditional (an unchanged poll is one 304), over the kit's `SinceWindow`; without the user's
+  conditional (an unchanged poll is one 304), read by the kit's `SinceReader`; without the user's
   filters, so an issue that left the scope is seen and judged (`selects`).
 * When an issue's state as a blocker changes, the issues it blocks are read directly (`GET
   .../dependencies/blocking`, only when it blocks open ones), and a sub-issue's parent too.

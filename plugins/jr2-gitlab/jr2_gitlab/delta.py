@@ -1,7 +1,7 @@
 """GitLab deltas: after one full reading, only what changed (`GitLabTracker.changes`).
 
 * The question: "List project issues" with `updated_after`, `order_by=updated_at`, `sort=asc`,
-  `scope=all`, all states, 100 a page, over the kit's `SinceWindow`. GitLab answers no
+  `scope=all`, all states, 100 a page, read by the kit's `SinceReader`. GitLab answers no
   conditional requests: an unchanged poll is one request holding at most the overlap's issues.
 * Asked without `--label`: an issue that left the scope is seen and judged as a full reading
   judges it.
