@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from clihelp import jr2, jr2_here
-from jr2_sources.cli.commands import run_ending
+from jr2_sources.cli.work import run_ending
 from jr2_sources.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.report import explain, render_text
 

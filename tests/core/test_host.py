@@ -193,7 +193,7 @@ async def test_the_host_listens_before_the_run_begins(tmp_path: Path) -> None:
     """A webhook caused by a run's very first write must find the host listening."""
     import socket
 
-    from jr2_core.cli import host_and_wait
+    from jr2_core.commands import host_and_wait
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
