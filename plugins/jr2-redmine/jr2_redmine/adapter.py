@@ -129,6 +129,18 @@ class RedmineTracker(LabelCommentTracker):
                 self._reads[key] = (at, resp)
         return resp
 
+    def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
+        """The kit's check, and no open blocker by relation on the issue as just read: the
+        deltas ask for relations only on sweeps (`delta.py`), so a relation added since is
+        caught here; the next delta reads the issue again."""
+        if not super().still_to_do(key, found):
+            return False
+        issue = self.read_issue(key).data  # the read just judged (kept: no write since)
+        if isinstance(issue, dict) and "id" in issue and self.reader.blocked_now(issue):
+            self.wrote(key)
+            return False
+        return True
+
     def _wrote_to(self, key: str) -> None:
         """A write of ours about `key` (before and after it): what was read of it is stale."""
         with self._lock:

@@ -188,9 +188,9 @@ class IssueReader:
         return self.in_scope(issue) or self.marked(self.tokens(issue))
 
     def read_issue(self, n: int) -> RestResponse:
-        """One issue with its journals, in one conditional GET (its ETag covers the journals:
-        a note added or edited changes it)."""
-        return self.client.get(f"/issues/{n}.json", {"include": "journals"},
+        """One issue with its journals and relations, in one conditional GET (its ETag covers
+        them: a note added or edited, a relation added or removed changes it)."""
+        return self.client.get(f"/issues/{n}.json", {"include": "journals,relations"},
                                need="read issue journals")
 
     def read_journals(self, n: int, resp: RestResponse | None = None
@@ -215,6 +215,15 @@ class IssueReader:
             out.append(claims.Comment(comment.id, comment.body, created,
                                       self._renewed(comment, now), comment.author))
         return self.markers.read(item_id(n), out).comments, now
+
+    def blocked_now(self, issue: dict[str, Any]) -> bool:
+        """Whether an issue read with its relations has an open blocker by relation: one of the
+        open issues the last reading knew, or one outside them that a list says is open."""
+        n = int(issue["id"])
+        blockers = self.relation_blockers({n: issue}).get(n, set())
+        known = self.changes.open if self.changes is not None else set()
+        states = self._states({b for b in blockers if b not in known})
+        return any(b in known or states.get(b) == "open" for b in blockers)
 
     @staticmethod
     def _renewed(comment: claims.Comment, now: datetime) -> datetime:
