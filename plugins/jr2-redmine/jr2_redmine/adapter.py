@@ -4,8 +4,8 @@ comments are journal notes and whose labels are words in one custom field.
 Redmine's `lock_version` is a compare-and-set no REST answer shows, so claims follow the kit's
 comment protocol (`jr2_sources.kit.claims`) on journals, whose ids only grow:
 
-0. look first: read the issue with its journals (`GET /issues/N.json?include=journals`) and
-   post nothing when a live claim holds it or it is no longer to do;
+0. look: read the issue with its journals and relations (`GET /issues/N.json?include=...`);
+   post nothing when a live claim holds it, it is settled or out of scope, or a relation blocks it;
 1. add a note `<!-- jr2:claim {"holder", "lease", "nonce"} -->` (`PUT /issues/N.json` with
    `notes`; the 204 carries no id, so the nonce finds it);
 2. read the issue with its journals again, and the server's `Date`;

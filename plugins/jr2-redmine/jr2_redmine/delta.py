@@ -16,8 +16,7 @@ Design notes
   other deltas are one list. A relation added between sweeps is caught by the claim, whose
   read of the issue carries its relations (`RedmineTracker.still_to_do`).
 * Subtasks: setting or clearing a parent saves the child and recalculates the parent, so both
-  show up in the list; the parent of a child whose parent changed is read again anyway when it
-  is an item (its children are named on it).
+  are listed; an item whose child's parent changed is read again anyway.
 * A blocker outside the project (another project's issue) closing moves nothing here: the open
   ones are asked as one conditional list per 100 (`issue_id=...&status_id=closed`).
 * Issues this process wrote without moving `updated_on` (a journal edit: a retry record) are
