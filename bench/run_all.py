@@ -35,6 +35,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("gitlab_cost", ["--sizes", "100,1000,10000"], ["--sizes", "100,1000"]),
     ("linear_cost", ["--sizes", "100,1000"], ["--sizes", "100"]),
     ("redmine_cost", ["--issues", "250"], ["--issues", "100"]),
+    ("redmine_race", ["--pools", "4", "--issues", "40"], ["--pools", "2", "--issues", "10"]),
     ("work_start_reads", ["--sizes", "250,1000"], ["--sizes", "250"]),
 ]
 

@@ -158,6 +158,12 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     def close_issue(self, key: str) -> None:
         """Close the issue as completed."""
 
+    def read_issue(self, key: str) -> Any:
+        """One issue as the watch, a claim's check and `parked` read it (a `RestResponse`): a
+        conditional GET of `issue_path`; a tracker whose issue answer can carry its comments
+        too (Redmine's journals) reads them in the same request."""
+        return self.client.get(self.issue_path(key))
+
     def comments_path(self, key: str) -> str:
         return f"{self.issue_path(key)}/{self.comments_segment}"
 
@@ -253,7 +259,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     def _taken_back(self, key: str, holder: str) -> str | None:
         cfg = self.config
         try:
-            resp = self.client.get(self.issue_path(key))
+            resp = self.read_issue(key)
         except SourceHTTPError as exc:
             if exc.status in (404, 410):
                 return GONE
@@ -340,7 +346,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         with self._lock:
             issue = self._peeked.pop(key, None)
         if issue is None:
-            issue = self.client.get(self.issue_path(key)).data
+            issue = self.read_issue(key).data
         if not isinstance(issue, dict) or issue.get("state") != self.open_state:
             return False
         if not self.issue_in_scope(issue):
@@ -357,7 +363,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         look's `still_to_do`, and say whether it counts no comment at all. An issue gone or
         deleted is refused as the listing would refuse it (`refused`: that one item)."""
         try:
-            issue = self.client.get(self.issue_path(key)).data
+            issue = self.read_issue(key).data
         except SourceHTTPError as exc:
             raise self.refused(key, exc) from None
         if not isinstance(issue, dict):
@@ -409,7 +415,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     def parked(self, key: str) -> bool:
         """The issue carries the awaiting label now (read conditionally: usually a 304 after
         `still_to_do`'s read)."""
-        issue = self.client.get(self.issue_path(key)).data
+        issue = self.read_issue(key).data
         return isinstance(issue, dict) and self.config.has_label(self.labels_of(issue),
                                                                  AWAITING_LABEL)
 

@@ -8,15 +8,15 @@ Design notes
   by time, signs of a gap). An unchanged poll asks the same URL again: a 304.
 * What `updated_on` does not show: adding or removing a relation writes a journal on both
   issues and touches neither (Redmine's `IssueRelationsController`, checked against the real
-  server by `tests/test_redmine_deltas.py`). So each delta also asks, conditionally, the open
-  issues of the project that have a blocker: `blocked=*` (and `follows=*` with
-  `--precedes-blocks`), Redmine's relation filters of the issue query, relations inline. A
-  relation added or removed changes that answer (a 200 instead of the 304s): its issues whose
-  object changed are rebuilt, and an issue that left it (its last blocker gone) is read again.
-  That costs one conditional request per 100 blocked open issues, not per 100 open issues.
+  server by `tests/test_redmine_deltas.py`). So each sweep (every `SWEEP_EVERY`, 5 s) also
+  asks, conditionally, the open issues of the project that have a blocker: `blocked=*` (and
+  `follows=*` with `--precedes-blocks`), relations inline. A relation added or removed changes
+  that answer: its issues whose object changed are rebuilt, and an issue that left it (its last
+  blocker gone) is read again. One conditional request per 100 blocked open issues a sweep;
+  other deltas are one list. A relation added between sweeps is caught by the claim, whose
+  read of the issue carries its relations (`RedmineTracker.still_to_do`).
 * Subtasks: setting or clearing a parent saves the child and recalculates the parent, so both
-  show up in the list; the parent of a child whose parent changed is read again anyway when it
-  is an item (its children are named on it).
+  are listed; an item whose child's parent changed is read again anyway.
 * A blocker outside the project (another project's issue) closing moves nothing here: the open
   ones are asked as one conditional list per 100 (`issue_id=...&status_id=closed`).
 * Issues this process wrote without moving `updated_on` (a journal edit: a retry record) are
@@ -110,8 +110,10 @@ class RedmineChanges:
             return None
         self._broken = True
         try:
+            sweep = self.window.sweep_due()
             fresh = self._since()
-            self._relations(fresh)
+            if sweep:
+                self._relations(fresh)
             marks = {int(str(k)) for k in self.window.take_marks()} - set(fresh)
             for n in marks:
                 self.window.forget(n)  # rebuilt even when the issue is unchanged

@@ -9,8 +9,8 @@
 * A description may name blockers too (`Depends on #12`, `Blocked by #7`).
 * Subtasks: an open issue whose `parent` is listed is an open child of it.
 * Marks are words in the `jr2` custom field; only issues with the claim or awaiting word have
-  their journals read. A renewed claim's `at` is trusted only between the journal's
-  `created_on` and the listing's `Date`.
+  their journals read, except one this process holds (`own_claim`: no other claim can win it).
+  A renewed claim's `at` is trusted only between the journal's `created_on` and the `Date`.
 * A running pool reads this walk once, then deltas (`delta.py`).
 
 Design notes: docs/design/plugins.md.
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import ConfigError
-from jr2_sources import BlockerRef, Snapshot, SnapshotItem
+from jr2_sources import BlockerRef, Claim, RestResponse, Snapshot, SnapshotItem
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 
@@ -101,6 +101,7 @@ class IssueReader:
         self._lock = threading.Lock()
         self._label_prios = config.priorities()
         self.changes: RedmineChanges | None = None  # set by a tracker read by deltas
+        self.own_claim: Callable[[str], Claim | None] | None = None  # the tracker's own claims
 
     # -- what Redmine knows once ------------------------------------------------------------
 
@@ -186,11 +187,19 @@ class IssueReader:
         """In the snapshot: selected by the filter, or carrying one of jr2's marks."""
         return self.in_scope(issue) or self.marked(self.tokens(issue))
 
-    def read_journals(self, n: int) -> tuple[list[claims.Comment], datetime]:
-        """The issue's notes as the kit's comments, as the marker reader lets the protocols
-        see them (`kit.markers`: only trusted authors' markers), and the server's time."""
-        resp = self.client.get(f"/issues/{n}.json", {"include": "journals"},
+    def read_issue(self, n: int) -> RestResponse:
+        """One issue with its journals and relations, in one conditional GET (its ETag covers
+        them: a note added or edited, a relation added or removed changes it)."""
+        return self.client.get(f"/issues/{n}.json", {"include": "journals,relations"},
                                need="read issue journals")
+
+    def read_journals(self, n: int, resp: RestResponse | None = None
+                      ) -> tuple[list[claims.Comment], datetime]:
+        """The issue's notes as the kit's comments, as the marker reader lets the protocols
+        see them (`kit.markers`: only trusted authors' markers), and the server's time; from
+        `resp` (a `read_issue` answer) when given."""
+        if resp is None:
+            resp = self.read_issue(n)
         now = resp.date or datetime.now(UTC)
         out = []
         for j in (resp.data or {}).get("journals") or []:
@@ -206,6 +215,15 @@ class IssueReader:
             out.append(claims.Comment(comment.id, comment.body, created,
                                       self._renewed(comment, now), comment.author))
         return self.markers.read(item_id(n), out).comments, now
+
+    def blocked_now(self, issue: dict[str, Any]) -> bool:
+        """Whether an issue read with its relations has an open blocker by relation: one of the
+        open issues the last reading knew, or one outside them that a list says is open."""
+        n = int(issue["id"])
+        blockers = self.relation_blockers({n: issue}).get(n, set())
+        known = self.changes.open if self.changes is not None else set()
+        states = self._states({b for b in blockers if b not in known})
+        return any(b in known or states.get(b) == "open" for b in blockers)
 
     @staticmethod
     def _renewed(comment: claims.Comment, now: datetime) -> datetime:
@@ -352,14 +370,18 @@ class IssueReader:
         tokens = self.tokens(issue)
         comments: list[claims.Comment] | None = None
         now: datetime | None = None
-        if cfg.claim_label in tokens or AWAITING_LABEL in tokens:
+        own = None
+        if (self.own_claim is not None and cfg.claim_label in tokens
+                and not {cfg.failed_label, AWAITING_LABEL} & set(tokens)):
+            own = self.own_claim(item_id(n))  # ours, renewed by us: no other claim can win
+        if own is None and (cfg.claim_label in tokens or AWAITING_LABEL in tokens):
             comments, now = self.read_journals(n)
         failed = None
         if cfg.failed_label in tokens:
             if comments is None:
                 comments, now = self.read_journals(n)
             failed = claims.last_failure(comments) or f"marked {cfg.failed_label}"
-        claim, attempts, retry_after = None, 0, None
+        claim, attempts, retry_after = own, 0, None
         if cfg.claim_label in tokens and comments is not None and now is not None:
             claim = claims.claim_of(comments, now)
             attempts, retry_after = claims.retry_record(claims.markers(comments))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -40,13 +41,15 @@ class Follower:
     """A tracker read by deltas into an incremental Ready-set, checked against a full reading
     of a second tracker after every step. Its window has no overlap, so an issue updated
     before the last reading is not listed again by `updated_on>=` (in use the overlap would
-    hide, for a few seconds, what the relation lists catch)."""
+    hide, for a few seconds, what the relation lists catch), and a clock that makes every step
+    a sweep (which asks the relation list)."""
 
     def __init__(self, p: Project) -> None:
         self.p = p
         self.tracker: RedmineTracker = p.tracker()
         assert self.tracker.reader.changes is not None
         self.tracker.reader.changes.window.overlap = 0.0
+        self.tracker.reader.changes.window.clock = itertools.count(0, 10).__next__
         first = self.tracker.changes(full=True)
         assert isinstance(first, Snapshot)
         self.set = IncrementalReadySet(first, now=datetime.now(UTC))
@@ -122,3 +125,34 @@ def test_a_blocker_in_another_project_closing_is_seen_by_a_delta(
     other.close(outside, who=other.admin)
     f.step()
     assert f.ready() == [f"#{mine}"]
+
+
+def test_between_sweeps_a_delta_is_one_list_and_a_claim_sees_a_new_relation(
+        redmine_project: Project) -> None:
+    """A delta that is not a sweep asks only `updated_on>=`, so it cannot see a relation just
+    added; the claim can: its read of the issue carries the relations. Nothing is posted on the
+    newly blocked issue, and the next delta reads it again, blocked."""
+    p = redmine_project
+    a, b = p.issue("a"), p.issue("b")
+    time.sleep(4.2)  # older than a delta that is not a sweep reaches back: 2 s, and Redmine's
+    # `updated_on>=T` is `updated_on > T - 1 s` against times kept to the microsecond
+    tracker = p.tracker()
+    changes = tracker.reader.changes
+    assert changes is not None
+    changes.window.overlap = 0.0
+    changes.window.clock = lambda: 0.0  # no sweep falls due by the clock
+    first = tracker.changes(full=True)
+    assert isinstance(first, Snapshot)
+    item = next(it for it in first.items if it.id == f"#{b}")
+    before = tracker.client.stats.requests
+    assert not tracker.changes()
+    assert tracker.client.stats.requests - before == 1
+    p.block(a, b)
+    assert not tracker.changes()  # the relation moved no `updated_on`
+    journals = len(p.get(b)["journals"])
+    assert not tracker.claim(item, "me@h", 600)
+    assert len(p.get(b)["journals"]) == journals  # the look refused it: no claim note
+    delta = tracker.changes()
+    assert isinstance(delta, Delta)
+    [again] = [it for it in delta.items if it.id == f"#{b}"]
+    assert [r.id for r in again.blockers] == [f"#{a}"]
