@@ -23,6 +23,7 @@ from jr2_core.cli import (
 )
 from jr2_core.errors import UsageError
 from jr2_core.hookspecs import hookimpl
+from jr2_sources.capabilities.feedback.options import on_feedback_option
 
 from .compose import WorkResult
 from .source import SourceCommand, open_source, source_or_help
@@ -162,6 +163,7 @@ class WorkCommand(SourceCommand):
                    "Only with --max-attempts above 1.")
 @click.option("--retry-backoff-max", metavar="DURATION", default=None, show_default="1h",
               help="The longest wait between attempts. Only with --max-attempts above 1.")
+@on_feedback_option
 @click.option("--global-cap", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N items held at once by every pool on this tracker (all machines).")
 @click.option("--exclusive-by", "exclusive_by", metavar="SPEC", multiple=True,

@@ -36,6 +36,7 @@ from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.feedback import TakesFeedback
 from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.capabilities.limits import LocksByComment
@@ -82,7 +83,7 @@ def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | 
 
 
 class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
-                    TakesWebhooks):
+                    TakesWebhooks, TakesFeedback):
     """A `Tracker` over one GitHub repository's issues."""
 
     kind = "github"
@@ -115,6 +116,12 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         self._login: str | None = None
         if config.assign and (config.assignee or "").casefold() == "none" and not env.read_only:
             self.reader.own_login = self._user  # ISSUE-NOTES 2: jr2's assignee is not a person's
+
+    def feedback_problem(self) -> str | None:
+        """The loop watches an item held in review: `--done-when merged --on-success review`."""
+        if self.config.done_when != "merged" or self.config.on_success != "review":
+            return "needs --done-when merged --on-success review (the item waits in review)"
+        return None
 
     # -- paths ----------------------------------------------------------------------------------
 
