@@ -198,7 +198,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     from jr2_sources.capabilities.feedback import options as feedback_options
     from jr2_sources.capabilities.feedback import policy as feedback_policy
 
-    feedback_policy.apply(adapter, feedback_options.chosen(on_feedback), max_attempts)
+    feedback_policy.apply(adapter, feedback_options.chosen(on_feedback), max_attempts,
+                          wait=wait)
     if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")

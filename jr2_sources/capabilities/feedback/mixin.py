@@ -20,6 +20,13 @@ class TakesFeedback(ABC):  # noqa: B024 (a declaration with one optional hook)
     feedback_attempts: int = 1
     """`--max-attempts`: the runs an item may have, feedback reruns included."""
 
+    def start_feedback(self, attempts: int, *, here: bool) -> None:
+        """Turn the loop on (`--on-feedback rerun`) with `attempts` runs per item; `here`: a
+        pool that keeps waiting (`--wait`) may offer an item it finished again itself. A
+        read-only report (`jr2 ready --on-feedback rerun`) only shows where the loop stopped."""
+        self.feedback_rerun = True
+        self.feedback_attempts = attempts
+
     def feedback_problem(self) -> str | None:
         """Why this tracker, as configured, cannot rerun on feedback (one line naming the
         options it needs), or None when it can."""

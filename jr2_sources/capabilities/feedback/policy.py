@@ -19,8 +19,9 @@ CHOICES: tuple[str, ...] = ("nothing", "rerun")
 Mode = Literal["nothing", "rerun"]
 
 
-def apply(adapter: Any, mode: str, max_attempts: int) -> None:
-    """Check `--on-feedback MODE` for `adapter` and turn the loop on for `rerun`."""
+def apply(adapter: Any, mode: str, max_attempts: int | None, *, wait: bool = False) -> None:
+    """Check `--on-feedback MODE` for `adapter` and turn the loop on for `rerun`;
+    `max_attempts` None: a report (`jr2 ready`), which counts no attempts; `wait`: `--wait`."""
     if mode not in CHOICES:
         raise UsageError(f"--on-feedback {mode!r}: expected rerun or nothing")
     if mode == "nothing":
@@ -31,8 +32,7 @@ def apply(adapter: Any, mode: str, max_attempts: int) -> None:
     problem = adapter.feedback_problem()
     if problem is not None:
         raise UsageError(f"--on-feedback rerun {problem}")
-    if max_attempts < 2:
+    if max_attempts is not None and max_attempts < 2:
         raise UsageError("--on-feedback rerun runs an item again: it needs --max-attempts 2 or "
                          "more (each rerun is an attempt)")
-    adapter.feedback_rerun = True
-    adapter.feedback_attempts = max_attempts
+    adapter.start_feedback(max_attempts or 2, here=wait)

@@ -1151,8 +1151,13 @@ class FakeGitHub:
             return 201, {"ok": True}
         if path == "/_fake/check" and method == "POST":  # a check run on a commit (github_pulls)
             self.pulls.add_check(str(body["repo"]), str(body["sha"]),
-                                 conclusion=body.get("conclusion", "success"))
+                                 name=str(body.get("name") or "ci"),
+                                 conclusion=body.get("conclusion", "success"),
+                                 summary=body.get("summary"))
             return 201, {"ok": True}
+        if path == "/_fake/push" and method == "POST":  # a push to a PR's head (github_pulls)
+            sha = self.pulls.push(str(body["repo"]), int(body["number"]))
+            return 201, {"sha": sha}
         if path == "/_fake/clock" and method == "POST":
             self.advance(float(body.get("advance", 0)))
             return 200, {"now": self.now()}

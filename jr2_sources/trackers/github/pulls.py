@@ -40,8 +40,10 @@ BATCH = 100  # GitHub's limit on ids in one `nodes(ids:)`
 _PR_FIELDS = """fragment pr on PullRequest {
   number url state merged baseRefName headRefName
   mergeCommit { oid statusCheckRollup { state } }
-  commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }
+  commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }%s
 }"""
+# --on-feedback rerun: each writer's latest review, so changes requested cost no request more
+_REVIEWS = "\n  latestReviews(first: 20, writersOnly: true) { nodes { state author { login } } }"
 
 
 def item_branch(number: int) -> str:
@@ -67,9 +69,10 @@ def heads_query(numbers: Sequence[int]) -> str:
 }}"""
 
 
-def query(numbers: Sequence[int]) -> str:
+def query(numbers: Sequence[int], reviews: bool = False) -> str:
     """The GraphQL query for one batch: the default branch, jr2's branch's PRs per issue (aliased
-    `b<number>`), and per node id: number, the issues it blocks, the PRs that close it."""
+    `b<number>`), and per node id: number, the issues it blocks, the PRs that close it;
+    `reviews`: each PR's writers' latest reviews too (`--on-feedback rerun`)."""
     heads = "\n".join(
         f'    b{n}: pullRequests(headRefName: "{item_branch(n)}", first: 2, '
         "orderBy: {field: CREATED_AT, direction: DESC}) { nodes { ...pr } }"
@@ -87,7 +90,7 @@ def query(numbers: Sequence[int]) -> str:
     }}
   }}
 }}
-{_PR_FIELDS}"""
+{_PR_FIELDS % (_REVIEWS if reviews else "")}"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,7 @@ class PullRequest:
     merge_checks: str | None = None  # statusCheckRollup.state of the merge commit; None: none
     head_sha: str | None = None
     head_checks: str | None = None
+    changes_requested: tuple[str, ...] = ()  # writers whose latest review requests changes
 
     @classmethod
     def of(cls, node: dict[str, Any]) -> PullRequest:
@@ -110,10 +114,13 @@ class PullRequest:
         commits = (node.get("commits") or {}).get("nodes") or []
         head = (commits[-1] or {}).get("commit") or {} if commits else {}
         state = "MERGED" if node.get("merged") else str(node.get("state") or "OPEN")
+        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "")
+                            for r in (node.get("latestReviews") or {}).get("nodes") or []
+                            if isinstance(r, dict) and r.get("state") == "CHANGES_REQUESTED"))
         return cls(int(node["number"]), str(node.get("url") or ""), state,
                    str(node.get("baseRefName") or ""), str(node.get("headRefName") or ""),
                    merge.get("oid"), (merge.get("statusCheckRollup") or {}).get("state"),
-                   head.get("oid"), (head.get("statusCheckRollup") or {}).get("state"))
+                   head.get("oid"), (head.get("statusCheckRollup") or {}).get("state"), asks)
 
     def green(self, require_checks: bool, *, merged: bool) -> bool:
         """Checks green on the merge commit (`merged`) or on the head: SUCCESS; no checks at all
@@ -155,6 +162,7 @@ class PullReader:
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.queries = 0
+        self.reviews = False  # --on-feedback rerun: read the writers' latest reviews too
 
     def graphql_url(self) -> str:
         """GitHub's GraphQL endpoint beside the REST base (`/api/v3` -> `/api/graphql` on GHES)."""
@@ -200,7 +208,7 @@ class PullReader:
 
     def _read_batch(self, batch: Sequence[tuple[int, str]], links: Links) -> None:
         numbers = [n for n, _ in batch]
-        answer = self._ask(query(numbers), {"ids": [node_id for _, node_id in batch]})
+        answer = self._ask(query(numbers, self.reviews), {"ids": [node_id for _, node_id in batch]})
         repository = answer.get("repository") or {}
         links.default_branch = (repository.get("defaultBranchRef") or {}).get("name")
         for node in answer.get("nodes") or []:
