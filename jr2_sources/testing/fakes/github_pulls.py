@@ -44,9 +44,10 @@ def iso(t: float) -> str:
 
 
 def _user_of(login: str) -> dict[str, Any]:
-    """A `simple-user` with the fields jr2 reads."""
-    return {"login": login, "id": zlib.crc32(login.encode()) % 10**8, "type": "User",
-            "site_admin": False}
+    """A `simple-user` (every field GitHub's description requires)."""
+    from .github_server import _user
+
+    return _user(login, zlib.crc32(login.encode()) % 10**8)
 
 
 def _sha(*parts: object) -> str:
@@ -281,35 +282,60 @@ class Pulls:
 
     def check_json(self, base: str, repo: str, sha: str, run: tuple[str, str, str | None],
                    extra: dict[str, Any]) -> dict[str, Any]:
-        """A `check-run` object (the fields jr2 reads: "List check runs for a Git reference")."""
+        """A `check-run` ("List check runs for a Git reference")."""
         name, status, conclusion = run
         html = f"https://github.com/{repo}/runs/{extra['id']}"
-        return {"id": extra["id"], "head_sha": sha, "name": name, "status": status,
-                "conclusion": conclusion, "details_url": extra.get("details_url") or html,
-                "html_url": html, "url": f"{self.fake._api(base, repo)}/check-runs/{extra['id']}",
+        done = iso(self.fake.now()) if status == "completed" else None
+        return {"id": extra["id"], "node_id": f"CR_{extra['id']}", "head_sha": sha,
+                "external_id": None, "name": name, "status": status, "conclusion": conclusion,
+                "url": f"{self.fake._api(base, repo)}/check-runs/{extra['id']}",
+                "html_url": html, "details_url": extra.get("details_url") or html,
+                "started_at": iso(self.fake.now()), "completed_at": done,
                 "output": {"title": name, "summary": extra.get("summary"), "text": None,
-                           "annotations_count": 0, "annotations_url": ""}}
+                           "annotations_count": 0,
+                           "annotations_url": f"{self.fake._api(base, repo)}/check-runs/"
+                                              f"{extra['id']}/annotations"},
+                "check_suite": {"id": extra["id"]}, "app": None, "pull_requests": []}
+
+    def status_json(self, base: str, repo: str, sha: str) -> dict[str, Any]:
+        """A `combined-commit-status` ("Get the combined status for a specific reference")."""
+        sts = self.latest_statuses(sha)
+        rollup = self.rollup(sha) if sts else None
+        api = self.fake._api(base, repo)
+        now = iso(self.fake.now())
+        return {"state": "pending" if rollup is None else rollup["state"].lower(), "sha": sha,
+                "total_count": len(sts), "repository": self.fake.repo_json(base, repo),
+                "commit_url": f"{api}/commits/{sha}", "url": f"{api}/commits/{sha}/status",
+                "statuses": [{"id": i + 1, "node_id": f"SC_{i + 1}", "context": c, "state": st,
+                              "description": None, "target_url": None, "avatar_url": None,
+                              "url": f"{api}/statuses/{sha}", "created_at": now,
+                              "updated_at": now} for i, (c, st) in enumerate(sts)]}
 
     def review_json(self, base: str, pr: Pull, r: dict[str, Any]) -> dict[str, Any]:
-        """A `pull-request-review` object."""
+        """A `pull-request-review` ("List reviews for a pull request")."""
+        html = f"https://github.com/{pr.repo}/pull/{pr.number}"
+        api = f"{self.fake._api(base, pr.repo)}/pulls/{pr.number}"
         return {"id": r["id"], "node_id": f"PRR_{r['id']}", "user": _user_of(r["user"]),
                 "body": r["body"], "state": r["state"], "commit_id": r["sha"],
-                "html_url": f"https://github.com/{pr.repo}/pull/{pr.number}"
-                            f"#pullrequestreview-{r['id']}",
-                "pull_request_url": f"{self.fake._api(base, pr.repo)}/pulls/{pr.number}",
+                "html_url": f"{html}#pullrequestreview-{r['id']}", "pull_request_url": api,
                 "submitted_at": iso(r["at"]), "author_association": "COLLABORATOR",
-                "_links": {"html": {"href": ""}, "pull_request": {"href": ""}}}
+                "_links": {"html": {"href": f"{html}#pullrequestreview-{r['id']}"},
+                           "pull_request": {"href": api}}}
 
     def review_comment_json(self, base: str, pr: Pull, c: dict[str, Any]) -> dict[str, Any]:
-        """A `pull-request-review-comment` object (the fields jr2 reads)."""
-        return {"id": c["id"], "pull_request_review_id": c["review"], "user": _user_of(c["user"]),
+        """A `pull-request-review-comment` ("List review comments on a pull request")."""
+        html = f"https://github.com/{pr.repo}/pull/{pr.number}#discussion_r{c['id']}"
+        api = f"{self.fake._api(base, pr.repo)}/pulls"
+        return {"url": f"{api}/comments/{c['id']}", "id": c["id"], "node_id": f"PRRC_{c['id']}",
+                "pull_request_review_id": c["review"], "user": _user_of(c["user"]),
                 "body": c["body"], "path": c["path"], "line": c["line"],
                 "original_line": c["line"], "commit_id": c["sha"],
                 "original_commit_id": c["sha"], "diff_hunk": "", "position": c["line"],
-                "html_url": f"https://github.com/{pr.repo}/pull/{pr.number}"
-                            f"#discussion_r{c['id']}",
+                "html_url": html, "pull_request_url": f"{api}/{pr.number}",
                 "created_at": iso(c["at"]), "updated_at": iso(c["at"]),
-                "author_association": "COLLABORATOR"}
+                "author_association": "COLLABORATOR",
+                "_links": {"self": {"href": f"{api}/comments/{c['id']}"}, "html": {"href": html},
+                           "pull_request": {"href": f"{api}/{pr.number}"}}}
 
     # -- routes ---------------------------------------------------------------------------------
 
@@ -374,12 +400,7 @@ class Pulls:
                          "created_at": iso(self.fake.now()),
                          "updated_at": iso(self.fake.now())}, {}
         if rest.endswith("/status") and method == "GET":
-            sts = self.latest_statuses(rest.split("/")[1])
-            rollup = self.rollup(rest.split("/")[1]) if sts else None
-            state = "pending" if rollup is None else rollup["state"].lower()
-            return 200, {"state": state, "sha": rest.split("/")[1], "total_count": len(sts),
-                         "statuses": [{"context": c, "state": s, "description": None,
-                                       "target_url": None} for c, s in sts]}, {}
+            return 200, self.status_json(base, repo, rest.split("/")[1]), {}
         return None
 
     def graphql(self, body: Any) -> tuple[int, Any, dict[str, str]]:

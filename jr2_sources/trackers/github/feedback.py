@@ -172,7 +172,7 @@ class FeedbackLoop:
                 continue
             self.t.post_comment(key, claims.render_marker(
                 "feedback", {"rerun": feedback.key, "head": pr.head_sha, "pr": pr.number,
-                             "attempt": used + 1},
+                             "url": pr.url, "attempt": used + 1},
                 f"jr2: {feedback.reason()}; offered again (attempt {used + 1} of "
                 f"{self.attempts})."))
             self.t.relabel(key, drop=cfg.review_label)
@@ -189,12 +189,9 @@ class FeedbackLoop:
         pr_number = mk.fields.get("pr") if mk is not None else None
         if mk is None or not isinstance(pr_number, int):
             return
-        got = self.t.client.get(f"/repos/{self.repo}/pulls/{pr_number}",
-                                need="read pull requests").data
-        head = str(((got or {}).get("head") or {}).get("sha") or mk.fields.get("head") or "")
-        feedback = self.read(pr_number, head, (got or {}).get("html_url"))
-        if not feedback:  # gone since (a re-run check): still the attempt it was given
-            feedback = Feedback(head, (got or {}).get("html_url"))
+        head = str(mk.fields.get("head") or "")
+        url = str(mk.fields.get("url") or "") or None
+        feedback = self.read(pr_number, head, url) or Feedback(head, url)  # (re-run: gone)
         item.extra["feedback"] = json.loads(feedback.bounded()[0])
         attempt = mk.fields.get("attempt")
         if isinstance(attempt, int) and attempt > 1:
