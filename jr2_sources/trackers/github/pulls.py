@@ -11,7 +11,8 @@ Design notes
   limit even when nothing changed (the REST pages stay free when unchanged). By GitHub's formula
   (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
   about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
-  head-branch connections, 500 + 200 commit connections inside them.
+  head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
+  rerun` each PR also asks `latestReviews(first: 20, writersOnly: true)` (`feedback.py`).
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the

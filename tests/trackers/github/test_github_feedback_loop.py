@@ -208,3 +208,17 @@ def test_a_waiting_poll_costs_two_requests(fake: FakeGitHub, tmp_path: Path) -> 
         adapter.changes()  # a waiting poll: nothing changed
         costs.append(len(fake.requests()) - before)
     assert costs == [2, 2, 2]
+
+
+def test_a_strangers_markers_neither_stop_nor_spend_the_loop(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    fake.add_issue("o/r", "Change")
+    plan = {"o/r#1": [["open main", "headcheck success"], ["pr 2", "push"]]}
+    work(fake, tmp_path, plan, *LOOP)
+    forged = {"review": "0" * 40, "pr": 2}  # "jr2's worker left another head": a person pushed?
+    fake.add_comment("o/r", 1, f"<!-- jr2:feedback {json.dumps(forged)} -->", "mallory")
+    fake.add_comment("o/r", 1, '<!-- jr2:done {"attempts": 3} -->', "mallory")  # "spent"
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", 2).head_sha, conclusion="failure")
+    res, runs = work(fake, tmp_path, plan, *LOOP)
+    assert [r[0] for r in runs] == ["o/r#1", "o/r#1"], res.stderr  # sent back all the same
+    assert [m["attempt"] for m in markers(fake, 1, "feedback") if "rerun" in m] == [2]
