@@ -175,8 +175,9 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             log.info("%s: reading everything again: %s", self.name, changes.window.last_gap)
             changes.window.last_gap = None
         loop = self.feedback_loop
-        if delta is not None and (self.reader.review_moves or (loop is not None and loop.due)):
-            self._settle_reviews()
+        moves = delta is not None and (self.reader.review_moves or (loop is not None and loop.due))
+        if moves and self._settle_reviews():
+            return None  # feedback sent an issue back: read everything again, offering it
         if changes.closed_awaiting:
             self._untag_closed(changes.closed_awaiting)
         return delta
@@ -420,6 +421,8 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
         events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
+        if self.feedback_loop is not None:  # a review submitted on a PR in review
+            events |= {"pull_request_review"}
         repo = self.client.repo_name(self.repo)
         verdict = receive(headers, body, secret, repo=repo, deduper=self._deliveries,
                           events=events,

@@ -222,3 +222,69 @@ def test_a_strangers_markers_neither_stop_nor_spend_the_loop(
     res, runs = work(fake, tmp_path, plan, *LOOP)
     assert [r[0] for r in runs] == ["o/r#1", "o/r#1"], res.stderr  # sent back all the same
     assert [m["attempt"] for m in markers(fake, 1, "feedback") if "rerun" in m] == [2]
+
+
+def test_in_a_waiting_pool_a_check_run_delivery_wakes_it_and_sends_the_item_back(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    import hashlib
+    import hmac
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from test_github_pulls_e2e import HERE, JR2
+
+    fake.add_issue("o/r", "Change")
+    fake.add_issue("o/r", "Needs the change", "Depends on #1")
+    plan = {"o/r#1": [["open main"], ["pr 3", "push", "headcheck success"]]}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "runs.log"
+    env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK="s3cret",
+               JR2_STATE_DIR=str(tmp_path / ".jr2"))
+    pool = subprocess.Popen(
+        [*JR2, "work", "github:o/r", "--wait", "--write-spacing", "0.001", "--poll-every", "60",
+         "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", *LOOP, "--",
+         sys.executable, str(HERE / "gh_pr_worker.py"), fake.url, str(log), json.dumps(plan)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def ran() -> list[str]:
+        return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
+
+    def until(what: Any, seconds: float = 20.0) -> None:
+        end = time.monotonic() + seconds
+        while not what():
+            assert pool.poll() is None and time.monotonic() < end, pool.stderr
+            time.sleep(0.1)
+
+    try:
+        until(lambda: fake.issue("o/r", 1).labels == ["jr2:in-review"])
+        fake.pulls.add_check("o/r", fake.pulls.pull("o/r", 3).head_sha, conclusion="failure")
+        body = json.dumps({"action": "completed", "repository": {"full_name": "o/r"},
+                           "check_run": {"id": 1, "conclusion": "failure"}}).encode()
+        sig = "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+        urllib.request.urlopen(urllib.request.Request(
+            f"http://127.0.0.1:{port}/webhook", data=body, method="POST", headers={
+                "X-GitHub-Event": "check_run", "X-GitHub-Delivery": "d-1",
+                "X-Hub-Signature-256": sig, "Content-Type": "application/json"}), timeout=10)
+        until(lambda: ran() == ["o/r#1", "o/r#1"], 15.0)  # woken: no 60 s poll needed
+        until(lambda: fake.issue("o/r", 1).labels == ["jr2:in-review"])
+        fake.pulls.merge("o/r", 3)
+        body = json.dumps({"action": "closed", "repository": {"full_name": "o/r"},
+                           "pull_request": {"number": 3, "merged": True}}).encode()
+        sig = "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+        urllib.request.urlopen(urllib.request.Request(
+            f"http://127.0.0.1:{port}/webhook", data=body, method="POST", headers={
+                "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "d-2",
+                "X-Hub-Signature-256": sig, "Content-Type": "application/json"}), timeout=10)
+        until(lambda: ran() == ["o/r#1", "o/r#1", "o/r#2"], 15.0)  # the dependent starts
+    finally:
+        pool.send_signal(signal.SIGINT)
+        pool.communicate(timeout=30)
+    [seen] = feedback_seen(tmp_path)
+    assert [c["conclusion"] for c in seen["checks"]] == ["failure"]
