@@ -150,6 +150,7 @@ def test_a_persons_push_stops_the_loop_and_the_report_says_so(
     fake.pulls.add_check("o/r", head, conclusion="failure")
     res, runs = work(fake, tmp_path, plan, *LOOP)
     assert [r[0] for r in runs] == ["o/r#1"], res.stderr  # not sent back
+    assert "feedback loop stopped: a person pushed to jr2/issue-1" in res.stderr  # the summary
     assert fake.issue("o/r", 1).labels == ["jr2:in-review"]
     [stopped] = [r for r in blocked_reasons(fake, tmp_path, *REPORT)["o/r#1"]
                  if r["kind"] == "feedback_stopped"]
@@ -288,3 +289,30 @@ def test_in_a_waiting_pool_a_check_run_delivery_wakes_it_and_sends_the_item_back
         pool.communicate(timeout=30)
     [seen] = feedback_seen(tmp_path)
     assert [c["conclusion"] for c in seen["checks"]] == ["failure"]
+
+
+def test_two_pools_at_once_rerun_the_same_feedback_once(fake: FakeGitHub,
+                                                        tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from test_github_pulls_e2e import FAST, HERE, JR2
+
+    fake.add_issue("o/r", "Change")
+    plan = {"o/r#1": [["open main"], ["pr 2", "push"]]}
+    work(fake, tmp_path, plan, *LOOP)
+    fake.pulls.add_check("o/r", fake.pulls.pull("o/r", 2).head_sha, conclusion="failure")
+    log = tmp_path / "runs.log"
+    pools = [subprocess.Popen(
+        [*JR2, "work", "github:o/r", *FAST, *LOOP, "--", sys.executable,
+         str(HERE / "gh_pr_worker.py"), fake.url, str(log), json.dumps(plan)], cwd=tmp_path,
+        env=dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x",
+                 JR2_STATE_DIR=str(tmp_path / f".jr2-{i}")),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    for p in pools:
+        p.communicate(timeout=120)
+    runs = [ln.split()[0] for ln in log.read_text().splitlines()]
+    assert runs == ["o/r#1", "o/r#1"]  # the first run, then one rerun between both pools
+    res, _ = work(fake, tmp_path, plan, *LOOP)
+    assert [ln.split()[0] for ln in log.read_text().splitlines()] == runs, res.stderr
