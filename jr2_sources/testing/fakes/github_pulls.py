@@ -43,11 +43,34 @@ def iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-def _user_of(login: str) -> dict[str, Any]:
+def simple_user(login: str, uid: int = 1) -> dict[str, Any]:
     """A `simple-user` (every field GitHub's description requires)."""
-    from .github_server import _user
+    api = f"https://api.github.com/users/{login}"
+    return {
+        "login": login,
+        "id": uid,
+        "node_id": f"U_{uid}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+        "gravatar_id": "",
+        "url": api,
+        "html_url": f"https://github.com/{login}",
+        "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events",
+        "type": "User",
+        "site_admin": False,
+    }
 
-    return _user(login, zlib.crc32(login.encode()) % 10**8)
+
+def _user_of(login: str) -> dict[str, Any]:
+    """A `simple-user` with an id of its own."""
+    return simple_user(login, zlib.crc32(login.encode()) % 10**8)
 
 
 def _sha(*parts: object) -> str:

@@ -8,20 +8,23 @@
   with their review comments. None of it on the head: nothing happens.
 * Once per head SHA and feedback (`report.Feedback.key`): a `jr2:feedback {"rerun": key}` marker
   by the pool's own account, read back through the trust reader, then the review label comes
-  off and the issue is offered again; the claim that wins it finds the pending marker, re-reads
-  the feedback for the worker (`extra["feedback"]`) and counts the attempt. Attempts spent: a
-  `jr2:failed` marker with the feedback as the reason and the failed label instead.
+  off and the issue is offered again; the claim that wins it finds the pending marker, reads the
+  feedback on the head it names for the worker (`extra["feedback"]`) and counts the attempt.
+  Attempts spent: a `jr2:failed` marker with the feedback as the reason, the failed label.
 * People win: settling into review records the worker's head (`{"review": sha}`); a head that
   differs later (read again once per new head, since another pool may have rerun it) means a
   person pushed, and a PR closed unmerged means a person closed it: the loop stops for that
   issue (`extra["feedback_stopped"]`), which stays in review. Closing the issue ends it too.
+* One issue that refuses (locked, gone) is one warning: the others and the run go on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
+from jr2_core.errors import SourceHTTPError
 from jr2_sources.capabilities.feedback.report import Check, Feedback, Note
 from jr2_sources.kit import claims
 
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 
 FAILING = frozenset({"failure", "cancelled", "timed_out", "action_required", "startup_failure"})
 """Check-run conclusions that fail a head (GitHub's `statusCheckRollup` counts them so)."""
+log = logging.getLogger("jr2.github")
 
 
 def signal(pr: PullRequest) -> str | None:
@@ -123,7 +127,12 @@ class FeedbackLoop:
                                      or self._checked.get(number) == head):
             return self._left[number]
         self._checked[number] = head
-        comments, _ = self.t.reader.read_comments(number)
+        try:
+            comments, _ = self.t.reader.read_comments(number)
+        except SourceHTTPError as exc:  # that one issue: its loop is judged at the next read
+            log.warning("%s: could not read the comments of #%d: %s", self.t.name, number, exc)
+            self._checked.pop(number, None)
+            return None
         heads = [mk.fields["review"] for mk in claims.markers(comments)
                  if mk.kind == "feedback" and isinstance(mk.fields.get("review"), str)]
         self._left[number] = heads[-1] if heads else None
@@ -148,38 +157,45 @@ class FeedbackLoop:
         due, self.due = self.due, {}
         sent = 0
         for number, pr in sorted(due.items()):
-            seen = signal(pr)
-            if seen is not None:
-                self._looked[number] = seen
-            feedback = self.read(pr.number, str(pr.head_sha), pr.url)
-            if not feedback:
-                continue
-            key = item_id(self.repo, number)
-            comments, _ = self.t.reader.read_comments(number)
-            found = claims.markers(comments)
-            if any(mk.kind == "feedback" and mk.fields.get("rerun") == feedback.key
-                   for mk in found):
-                continue  # this feedback was acted on (a restart, another pool)
-            used = attempts_used(found)
-            cfg = self.t.config
-            if used >= self.attempts:
-                reason = feedback.reason()
-                self.t.post_comment(key, claims.render_marker(
-                    "failed", {"reason": reason, "attempts": used},
-                    f"jr2: failed after {used} attempts: {reason}\n\nRemove the "
-                    f"`{cfg.failed_label}` label to offer it again."))
-                self.t.relabel(key, drop=cfg.review_label, add=cfg.failed_label)
-                continue
-            self.t.post_comment(key, claims.render_marker(
-                "feedback", {"rerun": feedback.key, "head": pr.head_sha, "pr": pr.number,
-                             "url": pr.url, "attempt": used + 1},
-                f"jr2: {feedback.reason()}; offered again (attempt {used + 1} of "
-                f"{self.attempts})."))
-            self.t.relabel(key, drop=cfg.review_label)
-            sent += 1
-            if self.here:
-                self.t.reoffer(key)
+            try:
+                sent += self._act(number, pr)
+            except SourceHTTPError as exc:
+                log.warning("%s: could not act on the feedback of #%d: %s", self.t.name,
+                            number, exc)
         return sent
+
+    def _act(self, number: int, pr: PullRequest) -> int:
+        """`act` for one issue: 1 when it was sent back."""
+        seen = signal(pr)
+        if seen is not None:
+            self._looked[number] = seen
+        feedback = self.read(pr.number, str(pr.head_sha), pr.url)
+        if not feedback:
+            return 0
+        key = item_id(self.repo, number)
+        comments, _ = self.t.reader.read_comments(number)
+        found = claims.markers(comments)
+        if any(mk.kind == "feedback" and mk.fields.get("rerun") == feedback.key for mk in found):
+            return 0  # this feedback was acted on (a restart, another pool)
+        used = attempts_used(found)
+        cfg = self.t.config
+        if used >= self.attempts:
+            reason = feedback.reason()
+            self.t.post_comment(key, claims.render_marker(
+                "failed", {"reason": reason, "attempts": used},
+                f"jr2: failed after {used} attempts: {reason}\n\nRemove the "
+                f"`{cfg.failed_label}` label to offer it again."))
+            self.t.relabel(key, drop=cfg.review_label, add=cfg.failed_label)
+            return 0
+        self.t.post_comment(key, claims.render_marker(
+            "feedback", {"rerun": feedback.key, "head": pr.head_sha, "pr": pr.number,
+                         "url": pr.url, "attempt": used + 1},
+            f"jr2: {feedback.reason()}; offered again (attempt {used + 1} of "
+            f"{self.attempts})."))
+        self.t.relabel(key, drop=cfg.review_label)
+        if self.here:
+            self.t.reoffer(key)
+        return 1
 
     def won(self, item: SnapshotItem) -> None:
         """A claim on `item` was just won: a pending rerun gives it its feedback and attempt."""
