@@ -24,6 +24,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("readyset_scale", ["--sizes", "1000,10000,100000,1000000", "--e2e", "--instructions"],
      ["--sizes", "1000,10000"]),
     ("wake_latency", ["--deliveries", "1000"], ["--deliveries", "200", "--poll-samples", "5"]),
+    ("doors_cost", ["--deliveries", "2000"], ["--deliveries", "300", "--rounds", "1"]),
     ("cli_start", [], ["--repeat", "3"]),
     ("work_drain", ["--sizes", "100,1000,10000", "--dag"], ["--sizes", "100,1000"]),
     ("github_cost", ["--big"], []),

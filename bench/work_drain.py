@@ -26,6 +26,10 @@ With `--repeat R`, the two alternate and take turns going first (best of each ke
 Target: `jr2 work` within 1.5x the floor for every N. Compare ratios, not seconds: the machine is
 shared. Wall time is what the target names; CPU time (this process, `jr2` and every command,
 from `getrusage`) is printed beside it because a busy machine distorts it far less.
+`jr2 work` fences its commands (one command supervisor per pool); before timing, a one-item run
+whose command looks for the supervisor among its siblings proves it is there. When the sizes
+include 1,000 and 10,000, the slope (seconds per extra item between them, fixed start-up left
+out) of each side is printed: target `jr2 work`'s within 1.5x the floor's.
 """
 
 from __future__ import annotations
@@ -178,6 +182,29 @@ def jr2_work(python: str, work: Path, backlog_file: Path, n: int, state: Path) -
     return dt
 
 
+FENCED = ("for c in $(cat /proc/$PPID/task/*/children); do [ $c = $$ ] && continue; "
+          "grep -qs kit/fence.py /proc/$c/cmdline && exit 0; done; exit 1")
+"""A command that succeeds only when a sibling process (a child of its pool) is the command
+supervisor, `jr2_sources/kit/fence.py`."""
+
+
+def check_fenced(python: str, work: Path) -> None:
+    """Fail unless `jr2 work` ran its command beside its supervisor (fencing on)."""
+    write_toml(work / "one.toml", backlog(1, False))
+    res = subprocess.run([python, "-m", "jr2_core", "work", f"local:{work / 'one.toml'}",
+                          "--state", str(work / "fence-state"), "--json", "--",
+                          "sh", "-c", FENCED], cwd=work, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit("fencing is off: no command supervisor ran beside the command "
+                         f"({res.returncode}): {res.stderr.strip()[-300:]}")
+
+
+def slope(rows: list[dict[str, Any]], key: str, lo: int = 1000, hi: int = 10_000) -> float | None:
+    """Seconds per item between N = `lo` and N = `hi` (independent items) of `key`."""
+    at = {r["items"]: r[key] for r in rows if r["shape"] == "independent"}
+    return (at[hi] - at[lo]) / (hi - lo) if lo in at and hi in at else None
+
+
 def floor_process(python: str, items: list[dict[str, object]], work: Path) -> float:
     """The floor as its own process (`--run-floor`), timed from outside as `jr2_work` is."""
     work.mkdir(parents=True)
@@ -295,6 +322,10 @@ def main() -> None:
         cases += [(n, True) for n in sizes if n <= 10_000]
     argv = [shutil.which("true") or "/bin/true"]
     precompile(args.python)
+    with tempfile.TemporaryDirectory(prefix="jr2-fence-") as tmp:
+        check_fenced(args.python, Path(tmp))
+    if not args.json:
+        print("fencing: on (the command supervisor ran beside the command)", flush=True)
     rows = []
     for n, dag in cases:
         items = backlog(n, dag)
@@ -326,12 +357,21 @@ def main() -> None:
             print(f"{r['shape']:>12} {n:>7} wall: floor {tf:7.2f} s  jr2 work {tj:7.2f} s  "
                   f"ratio {r['ratio']:5.2f}   cpu: floor {cf:7.2f} s  jr2 work {cj:7.2f} s  "
                   f"ratio {r['cpu_ratio']:5.2f}", flush=True)
+    slopes = {side: slope(rows, key) for side, key in (("floor", "floor_s"), ("jr2", "jr2_s"),
+                                                        ("floor_cpu", "floor_cpu_s"),
+                                                        ("jr2_cpu", "jr2_cpu_s"))}
     if args.json:
-        print(json.dumps({"cap": CAP, "floor_in_process": args.floor_in_process, "rows": rows},
-                         indent=2))
-    else:
-        kind = "inside this process" if args.floor_in_process else "its own process"
-        print(f"target: jr2 work / floor <= 1.5 (the floor ran as {kind})")
+        print(json.dumps({"cap": CAP, "floor_in_process": args.floor_in_process, "fenced": True,
+                          "rows": rows, "slope_s_per_item": slopes}, indent=2))
+        return
+    kind = "inside this process" if args.floor_in_process else "its own process"
+    print(f"target: jr2 work / floor <= 1.5 (the floor ran as {kind})")
+    sf, sj, cf, cj = (slopes[k] for k in ("floor", "jr2", "floor_cpu", "jr2_cpu"))
+    if sf is not None and sj is not None and cf is not None and cj is not None:
+        print(f"slope 1,000 -> 10,000 (fencing on), wall: floor {sf * 1e3:.3f} ms/item  "
+              f"jr2 work {sj * 1e3:.3f} ms/item  ratio {sj / sf:.2f}   cpu: floor "
+              f"{cf * 1e3:.3f} ms/item  jr2 work {cj * 1e3:.3f} ms/item  ratio {cj / cf:.2f}")
+        print("target: jr2 work's slope / the floor's <= 1.5")
 
 
 if __name__ == "__main__":

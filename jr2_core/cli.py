@@ -2,29 +2,29 @@
 
 Every command turns a `Jr2Error` into `error: <one line>` and its exit code; a traceback is kept
 for defects only (`jr2 run` prints it with `--verbose`). Exit codes: 0 drained or done, 1 failed,
-2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Start-up is kept short (`jr2 --help` and
-`jr2 --version` within 100 ms, bench/cli_start.py): this module imports click and nothing heavy;
-asyncio, pydantic, aiohttp and the tracker clients are imported by the commands that use them,
-and plugin source kinds register on first use of the registry (jr2_core.plugins).
+2 bad usage, 3 deadlocked, 4 error, 130 interrupted. Commands are loaded lazily (click's lazy
+subcommands, `Jr2Group`): `jr2 --help` lists each by the help text it was registered with and
+imports none of their modules; the engine's own are in `jr2_core.commands`, plugins register
+theirs through `jr2_register_commands` (eagerly with `cli.add_command`, or with
+`add_lazy_command`). Plugin source kinds register on first use of the registry.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from . import __version__
 from .errors import Jr2Error, UsageError, error_words
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+from .paths import default_state_dir, prepare_state_dir
+from .plugins import load
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,11 +46,18 @@ def one_line(exc: ValidationError, where: str = "") -> str:
 
 
 class Jr2Group(click.Group):
-    """A click group that turns jr2's errors into one line and an exit code, and adds the
-    plugins' commands the first time it is asked for its commands (not at import: a plugin's
-    command module may itself import this one)."""
+    """A click group that turns jr2's errors into one line and an exit code, adds the plugins'
+    commands the first time it is asked for its commands (not at import: a plugin's command
+    module may itself import this one), and loads a lazy command (`lazy`: name -> (`module:attr`,
+    the first paragraph of its help)) only when it is run or asked for its own help: click's
+    lazy subcommands, with the listing of `--help` made from the registered text."""
 
     _plugins_added = False
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, tuple[str, str]] = dict(lazy or {})
 
     def _add_plugins(self) -> None:
         if not self._plugins_added:
@@ -59,11 +66,34 @@ class Jr2Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._add_plugins()
-        return super().list_commands(ctx)
+        return sorted({*super().list_commands(ctx), *self.lazy})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self._add_plugins()
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attr = self.lazy[cmd_name][0].partition(":")
+            command = vars(import_module(module))[attr]
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self.lazy[cmd_name][0]} is not a click command")
+            self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def listed(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command as `--help` lists it: loaded if it is, else a stand-in that carries
+        the help text it was registered with."""
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            return click.Command(cmd_name, help=self.lazy[cmd_name][1])
+        return self.get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own listing, from `listed`, so that `--help` imports no lazy command."""
+        commands = [(name, cmd) for name in self.list_commands(ctx)
+                    if (cmd := self.listed(ctx, name)) is not None and not cmd.hidden]
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit))
+                                    for name, cmd in commands])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -73,12 +103,19 @@ class Jr2Group(click.Group):
         except KeyboardInterrupt:  # Ctrl-C outside a run (a read retrying): 130, not click's 1
             click.echo("jr2: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except Exception as exc:
-            # pydantic is imported only by the commands that use it: no pydantic, no such error
-            pydantic_core = sys.modules.get("pydantic_core")
-            if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
-                fail(one_line(exc))
-            raise
+        except ValidationError as exc:
+            fail(one_line(exc))
+
+
+def add_lazy_command(cli: click.Group, name: str, target: str, short_help: str) -> None:
+    """Add the command `target` (`module:attr`) to `cli` as `name`, imported when it is first
+    run or asked for its help; `short_help` (the first paragraph of its help) is what `jr2
+    --help` lists meanwhile. A group that is not jr2's imports it now."""
+    if isinstance(cli, Jr2Group):
+        cli.lazy[name] = (target, short_help)
+        return
+    module, _, attr = target.partition(":")
+    cli.add_command(vars(import_module(module))[attr], name)
 
 
 def state_option(f: F) -> F:
@@ -91,8 +128,6 @@ def state_option(f: F) -> F:
 def resolve_state(state_dir: Path | None, *, create: bool = False) -> Path:
     """`--state`, else the default state directory; created (with its `.gitignore`) when the
     command writes state."""
-    from .paths import default_state_dir, prepare_state_dir
-
     path = state_dir if state_dir is not None else default_state_dir()
     return prepare_state_dir(path) if create else path
 
@@ -115,7 +150,22 @@ def parse_json_arg(value: str | None, what: str) -> Any:
                          ) from None
 
 
-@click.group(cls=Jr2Group, context_settings={"help_option_names": ["-h", "--help"]})
+ENGINE_COMMANDS = {
+    "run": ("jr2_core.commands:run_cmd",
+            "Run a workflow: TARGET is FILE.py:ATTR or module:attr naming a Machine (e.g. a "
+            "Pool)."),
+    "gates": ("jr2_core.commands:gates_cmd", "List the open gates of a live run: what needs "
+              "you now."),
+    "send": ("jr2_core.commands:send_cmd", "Send EVENT to the gate GATE of a live run (ids are "
+             "matched exactly)."),
+    "plugins": ("jr2_core.commands:plugins_cmd", "List the plugins: name, distribution, "
+                "version, hooks, source kinds, and any error."),
+}
+"""The engine's own commands (`jr2_core.commands`), loaded lazily like the plugins' ones."""
+
+
+@click.group(cls=Jr2Group, lazy=ENGINE_COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="jr2")
 def main() -> None:
     """jr2: point a Pool of workers at an issue tracker.
@@ -128,274 +178,7 @@ def main() -> None:
     """
 
 
-# -- jr2 run --------------------------------------------------------------------------------
-
-
-HEARTBEAT = 60.0
-"""Seconds between the progress lines that name the items still running (off a terminal)."""
-
-
-def progress_printer(verbose: bool, *, heartbeat: float = HEARTBEAT,
-                     clock: Callable[[], float] | None = None) -> Callable[[Any], None]:
-    """An observer that prints workers and gates as they come and go, to stderr (ids and
-    reasons with their control characters blanked: they come from trackers and commands).
-    While workers run, a line every `heartbeat` seconds names those running that long, so a
-    log shows a long item is alive; the timer runs on the run's event loop (none without one)."""
-    import time
-
-    from .text import one_line
-
-    now = clock or time.monotonic
-    running: dict[str, float] = {}
-    timer: list[Any] = []  # the pending heartbeat (an asyncio TimerHandle), if any
-
-    def say(line: str) -> None:
-        # what `click.echo(line, err=True)` does for a line of text, without its per-call
-        # look-ups (two lines an item: issue 18); the stream is looked up per line, so a
-        # replaced `sys.stderr` (click's CliRunner) still gets them
-        stream = sys.stderr
-        stream.write(line + "\n")
-        stream.flush()
-
-    def beat() -> None:
-        timer.clear()
-        t = now()
-        long = [(iid, t - t0) for iid, t0 in sorted(running.items(), key=lambda kv: kv[1])
-                if t - t0 >= heartbeat]
-        if long:
-            say("jr2: running  " + ", ".join(f"{iid} ({_took(s)})" for iid, s in long))
-        arm()
-
-    def arm() -> None:
-        if timer or not running:
-            return
-        import asyncio
-
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # observed off an event loop: no heartbeat
-            return
-        timer.append(loop.call_later(heartbeat, beat))
-
-    def show(ev: Any) -> None:
-        iid = one_line(str(ev.item_id))
-        if ev.kind == "worker_started":
-            say(f"jr2: started  {iid}")
-            running[iid] = now()
-            arm()
-        elif ev.kind in ("worker_finished", "worker_failed", "worker_cancelled"):
-            running.pop(iid, None)
-            if ev.kind == "worker_finished":
-                say(f"jr2: finished {iid}")
-            elif ev.kind == "worker_failed":
-                say(f"jr2: failed   {iid}: {one_line(str(ev.detail))}")
-            else:
-                say(f"jr2: cancelled {iid}")
-        elif ev.kind == "gate_opened" and (verbose or not (ev.detail or {}).get("persistent")):
-            # a Pool's wake gate is open all run long: news only with --verbose
-            say(f"jr2: gate open   {one_line(str(ev.gate_id))}")
-        elif ev.kind == "gate_closed" and verbose:
-            say(f"jr2: gate closed {one_line(str(ev.gate_id))}")
-        elif ev.kind == "run_ended":
-            running.clear()
-            for handle in timer:
-                handle.cancel()
-            timer.clear()
-
-    return show
-
-
-def _took(seconds: float) -> str:
-    """A running time in whole minutes and seconds: `2m 5s`, `1h 3m 0s`."""
-    m, s = divmod(int(seconds), 60)
-    h, m = divmod(m, 60)
-    return (f"{h}h " if h else "") + f"{m}m {s}s"
-
-
-def observers(*own: Callable[[Any], None]) -> list[Callable[[Any], None]]:
-    """The CLI's own observers plus the plugins' `jr2_observe` hooks, if any."""
-    from .plugins import plugin_observer
-
-    extra = plugin_observer()
-    return [*own, *([extra] if extra is not None else [])]
-
-
-async def host_and_wait(
-    start_run: Callable[[], Any], *, port: int, listen: str = "127.0.0.1",
-    setup_host: Callable[[Any], None] | None = None, quiet: bool = False,
-    on_signal: Callable[[int], None] | None = None,
-    public: tuple[str, int] | None = None, ssl_context: Any = None,
-) -> Any:
-    """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
-
-    The first signal interrupts the run (workers stopped with a grace, claims released). The
-    second lets the clean-up finish, so claims are still released before exit 130, but hurries
-    it: `on_signal(n)` (called with the signal's number in the row, 1 or 2) kills what the
-    workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
-    the unauthenticated routes (webhooks) on another address; the control API stays on
-    `listen`."""
-    import asyncio
-
-    from .host import RunHost
-
-    handle = start_run()
-    host = RunHost(handle, host=listen, port=port, public=public, ssl_context=ssl_context)
-    if setup_host is not None:
-        setup_host(host)
-    loop = asyncio.get_running_loop()
-    signals = 0
-
-    def signalled() -> None:
-        nonlocal signals
-        signals += 1
-        if signals > 2:
-            os._exit(EXIT_INTERRUPTED)
-        if signals == 2:
-            click.echo("jr2: interrupted again: killing the commands now and releasing their "
-                       "claims (once more exits at once, leaving the claims to expire)", err=True)
-        if on_signal is not None:
-            on_signal(signals)
-        if signals == 1:
-            handle.interrupt()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, signalled)
-    try:
-        try:
-            address = await host.start()
-        except OSError as exc:  # the port is taken, or the address is not this machine's
-            handle.interrupt()
-            await handle.result()
-            where = f"{public[0]}:{public[1]}" if public and host.address else f"{listen}:{port}"
-            raise UsageError(f"cannot listen on {where}: {exc.strerror or exc}") from None
-        if not quiet:
-            click.echo(f"jr2: run {handle.id} serving {address} (jr2 gates / jr2 send)", err=True)
-            if host.public_address is not None:
-                click.echo(f"jr2: webhooks at {host.public_address}/webhook", err=True)
-        return await handle.result()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-        await host.stop()
-
-
-@main.command("run")
-@click.argument("target")
-@click.option("--input", "input_", metavar="JSON|@FILE", help="The run input, as JSON.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Port of the run host on 127.0.0.1 (0: any free port).")
-@click.option("-v", "--verbose", is_flag=True, help="Print gates closing and defect tracebacks.")
-@state_option
-def run_cmd(target: str, input_: str | None, port: int, verbose: bool,
-            state_dir: Path | None) -> None:
-    """Run a workflow: TARGET is FILE.py:ATTR or module:attr naming a Machine (e.g. a Pool).
-
-    Progress goes to stderr; the final output is printed as JSON on stdout. Exit code: 0 drained,
-    1 failed, 3 deadlocked, 4 error, 130 interrupted.
-    """
-    from .loader import load_machine
-    from .runs import start
-
-    machine = load_machine(target)
-    data = parse_json_arg(input_, "--input")
-    state = resolve_state(state_dir, create=True)
-
-    def begin() -> Any:
-        return start(machine, data, state_dir=state, observers=observers(progress_printer(verbose)))
-
-    import asyncio
-
-    result = asyncio.run(host_and_wait(begin, port=port))
-    click.echo(json.dumps(result.to_json(), indent=2, default=str))
-    if result.state == "error":
-        click.echo(f"error: {result.error}", err=True)
-        if verbose and result.traceback:
-            click.echo(result.traceback, err=True)
-    sys.exit(result.exit_code)
-
-
-# -- jr2 gates / jr2 send ---------------------------------------------------------------------
-
-
-@main.command("gates")
-@click.option("--run", "run_id", help="The run to ask (needed when several are live).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@state_option
-def gates_cmd(run_id: str | None, as_json: bool, state_dir: Path | None) -> None:
-    """List the open gates of a live run: what needs you now."""
-    from .client import call, pick_run
-
-    rf = pick_run(resolve_state(state_dir), run_id)
-    gates = call(rf, "GET", "/v1/gates")
-    if as_json:
-        click.echo(json.dumps({"run_id": rf.run_id, "gates": gates}, indent=2))
-        return
-    if not gates:
-        click.echo(f"run {rf.run_id}: no open gates")
-        return
-    width = max(len(g["id"]) for g in gates)
-    for g in gates:
-        meta = " ".join(f"{k}={v}" for k, v in g.get("meta", {}).items())
-        click.echo(f"{g['id']:<{width}}  accepts {', '.join(g['accepts'])}  {meta}".rstrip())
-
-
-@main.command("send")
-@click.argument("gate")
-@click.argument("event")
-@click.option("--input", "input_", metavar="JSON|@FILE", help="The event's data, as JSON.")
-@click.option("--run", "run_id", help="The run to send to (needed when several are live).")
-@state_option
-def send_cmd(gate: str, event: str, input_: str | None, run_id: str | None,
-             state_dir: Path | None) -> None:
-    """Send EVENT to the gate GATE of a live run (ids are matched exactly)."""
-    from .client import call, pick_run
-
-    data = parse_json_arg(input_, "--input")
-    rf = pick_run(resolve_state(state_dir), run_id)
-    call(rf, "POST", "/v1/send", {"gate": gate, "event": event, "data": data})
-    click.echo(f"sent {event} to {gate}", err=True)
-
-
-# -- jr2 plugins, and the commands plugins add -------------------------------------------------
-
-
-@main.command("plugins")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def plugins_cmd(as_json: bool) -> None:
-    """List the plugins: name, distribution, version, hooks, source kinds, and any error."""
-    from dataclasses import asdict
-
-    from .plugins import load
-
-    host = load()
-    infos = host.plugins
-    for info in infos:
-        for kind in info.kinds:
-            try:
-                info.capabilities[kind] = host.pm.hook.jr2_kind_capabilities(kind=kind)
-            except Exception:  # a kind that cannot say is listed as not known
-                info.capabilities[kind] = None
-    if as_json:
-        click.echo(json.dumps([asdict(i) for i in infos], indent=2))
-        return
-    for i in infos:
-        where = f"{i.distribution or '?'} {i.version or ''}".strip()
-        tag = " (built-in)" if i.builtin else ""
-        click.echo(f"{i.name}{tag}  [{where}]")
-        if i.kinds:
-            click.echo(f"  source kinds: {', '.join(i.kinds)}")
-        for kind, caps in i.capabilities.items():
-            words = "not known" if caps is None else ", ".join(caps) or "none"
-            click.echo(f"  capabilities of {kind}: {words}")
-        if i.hooks:
-            click.echo(f"  hooks: {', '.join(i.hooks)}")
-        if i.error:
-            click.echo(f"  BROKEN: {i.error}")
-
-
 def _add_plugin_commands(cli: click.Group) -> None:
-    from .plugins import load
-
     host = load(complete=False)  # the commands only: no source registry for `jr2 --help`
     for impl in host.pm.hook.jr2_register_commands.get_hookimpls():
         try:
@@ -404,6 +187,7 @@ def _add_plugin_commands(cli: click.Group) -> None:
             for info in host.plugins:
                 if info.name == impl.plugin_name:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
+
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ class Jr2Spec:
     @hookspec
     def jr2_register_commands(self, cli: click.Group) -> None:
         """Called once when the `jr2` command line is built. Add commands to `cli`
-        (`@cli.command()`), as llm and datasette plugins do."""
+        (`@cli.command()`), as llm and datasette plugins do, or lazily with
+        `jr2_core.cli.add_lazy_command` (imported only when the command is used)."""
 
     @hookspec
     def jr2_observe(self, event: RunEvent) -> None:

@@ -1,23 +1,21 @@
 """The run host: a small HTTP server on loopback for `jr2 gates`, `jr2 send` and webhooks.
 
-One aiohttp application per run with a route table. Control routes (`/v1/...`) need the run's
-bearer token, compared in constant time; other routes (tracker webhooks, added by sources with
-`add_route(..., auth=False)`) check their own signatures. A body over `max_body` bytes gets
-413 (at once when its Content-Length says so, else when a handler reads it: aiohttp's
-`client_max_size`): nothing acts on a truncated body. The address and token go into a run file in
-`<state>/runs/`, mode 0600, written atomically and removed when the run ends; `jr2_core.client`
-reads it.
+One aiohttp application per run. Control routes (`/v1/...`) need the run's bearer token,
+compared in constant time; other routes (webhooks: `add_route(..., auth=False)`) check their
+own signatures. A body over `max_body` bytes gets 413 (aiohttp's `client_max_size`): nothing
+acts on a truncated body. The address and token go into a run file in `<state>/runs/`, mode
+0600, written atomically and removed when the run ends; `jr2_core.client` reads it.
 
-Exposure (design note): the control API is served on loopback only. A `public` address (`jr2
-work --listen 0.0.0.0:8787`) gets a second site that serves the unauthenticated routes (the
-webhook) and nothing else, over TLS when given an `ssl` context. Requests to unauthenticated
-routes have not proved anything yet, so they are capped before a signature is checked: at most
-`MAX_UNSIGNED` at a time (more get 503 at once) and `UNSIGNED_TIMEOUT` seconds each to send
-their body (then 408), so half-sent bodies cannot pile up in memory. Past the cap an address
-(an IPv6 /64) holding none of them is still let in, up to twice the cap, so a flood from a few
-addresses cannot turn a signed delivery from elsewhere away. A
-request aiohttp cannot parse (`Content-Length: -1`, a bad request line) gets aiohttp's 400 and one
-warning line on stderr, never a traceback (`_OneLine`).
+Exposure (design note): the control API is served on loopback only; a `public` address (`jr2
+work --listen 0.0.0.0:8787`) gets a second site serving the unauthenticated routes only, over
+TLS when given an `ssl` context. Those requests have proved nothing yet, so before any signature
+check: at most `MAX_UNSIGNED` at a time (more get 503), past that an address (an IPv6 /64)
+holding none still gets in, up to twice the cap; each has `UNSIGNED_TIMEOUT` seconds (then 408)
+and its body must arrive at `MIN_BODY_RATE` bytes a second: one behind is dropped (408) when
+`BODY_GRACE` seconds old, or at once when the hand is full and a newcomer needs its place (the
+furthest behind goes). So neither half-sent bodies nor slow ones from many addresses starve a
+signed delivery. A response that leaves a body unread closes its connection (no lingering). A
+request aiohttp cannot parse gets its 400 and one warning line, never a traceback (`_OneLine`).
 
 The doors (design note): `--listen` faces the internet, so `jr2 work` puts the host behind
 connection caps (`doors(factory, ssl_context)` wraps the protocol factory and does the TLS
@@ -55,6 +53,10 @@ MAX_UNSIGNED = 16
 """The most requests to unauthenticated routes handled at once."""
 UNSIGNED_TIMEOUT = 10.0
 """The most seconds a request to an unauthenticated route has to be received and handled."""
+MIN_BODY_RATE = 16 << 10
+"""The fewest bytes a second an unauthenticated request's body may arrive at."""
+BODY_GRACE = 1.0
+"""Seconds a body may lag behind `MIN_BODY_RATE` before it is dropped for it."""
 HEADER_TIMEOUT = 10.0
 """The most seconds a connection has to send its first request's headers, or to stay idle."""
 BURST_GAP = 10.0
@@ -100,6 +102,27 @@ def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status=status)
 
 
+class _InHand:
+    """One unauthenticated request being received: how far behind `MIN_BODY_RATE` its body is."""
+
+    def __init__(self, request: web.Request, limit: asyncio.Timeout) -> None:
+        self.request, self.limit = request, limit
+        self.began = asyncio.get_running_loop().time()
+        self.dropped = False
+
+    def behind(self, now: float) -> float:
+        """Bytes the body lags behind the rate (<= 0: on time, or all of it arrived)."""
+        body = self.request.content
+        if body.is_eof():
+            return 0.0
+        return MIN_BODY_RATE * (now - self.began) - body.total_bytes
+
+    def drop(self) -> None:
+        """End the request now (its handler gets a TimeoutError at its next wait)."""
+        self.dropped = True
+        self.limit.reschedule(asyncio.get_running_loop().time())
+
+
 class RunHost:
     """Serves one run's control API (and any routes sources add) over HTTP."""
 
@@ -131,7 +154,8 @@ class RunHost:
         self._runner: web.AppRunner | None = None
         self._public_runner: web.AppRunner | None = None
         self._unsigned: dict[str, int] = {}
-        self._busy_said = -BURST_GAP
+        self._hand: set[_InHand] = set()
+        self._busy_said = self._slow_said = -BURST_GAP
         self._servers: list[asyncio.Server] = []
         self._started = False
         self.add_route("GET", "/v1/run", self._get_run)
@@ -170,7 +194,8 @@ class RunHost:
         """An unauthenticated request, within the caps of the module notes."""
         peer, busy = peer_address(request.transport), self._unsigned
         total, mine = sum(busy.values()), busy.get(peer, 0)
-        if total >= 2 * MAX_UNSIGNED or (total >= MAX_UNSIGNED and mine):
+        if (total >= MAX_UNSIGNED and mine) or (total >= 2 * MAX_UNSIGNED
+                                                and not self._drop_furthest_behind()):
             if time.monotonic() - self._busy_said > BURST_GAP:  # one line per burst
                 _SERVER_LOG.warning("jr2: webhook host: answering 503 to unsigned deliveries "
                                     "(from %s: %d in hand, and past them one per address)",
@@ -180,15 +205,57 @@ class RunHost:
             resp.headers["Retry-After"] = "1"
             return resp
         busy[peer] = mine + 1
+        entry: _InHand | None = None
+        check: asyncio.TimerHandle | None = None
         try:
-            async with asyncio.timeout(UNSIGNED_TIMEOUT):
+            async with asyncio.timeout(UNSIGNED_TIMEOUT) as limit:
+                if not request.content.is_eof():  # the body is still coming: watch its rate
+                    entry = _InHand(request, limit)
+                    self._hand.add(entry)
+                    check = asyncio.get_running_loop().call_later(BODY_GRACE, self._check,
+                                                                  entry, peer)
                 return await handler(request)
         except TimeoutError:
-            return _error(408, f"the request took over {UNSIGNED_TIMEOUT:g}s")
+            why = (f"the body arrived slower than {MIN_BODY_RATE} bytes a second"
+                   if entry is not None and entry.dropped
+                   else f"the request took over {UNSIGNED_TIMEOUT:g}s")
+            resp = _error(408, why)
+            resp.force_close()  # the rest of the body is not read: the connection ends
+            return resp
         finally:
+            if check is not None:
+                check.cancel()
+            if entry is not None:
+                self._hand.discard(entry)
             busy[peer] -= 1
             if not busy[peer]:
                 del busy[peer]
+
+    def _check(self, entry: _InHand, peer: str) -> None:
+        """Drop `entry` if its body is behind the minimum rate; else look again shortly."""
+        if entry.request.content.is_eof() or entry not in self._hand:
+            return
+        if entry.behind(asyncio.get_running_loop().time()) > 0:
+            self._drop(entry, peer)
+            return
+        asyncio.get_running_loop().call_later(BODY_GRACE / 4, self._check, entry, peer)
+
+    def _drop(self, entry: _InHand, peer: str) -> None:
+        if time.monotonic() - self._slow_said > BURST_GAP:  # one line per burst
+            _SERVER_LOG.warning("jr2: webhook host: dropping unsigned bodies that arrive "
+                                "slower than %d bytes a second (from %s)", MIN_BODY_RATE, peer)
+        self._slow_said = time.monotonic()
+        self._hand.discard(entry)
+        entry.drop()
+
+    def _drop_furthest_behind(self) -> bool:
+        """Make room in a full hand: drop the body furthest behind the rate, if one is."""
+        now = asyncio.get_running_loop().time()
+        worst = max(self._hand, key=lambda e: e.behind(now), default=None)
+        if worst is None or worst.behind(now) <= 0:
+            return False
+        self._drop(worst, peer_address(worst.request.transport))
+        return True
 
     async def _serve(self, host: str, port: int, *, public: bool) -> tuple[web.AppRunner, int]:
         """Serve the application on `host:port` behind its doors: every route on the control
@@ -198,8 +265,10 @@ class RunHost:
         for method, path, handler, auth in self._routes:
             if not (public and auth):
                 app.router.add_route(method, path, self._wrap(handler, auth))
+        # lingering_time=0: a body left unread (a 503, 408 or 413) closes its connection
+        # instead of being read and dropped for 10 s more (aiohttp's default)
         runner = web.AppRunner(app, access_log=None, logger=_SERVER_LOG,
-                               keepalive_timeout=HEADER_TIMEOUT)
+                               keepalive_timeout=HEADER_TIMEOUT, lingering_time=0)
         await runner.setup()
         factory, tls = runner.server, self.ssl_context if public else None
         assert factory is not None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -211,9 +211,11 @@ class Run:
             except Exception:
                 log.exception("observer %r raised on %s; ignored", obs, event.kind)
 
-    async def _main(self, input: Any) -> RunResult:
+    async def _main(self, input: Any, after: Awaitable[Any] | None = None) -> RunResult:
         ctx = Context(self)
         try:
+            if after is not None:
+                await after
             output = await self.machine.execute(input, ctx)
             result = RunResult(run_id=self.id, state="done", output=output)
         except Failure as f:
@@ -240,8 +242,10 @@ def start(
     state_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     run_id: str | None = None,
+    after: Awaitable[Any] | None = None,
 ) -> Run:
-    """Start a run of `machine` in the running event loop and return its handle at once.
+    """Start a run of `machine` in the running event loop and return its handle at once; with
+    `after`, the machine begins once it is done (the run host listening, say).
 
     The run input is validated against the machine's `input_model` first (a `ValidationError`
     names the field)."""
@@ -249,7 +253,8 @@ def start(
     if m.input_model is not None and not isinstance(input, m.input_model):
         input = m.input_model.model_validate({} if input is None else input)
     handle = Run(m, state_dir=state_dir, observers=observers, run_id=run_id)
-    handle._task = asyncio.get_running_loop().create_task(handle._main(input), name=handle.id)
+    handle._task = asyncio.get_running_loop().create_task(handle._main(input, after),
+                                                            name=handle.id)
     return handle
 
 

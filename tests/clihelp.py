@@ -27,6 +27,26 @@ def jr2(*args: str, cwd: Path, timeout: float = 60, **kw: Any) -> subprocess.Com
                           timeout=timeout, env=kw.pop("env", None) or env(), **kw)
 
 
+def jr2_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`jr2 ARGS` inside this process (click's CliRunner, from `cwd`): the exit code, stdout
+    and stderr a process would give, without its start-up. Only for commands that need no
+    process of their own (no signals, no event loop left running, no environment of their
+    own); an exception a process would print as a traceback is raised."""
+    from click.testing import CliRunner
+
+    from jr2_core.cli import main
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        res = CliRunner().invoke(main, list(args), prog_name="jr2")
+    finally:
+        os.chdir(here)
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return subprocess.CompletedProcess(["jr2", *args], res.exit_code, res.stdout, res.stderr)
+
+
 STARTED: list[subprocess.Popen[str]] = []
 """Every `popen` of the running test: conftest ends those still running when it ends."""
 

@@ -13,18 +13,25 @@ in docs/guides/write-a-source-plugin.md): `ReadsDeltas`, `KeepsAttempts`, `Keeps
 `isinstance`, never `getattr`; the registry asks `capabilities_of(tracker class)`, so `jr2 work
 KIND: --help` lists only the options the kind supports.
 
-This package and each slice's `__init__` import nothing heavy (`mixin_of` imports a mixin when
-asked); a slice never imports the CLI.
+A slice declares its options of `jr2 work`/`jr2 ready` once, as one decorator
+(`WORK_OPTIONS`, `READY_OPTIONS`, made with `options`); the commands apply it where the options
+belong in their `--help`. This package and each slice's `__init__` import nothing heavy
+(`mixin_of` imports a mixin when asked); a slice never imports the CLI.
 
 Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Any, TypeVar
 
-__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "unsupported_options"]
+__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "options",
+           "unsupported_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -90,3 +97,15 @@ def unsupported_options(capabilities: tuple[str, ...] | frozenset[str]) -> froze
     have = {o for c in CAPABILITIES if c.name in capabilities for o in c.options}
     return frozenset(o for c in CAPABILITIES if c.name not in capabilities
                      for o in c.options if o not in have)
+
+
+def options(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
+    """A slice's click options as one decorator, listed in `--help` in the order given (click
+    lists the options of stacked decorators top to bottom, so they are applied last first)."""
+
+    def apply(f: F) -> F:
+        for decorate in reversed(decorators):
+            f = decorate(f)
+        return f
+
+    return apply

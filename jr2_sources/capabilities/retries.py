@@ -13,7 +13,7 @@ settled claim comment's marker on GitHub, Jira and GitLab; the claim store for `
 the tracker's snapshot reads it back (`SnapshotItem.attempts` and `.retry_after`). A
 restarted pool, or one on another machine, therefore continues the count, and the claim itself
 refuses an item whose record changed since the snapshot it was chosen from, so a stale snapshot
-cannot reset it.
+cannot reset it. `WORK_OPTIONS` are this slice's options of `jr2 work`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ from abc import ABC
 from dataclasses import dataclass
 from datetime import datetime
 
+import click
+
 from jr2_core import Outcome
+
+from . import options
 
 EX_TEMPFAIL = 75
 
@@ -63,3 +67,20 @@ class AttemptPolicy:
     def delay(self, number: int) -> float:
         """Seconds to wait after transient failure number `number` (1, 2, ...)."""
         return min(self.backoff * 2.0 ** max(0, number - 1), self.backoff_max)
+
+
+WORK_OPTIONS = options(
+    click.option("--max-attempts", type=click.IntRange(min=1), default=1, show_default=True,
+                 help="Runs per item: a transient failure (see --transient-exit) is offered "
+                      "again after a backoff until they are spent; 1: every failure is final."),
+    click.option("--transient-exit", "transient_exit", type=click.IntRange(1, 255),
+                 multiple=True, metavar="CODE",
+                 help="An exit code that is a transient failure (repeatable; default 75, "
+                      "EX_TEMPFAIL). Only with --max-attempts above 1."),
+    click.option("--retry-backoff", metavar="DURATION", default=None, show_default="30s",
+                 help="Wait after the first transient failure; doubled after each next one. "
+                      "Only with --max-attempts above 1."),
+    click.option("--retry-backoff-max", metavar="DURATION", default=None, show_default="1h",
+                 help="The longest wait between attempts. Only with --max-attempts above 1."),
+)
+"""`jr2 work`'s options of bounded retries (`AttemptPolicy`)."""

@@ -13,6 +13,7 @@ Shared by every source that takes webhooks (public API, so plugins reuse it):
   adapter's `webhook(headers, body, secret) -> Verdict` decides; a verdict that wakes sends the
   wake event to the run's `source` gate. Bad or missing signatures get 401 and wake nothing;
   anything the receiver raises is a 400, never a 500.
+* `WORK_OPTIONS`: `jr2 work`'s options of the webhook (`--listen`, `--tls-*`, the secret).
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import click
+
+from . import options
 
 log = logging.getLogger("jr2.webhooks")
 
@@ -130,3 +136,19 @@ def attach_webhook(host: Any, run: Any, receiver: Receiver, secret: str | None,
                                   "reason": verdict.reason}, status=verdict.status)
 
     host.add_route("POST", path, handle, auth=False)
+
+
+WORK_OPTIONS = options(
+    click.option("--listen", metavar="HOST:PORT", default=None,
+                 help="Serve POST /webhook here (a non-loopback address serves only the "
+                      "webhook: the control API stays on 127.0.0.1:--port)."),
+    click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="Serve --listen over HTTPS with this certificate (PEM; chain included)."),
+    click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="The private key of --tls-cert (PEM), unless the certificate file holds "
+                      "it."),
+    click.option("--webhook-secret-env", metavar="NAME", default=None,
+                 help="Verify webhook deliveries with the secret in this environment "
+                      "variable."),
+)
+"""`jr2 work`'s options of the webhook route: where it listens (TLS) and its secret."""

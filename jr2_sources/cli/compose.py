@@ -11,25 +11,56 @@ before the run starts, so bad input claims nothing.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import ssl
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from jr2_core.cli import host_and_wait, progress_printer, resolve_state
-from jr2_core.cli import observers as with_plugins
+from jr2_core import define_event, pool, start
+from jr2_core.cli import resolve_state
+from jr2_core.commands import host_and_wait, progress_printer
+from jr2_core.commands import observers as with_plugins
 from jr2_core.errors import UsageError
+from jr2_core.runs import RunResult
+from jr2_sources.capabilities.dashboard.command import (
+    DashboardLoop,
+    interval_seconds,
+    open_dashboard,
+)
+from jr2_sources.capabilities.deltas.reader import first_reading
+from jr2_sources.capabilities.gates import KeepsGates
+from jr2_sources.capabilities.gates.approvals import attach_approvals
+from jr2_sources.capabilities.gates.policy import check_name
+from jr2_sources.capabilities.limits import KeepsLimits, LocksByComment
+from jr2_sources.capabilities.limits.comment_locks import LockedClaims
+from jr2_sources.capabilities.limits.policy import Limits
+from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
+from jr2_sources.capabilities.webhooks import TakesWebhooks, attach_webhook
+from jr2_sources.hooks import load_registry
+from jr2_sources.kit.durations import parse_duration
+from jr2_sources.kit.fence import Fence
 from jr2_sources.kit.markers import KEY_VAR
+from jr2_sources.kit.redact import Redactor, secret_values
+from jr2_sources.kit.retry import interrupt_retries
+from jr2_sources.kit.sizes import parse_size
+from jr2_sources.projectconfig import token_variables
+from jr2_sources.readyset import ReadySet
+from jr2_sources.registry import layer_options
+from jr2_sources.tracker import Tracker
+from jr2_sources.worksource import Tally, WorkSource, default_holder
 
+from .liveview import LiveView
+from .runner import command_worker, kill_all, resolve_command
 from .source import open_source
-
-if TYPE_CHECKING:
-    from jr2_core.runs import RunResult
-    from jr2_sources.readyset import ReadySet
-    from jr2_sources.tracker import Tracker
-    from jr2_sources.worksource import Tally
+from .workerenv import withheld, worker_env
+from .workspace import Workspace, Worktrees
 
 
 @dataclass(frozen=True)
@@ -63,7 +94,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          control_issue: str | None = None, gates: Sequence[str] = (),
          dashboard: str | int | None = None,
          dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
-         on_feedback: str | None = None) -> WorkResult:
+         on_feedback: str = "nothing") -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -77,8 +108,6 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
     once per `dashboard_interval`). `log_limit` is `--log-limit` (bytes, or text like `"10MiB"`).
     `on_feedback` is `--on-feedback` (`rerun` or `nothing`).
     """
-    import asyncio
-
     plan = _prepare(source, command, options=options, cap=cap, lease=lease, timeout=timeout,
                     wait=wait, port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
                     webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
@@ -110,7 +139,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      dashboard: str | int | None = None,
                      dashboard_interval: float | str = "1m",
                      log_limit: int | str = "10MiB",
-                     on_feedback: str | None = None) -> WorkResult:
+                     on_feedback: str = "nothing") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -162,30 +191,17 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
              gates: Sequence[str] = (), dashboard: str | int | None = None,
              dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
-             on_feedback: str | None = None) -> _Plan:
+             on_feedback: str = "nothing") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
-    from jr2_sources.capabilities.gates import KeepsGates
-    from jr2_sources.capabilities.webhooks import TakesWebhooks
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.projectconfig import token_variables
-
-    from .runner import resolve_command
-    from .workerenv import withheld, worker_env
-    from .workspace import Workspace, Worktrees
-
     argv = resolve_command(list(command))
     lease_s = _seconds("--lease", lease)
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
-    from jr2_sources.kit.sizes import parse_size
-
     try:
         log_bytes = parse_size(log_limit)
     except ValueError as exc:
         raise UsageError(f"--log-limit: {exc}") from None
     policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    from jr2_sources.capabilities.limits.policy import Limits
-
     limits = Limits.parse(global_cap, exclusive_by)
     serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
     state_dir = resolve_state(state, create=True)
@@ -195,10 +211,9 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
         raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
                          "so it cannot use --gate")
     locks = _limited(adapter, limits, control_issue)
-    from jr2_sources.capabilities.feedback import options as feedback_options
     from jr2_sources.capabilities.feedback import policy as feedback_policy
 
-    feedback_policy.apply(adapter, feedback_options.chosen(on_feedback), max_attempts,
+    feedback_policy.apply(adapter, on_feedback, max_attempts,
                           wait=wait)
     if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
@@ -211,14 +226,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
                          "(a command holding it could sign claims and answers)")
     held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
     env = worker_env(tuple(pass_env), held)
-    from jr2_sources.capabilities.deltas.reader import first_reading
-
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
     dash = None
     if dashboard is not None:
-        from jr2_sources.capabilities.dashboard.command import interval_seconds, open_dashboard
-
         dash = open_dashboard(adapter, dashboard, first,
                               interval=interval_seconds("--dashboard-interval",
                                                         dashboard_interval),
@@ -236,9 +247,6 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
     (`jr2_sources.capabilities.limits`) around a comment tracker (`LocksByComment`) given
     `--control-issue`; None when the tracker's own claims keep them (`KeepsLimits`, `local:`) or
     none is asked; a one-line usage error otherwise."""
-    from jr2_sources.capabilities.limits import KeepsLimits, LocksByComment
-    from jr2_sources.capabilities.limits.comment_locks import LockedClaims
-
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
@@ -264,8 +272,6 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
     """`--gate NAME` (repeatable), checked (`jr2_sources.capabilities.gates.policy.check_name`)."""
-    from jr2_sources.capabilities.gates.policy import check_name
-
     try:
         return frozenset(check_name(g) for g in gates)
     except ValueError as exc:
@@ -276,8 +282,6 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
                     backoff_max: float | str | None) -> Any:
     """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
     AttemptPolicy; the last three only with `--max-attempts` above 1, where they do something."""
-    from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
-
     given = [name for name, value in (("--transient-exit", transient),
                                       ("--retry-backoff", backoff),
                                       ("--retry-backoff-max", backoff_max))
@@ -295,8 +299,6 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
 def _seconds(option: str, value: float | str) -> float:
     """A duration option in seconds (a number, or text like `"10m"`); bad input is a usage
     error naming the option."""
-    from jr2_sources.kit.durations import parse_duration
-
     try:
         return parse_duration(value)
     except ValueError as exc:
@@ -321,8 +323,6 @@ def _listen_options(listen: str | None, port: int, secret_env: str | None,
                     tls_cert: Path | None = None, tls_key: Path | None = None) -> _Serve:
     """Check `--listen`, `--port`, `--tls-*` and `--webhook-secret-env`; without a secret,
     loopback only."""
-    import os
-
     host, lport = "127.0.0.1", port
     if listen is not None:
         h, sep, p = listen.rpartition(":")
@@ -351,10 +351,6 @@ def _listen_options(listen: str | None, port: int, secret_env: str | None,
 def _tls_context(cert: Path, key: Path | None) -> Any:
     """A server TLS context from PEM files; a bad file is a usage error, and a private key
     every user of the machine can read is warned about (as a mounted secret may well be)."""
-    import logging
-    import ssl
-    import stat
-
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         ctx.load_cert_chain(cert, key)
@@ -374,14 +370,6 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
 async def _run(plan: _Plan) -> WorkResult:
     """Compose and run: the WorkSource over the Tracker, the command worker, the Pool, the run
     host (with the tracker's webhook, if any) and the progress observers."""
-    from jr2_core import define_event, pool, start
-    from jr2_sources.kit.fence import Fence
-    from jr2_sources.kit.redact import Redactor, secret_values
-    from jr2_sources.registry import layer_options
-    from jr2_sources.worksource import WorkSource, default_holder
-
-    from .runner import command_worker
-
     state, run_id, quiet, serve = plan.state, plan.run_id, plan.quiet, plan.serve
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
     opts = layer_options(plan.config)
@@ -404,8 +392,6 @@ async def _run(plan: _Plan) -> WorkResult:
     if quiet:
         pass
     elif sys.stderr.isatty():
-        from .liveview import LiveView
-
         view = LiveView(ws)
         observers.append(view.observe)
     else:
@@ -413,29 +399,25 @@ async def _run(plan: _Plan) -> WorkResult:
 
     handle: list[Any] = []
 
-    def begin() -> Any:
+    def begin(after: Any) -> Any:
         handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
-                            run_id=run_id))
+                            run_id=run_id, after=after))
         return handle[0]
 
     board = None
     if plan.dashboard is not None:
-        from jr2_sources.capabilities.dashboard.command import DashboardLoop
-
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
                               check_every=min(max(poll or 5.0, 1.0), 5.0),
                               quiet=quiet or sys.stderr.isatty())  # a live view: no lines
 
     def setup_host(host: Any) -> None:
-        from .doors import Doors
+        from .doors import Doors  # aiohttp (jr2_core.host): only once a run is hosted
 
         host.doors = Doors()  # --listen faces the internet: connection caps (doors.py)
         host.backlog = host.doors.backlog
         if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
-            from jr2_sources.capabilities.gates.approvals import attach_approvals
 
             attach_approvals(handle[0], ws.tracker)
-        from jr2_sources.capabilities.webhooks import TakesWebhooks, attach_webhook
 
         hook = ws.tracker.webhook if isinstance(ws.tracker, TakesWebhooks) else None
         if hook is not None and board is not None:
@@ -449,8 +431,6 @@ async def _run(plan: _Plan) -> WorkResult:
                 return verdict
 
             attach_webhook(host, handle[0], receiver, serve.secret)
-
-    import asyncio
 
     keeper = None if board is None else asyncio.create_task(board.run(), name="dashboard")
     try:
@@ -476,10 +456,6 @@ async def _run(plan: _Plan) -> WorkResult:
 def _on_signal(n: int) -> None:
     """Ctrl-C: the first abandons the tracker retries in flight (the releases that follow still
     retry); the second also kills every command's process group at once."""
-    from jr2_sources.kit.retry import interrupt_retries
-
-    from .runner import kill_all
-
     interrupt_retries()
     if n >= 2:
         kill_all()

@@ -1,7 +1,7 @@
 """What every command over a SOURCE shares: its click command class, `KIND: --help`, opening it.
 
-`jr2 ready`, `jr2 work` (`commands`, `compose`) and `jr2 dashboard` (the dashboard slice) import
-this module; it imports none of them.
+`jr2 ready`, `jr2 work` (`ready`, `work`, `compose`) and `jr2 dashboard` (the dashboard slice)
+import this module; it imports none of them.
 """
 
 from __future__ import annotations
@@ -11,8 +11,12 @@ from typing import Any
 
 import click
 
-from jr2_core.errors import UsageError
-from jr2_sources.registry import SourceEnv, kind_help, split_source
+from jr2_core.errors import ConfigError, UsageError
+from jr2_sources.capabilities import unsupported_options
+from jr2_sources.hooks import load_registry
+from jr2_sources.projectconfig import resolve_source
+from jr2_sources.registry import SourceEnv, kind_capabilities, kind_help, split_source
+from jr2_sources.tracker import as_tracker
 
 
 class SourceCommand(click.Command):
@@ -44,10 +48,6 @@ class SourceCommand(click.Command):
 def _show_kind_help(spec: str, ctx: click.Context) -> None:
     """The kind's own options, its capabilities, then the command's options the kind supports
     (an option whose capability its tracker class does not declare is left out)."""
-    from jr2_sources.capabilities import unsupported_options
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.registry import kind_capabilities
-
     kind = load_registry().get(split_source(spec)[0])
     click.echo(kind_help(kind))
     caps = kind_capabilities(kind)
@@ -79,11 +79,6 @@ def source_or_help(ctx: click.Context, source: str | None) -> str | None:
 def open_source(spec: str, options: list[str], state: Path, *, read_only: bool
                 ) -> tuple[Any, Any]:
     """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
-    from jr2_core.errors import ConfigError
-    from jr2_sources.hooks import load_registry
-    from jr2_sources.projectconfig import resolve_source
-    from jr2_sources.tracker import as_tracker
-
     kind, config = resolve_source(spec, options, load_registry())
     try:
         adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))

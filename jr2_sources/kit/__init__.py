@@ -14,13 +14,15 @@
 - `gates_of` (`jr2_sources.capabilities.gates.comments`): approval gates read from a thread.
 - `LabelOptions` (`labeloptions`), `LabelCommentTracker` (`labeltracker`): the options and the
   base of a tracker whose claims are comments and whose marks are labels.
-- `SinceWindow`, `WindowGap`, `iso_z` (`jr2_sources.capabilities.deltas.sincewindow`).
+- `SinceWindow`, `WindowGap`, `Page`, `iso_z` (`jr2_sources.capabilities.deltas.sincewindow`);
+  `SinceReader` (`...deltas.since`) reads a delta from a tracker's queries; `BlockerState`.
 
 The capabilities' helpers live in their slices; they are re-exported here so a plugin finds
 what it reuses in one place.
 """
 
-from jr2_sources.capabilities.deltas.sincewindow import SinceWindow, WindowGap, iso_z
+from jr2_sources.capabilities.deltas.since import SinceReader
+from jr2_sources.capabilities.deltas.sincewindow import Page, SinceWindow, WindowGap, iso_z
 from jr2_sources.capabilities.gates.comments import gates_of
 from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
@@ -30,6 +32,7 @@ from jr2_sources.capabilities.webhooks import (
     hmac_sha256,
     verify_signature,
 )
+from jr2_sources.readyset import BlockerState
 
 from .comment_claims import ClaimsByComment, CommentClaims, CommentThread
 from .durations import Duration, parse_duration
@@ -41,6 +44,7 @@ from .rest import RequestStats, RestClient, RestResponse, parse_http_date
 
 __all__ = [
     "TRUST_HELP",
+    "BlockerState",
     "ClaimsByComment",
     "CommentClaims",
     "CommentThread",
@@ -50,11 +54,13 @@ __all__ = [
     "LabelCommentTracker",
     "LabelOptions",
     "MarkerTrust",
+    "Page",
     "Reading",
     "Redactor",
     "RequestStats",
     "RestClient",
     "RestResponse",
+    "SinceReader",
     "SinceWindow",
     "Verdict",
     "WindowGap",

@@ -1,13 +1,15 @@
 """Durations on the command line: `90`, `90s`, `10m`, `1h30m`, `1.5h` -> seconds.
 
-`parse_duration` and `format_duration` are plain functions; `Duration`, the pydantic field type,
-is built on first use, so reading a duration (`jr2 work local:`'s options) imports no pydantic."""
+`parse_duration` and `format_duration` are plain functions; `Duration` is the pydantic field type
+(`parse_duration` as its `BeforeValidator`: seconds, from a number or `10m`-style text)."""
 
 from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from jr2_sources.optionhint import OptionHint
 
@@ -51,18 +53,6 @@ def format_duration(seconds: float) -> str:
     return out
 
 
-if TYPE_CHECKING:
-    Duration = Annotated[float, OptionHint("DURATION")]
-    """A pydantic field type: seconds, accepting `10m`-style strings."""
-
-
-def __getattr__(name: str) -> Any:
-    """`Duration`, built (with pydantic's `BeforeValidator`) when a config model first asks."""
-    if name != "Duration":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from pydantic import BeforeValidator
-
-    made = Annotated[float, BeforeValidator(parse_duration),
+Duration = Annotated[float, BeforeValidator(parse_duration),
                      OptionHint("DURATION", lambda v: format_duration(float(v)))]
-    globals()["Duration"] = made
-    return made
+"""A pydantic field type: seconds, accepting `10m`-style strings (`parse_duration`)."""

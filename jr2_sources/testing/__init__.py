@@ -87,8 +87,8 @@ REFERENCE: tuple[RefItem, ...] = (
 
 @dataclass(frozen=True)
 class Forged:
-    """A jr2 marker as someone else writes it: its `kind` (`claim`, `failed`, `answer`, `lock`)
-    and `fields`; `body` is the comment text jr2 writes for it."""
+    """A jr2 marker as someone else writes it: its `kind` (`claim`, `failed`, `gate`, `answer`,
+    `lock`) and `fields`; `body` is the comment text jr2 writes for it."""
 
     kind: str
     fields: dict[str, Any]

@@ -1,7 +1,8 @@
-"""`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server: the
-commands are loaded lazily (click's lazy subcommands), so listing them imports none of their
-dependencies. Time itself is measured by bench/cli_start.py (a test would flake on a busy
-machine); what a test can pin down is that those modules are not imported at all.
+"""`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server, and
+the commands are loaded lazily (click's lazy subcommands): listing them imports none of their
+modules, and each is listed with its own help. Time itself is measured by bench/cli_start.py
+(a test would flake on a busy machine); what a test can pin down is that those modules are not
+imported at all.
 """
 
 from __future__ import annotations
@@ -43,3 +44,41 @@ def test_jr2_plugins_still_names_the_source_kinds() -> None:
                          capture_output=True, text=True, check=True).stdout
     kinds = {k for p in json.loads(out) for k in p["kinds"]}
     assert {"local", "github", "jira"} <= kinds
+
+
+def test_help_imports_none_of_the_lazy_commands_modules() -> None:
+    code = ("from jr2_core.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after(code)
+    assert "jr2_sources.cli.commands" in loaded  # the registering plugin was loaded
+    lazy = ("jr2_sources.cli.ready", "jr2_sources.cli.work", "jr2_sources.cli.local",
+            "jr2_sources.playground.cli")
+    assert sorted(m for m in lazy if m in loaded) == []
+
+
+def test_each_lazy_command_is_listed_with_its_own_help() -> None:
+    import click
+
+    from jr2_core.cli import main
+
+    ctx = click.Context(main)
+    names = main.list_commands(ctx)
+    assert {"ready", "work", "local", "dashboard", "playground", "run", "gates", "send",
+            "plugins"} <= set(main.lazy) & set(names)
+    stand_ins = {name: main.listed(ctx, name) for name in main.lazy}
+    for name, stand_in in stand_ins.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and stand_in is not None
+        for limit in (30, 45, 60, 80, 120, 400):
+            assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), name
+
+
+def test_a_lazy_command_given_to_a_plain_click_group_is_added_at_once() -> None:
+    import click
+
+    from jr2_core.cli import add_lazy_command
+    from jr2_sources.cli.local import local_group
+
+    group = click.Group()
+    add_lazy_command(group, "local", "jr2_sources.cli.local:local_group", "Commands of ...")
+    assert group.commands == {"local": local_group}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from clihelp import jr2
-from jr2_sources.cli.commands import run_ending
+from clihelp import jr2, jr2_here
+from jr2_sources.cli.work import run_ending
 from jr2_sources.readyset import BlockerRef, Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.report import explain, render_text
 
@@ -57,13 +57,13 @@ def test_counts_leave_out_done_when_the_source_cannot_say() -> None:
 def test_explain_a_done_item(tmp_path: Path) -> None:
     assert explain(_rs(1), "D") == "D: done"  # type: ignore[arg-type]
     (tmp_path / "b.toml").write_text(CHAIN)
-    res = jr2("ready", "local:b.toml", "--explain", "D", cwd=tmp_path)
+    res = jr2_here("ready", "local:b.toml", "--explain", "D", cwd=tmp_path)
     assert res.returncode == 2
     assert "'D' is not an open item of local:b.toml" in res.stderr and "done" in res.stderr
 
 
 def test_kind_options_show_metavars_and_defaults_in_words(tmp_path: Path) -> None:
-    out = jr2("ready", "github:", "--help", cwd=tmp_path).stdout
+    out = jr2_here("ready", "github:", "--help", cwd=tmp_path).stdout
     assert "--poll-every DURATION" in out and "[default: 1m]" in out
     assert "--retry-budget DURATION" in out and "[default: 5m]" in out
     assert "--on-success close|label|nothing" in out
@@ -71,15 +71,15 @@ def test_kind_options_show_metavars_and_defaults_in_words(tmp_path: Path) -> Non
 
 
 def test_the_work_usage_line_names_the_command(tmp_path: Path) -> None:
-    out = jr2("work", "--help", cwd=tmp_path).stdout
+    out = jr2_here("work", "--help", cwd=tmp_path).stdout
     assert out.startswith("Usage: jr2 work [OPTIONS] SOURCE [KIND OPTIONS] -- COMMAND [ARGS]...")
 
 
 def test_config_errors_are_in_jr2s_words(tmp_path: Path) -> None:
-    res = jr2("ready", "github:o/r", "--on-success", "shut", cwd=tmp_path)
+    res = jr2_here("ready", "github:o/r", "--on-success", "shut", cwd=tmp_path)
     assert res.stderr == ("error: github: --on-success: expected 'close', 'label', 'nothing' "
                           "or 'review', not 'shut'\n")
     (tmp_path / "jr2.toml").write_text('[sources.w]\nkind = "local"\ntarget = "b"\nfoo = 1\n')
-    res = jr2("ready", "w", cwd=tmp_path)
+    res = jr2_here("ready", "w", cwd=tmp_path)
     assert res.stderr.startswith("error: jr2.toml: source 'w': foo: no such key (keys: label,")
     assert "Extra inputs" not in res.stderr

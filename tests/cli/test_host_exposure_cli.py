@@ -363,3 +363,110 @@ def test_asyncios_out_of_descriptors_traceback_is_one_line_per_burst(
     assert [(r.name, r.getMessage(), r.exc_info) for r in said] == [
         ("jr2.host", "jr2: webhook host: cannot accept connections: Too many open files "
          "(said once per burst)", None)]
+
+
+class _SlowBodies:
+    """Slow bodies held open from `peers`, `each` per address, by a thread: every connection
+    sends its headers and one byte of a 100,000-byte body, then nothing; one the host closes
+    (or answers) is opened again a fifth of a second later, as a persistent attacker would."""
+
+    HEAD = (b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n{")
+
+    def __init__(self, port: int, peers: list[str], each: int) -> None:
+        import threading
+
+        self.port, self.slots = port, [p for p in peers for _ in range(each)]
+        self.opened = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._hold, daemon=True)
+
+    def _connect(self, peer: str) -> socket.socket | None:
+        s = socket.socket()
+        try:
+            s.bind((peer, 0))
+            s.settimeout(1)
+            s.connect(("127.0.0.1", self.port))
+            s.sendall(self.HEAD)
+        except OSError:
+            s.close()
+            return None
+        self.opened += 1
+        return s
+
+    def _hold(self) -> None:
+        import select
+
+        socks: dict[int, socket.socket | None] = dict.fromkeys(range(len(self.slots)))
+        due = dict.fromkeys(range(len(self.slots)), 0.0)
+        while not self._stop.is_set():
+            now = time.monotonic()
+            for i, s in socks.items():
+                if s is None and due[i] <= now:
+                    socks[i] = self._connect(self.slots[i])
+                    due[i] = now + 0.2
+            live = {s: i for i, s in socks.items() if s is not None}
+            ready, _, _ = select.select(list(live), [], [], 0.05)
+            for s in ready:  # an answer or the host's close: this one is over
+                s.close()
+                socks[live[s]], due[live[s]] = None, time.monotonic() + 0.2
+        for s in socks.values():
+            if s is not None:
+                s.close()
+
+    def __enter__(self) -> _SlowBodies:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def test_slow_bodies_from_many_addresses_do_not_starve_a_signed_delivery(tmp_path: Path) -> None:
+    from jr2_sources.capabilities.webhooks import hmac_sha256
+
+    port, ran = free_port(), tmp_path / "ran"
+    fixture = Path(__file__).resolve().parents[2] / "fixtures/github/webhooks/issues.opened.json"
+    payload = json.loads(fixture.read_text())
+    payload["repository"]["full_name"] = "o/r"
+    body = json.dumps(payload).encode()
+    with FakeGitHub() as fake:
+        fake.add_issue("o/r", "done before the slow bodies")
+        env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
+        proc = subprocess.Popen(
+            [*JR2, "work", "github:o/r", "--wait", "--poll-every", "60s", "--write-spacing",
+             "0.001", "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", "--",
+             "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'], cwd=tmp_path, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
+            assert proc.poll() is None, proc.communicate()
+            wait_for(lambda: ran.exists(), timeout=30)  # o/r#1 done: the pool waits
+            # 29 addresses, 2 bodies each: more than the 16 + 16 unsigned requests in hand
+            with _SlowBodies(port, [f"127.0.0.{i}" for i in range(2, 31)], 2) as slow:
+                wait_for(lambda: slow.opened >= 58, timeout=10)
+                time.sleep(1.5)  # the hand is full of slow bodies, and they are dropped and
+                # come back
+                fake.add_issue("o/r", "arrives during the slow bodies")
+                sent, statuses = time.monotonic(), []
+                for i in range(2):  # a second delivery only if the first one's wake came early
+                    headers: dict[str, str | bytes] = {
+                        "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),
+                        "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"d-{i}",
+                        "Content-Type": "application/json"}
+                    statuses.append(request(port, "POST", "/webhook", headers, body))
+                    assert time.monotonic() - sent < 10, statuses
+                    with contextlib.suppress(AssertionError):
+                        wait_for(lambda: "o/r#2" in ran.read_text(), timeout=4)
+                    if "o/r#2" in ran.read_text():
+                        break
+                reopened = slow.opened - 58
+            assert statuses and all(200 <= s < 300 for s in statuses), statuses
+            assert ran.read_text().split() == ["o/r#1", "o/r#2"]
+            assert reopened > 58, reopened  # the host dropped them over and over
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+    assert len(err) < 100_000 and "Traceback" not in err, err[-3000:]
+    assert len([ln for ln in err.splitlines() if "slower than" in ln]) == 1, err[-3000:]

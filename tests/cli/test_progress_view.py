@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from jr2_core import RunEvent
-from jr2_core.cli import progress_printer
+from jr2_core.commands import progress_printer
 from jr2_sources.cli.liveview import LiveView
 
 

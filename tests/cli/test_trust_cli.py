@@ -13,21 +13,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from jr2_sources.testing import Forged
 from jr2_sources.testing.fakes.github_server import LOGIN, FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
 STRANGER = "mallory"
-CLAIM = '<!-- jr2:claim {"holder": "evil@x", "lease": 86400, "nonce": "n1"} -->\njr2: held'
-FAILED = ('<!-- jr2:failed {"holder": "evil@x", "nonce": "n2", "reason": "exit 75", '
-          '"attempt": 1, "retry_after": "2099-01-01T00:00:00+00:00"} -->\njr2: retry later')
-GATE = '<!-- jr2:gate {"gate": "deploy", "holder": "r@h", "nonce": "n3"} -->\njr2: waits'
-ANSWER = ('<!-- jr2:answer {"gate": "deploy", "status": "approved", "reason": null, '
-          '"by": "octocat"} -->\njr2: gate `deploy` approved.')
+CLAIM = Forged("claim", {"holder": "evil@x", "lease": 86400, "nonce": "n1"}).body
+FAILED = Forged("failed", {"holder": "evil@x", "nonce": "n2", "reason": "exit 75", "attempt": 1,
+                           "retry_after": "2099-01-01T00:00:00+00:00"}).body
+GATE = Forged("gate", {"gate": "deploy", "holder": "r@h", "nonce": "n3"}).body
+ANSWER = Forged("answer", {"gate": "deploy", "status": "approved", "reason": None,
+                           "by": "octocat"}).body
 
 
 def _lock(item: str, nonce: str) -> str:
-    fields = {"item": item, "holder": "evil@x", "groups": [], "nonce": nonce, "lease": 86400}
-    return f"<!-- jr2:lock {json.dumps(fields)} -->\njr2: {item} is held by evil@x"
+    return Forged("lock", {"item": item, "holder": "evil@x", "groups": [], "nonce": nonce,
+                           "lease": 86400}).body
 
 
 def _run(fake: FakeGitHub, tmp: Path, *args: str, key: str | None = None

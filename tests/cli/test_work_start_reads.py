@@ -4,8 +4,8 @@ before the pool starts is the Ready-reader's first full reading (`deltas.first_r
 
 Counted on the fake trackers' request logs, from the start up to the first claim: GitHub's full
 reading is the issues lists without `since` (the scope, jr2's claim and failure labels; a delta
-asks with `since`), Jira's the search whose
-JQL has no `updated >=` clause (a delta's has one).
+asks with `since`; once, at start, the closed issues still awaiting approval), Jira's the search
+whose JQL has no `updated >=` clause (a delta's has one).
 """
 
 from __future__ import annotations
@@ -66,12 +66,16 @@ def test_work_github_lists_the_backlog_once_at_start(github: FakeGitHub, tmp_pat
     assert len(result.tally.done_ids) == 3
     start = before_first_write(github.requests(), lambda e: e["method"] != "GET")
     assert len(start) < len(github.requests())  # a claim was written after the start
-    listings = [e["query"] for e in start if e["method"] == "GET"
-                and e["path"] == "/repos/o/r/issues" and "since=" not in e["query"]]
+    lists = [e["query"] for e in start if e["method"] == "GET"
+             and e["path"] == "/repos/o/r/issues" and "since=" not in e["query"]]
+    listings = [q for q in lists if "state=closed" not in q]
     # one full reading: the scope's listing (one page) and the lists of jr2's claim and failure
     # marks, each once, not twice
     assert sorted(q for q in listings if "labels=agent" in q) == [listings[0]]
     assert len(listings) == 3, listings
+    # and once, at start, the closed issues of the scope still awaiting approval
+    assert [q for q in lists if "state=closed" in q] == [
+        "labels=agent%2Cjr2%3Aawaiting-approval&per_page=100&state=closed"], lists
 
 
 def test_work_jira_searches_the_backlog_once_at_start(jira: FakeJira, tmp_path: Path,

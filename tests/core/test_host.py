@@ -187,3 +187,23 @@ async def test_a_request_aiohttp_cannot_parse_is_one_line_not_a_traceback(
     assert len(said) == 2 and all(rec.exc_info is None for rec in said)
     assert said[0].getMessage() == ("jr2: refused a malformed request from 127.0.0.1 "
                                     "(400: Invalid character in Content-Length)")
+
+
+async def test_the_host_listens_before_the_run_begins(tmp_path: Path) -> None:
+    """A webhook caused by a run's very first write must find the host listening."""
+    import socket
+
+    from jr2_core.commands import host_and_wait
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+
+    async def first_step(data: Any, ctx: Any) -> str:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)  # refused if not yet bound
+        writer.close()
+        return "reached"
+
+    result = await host_and_wait(lambda after: start(first_step, state_dir=tmp_path, after=after),
+                                 port=port, quiet=True)
+    assert (result.state, result.output) == ("done", "reached"), result

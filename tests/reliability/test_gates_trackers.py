@@ -423,3 +423,42 @@ def test_github_an_issue_closed_while_it_awaits_approval_loses_the_awaiting_labe
         assert first not in {e["id"] for group in ("ready", "blocked") for e in report[group]}
         assert [e for e in s.tr.log()[before:] if e["method"] != "GET"] == []
         assert "jr2:awaiting-approval" in s.tr.labels(first)
+
+
+def test_github_an_issue_closed_while_no_pool_ran_loses_the_awaiting_label_at_the_next_work(
+        tmp_path: Path) -> None:
+    """A pool parks #1 and ends (exit 3). While no pool runs, a person closes #1, and #2 (done)
+    gets the awaiting label back by hand next to a forged `jr2:gate` marker by someone the pool
+    does not trust. `jr2 ready` writes nothing and leaves both labels. The next `jr2 work` lists
+    the closed issues carrying the label once, at start, and takes it off #1 only (one DELETE),
+    the issue whose thread holds jr2's own gate request; #2 keeps it."""
+    from jr2_sources.kit.claims import render_marker
+
+    with setup("github", tmp_path, n=2) as s:
+        first, second = s.items
+        one, two = (int(i.split("#")[1]) for i in s.items)
+        rc, err = finish(s.start(ask=first))
+        assert rc == 3, err[-3000:]
+        assert "jr2:awaiting-approval" in s.tr.labels(first)
+        s.tr.fake.close_issue("o/r", one, reason="not_planned")
+        s.tr.fake.set_labels("o/r", two, [*s.tr.labels(second), "jr2:awaiting-approval"])
+        s.tr.fake.add_comment("o/r", two, render_marker("gate", {"gate": "deploy"}, "forged"),
+                              "mallory")
+
+        before = len(s.tr.log())
+        s.ready_json()
+        assert [e for e in s.tr.log()[before:] if e["method"] != "GET"] == []
+        assert "jr2:awaiting-approval" in s.tr.labels(first)
+
+        before = len(s.tr.log())
+        rc, err = finish(s.start())
+        assert rc == 0, err[-3000:]
+        log = s.tr.log()[before:]
+        assert [(e["method"], e["path"]) for e in log if e["method"] != "GET"] == [
+            ("DELETE", f"/repos/o/r/issues/{one}/labels/jr2%3Aawaiting-approval")]
+        closed = [e for e in log if e["path"] == "/repos/o/r/issues"
+                  and "state=closed" in str(e["query"])]
+        assert len(closed) == 1, closed
+        assert "jr2:awaiting-approval" not in s.tr.labels(first)
+        assert "jr2:awaiting-approval" in s.tr.labels(second)
+        assert s.runs(first) == [("-", "-")]

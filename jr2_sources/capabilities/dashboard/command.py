@@ -23,11 +23,13 @@ Design notes
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,8 +38,16 @@ import click
 
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
+from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.gates import KeepsGates
+from jr2_sources.capabilities.gates.desk import TrackerGates
 from jr2_sources.cli.source import SourceCommand, open_source, source_or_help
+from jr2_sources.kit.durations import parse_duration
+from jr2_sources.readyset import compute_ready_set
+from jr2_sources.registry import layer_options
+from jr2_sources.tracker import ReadOnly
 
+from . import Dashboard, check_interval, hide_items, target_of
 from .mixin import HasDashboard
 
 log = logging.getLogger("jr2.dashboard")
@@ -48,8 +58,6 @@ __all__ = ["DashboardLoop", "dashboard_cmd", "interval_seconds", "open_dashboard
 def interval_seconds(option: str, value: float | str) -> float:
     """A write interval in seconds (a duration; what the dashboard's target allows at least is
     checked once it is opened: `open_dashboard`)."""
-    from jr2_sources.kit.durations import parse_duration
-
     try:
         seconds = parse_duration(value)
     except ValueError as exc:
@@ -68,11 +76,6 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
     tracker that keeps approval gates (`KeepsGates`) gets approve boxes
     (`capabilities.gates.desk.TrackerGates`), answered through `adapter`, or through the tracker
     `answering` opens (when `adapter` is read-only)."""
-    from jr2_sources.capabilities.gates import KeepsGates
-    from jr2_sources.capabilities.gates.desk import TrackerGates
-
-    from . import Dashboard, check_interval, hide_items, target_of
-
     if not isinstance(adapter, HasDashboard):
         raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
                          "(GitHub, GitLab, Jira, local; see docs/guides/dashboard.md)")
@@ -136,11 +139,6 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         return
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
-    from jr2_sources.kit.durations import parse_duration
-    from jr2_sources.readyset import compute_ready_set
-    from jr2_sources.registry import layer_options
-    from jr2_sources.tracker import ReadOnly
-
     interval = interval_seconds("--write-interval", write_interval)
     try:
         period = None if every is None else parse_duration(every)
@@ -198,14 +196,10 @@ class DashboardLoop:
         self.fresh = fresh
         self.check_every = check_every
         self.quiet = quiet
-        import asyncio
-
         self._poked = asyncio.Event()
 
     async def _once(self, current: Callable[[], Any], fresh: Callable[[], Any] | None = None
                     ) -> None:
-        import asyncio
-
         try:
             step = await asyncio.to_thread(self.dash.update, current, fresh or self.fresh)
         except Jr2Error as exc:  # a failed update never ends the run: tried again later
@@ -218,8 +212,6 @@ class DashboardLoop:
     async def run(self) -> None:
         """Every `check_every` seconds (at once after a person's edit), once the pool has read
         the tracker, update from its last Ready-set; until cancelled."""
-        from jr2_core.timeouts import wait_for  # asyncio: not imported for `--help`
-
         while True:
             with contextlib.suppress(TimeoutError):
                 await wait_for(self._poked.wait(), self.check_every)
@@ -231,8 +223,6 @@ class DashboardLoop:
         """The last update after the run: as soon as the write interval allows, from a fresh
         read. Without `wait` (the run was interrupted), only if the interval allows it now;
         Ctrl-C during the wait skips it."""
-        import asyncio
-
         if not wait and self.dash.wait_left() > 0:
             log.warning("dashboard %s: the final update was skipped (interrupted)",
                         self.dash.board.name)
@@ -247,8 +237,6 @@ class DashboardLoop:
     def receiver(self, hook: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap a tracker's webhook: a verified delivery about the dashboard issue wakes no
         pool; a person's edit of it makes the dashboard look at once, jr2's own is ignored."""
-        from dataclasses import replace
-
         board = self.dash.board
 
         def receive(headers: Any, body: bytes, secret: str | None) -> Any:

@@ -4,7 +4,8 @@ on the same branch, with the feedback in `JR2_FEEDBACK_JSON` / `JR2_FEEDBACK_TEX
 
 A tracker declares it by inheriting `TakesFeedback` (`mixin`); `policy` checks the option
 against the run's other options; `report` bounds and renders what the worker gets; `options`
-is the click option. Only the mixin is exported here, so declaring it imports nothing else."""
+holds `WORK_OPTIONS`, the click option. Only the mixin is exported here, so declaring it imports
+nothing else."""
 
 from .mixin import TakesFeedback
 

@@ -13,7 +13,9 @@ calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labelt
 * `--assign` needs a user token: installation tokens (`ghs_...`) are refused with it at start.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
 * `jr2 work` reads deltas after one full snapshot (`delta.py`; `mergedelta.py` under
-  `--done-when merged`).
+  `--done-when merged`). Its first full reading also lists the closed issues of the filter
+  that still carry `jr2:awaiting-approval` and takes the label off those jr2 parked (a person
+  closed them while no pool ran: `_untag_closed`); `jr2 ready` never does.
 * `on_success=review`: an open PR gets the review label; a merged one (or none) closes the issue;
   a later snapshot settles ended reviews. `on_success=nothing` leaves the issue open.
 * The settle's labels come from the watch's read just before it (`fresh_issue`), else from a
@@ -114,6 +116,7 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
+        self._swept = False  # the start's one listing of closed awaiting issues is done
         self._login: str | None = None
         if env.read_only and self.feedback_problem() is None:
             self.start_feedback(2, here=False)  # `jr2 ready`: where a person stopped the loop
@@ -160,9 +163,14 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
 
     def read_snapshot(self, skip: set[str], detail: bool | None = None) -> Snapshot:
         snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
-        if not self.read_only and self._settle_reviews():
-            # feedback sent an issue back: read again, so this reading offers it (feedback.py)
-            snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
+        if not self.read_only:
+            sent = self._settle_reviews()
+            if not self._swept:  # closed while no pool ran: the first reading never lists them
+                self._swept = True
+                self._untag_closed([int(i["number"]) for i in self.reader.closed_awaiting()
+                                    if self.issue_in_scope(i)])
+            if sent:  # feedback sent an issue back: read again, so this reading offers it
+                snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         return snap
 
     def read_changes(self, skip: set[str]) -> Delta | None:
@@ -184,11 +192,18 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
 
     def _untag_closed(self, numbers: list[int]) -> None:
         """Take the awaiting label off the issues a person closed while they waited for
-        approval (`delta.py` notes): one request each. A refusal is one warning: it concerns
-        that one issue."""
+        approval (`delta.py` notes; at start, those closed while no pool ran): two requests
+        each, its comments and the DELETE. The label goes only when the thread, read as the
+        pool trusts it (`kit.markers`), holds jr2's `gate` request: then the label is jr2's own
+        state, not a person's. A refusal is one warning: it concerns that one issue."""
         while numbers:
             number = numbers.pop(0)
             try:
+                comments, _ = self.reader.read_comments(number)
+                if not any(mk.kind == "gate" for mk in claims.markers(comments)):
+                    log.info("%s: left %s on the closed issue #%d: no gate request of jr2's "
+                             "in its thread", self.name, AWAITING_LABEL, number)
+                    continue
                 self.remove_label(item_id(self.repo, number), AWAITING_LABEL)
             except SourceHTTPError as exc:
                 log.warning("%s: could not take %s off the closed issue #%d: %s", self.name,

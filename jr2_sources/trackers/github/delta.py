@@ -1,7 +1,7 @@
 """GitHub deltas: after one full reading, only what changed (`GitHubTracker.changes`).
 
 * The question: the issues list with `since`, `state=all`, `sort=updated`, `direction=asc`,
-  conditional (an unchanged poll is one 304), over the kit's `SinceWindow`; without the user's
+  conditional (an unchanged poll is one 304), read by the kit's `SinceReader`; without the user's
   filters, so an issue that left the scope is seen and judged (`selects`).
 * When an issue's state as a blocker changes, the issues it blocks are read directly (`GET
   .../dependencies/blocking`, only when it blocks open ones), and a sub-issue's parent too.
@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.deltas.since import SinceReader
 from jr2_sources.capabilities.deltas.sincewindow import (
     PER_PAGE,
     Page,
@@ -59,24 +60,23 @@ def _updated(issue: dict[str, Any]) -> datetime | None:
     return parse_time(str(stamp)) if stamp else None
 
 
-class GitHubChanges:
-    """The state a delta needs between readings, and the reading of one delta."""
+class GitHubChanges(SinceReader[int]):
+    """GitHub's queries for the kit's `SinceReader`, and the state a delta needs between
+    readings."""
 
     def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
                  window: SinceWindow | None = None, detail: bool = False) -> None:
+        super().__init__(window)
         self.reader = reader
         self.detail = detail  # `--detail`: rebuilt items name their blockers (module notes)
         self.config = reader.config
-        self.window = window or SinceWindow()
         self.clock = clock
         self.state: dict[int, BlockerState] = {}  # issues of this repository seen: as blockers
         self.open_numbers: set[int] = set()  # open, listed, not done-labelled
-        self.in_set: set[str] = set()  # ids delivered as items
         self.outside: set[str] = set()  # open references to other repositories
         self.leases: dict[int, datetime] = {}  # other pools' claims: when their lease ends
         self.closed_awaiting: list[int] = []  # closed with the awaiting label on (notes)
         self._outside_at = 0.0
-        self._broken = True  # no full reading yet, or a delta failed half-way
         self.merges = MergeDelta(self) if reader.pulls is not None else None  # merged
         self.links = (LinkEvents(reader.client, reader.repo, clock)  # sidebar links: merged
                       if reader.pulls is not None else None)
@@ -120,10 +120,9 @@ class GitHubChanges:
     def full_read(self, began: datetime | None, listed: dict[int, dict[str, Any]],
                   items: list[SnapshotItem]) -> None:
         """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
-        self.window.reset(began, listed.items())
+        self.start(began, listed.items(), items)
         self.state = {n: self._as_blocker(i) for n, i in listed.items()}
         self.open_numbers = {n for n, s in self.state.items() if s == "open"}
-        self.in_set = {it.id for it in items}
         self.outside = {b.id for it in items for b in it.blockers
                         if b.state == "open" and self._foreign(b.id)}
         self._outside_at = self.clock()
@@ -134,7 +133,6 @@ class GitHubChanges:
             self.merges.full_read(listed, items)
         if self.links is not None:
             self.links.reset(began)
-        self._broken = began is None
 
     def _lease(self, item: SnapshotItem) -> None:
         """Remember when another pool's claim of `item` ends: a renewal edits its comment,
@@ -155,82 +153,69 @@ class GitHubChanges:
             return False  # a count ("2 open GitHub dependencies"), not an issue
         return not same_repo(repo, self.reader.repo)
 
-    # -- one delta ----------------------------------------------------------------------------
+    # -- one delta: the queries and hooks of `SinceReader` -----------------------------------
 
-    def read(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading, or None when a full snapshot is needed (no
-        reading yet, or a sign of a gap: `window.last_gap` says which)."""
-        if self._broken or not self.window.ready:
-            return None
-        self._broken = True  # until this delta is built whole
+    def prepare(self) -> None:
+        """Another pool's claim whose lease seems to end is read directly (`_lease`)."""
+        now = datetime.now(UTC)
+        self.window.mark(n for n, end in self.leases.items() if end <= now)
+
+    def after_listing(self, fresh: dict[int, dict[str, Any]]) -> None:
+        if self.links is not None:  # PRs linked from the sidebar (linkevents.py)
+            self.window.mark(self.links.read())
+
+    def follow(self, fresh: dict[int, dict[str, Any]], marked: set[int],
+               skip: set[str]) -> None:
+        self._chase(fresh)
+        if self.merges is not None:
+            self.merges.read(fresh, marked, {split_id(i)[1] for i in skip & self.in_set})
+
+    def finish(self, delta: Delta) -> None:
+        self._outside_refs(delta)
+
+    def page(self, since: datetime) -> Page:
+        params = {"state": "all", "sort": "updated", "direction": "asc",
+                  "since": iso_z(since), "per_page": PER_PAGE}
         try:
-            now = datetime.now(UTC)
-            self.window.mark(n for n, end in self.leases.items() if end <= now)
-            fresh = self._since()
-            if self.links is not None:  # PRs linked from the sidebar (linkevents.py)
-                self.window.mark(self.links.read())
-            marked = self._marked(fresh)
-            self._chase(fresh)
-            if self.merges is not None:
-                self.merges.read(fresh, marked, {split_id(i)[1] for i in skip & self.in_set})
-            delta = self._build(fresh, skip)
-            self._outside_refs(delta)
-        except Gap as gap:
-            self.window.gap(str(gap))
-            return None
-        self._broken = False
-        return delta
+            resp = self.reader.client.get(self.reader.issues_path(), params)
+        except GitHubHTTPError as exc:
+            if exc.status == 422:
+                raise Gap("GitHub refused `since` (HTTP 422)") from None
+            raise
+        if resp.status not in (200, 304) or not isinstance(resp.data, list):
+            raise Gap(f"the issues list answered HTTP {resp.status}")
+        return [i for i in resp.data if isinstance(i, dict) and "number" in i], resp.date
 
-    def _since(self) -> dict[int, dict[str, Any]]:
-        """The issues updated since the watermark (less the overlap) that are news."""
+    def key_of(self, obj: Any) -> int:
+        return int(obj["number"])
 
-        def fetch(since: datetime) -> Page:
-            params = {"state": "all", "sort": "updated", "direction": "asc",
-                      "since": iso_z(since), "per_page": PER_PAGE}
-            try:
-                resp = self.reader.client.get(self.reader.issues_path(), params)
-            except GitHubHTTPError as exc:
-                if exc.status == 422:
-                    raise Gap("GitHub refused `since` (HTTP 422)") from None
-                raise
-            if resp.status not in (200, 304) or not isinstance(resp.data, list):
-                raise Gap(f"the issues list answered HTTP {resp.status}")
-            return [i for i in resp.data if isinstance(i, dict) and "number" in i], resp.date
+    def updated_of(self, obj: Any) -> datetime | None:
+        return _updated(obj)
 
-        found = self.window.collect(fetch, lambda i: int(i["number"]), _updated)
-        return {int(str(k)): v for k, v in found.items()}
+    def ident(self, key: int) -> str:
+        return item_id(self.reader.repo, key)
 
-    def _take(self, fresh: dict[int, dict[str, Any]], issue: Any) -> None:
+    def marks(self) -> list[int]:
+        return sorted(n for n in self.window.take_marks() if isinstance(n, int))
+
+    def take(self, fresh: dict[int, dict[str, Any]], obj: Any) -> None:
         """An issue read directly (not listed: it does not move the window)."""
-        if isinstance(issue, dict) and "number" in issue:
-            self.window.take(fresh, int(issue["number"]), issue, _updated(issue), listed=False)
+        if isinstance(obj, dict) and "number" in obj:
+            super().take(fresh, obj)
 
-    def _get_issue(self, number: int) -> dict[str, Any]:
+    def direct(self, key: int) -> dict[str, Any]:
         """One issue read directly (conditional); gone -> a gap."""
         try:
-            resp = self.reader.client.get(f"{self.reader.issues_path()}/{number}")
+            resp = self.reader.client.get(f"{self.reader.issues_path()}/{key}")
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
-                self.window.forget(number)
-                raise Gap(f"issue #{number} is gone (HTTP {exc.status})") from None
+                self.window.forget(key)
+                raise Gap(f"issue #{key} is gone (HTTP {exc.status})") from None
             raise
         if resp.status not in (200, 304) or not isinstance(resp.data, dict):
-            self.window.forget(number)
-            raise Gap(f"issue #{number} moved (HTTP {resp.status})")
+            self.window.forget(key)
+            raise Gap(f"issue #{key} moved (HTTP {resp.status})")
         return resp.data
-
-    def _marked(self, fresh: dict[int, dict[str, Any]]) -> set[int]:
-        """Read the issues webhooks marked, directly; their numbers."""
-        marked = {n for n in self.window.take_marks() if isinstance(n, int)}
-        for number in sorted(marked):
-            if number not in fresh:
-                self.read_issue(fresh, number)
-        return marked
-
-    def read_issue(self, fresh: dict[int, dict[str, Any]], number: int) -> None:
-        """Read issue `number` directly into `fresh`, rebuilt even when it is unchanged."""
-        self.window.forget(number)
-        self._take(fresh, self._get_issue(number))
 
     def _chase(self, fresh: dict[int, dict[str, Any]]) -> None:
         """Issues whose state as a blocker changed: read what they block and their parent."""
@@ -252,12 +237,12 @@ class GitHubChanges:
             if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
                 for dep in self._blocking(number):
                     if self._mine(repo_of_api_url(dep.get("repository_url")) or self.reader.repo):
-                        self._take(fresh, dep)
+                        self.take(fresh, dep)
             parent = id_of_issue_url(issue.get("parent_issue_url"))
             if parent is not None:
                 repo, pn = split_id(parent)
                 if self._mine(repo) and pn not in fresh:
-                    self._take(fresh, self._get_issue(pn))
+                    self.take(fresh, self.direct(pn))
             todo += [n for n in fresh if n not in before]
 
     def _mine(self, repo: str) -> bool:
@@ -276,52 +261,50 @@ class GitHubChanges:
             raise
         return [d for d in found if isinstance(d, dict) and "number" in d]
 
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
-        """The delta: the fresh issues as items (when listed) or as states (when not); an item
-        whose state as a blocker is not `open` (`--done-when merged`: `mergedelta.py`) with
-        that state (`Delta.as_blocker`)."""
-        repo = self.reader.repo
-        delta = Delta()
-        for number, issue in fresh.items():  # states first: body references read them
+    def judge(self, fresh: dict[int, dict[str, Any]]) -> None:
+        """States first: body references read them."""
+        for number, issue in fresh.items():
             state = self._as_blocker(issue)
             self.state[number] = state
             if state == "open" and ("pull_request" in issue or self.listed(issue)):
                 self.open_numbers.add(number)
             else:
                 self.open_numbers.discard(number)
-        merges = self.merges
-        for number, issue in sorted(fresh.items()):
-            iid = item_id(repo, number)
-            labels = labels_of(issue)
-            landed = merges is not None and self.reader.landed(number, labels)
-            if (issue.get("state") == "closed" and "pull_request" not in issue
-                    and self.config.has_label(labels, AWAITING_LABEL) and self.selects(issue)):
-                self.closed_awaiting.append(number)
-            if ("pull_request" in issue or self.state[number] == "done" or iid in skip
-                    or not self.listed(issue) or landed):
-                delta.left[iid] = "done" if landed else self.state[number]
-                self.in_set.discard(iid)
-                self.leases.pop(number, None)
-                self.reader.stacked.pop(number, None)
-                if merges is not None:
-                    merges.dropped(number)
-                continue
-            item = self.reader.build_item(issue, labels, self.open_numbers, self.detail)
-            item.in_scope = self.selects(issue)
-            self._lease(item)
-            delta.items.append(item)
-            self.in_set.add(iid)
-            if merges is not None:
-                merges.built(item)
-                if self.reader.state_of(number) != "open":
-                    delta.as_blocker[iid] = self.reader.listed_ref(number)
-            self.outside.update(b.id for b in item.blockers
-                                if b.state == "open" and self._foreign(b.id))
-        for iid in sorted(skip & self.in_set):  # settled as done by this process
-            delta.left[iid] = "open"
-            self.in_set.discard(iid)
-            self.reader.stacked.pop(split_id(iid)[1], None)
-        return delta
+
+    def leaves(self, key: int, obj: Any, skip: set[str]) -> BlockerState | None:
+        """A pull request, a done issue, one out of the filter, one settled here, or one landed
+        (`--done-when merged`: `mergedelta.py`) leaves with its state."""
+        labels = labels_of(obj)
+        landed = self.merges is not None and self.reader.landed(key, labels)
+        if (obj.get("state") == "closed" and "pull_request" not in obj
+                and self.config.has_label(labels, AWAITING_LABEL) and self.selects(obj)):
+            self.closed_awaiting.append(key)
+        if ("pull_request" in obj or self.state[key] == "done" or self.ident(key) in skip
+                or not self.listed(obj) or landed):
+            return "done" if landed else self.state[key]
+        return None
+
+    def dropped(self, ident: str, *, settled: bool) -> None:
+        number = split_id(ident)[1]
+        if not settled:
+            self.leases.pop(number, None)
+        self.reader.stacked.pop(number, None)
+        if not settled and self.merges is not None:
+            self.merges.dropped(number)
+
+    def item_of(self, key: int, obj: Any, delta: Delta) -> SnapshotItem:
+        """The issue as an item; one whose state as a blocker is not `open` (`--done-when
+        merged`) with that state (`Delta.as_blocker`)."""
+        item = self.reader.build_item(obj, labels_of(obj), self.open_numbers, self.detail)
+        item.in_scope = self.selects(obj)
+        self._lease(item)
+        if self.merges is not None:
+            self.merges.built(item)
+            if self.reader.state_of(key) != "open":
+                delta.as_blocker[item.id] = self.reader.listed_ref(key)
+        self.outside.update(b.id for b in item.blockers
+                            if b.state == "open" and self._foreign(b.id))
+        return item
 
     def listed(self, issue: dict[str, Any]) -> bool:
         """Would the full reading list `issue` (the user's filter, or one of jr2's marks)?"""

@@ -218,7 +218,7 @@ class MergeDelta:
                    if x in reader.asked and not named(x) and set(reader.blocks(x)) <= gone
                    } - fresh.keys()
         for number in sorted(recheck):
-            changes.read_issue(fresh, number)
+            changes.read_directly(fresh, number)
             issue = fresh[number]
             self._saw(number, issue)
             if issue.get("state") == "open" and changes.listed(issue):
@@ -249,7 +249,7 @@ class MergeDelta:
         changed = self._forget(left, also) | self._judge(ask, fresh, also) | settled
         for number in sorted(changed - set(fresh)):  # itself: when it may leave or come back
             if "done" in (was.get(number), reader.state_of(number)) or number in self.review:
-                changes.read_issue(fresh, number)
+                changes.read_directly(fresh, number)
         # the items naming it: their names, states, hand-off; and those naming an item this
         # process settled that leaves the set while not `open` as a blocker (its PR open: a
         # delta's `left` carries a state, not the PR their references name)
@@ -258,7 +258,7 @@ class MergeDelta:
                        | also.get(number, set()))
             for holder in sorted(holders):
                 if holder not in fresh and item_id(reader.repo, holder) in changes.in_set:
-                    changes.read_issue(fresh, holder)
+                    changes.read_directly(fresh, holder)
 
     def _held(self, number: int, issue: dict[str, Any]) -> bool:
         """Is the change of `issue` our own claim, or our own settle that left it open (its PRs

@@ -210,6 +210,13 @@ class IssueReader:
                     listed.setdefault(int(issue["number"]), issue)
         return listed, scoped
 
+    def closed_awaiting(self) -> list[dict[str, Any]]:
+        """The closed issues (no pull requests) carrying the awaiting label and the filter's
+        labels: one list (paged), which a writing pool reads once at start."""
+        labels = ",".join([*self.config.label, AWAITING_LABEL])
+        found, _ = self.client.get_all(self.issues_path(), {"state": "closed", "labels": labels})
+        return [i for i in found if isinstance(i, dict) and "pull_request" not in i]
+
     def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;
         ids in `skip` (done in this process) are left out."""

@@ -1,7 +1,7 @@
 """GitLab deltas: after one full reading, only what changed (`GitLabTracker.changes`).
 
 * The question: "List project issues" with `updated_after`, `order_by=updated_at`, `sort=asc`,
-  `scope=all`, all states, 100 a page, over the kit's `SinceWindow`. GitLab answers no
+  `scope=all`, all states, 100 a page, read by the kit's `SinceReader`. GitLab answers no
   conditional requests: an unchanged poll is one request holding at most the overlap's issues.
 * Asked without `--label`: an issue that left the scope is seen and judged as a full reading
   judges it.
@@ -24,9 +24,17 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources import Claim, Delta, SnapshotItem
+from jr2_sources import Claim, SnapshotItem
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
-from jr2_sources.kit import SinceWindow, WindowGap, iso_z, labels_of
+from jr2_sources.kit import (
+    BlockerState,
+    Page,
+    SinceReader,
+    SinceWindow,
+    WindowGap,
+    iso_z,
+    labels_of,
+)
 
 from .client import GitLabHTTPError
 from .refs import item_id, parse_time
@@ -64,85 +72,75 @@ class _Known(Mapping[int, dict[str, Any]]):
         return len(self._open | set(self._fresh))
 
 
-class GitLabChanges:
-    """The state a delta needs between readings, and the reading of one delta."""
+class GitLabChanges(SinceReader[int]):
+    """GitLab's queries for the kit's `SinceReader`, and the state a delta needs between
+    readings."""
 
     def __init__(self, reader: IssueReader, *, clock: Callable[[], float] = time.monotonic,
                  window: SinceWindow | None = None,
                  own_claim: Callable[[str], Claim | None] | None = None) -> None:
+        super().__init__(window)
         self.reader = reader
-        self.window = window or SinceWindow()
         self.clock = clock
         self.own_claim = own_claim  # the adapter's: our claim on an item, or None
         self.open_iids: set[int] = set()  # open and listed
-        self.in_set: set[str] = set()
         self.items: dict[str, SnapshotItem] = {}  # the items last delivered, by id
-        self._broken = True
 
     def full_read(self, began: datetime | None, listed: dict[int, dict[str, Any]],
                   items: list[SnapshotItem]) -> None:
         """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
-        self.window.reset(began, listed.items())
+        self.start(began, listed.items(), items)
         self.open_iids = {iid for iid, i in listed.items() if not self.reader.is_done(i)}
-        self.in_set = {it.id for it in items}
         self.items = {it.id: it for it in items}
-        self._broken = began is None
 
-    def read(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading, or None when a full snapshot is needed."""
-        if self._broken or not self.window.ready:
-            return None
-        self._broken = True
+    # -- the queries -----------------------------------------------------------------------------
+
+    def page(self, since: datetime) -> Page:
+        params = {"updated_after": iso_z(since), "order_by": "updated_at", "sort": "asc",
+                  "scope": "all", "per_page": 100}
         try:
-            fresh = self._since()
-            for iid in sorted(self.window.take_marks(), key=str):
-                if isinstance(iid, int) and iid not in fresh:
-                    self.window.forget(iid)  # rebuilt even when the issue is unchanged
-                    self._take(fresh, self._get(iid))
-            delta = self._build(fresh, skip)
-        except WindowGap as gap:
-            self.window.gap(str(gap))
-            return None
-        self._broken = False
-        return delta
+            resp = self.reader.client.get(self.reader.issues_path(), params)
+        except GitLabHTTPError as exc:
+            if exc.status in (400, 422):
+                raise WindowGap(f"GitLab refused `updated_after` (HTTP {exc.status})") from None
+            raise
+        if not isinstance(resp.data, list):
+            raise WindowGap(f"the issues list answered HTTP {resp.status}")
+        return [i for i in resp.data if isinstance(i, dict) and "iid" in i], resp.date
 
-    def _since(self) -> dict[int, dict[str, Any]]:
-        reader = self.reader
-
-        def fetch(since: datetime) -> tuple[list[Any], datetime | None]:
-            params = {"updated_after": iso_z(since), "order_by": "updated_at", "sort": "asc",
-                      "scope": "all", "per_page": 100}
-            try:
-                resp = reader.client.get(reader.issues_path(), params)
-            except GitLabHTTPError as exc:
-                if exc.status in (400, 422):
-                    raise WindowGap(f"GitLab refused `updated_after` (HTTP {exc.status})"
-                                    ) from None
-                raise
-            if not isinstance(resp.data, list):
-                raise WindowGap(f"the issues list answered HTTP {resp.status}")
-            return [i for i in resp.data if isinstance(i, dict) and "iid" in i], resp.date
-
-        found = self.window.collect(fetch, lambda i: int(i["iid"]), _updated)
-        return {int(str(k)): v for k, v in found.items()}
-
-    def _take(self, fresh: dict[int, dict[str, Any]], issue: dict[str, Any]) -> None:
-        """An issue read directly (not listed: it does not move the window)."""
-        self.window.take(fresh, int(issue["iid"]), issue, _updated(issue), listed=False)
-
-    def _get(self, iid: int) -> dict[str, Any]:
+    def direct(self, key: int) -> dict[str, Any]:
         try:
-            resp = self.reader.client.get(f"{self.reader.issues_path()}/{iid}")
+            resp = self.reader.client.get(f"{self.reader.issues_path()}/{key}")
         except GitLabHTTPError as exc:
             if exc.status in (404, 410):
-                self.window.forget(iid)
-                raise WindowGap(f"issue #{iid} is gone (HTTP {exc.status})") from None
+                raise WindowGap(f"issue #{key} is gone (HTTP {exc.status})") from None
             raise
         if not isinstance(resp.data, dict) or "iid" not in resp.data:
-            raise WindowGap(f"issue #{iid} answered HTTP {resp.status}")
+            raise WindowGap(f"issue #{key} answered HTTP {resp.status}")
         return resp.data
 
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
+    def leaves(self, key: int, obj: Any, skip: set[str]) -> BlockerState | None:
+        done = self.reader.is_done(obj)
+        if done or self.ident(key) in skip or not self.reader.listed(obj):
+            return "done" if done else "open"
+        return None
+
+    def key_of(self, obj: Any) -> int:
+        return int(obj["iid"])
+
+    def updated_of(self, obj: Any) -> datetime | None:
+        return _updated(obj)
+
+    def ident(self, key: int) -> str:
+        return item_id(self.reader.project, key)
+
+    def marks(self) -> list[int]:
+        return [k for k in sorted(self.window.take_marks(), key=str) if isinstance(k, int)]
+
+    # -- building ------------------------------------------------------------------------------
+
+    def judge(self, fresh: dict[int, dict[str, Any]]) -> None:
+        """A moved issue something names is a gap; the open listed issues follow the news."""
         reader = self.reader
         moved = sorted(iid for iid, issue in fresh.items() if issue.get("moved_to_id"))
         if moved:  # closed, but not done: its links now name an open issue elsewhere
@@ -150,36 +148,27 @@ class GitLabChanges:
             for iid in moved:
                 if iid in self.open_iids or item_id(reader.project, iid) in named:
                     raise WindowGap(f"issue #{iid} was moved to another project")
-        delta = Delta()
-        build: dict[int, dict[str, Any]] = {}
-        for iid, issue in sorted(fresh.items()):
-            ident = item_id(reader.project, iid)
-            done = reader.is_done(issue)
-            listed = reader.listed(issue)
-            if done or not listed:
+        for iid, issue in fresh.items():
+            if reader.is_done(issue) or not reader.listed(issue):
                 self.open_iids.discard(iid)
             else:
                 self.open_iids.add(iid)
-            if done or ident in skip or not listed:
-                delta.left[ident] = "done" if done else "open"
-                self.in_set.discard(ident)
-                self.items.pop(ident, None)
-            elif (held := self._held(ident, issue)) is not None:
-                delta.items.append(held)
-                self.items[ident] = held
-            else:
-                build[iid] = issue
-        if build:
-            known = _Known(self.open_iids, fresh)
-            for item in reader.build_items(build, known, skip):
-                delta.items.append(item)
-                self.in_set.add(item.id)
-                self.items[item.id] = item
-        for ident in sorted(skip & self.in_set):
-            delta.left[ident] = "open"
-            self.in_set.discard(ident)
-            self.items.pop(ident, None)
-        return delta
+
+    def item_of(self, key: int, obj: Any, delta: object) -> SnapshotItem | None:
+        held = self._held(self.ident(key), obj)
+        if held is not None:
+            self.items[held.id] = held
+        return held
+
+    def items_of(self, objs: dict[int, Any], fresh: dict[int, Any],
+                 skip: set[str]) -> list[SnapshotItem]:
+        built = self.reader.build_items(objs, _Known(self.open_iids, fresh), skip)
+        for item in built:
+            self.items[item.id] = item
+        return built
+
+    def dropped(self, ident: str, *, settled: bool) -> None:
+        self.items.pop(ident, None)
 
     def _named(self) -> set[str]:
         """The ids the items in the set name (as a blocker or a child)."""

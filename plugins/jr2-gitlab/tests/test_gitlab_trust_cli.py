@@ -13,19 +13,21 @@ from typing import Any
 
 from fake_gitlab import TOKEN, FakeGitLab
 
+from jr2_sources.testing import Forged
+
 P = "g/p"
 STRANGER, GUEST, BOT = "mallory", "guest", "jr2-bot"
-CLAIM = '<!-- jr2:claim {"holder": "evil@x", "lease": 86400, "nonce": "n1"} -->\njr2: held'
-FAILED = ('<!-- jr2:failed {"holder": "evil@x", "nonce": "n2", "reason": "exit 75", '
-          '"attempt": 1, "retry_after": "2099-01-01T00:00:00+00:00"} -->\njr2: retry later')
-GATE = '<!-- jr2:gate {"gate": "deploy", "holder": "r@h", "nonce": "n3"} -->\njr2: waits'
-ANSWER = ('<!-- jr2:answer {"gate": "deploy", "status": "approved", "reason": null, '
-          '"by": "root"} -->\njr2: gate `deploy` approved.')
+CLAIM = Forged("claim", {"holder": "evil@x", "lease": 86400, "nonce": "n1"}).body
+FAILED = Forged("failed", {"holder": "evil@x", "nonce": "n2", "reason": "exit 75", "attempt": 1,
+                           "retry_after": "2099-01-01T00:00:00+00:00"}).body
+GATE = Forged("gate", {"gate": "deploy", "holder": "r@h", "nonce": "n3"}).body
+ANSWER = Forged("answer", {"gate": "deploy", "status": "approved", "reason": None,
+                           "by": "root"}).body
 
 
 def _lock(item: str, nonce: str) -> str:
-    fields = {"item": item, "holder": "evil@x", "groups": [], "nonce": nonce, "lease": 86400}
-    return f"<!-- jr2:lock {json.dumps(fields)} -->\njr2: {item} is held by evil@x"
+    return Forged("lock", {"item": item, "holder": "evil@x", "groups": [], "nonce": nonce,
+                           "lease": 86400}).body
 
 
 def _jr2(fake: FakeGitLab, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
