@@ -29,6 +29,7 @@ from jr2_sources.capabilities.retries import Attempt
 from .capabilities import CAPABILITIES, Capability, capabilities_of
 from .capabilities.dashboard.mixin import HasDashboard
 from .capabilities.deltas import ReadsDeltas
+from .capabilities.feedback import TakesFeedback
 from .capabilities.gates import KeepsGates
 from .capabilities.limits import KeepsLimits, LocksByComment, ReadsBodies
 from .capabilities.retries import KeepsAttempts
@@ -105,6 +106,7 @@ __all__ = [
     "SnapshotItem",
     "SourceEnv",
     "SourceKind",
+    "TakesFeedback",
     "TakesWebhooks",
     "Tracker",
     "TrackerOptions",

@@ -59,7 +59,7 @@ SCHEMA_VERSION = 1
 BlockerState = Literal["open", "done", "missing", "inaccessible", "unmerged", "not_green"]
 ReasonKind = Literal["open_blocker", "missing_blocker", "cycle", "open_children", "failed",
                      "waits_for_merge", "merged_not_green", "retry_after", "group_busy",
-                     "global_cap", "awaiting_approval", "ignored_marker"]
+                     "global_cap", "awaiting_approval", "ignored_marker", "feedback_stopped"]
 Status = Literal["ready", "blocked", "claimed"]
 
 
@@ -187,6 +187,7 @@ class Reason:
     (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now, or
     the live locks when more) and `cap` (`--global-cap`), and `locks` when the pools count lock
     comments (`HeldLocks`).
+    feedback_stopped: `detail` (why the feedback loop stopped: a person closed the PR or pushed).
     awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
     UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
     access: ignored).
@@ -312,6 +313,9 @@ class _Why:
                 reasons.append(Reason("open_children", None, open_children))
         if it.failed is not None:
             reasons.append(Reason("failed", None, None, None, None, it.failed))
+        if stopped(it):  # --on-feedback rerun: a person took the loop over
+            reasons.append(Reason("feedback_stopped", None, None, None, None,
+                                  it.extra["feedback_stopped"]))
         if _waits_for_retry(it, self.now):
             reasons.append(Reason("retry_after", None, None, None, None,
                                   iso_utc(it.retry_after), it.attempts))  # type: ignore[arg-type]
@@ -658,7 +662,7 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         succ.append(successors)
         if not waits:
             waits = it.failed is not None or _waits_for_retry(it, now) or (
-                bool(it.gates) and awaiting(it) is not None) or (
+                bool(it.gates) and awaiting(it) is not None) or stopped(it) or (
                 children_block and any(c.state == "open" for c in it.children)) or (
                 _group_busy(it, by_group))
         claim = it.claim
@@ -689,6 +693,12 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
         cycles=cycles,
         done_count=snapshot.done_count,
     )
+
+
+def stopped(it: SnapshotItem) -> bool:
+    """Has a person stopped the feedback loop of `it` (`extra["feedback_stopped"]`)? Then it
+    waits for them (reason `feedback_stopped`)."""
+    return bool(it.extra) and isinstance(it.extra.get("feedback_stopped"), str)
 
 
 def _marked(it: SnapshotItem, now: datetime) -> bool:

@@ -96,7 +96,7 @@ RESERVED_OPTIONS = frozenset({
     # jr2 ready / jr2 work today
     "cap", "timeout", "lease", "wait", "port", "listen", "webhook_secret_env", "json", "state",
     "format", "explain", "fail_on", "help", "max_attempts", "transient_exit", "retry_backoff",
-    "retry_backoff_max", "gate",
+    "retry_backoff_max", "gate", "on_feedback",
     "global_cap", "exclusive_by", "control_issue", "dashboard", "dashboard_interval",
     # jr2 dashboard
     "issue", "every", "write_interval",

@@ -155,6 +155,8 @@ def describe_reasons(
             )
         elif r.kind == "failed":
             parts.append("last attempt failed: " + fmt_text(r.detail or ""))
+        elif r.kind == "feedback_stopped":
+            parts.append("feedback loop stopped: " + fmt_text(r.detail or ""))
         elif r.kind == "retry_after":
             parts.append(f"retry after {fmt_text(r.detail or '')} "
                          f"({r.attempts} attempt{'' if r.attempts == 1 else 's'} failed)")

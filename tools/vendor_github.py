@@ -64,6 +64,11 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),
     ("get", "/repos/{owner}/{repo}/issues/events"),
+    # the feedback loop (`--on-feedback rerun`, trackers/github/feedback.py)
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/comments"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/status"),
 )
 
 WEBHOOK_PREFIXES = ("issues-", "issue-dependencies-", "sub-issues-", "ping", "label-",

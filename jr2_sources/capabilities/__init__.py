@@ -3,12 +3,13 @@
 `Tracker` (jr2_sources.tracker) has four required methods; everything else a tracker may do is a
 capability, and each slice owns all of it: what the WorkSource calls, the options of `jr2 work` /
 `jr2 ready`, and the helpers a tracker reuses. Slices: `deltas`, `retries`, `limits`, `gates`,
-`dashboard`, `webhooks`, `trust`.
+`dashboard`, `webhooks`, `trust`, `feedback`.
 
 A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists them; the table is
 in docs/guides/write-a-source-plugin.md): `ReadsDeltas`, `KeepsAttempts`, `KeepsLimits`,
 `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`, `TrustsMarkers`
-(`trust`: markers judged by who wrote them; the reader is `kit.markers`). The layer asks
+(`trust`: markers judged by who wrote them; the reader is `kit.markers`), `TakesFeedback`
+(`feedback`: red checks and requested changes send an item in review back). The layer asks
 `isinstance`, never `getattr`; the registry asks `capabilities_of(tracker class)`, so `jr2 work
 KIND: --help` lists only the options the kind supports.
 
@@ -69,6 +70,9 @@ CAPABILITIES: tuple[Capability, ...] = (
                ("--webhook-secret-env",)),
     Capability("trust", "jr2_sources.capabilities.trust:TrustsMarkers",
                "its markers count only from trusted accounts (`markers`)", ("--trust",)),
+    Capability("feedback", "jr2_sources.capabilities.feedback.mixin:TakesFeedback",
+               "sends an item in review back to its worker on red checks or requested changes",
+               ("--on-feedback",)),
 )
 """Every capability a tracker may declare, in the order `jr2 plugins` lists them."""
 

@@ -93,7 +93,8 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
          global_cap: int | None = None, exclusive_by: Sequence[str] = (),
          control_issue: str | None = None, gates: Sequence[str] = (),
          dashboard: str | int | None = None,
-         dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB") -> WorkResult:
+         dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
+         on_feedback: str = "nothing") -> WorkResult:
     """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
     run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
 
@@ -105,6 +106,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
     or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
     `dashboard` is `--dashboard N` (an issue kept up to date with the Ready-set, written at most
     once per `dashboard_interval`). `log_limit` is `--log-limit` (bytes, or text like `"10MiB"`).
+    `on_feedback` is `--on-feedback` (`rerun` or `nothing`).
     """
     plan = _prepare(source, command, options=options, cap=cap, lease=lease, timeout=timeout,
                     wait=wait, port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
@@ -114,7 +116,7 @@ def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), ca
                     retry_backoff_max=retry_backoff_max, global_cap=global_cap,
                     exclusive_by=exclusive_by, control_issue=control_issue, gates=gates,
                     dashboard=dashboard, dashboard_interval=dashboard_interval,
-                    log_limit=log_limit)
+                    log_limit=log_limit, on_feedback=on_feedback)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
     return asyncio.run(_run(plan))
@@ -136,7 +138,8 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
                      gates: Sequence[str] = (),
                      dashboard: str | int | None = None,
                      dashboard_interval: float | str = "1m",
-                     log_limit: int | str = "10MiB") -> WorkResult:
+                     log_limit: int | str = "10MiB",
+                     on_feedback: str = "nothing") -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
     return await _run(_prepare(
@@ -147,7 +150,7 @@ async def work_async(source: str, command: Sequence[str], *, options: Sequence[s
         transient_exit=transient_exit, retry_backoff=retry_backoff,
         retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
         control_issue=control_issue, gates=gates, dashboard=dashboard,
-        dashboard_interval=dashboard_interval, log_limit=log_limit))
+        dashboard_interval=dashboard_interval, log_limit=log_limit, on_feedback=on_feedback))
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,8 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
              retry_backoff_max: float | str | None = None, global_cap: int | None = None,
              exclusive_by: Sequence[str] = (), control_issue: str | None = None,
              gates: Sequence[str] = (), dashboard: str | int | None = None,
-             dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB") -> _Plan:
+             dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
+             on_feedback: str = "nothing") -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
     argv = resolve_command(list(command))
@@ -207,6 +211,10 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
         raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
                          "so it cannot use --gate")
     locks = _limited(adapter, limits, control_issue)
+    from jr2_sources.capabilities.feedback import policy as feedback_policy
+
+    feedback_policy.apply(adapter, on_feedback, max_attempts,
+                          wait=wait)
     if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")

@@ -4,7 +4,8 @@
 The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
 `JR2_ITEM_JSON`, `JR2_ITEM_BRANCH`, `JR2_SANDBOX`, `JR2_RUN_ID`; `JR2_GATE_<NAME>` and its
 `_REASON` for answered gates; `JR2_BLOCKERS_JSON` and `JR2_BASE_BRANCH` where the source hands
-blockers over), on top of `base_env` (jr2's environment without its secrets: `workerenv.py`).
+blockers over; `JR2_FEEDBACK_JSON`/`_TEXT` on a rerun for review feedback), on top of
+`base_env` (jr2's environment without its secrets: `workerenv.py`).
 Its stdout and stderr go, scrubbed of known secrets, to one log per item under
 `<state>/logs/<run id>/`. Exit 0 is success, the output its last stdout line (JSON when it is
 JSON); exit 79 with `jr2: await-approval NAME [reason]` asks for approval; any other exit is a
@@ -40,6 +41,7 @@ from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.feedback.report import write as feedback_files
 from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.fence import Fence
 from jr2_sources.kit.redact import Redactor
@@ -115,6 +117,7 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
         values["JR2_SANDBOX"] = _absolute(sandbox)
     values.update(hand_off(item, item_file.with_name(item_file.stem + ".blockers.json")))
     values.update(env_for(item.gates))  # --gate: the answers for this attempt
+    values.update(feedback_files(item.extra.get("feedback"), item_file))  # --on-feedback rerun
     env: dict[str, str] = {}
     notes: list[str] = []
     for name, value in values.items():
@@ -495,7 +498,8 @@ def _write_private(path: Path, text: str) -> None:
         fh.write(text)
 
 
-HANDED = ("JR2_BLOCKERS_JSON", "JR2_BASE_BRANCH")  # per item, never inherited
+HANDED = ("JR2_BLOCKERS_JSON", "JR2_BASE_BRANCH", "JR2_FEEDBACK_JSON",
+          "JR2_FEEDBACK_TEXT")  # per item, never inherited
 
 
 def _inheritable(env: Mapping[str, str]) -> dict[str, str]:

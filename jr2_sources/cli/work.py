@@ -1,9 +1,9 @@
 """`jr2 work SOURCE -- COMMAND`: the command line of `compose.work`, and its summary lines.
 
 The options of each capability come from its slice (`WORK_OPTIONS` of `capabilities.webhooks`,
-`.retries`, `.limits.options`, `.gates.options`, `.dashboard.options`), applied here where they
-stand in `--help`, and reach `work()` as its keywords of the same names; `jr2 work KIND: --help`
-lists only those the kind supports.
+`.retries`, `.feedback.options`, `.limits.options`, `.gates.options`, `.dashboard.options`),
+applied here where they stand in `--help`, and reach `work()` as its keywords of the same
+names; `jr2 work KIND: --help` lists only those the kind supports.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from jr2_core.jsondata import jsonable
 from jr2_core.text import one_line
 from jr2_sources.capabilities import retries, webhooks
 from jr2_sources.capabilities.dashboard import options as dashboard_options
+from jr2_sources.capabilities.feedback import options as feedback_options
 from jr2_sources.capabilities.gates import options as gates_options
 from jr2_sources.capabilities.limits import options as limits_options
 from jr2_sources.report import describe_reasons
@@ -49,6 +50,7 @@ class WorkCommand(SourceCommand):
               help="Port of the run host on 127.0.0.1 (0: any free port).")
 @webhooks.WORK_OPTIONS
 @retries.WORK_OPTIONS
+@feedback_options.WORK_OPTIONS
 @limits_options.WORK_OPTIONS
 @gates_options.WORK_OPTIONS
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),

@@ -37,9 +37,9 @@ from typing import Any, Literal
 from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
-Kind = Literal["claim", "done", "failed", "released", "gate", "answer"]
+Kind = Literal["claim", "done", "failed", "released", "gate", "answer", "feedback"]
 _MARKER = re.compile(
-    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer)\s+(\{.*?\})\s*-->",
+    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer|feedback)\s+(\{.*?\})\s*-->",
                      re.DOTALL)
 
 

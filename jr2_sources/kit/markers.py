@@ -105,7 +105,8 @@ def _kind_and_fields(comment: Comment) -> tuple[str, dict[str, Any]] | None:
 
 def _grants(kind: str, fields: dict[str, Any]) -> bool:
     """Whether a marker grants something (ISSUE-NOTES 8): must be signed when a key is set."""
-    return kind in ("claim", "lock", "answer") or (kind == "failed" and "retry_after" in fields)
+    return (kind in ("claim", "lock", "answer") or (kind == "failed" and "retry_after" in fields)
+            or (kind == "feedback" and "rerun" in fields))  # a rerun: an attempt record
 
 
 def signed_fields(key: bytes, tracker: str, item: str, kind: str,

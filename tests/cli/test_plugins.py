@@ -196,7 +196,7 @@ def test_hook_jr2_kind_capabilities(backlog: Path, tmp_path: Path) -> None:
             f"  capabilities of hooked: {local}, webhooks\n"
             "  capabilities of undeclared: not known\n") in res.stdout
     assert "  capabilities of github: deltas, retries, comment_locks, bodies, gates, " \
-           "dashboard, webhooks, trust\n" in res.stdout
+           "dashboard, webhooks, trust, feedback\n" in res.stdout
     infos = {i["name"]: i for i in json.loads(jr2("plugins", "--json", cwd=backlog,
                                                    env=e).stdout)}
     assert infos["hk"]["capabilities"] == {"hooked": [*local.split(", "), "webhooks"],

@@ -48,6 +48,7 @@ from jr2_sources.readyset import (
     capped,
     find_cycles,
     group_holders,
+    stopped,
 )
 
 __all__ = ["Delta", "IncrementalReadySet"]
@@ -436,7 +437,7 @@ class IncrementalReadySet:
             self._busy.discard(iid)
         waits = busy or any(b.state != "done" for b in it.blockers) or it.failed is not None or (
             iid in self._retrying) or (bool(it.gates) and awaiting(it) is not None) or (
-            self.children_block and any(c.state == "open" for c in it.children))
+            self.children_block and any(c.state == "open" for c in it.children)) or stopped(it)
         if waits:
             self._file(iid, "blocked")
             return

@@ -9,12 +9,15 @@ Every behaviour cites GitHub's own description (docs/design/fakes.md lists the s
   targets the default branch; a sidebar link records `connected` / `disconnected` events and
   moves no `updated_at`.
 * REST: create, get and close pull requests; merge (merge, squash or rebase: a new commit on the
-  base); check runs and commit statuses per commit sha, the latest status per context counting.
+  base); check runs and commit statuses per commit sha, the latest status per context counting;
+  a push moves the head SHA; reviews and review comments ("List reviews for a pull request",
+  "List review comments on a pull request"), in ascending id.
 * GraphQL (`POST /graphql`): the one query shape jr2 sends (`trackers.github.pulls.QUERY`,
   `pulls.HEADS`): `repository` with `defaultBranchRef` and aliased `pullRequests(headRefName:)`
   or `pullRequest(number:)`, and `nodes(ids:)` (at most 100) with `blocking` and
-  `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses. GraphQL has
-  no conditional requests.
+  `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses;
+  `latestReviews(writersOnly: true)` is each writer's latest review that is not a comment.
+  GraphQL has no conditional requests.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +41,36 @@ _FAILING = {"failure", "cancelled", "timed_out", "action_required", "startup_fai
 def iso(t: float) -> str:
     """A time as GitHub writes it (`date-time`, UTC, to the second)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def simple_user(login: str, uid: int = 1) -> dict[str, Any]:
+    """A `simple-user` (every field GitHub's description requires)."""
+    api = f"https://api.github.com/users/{login}"
+    return {
+        "login": login,
+        "id": uid,
+        "node_id": f"U_{uid}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+        "gravatar_id": "",
+        "url": api,
+        "html_url": f"https://github.com/{login}",
+        "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events",
+        "type": "User",
+        "site_admin": False,
+    }
+
+
+def _user_of(login: str) -> dict[str, Any]:
+    """A `simple-user` with an id of its own."""
+    return simple_user(login, zlib.crc32(login.encode()) % 10**8)
 
 
 def _sha(*parts: object) -> str:
@@ -55,6 +89,9 @@ class Pull:
     merged: bool = False
     merge_sha: str | None = None
     merged_at: float | None = None  # the fake's clock (`FakeGitHub.now`)
+    pushes: int = 0
+    reviews: list[dict[str, Any]] = field(default_factory=list)  # id, user, state, body, sha, at
+    comments: list[dict[str, Any]] = field(default_factory=list)  # id, review, user, body, path...
 
 
 @dataclass
@@ -67,6 +104,8 @@ class Pulls:
     checks: dict[str, list[tuple[str, str, str | None]]] = field(default_factory=dict)
     statuses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     manual: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # sidebar links
+    check_extra: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # per check run
+    ids: int = 0
 
     # -- seeding and acting (tests) -------------------------------------------------------------
 
@@ -144,10 +183,41 @@ class Pulls:
                 self.fake.issue_event(self.fake.issue(repo, n), event, user)
 
     def add_check(self, repo: str, sha: str, name: str = "ci", status: str = "completed",
-                  conclusion: str | None = "success") -> None:
+                  conclusion: str | None = "success", summary: str | None = None,
+                  details_url: str | None = None) -> None:
         with self.fake.lock:
             self.checks.setdefault(sha, []).append((name, status, conclusion))
+            self.ids += 1
+            self.check_extra.setdefault(sha, []).append(
+                {"id": self.ids, "summary": summary, "details_url": details_url})
             self.fake._touch()
+
+    def push(self, repo: str, number: int) -> str:
+        """A push to the PR's head branch: a new head SHA (its checks start empty)."""
+        with self.fake.lock:
+            pr = self.pull(repo, number)
+            pr.pushes += 1
+            pr.head_sha = _sha(repo, pr.head, number, "push", pr.pushes)
+            self.fake._touch(self.fake.issue(repo, number))
+            return pr.head_sha
+
+    def review(self, repo: str, number: int, user: str, state: str, body: str = "",
+               comments: tuple[tuple[str, int, str], ...] = ()) -> int:
+        """Submit a review (`APPROVED`, `CHANGES_REQUESTED` or `COMMENTED`) on the PR's head,
+        with review comments (path, line, body); returns the review's id."""
+        with self.fake.lock:
+            pr = self.pull(repo, number)
+            self.ids += 1
+            rid = self.ids
+            pr.reviews.append({"id": rid, "user": user, "state": state, "body": body,
+                               "sha": pr.head_sha, "at": self.fake.now()})
+            for path, line, text in comments:
+                self.ids += 1
+                pr.comments.append({"id": self.ids, "review": rid, "user": user, "body": text,
+                                    "path": path, "line": line, "sha": pr.head_sha,
+                                    "at": self.fake.now()})
+            self.fake._touch(self.fake.issue(repo, number))
+            return rid
 
     def add_status(self, repo: str, sha: str, state: str, context: str = "ci/legacy") -> None:
         with self.fake.lock:
@@ -198,7 +268,18 @@ class Pulls:
                 "oid": pr.merge_sha, "statusCheckRollup": self.rollup(pr.merge_sha)},
             "commits": {"nodes": [{"commit": {"oid": pr.head_sha,
                                               "statusCheckRollup": self.rollup(pr.head_sha)}}]},
+            "latestReviews": {"nodes": [{"state": r["state"], "author": {"login": r["user"]}}
+                                        for r in self.latest_reviews(pr)]},
         }
+
+    def latest_reviews(self, pr: Pull) -> list[dict[str, Any]]:
+        """Each writer's latest review that is not a comment (`writersOnly: true`)."""
+        latest: dict[str, dict[str, Any]] = {}
+        for r in pr.reviews:
+            if r["state"] != "COMMENTED" and self.fake.permissions.get(
+                    r["user"].lower()) in ("write", "maintain", "admin"):
+                latest[r["user"].lower()] = r
+        return list(latest.values())
 
     def merged_at(self, repo: str, number: int) -> str | None:
         """When pull request `number` merged (ISO 8601), or None: not merged, or no such PR."""
@@ -222,6 +303,63 @@ class Pulls:
             "body": pr.body,
         }
 
+    def check_json(self, base: str, repo: str, sha: str, run: tuple[str, str, str | None],
+                   extra: dict[str, Any]) -> dict[str, Any]:
+        """A `check-run` ("List check runs for a Git reference")."""
+        name, status, conclusion = run
+        html = f"https://github.com/{repo}/runs/{extra['id']}"
+        done = iso(self.fake.now()) if status == "completed" else None
+        return {"id": extra["id"], "node_id": f"CR_{extra['id']}", "head_sha": sha,
+                "external_id": None, "name": name, "status": status, "conclusion": conclusion,
+                "url": f"{self.fake._api(base, repo)}/check-runs/{extra['id']}",
+                "html_url": html, "details_url": extra.get("details_url") or html,
+                "started_at": iso(self.fake.now()), "completed_at": done,
+                "output": {"title": name, "summary": extra.get("summary"), "text": None,
+                           "annotations_count": 0,
+                           "annotations_url": f"{self.fake._api(base, repo)}/check-runs/"
+                                              f"{extra['id']}/annotations"},
+                "check_suite": {"id": extra["id"]}, "app": None, "pull_requests": []}
+
+    def status_json(self, base: str, repo: str, sha: str) -> dict[str, Any]:
+        """A `combined-commit-status` ("Get the combined status for a specific reference")."""
+        sts = self.latest_statuses(sha)
+        rollup = self.rollup(sha) if sts else None
+        api = self.fake._api(base, repo)
+        now = iso(self.fake.now())
+        return {"state": "pending" if rollup is None else rollup["state"].lower(), "sha": sha,
+                "total_count": len(sts), "repository": self.fake.repo_json(base, repo),
+                "commit_url": f"{api}/commits/{sha}", "url": f"{api}/commits/{sha}/status",
+                "statuses": [{"id": i + 1, "node_id": f"SC_{i + 1}", "context": c, "state": st,
+                              "description": None, "target_url": None, "avatar_url": None,
+                              "url": f"{api}/statuses/{sha}", "created_at": now,
+                              "updated_at": now} for i, (c, st) in enumerate(sts)]}
+
+    def review_json(self, base: str, pr: Pull, r: dict[str, Any]) -> dict[str, Any]:
+        """A `pull-request-review` ("List reviews for a pull request")."""
+        html = f"https://github.com/{pr.repo}/pull/{pr.number}"
+        api = f"{self.fake._api(base, pr.repo)}/pulls/{pr.number}"
+        return {"id": r["id"], "node_id": f"PRR_{r['id']}", "user": _user_of(r["user"]),
+                "body": r["body"], "state": r["state"], "commit_id": r["sha"],
+                "html_url": f"{html}#pullrequestreview-{r['id']}", "pull_request_url": api,
+                "submitted_at": iso(r["at"]), "author_association": "COLLABORATOR",
+                "_links": {"html": {"href": f"{html}#pullrequestreview-{r['id']}"},
+                           "pull_request": {"href": api}}}
+
+    def review_comment_json(self, base: str, pr: Pull, c: dict[str, Any]) -> dict[str, Any]:
+        """A `pull-request-review-comment` ("List review comments on a pull request")."""
+        html = f"https://github.com/{pr.repo}/pull/{pr.number}#discussion_r{c['id']}"
+        api = f"{self.fake._api(base, pr.repo)}/pulls"
+        return {"url": f"{api}/comments/{c['id']}", "id": c["id"], "node_id": f"PRRC_{c['id']}",
+                "pull_request_review_id": c["review"], "user": _user_of(c["user"]),
+                "body": c["body"], "path": c["path"], "line": c["line"],
+                "original_line": c["line"], "commit_id": c["sha"],
+                "original_commit_id": c["sha"], "diff_hunk": "", "position": c["line"],
+                "html_url": html, "pull_request_url": f"{api}/{pr.number}",
+                "created_at": iso(c["at"]), "updated_at": iso(c["at"]),
+                "author_association": "COLLABORATOR",
+                "_links": {"self": {"href": f"{api}/comments/{c['id']}"}, "html": {"href": html},
+                           "pull_request": {"href": f"{api}/{pr.number}"}}}
+
     # -- routes ---------------------------------------------------------------------------------
 
     def route(self, method: str, path: str, body: Any,
@@ -229,8 +367,8 @@ class Pulls:
         """The answer to a pull-request route, or None when `path` is not one."""
         if path == "/graphql" and method == "POST":
             return self.graphql(body)
-        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(pulls|pulls/\d+(?:/merge)?|commits/[^/]+/"
-                         r"(?:check-runs|status)|statuses/[^/]+)", path)
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/(pulls|pulls/\d+(?:/merge|/reviews|/comments)?|"
+                         r"commits/[^/]+/(?:check-runs|status)|statuses/[^/]+)", path)
         if m is None:
             return None
         repo, rest = m.group(1), m.group(2)
@@ -252,6 +390,10 @@ class Pulls:
                 sha = self.merge(repo, number, str((body or {}).get("merge_method", "merge")))
                 return 200, {"sha": sha, "merged": True, "message": "Pull Request successfully "
                              "merged"}, {}
+            if rest.endswith("/reviews") and method == "GET":
+                return 200, [self.review_json(base, pr, r) for r in pr.reviews], {}
+            if rest.endswith("/comments") and method == "GET":
+                return 200, [self.review_comment_json(base, pr, c) for c in pr.comments], {}
             if method == "GET" and not rest.endswith("/merge"):
                 return 200, self.pr_json(base, pr), {}
             if method == "PATCH" and not rest.endswith("/merge"):  # "Update a pull request"
@@ -259,9 +401,12 @@ class Pulls:
                     self.close(repo, number)
                 return 200, self.pr_json(base, pr), {}
         if rest.endswith("/check-runs") and method == "GET":
-            runs = self.checks.get(rest.split("/")[1], [])
+            sha = rest.split("/")[1]
+            runs = self.checks.get(sha, [])
+            extra = self.check_extra.get(sha, [])
             return 200, {"total_count": len(runs), "check_runs": [
-                {"name": n, "status": s, "conclusion": c} for n, s, c in runs]}, {}
+                self.check_json(base, repo, sha, run, x) for run, x in zip(runs, extra,
+                                                                           strict=False)]}, {}
         if rest.startswith("statuses/") and method == "POST":  # "Create a commit status"
             state = (body or {}).get("state")
             if state not in ("error", "failure", "pending", "success"):
@@ -278,11 +423,7 @@ class Pulls:
                          "created_at": iso(self.fake.now()),
                          "updated_at": iso(self.fake.now())}, {}
         if rest.endswith("/status") and method == "GET":
-            sts = self.latest_statuses(rest.split("/")[1])
-            rollup = self.rollup(rest.split("/")[1]) if sts else None
-            state = "pending" if rollup is None else rollup["state"].lower()
-            return 200, {"state": state, "total_count": len(sts), "statuses": [
-                {"context": c, "state": s} for c, s in sts]}, {}
+            return 200, self.status_json(base, repo, rest.split("/")[1]), {}
         return None
 
     def graphql(self, body: Any) -> tuple[int, Any, dict[str, str]]:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from .github_pulls import Pulls, iso
+from .github_pulls import Pulls, iso, simple_user
 
 LOGIN = "jr2-bot"
 _MARKER = re.compile(r"<!--\s*jr2:(\w+)\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -59,29 +59,7 @@ def _parse_iso(text: str) -> float:
     return dt.replace(tzinfo=dt.tzinfo or UTC).timestamp()
 
 
-def _user(login: str, uid: int = 1) -> dict[str, Any]:
-    """A `simple-user` (every field GitHub's description requires)."""
-    api = f"https://api.github.com/users/{login}"
-    return {
-        "login": login,
-        "id": uid,
-        "node_id": f"U_{uid}",
-        "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
-        "gravatar_id": "",
-        "url": api,
-        "html_url": f"https://github.com/{login}",
-        "followers_url": f"{api}/followers",
-        "following_url": f"{api}/following{{/other_user}}",
-        "gists_url": f"{api}/gists{{/gist_id}}",
-        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
-        "subscriptions_url": f"{api}/subscriptions",
-        "organizations_url": f"{api}/orgs",
-        "repos_url": f"{api}/repos",
-        "events_url": f"{api}/events{{/privacy}}",
-        "received_events_url": f"{api}/received_events",
-        "type": "User",
-        "site_admin": False,
-    }
+_user = simple_user  # a `simple-user` (github_pulls.py: both modules answer users)
 
 
 # (method, path) of each plan's operations in GitHub's vendored descriptions (fixtures/github/
@@ -1151,8 +1129,13 @@ class FakeGitHub:
             return 201, {"ok": True}
         if path == "/_fake/check" and method == "POST":  # a check run on a commit (github_pulls)
             self.pulls.add_check(str(body["repo"]), str(body["sha"]),
-                                 conclusion=body.get("conclusion", "success"))
+                                 name=str(body.get("name") or "ci"),
+                                 conclusion=body.get("conclusion", "success"),
+                                 summary=body.get("summary"))
             return 201, {"ok": True}
+        if path == "/_fake/push" and method == "POST":  # a push to a PR's head (github_pulls)
+            sha = self.pulls.push(str(body["repo"]), int(body["number"]))
+            return 201, {"sha": sha}
         if path == "/_fake/clock" and method == "POST":
             self.advance(float(body.get("advance", 0)))
             return 200, {"now": self.now()}

@@ -38,6 +38,7 @@ from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.feedback import TakesFeedback
 from jr2_sources.capabilities.gates import KeepsGates
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.capabilities.limits import LocksByComment
@@ -46,7 +47,7 @@ from jr2_sources.capabilities.webhooks import TakesWebhooks, Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
 from jr2_sources.kit.retry import RetryPolicy
-from jr2_sources.readyset import Snapshot
+from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 
 from .app import AppTokens, app_credentials
@@ -55,6 +56,7 @@ from .board import GitHubBoard
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
+from .feedback import FeedbackLoop
 from .pulls import Links, judge
 from .reader import IssueReader
 from .refs import item_id, same_repo, split_id
@@ -84,7 +86,7 @@ def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | 
 
 
 class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
-                    TakesWebhooks):
+                    TakesWebhooks, TakesFeedback):
     """A `Tracker` over one GitHub repository's issues."""
 
     kind = "github"
@@ -116,8 +118,27 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         self._unmarked: set[str] = set()
         self._swept = False  # the start's one listing of closed awaiting issues is done
         self._login: str | None = None
+        if env.read_only and self.feedback_problem() is None:
+            self.start_feedback(2, here=False)  # `jr2 ready`: where a person stopped the loop
         if config.assign and (config.assignee or "").casefold() == "none" and not env.read_only:
             self.reader.own_login = self._user  # ISSUE-NOTES 2: jr2's assignee is not a person's
+
+    feedback_loop: FeedbackLoop | None = None
+
+    def start_feedback(self, attempts: int, *, here: bool) -> None:
+        """The loop (`feedback.py`): the judging query reads reviews too."""
+        super().start_feedback(attempts, here=here)
+        self.feedback_loop = FeedbackLoop(self, attempts)
+        self.feedback_loop.here = here
+        self.reader.feedback = self.feedback_loop
+        if self.reader.pulls is not None:
+            self.reader.pulls.reviews = True
+
+    def feedback_problem(self) -> str | None:
+        """The loop watches an item held in review: `--done-when merged --on-success review`."""
+        if self.config.done_when != "merged" or self.config.on_success != "review":
+            return "needs --done-when merged --on-success review (the item waits in review)"
+        return None
 
     # -- paths ----------------------------------------------------------------------------------
 
@@ -143,11 +164,13 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     def read_snapshot(self, skip: set[str], detail: bool | None = None) -> Snapshot:
         snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         if not self.read_only:
-            self._settle_reviews()
+            sent = self._settle_reviews()
             if not self._swept:  # closed while no pool ran: the first reading never lists them
                 self._swept = True
                 self._untag_closed([int(i["number"]) for i in self.reader.closed_awaiting()
                                     if self.issue_in_scope(i)])
+            if sent:  # feedback sent an issue back: read again, so this reading offers it
+                snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         return snap
 
     def read_changes(self, skip: set[str]) -> Delta | None:
@@ -159,8 +182,10 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         if delta is None and changes.window.last_gap:
             log.info("%s: reading everything again: %s", self.name, changes.window.last_gap)
             changes.window.last_gap = None
-        if delta is not None and self.reader.review_moves:
-            self._settle_reviews()
+        loop = self.feedback_loop
+        moves = delta is not None and (self.reader.review_moves or (loop is not None and loop.due))
+        if moves and self._settle_reviews():
+            return None  # feedback sent an issue back: read everything again, offering it
         if changes.closed_awaiting:
             self._untag_closed(changes.closed_awaiting)
         return delta
@@ -193,15 +218,36 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         ignoring jr2's own assignment (`--assign` with `--assignee none`: `selects`)."""
         return (self.reader.changes or GitHubChanges(self.reader)).selects(issue)
 
-    def _settle_reviews(self) -> None:
+    def _settle_reviews(self) -> int:
         """Act on issues whose review ended (`reader.review_moves`): the PR merged into the
         base -> close the issue as completed if GitHub did not, and take the review label off,
-        in one PATCH; closed unmerged -> take the label off, so the issue is offered again."""
+        in one PATCH; closed unmerged -> take the label off, so the issue is offered again. Then
+        the feedback loop's moves; returns how many issues it sent back."""
         moves, self.reader.review_moves = self.reader.review_moves, {}
         for number, move in sorted(moves.items()):
             key = item_id(self.repo, number)
             change = {"state": "closed", "state_reason": "completed"} if move == "close" else {}
             self._relabel(key, change, drop=self.config.review_label)
+        if self.feedback_loop is not None:
+            return self.feedback_loop.act()  # new feedback: send back or fail (feedback.py)
+        return 0
+
+    def relabel(self, key: str, *, drop: str, add: str | None = None) -> None:
+        """One PATCH of `key`'s labels: jr2's label `drop` off, `add` on (the feedback loop)."""
+        self._relabel(key, {}, drop=drop, add=add)
+
+    def reoffer(self, key: str) -> None:
+        """`key`, settled done by this process, may be offered again here (a `--wait` pool's
+        feedback rerun)."""
+        with self._lock:
+            self._done_here.discard(key)
+
+    def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
+        """As every comment claim; a won rerun of the feedback loop gets its feedback."""
+        won = super().claim(item, holder, lease)
+        if won and self.feedback_loop is not None:
+            self.feedback_loop.won(item)
+        return won
 
     def _to_review(self, key: str) -> None:
         """After a success under `--on-success review`: the issue's PR open -> the review
@@ -215,11 +261,14 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         pulls = self.reader.pulls
         state = "open"
         links = None
+        pr = None
         if pulls is not None and isinstance(issue, dict) and issue.get("node_id"):
             links = pulls.read([(number, str(issue["node_id"]))])
-            state = judge(links.prs.get(number, []), cfg.base or links.default_branch or "main",
-                          cfg.require_checks)[0]
+            state, pr = judge(links.prs.get(number, []),
+                              cfg.base or links.default_branch or "main", cfg.require_checks)
         if state in ("unmerged", "not_green"):
+            if self.feedback_loop is not None and pr is not None:
+                self.feedback_loop.entered(key, pr)  # the head its worker left
             self._settle_issue(key, {}, add=cfg.review_label)
             if pulls is not None and isinstance(issue, dict):
                 self._left_open(key, links, issue, epoch)  # its judgement: just read
@@ -387,6 +436,8 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
         """Verify a GitHub delivery and say whether it can change this repo's Ready-set."""
         events = WAKE_EVENTS | PR_EVENTS if self.config.done_when == "merged" else WAKE_EVENTS
+        if self.feedback_loop is not None:  # a review submitted on a PR in review
+            events |= {"pull_request_review"}
         repo = self.client.repo_name(self.repo)
         verdict = receive(headers, body, secret, repo=repo, deduper=self._deliveries,
                           events=events,

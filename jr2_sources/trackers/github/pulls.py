@@ -11,7 +11,8 @@ Design notes
   limit even when nothing changed (the REST pages stay free when unchanged). By GitHub's formula
   (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
   about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
-  head-branch connections, 500 + 200 commit connections inside them.
+  head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
+  rerun` each PR also asks `latestReviews(first: 20, writersOnly: true)` (`feedback.py`).
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
@@ -40,8 +41,10 @@ BATCH = 100  # GitHub's limit on ids in one `nodes(ids:)`
 _PR_FIELDS = """fragment pr on PullRequest {
   number url state merged baseRefName headRefName
   mergeCommit { oid statusCheckRollup { state } }
-  commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }
+  commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }%s
 }"""
+# --on-feedback rerun: each writer's latest review, so changes requested cost no request more
+_REVIEWS = "\n  latestReviews(first: 20, writersOnly: true) { nodes { state author { login } } }"
 
 
 def item_branch(number: int) -> str:
@@ -67,9 +70,10 @@ def heads_query(numbers: Sequence[int]) -> str:
 }}"""
 
 
-def query(numbers: Sequence[int]) -> str:
+def query(numbers: Sequence[int], reviews: bool = False) -> str:
     """The GraphQL query for one batch: the default branch, jr2's branch's PRs per issue (aliased
-    `b<number>`), and per node id: number, the issues it blocks, the PRs that close it."""
+    `b<number>`), and per node id: number, the issues it blocks, the PRs that close it;
+    `reviews`: each PR's writers' latest reviews too (`--on-feedback rerun`)."""
     heads = "\n".join(
         f'    b{n}: pullRequests(headRefName: "{item_branch(n)}", first: 2, '
         "orderBy: {field: CREATED_AT, direction: DESC}) { nodes { ...pr } }"
@@ -87,7 +91,7 @@ def query(numbers: Sequence[int]) -> str:
     }}
   }}
 }}
-{_PR_FIELDS}"""
+{_PR_FIELDS % (_REVIEWS if reviews else "")}"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,7 @@ class PullRequest:
     merge_checks: str | None = None  # statusCheckRollup.state of the merge commit; None: none
     head_sha: str | None = None
     head_checks: str | None = None
+    changes_requested: tuple[str, ...] = ()  # writers whose latest review requests changes
 
     @classmethod
     def of(cls, node: dict[str, Any]) -> PullRequest:
@@ -110,10 +115,13 @@ class PullRequest:
         commits = (node.get("commits") or {}).get("nodes") or []
         head = (commits[-1] or {}).get("commit") or {} if commits else {}
         state = "MERGED" if node.get("merged") else str(node.get("state") or "OPEN")
+        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "")
+                            for r in (node.get("latestReviews") or {}).get("nodes") or []
+                            if isinstance(r, dict) and r.get("state") == "CHANGES_REQUESTED"))
         return cls(int(node["number"]), str(node.get("url") or ""), state,
                    str(node.get("baseRefName") or ""), str(node.get("headRefName") or ""),
                    merge.get("oid"), (merge.get("statusCheckRollup") or {}).get("state"),
-                   head.get("oid"), (head.get("statusCheckRollup") or {}).get("state"))
+                   head.get("oid"), (head.get("statusCheckRollup") or {}).get("state"), asks)
 
     def green(self, require_checks: bool, *, merged: bool) -> bool:
         """Checks green on the merge commit (`merged`) or on the head: SUCCESS; no checks at all
@@ -155,6 +163,7 @@ class PullReader:
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.queries = 0
+        self.reviews = False  # --on-feedback rerun: read the writers' latest reviews too
 
     def graphql_url(self) -> str:
         """GitHub's GraphQL endpoint beside the REST base (`/api/v3` -> `/api/graphql` on GHES)."""
@@ -200,7 +209,7 @@ class PullReader:
 
     def _read_batch(self, batch: Sequence[tuple[int, str]], links: Links) -> None:
         numbers = [n for n, _ in batch]
-        answer = self._ask(query(numbers), {"ids": [node_id for _, node_id in batch]})
+        answer = self._ask(query(numbers, self.reviews), {"ids": [node_id for _, node_id in batch]})
         repository = answer.get("repository") or {}
         links.default_branch = (repository.get("defaultBranchRef") or {}).get("name")
         for node in answer.get("nodes") or []:

@@ -38,6 +38,7 @@ from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, Snap
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
+from .feedback import FeedbackLoop
 from .gates import GateReader
 from .pulls import Links, PullReader, PullRequest, item_branch, judge
 from .refs import (
@@ -113,6 +114,7 @@ class IssueReader:
         self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
         self.markers = markers  # whose markers count (kit/markers.py): every listing goes through
         self.gates.own = markers.own
+        self.feedback: FeedbackLoop | None = None  # --on-feedback rerun (feedback.py)
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -369,9 +371,11 @@ class IssueReader:
                 self._judged[number] = pr
             self.pulls_of[number] = [p.number for p in links.prs.get(number, [])]
             if number in review:
+                held = self.feedback is not None and self.feedback.judged(
+                    number, state, pr, links.prs.get(number, []))
                 if state == "done":
                     self.review_moves[number] = "close"
-                elif state == "open":
+                elif state == "open" and not held:
                     self.review_moves[number] = "reopen"
             dependents = links.blocking.get(number, [])
             self._blocking[number] = dependents
@@ -389,6 +393,8 @@ class IssueReader:
         move nothing a delta lists, so these are judged again at every delta
         (`mergedelta.py`)."""
         out = {n for n, (state, _) in self._merge.items() if state == "not_green"}
+        if self.feedback is not None:  # checks and reviews on a PR in review move no issue
+            out |= {n for n in self.feedback.watched if self.state_of(n) == "unmerged"}
         return out | {n for n in self.stacked.values() if self.state_of(n) == "unmerged"}
 
     def blocks(self, number: int) -> list[int]:
@@ -483,6 +489,9 @@ class IssueReader:
             if self.in_review(labels) and state in ("unmerged", "not_green"):
                 extra["in_review"] = pr  # held: it waits for the merge of its own PR
                 blockers.append(BlockerRef(pr or iid, state, pr))
+            stopped = self.feedback.stopped.get(number) if self.feedback is not None else None
+            if stopped is not None and self.in_review(labels):
+                extra["feedback_stopped"] = stopped
         children = [] if cfg.ignore_sub_issues else self._children(issue, detail)
         failed = None
         claim = None

@@ -5,8 +5,9 @@
   acknowledged and ignored. Bodies come as JSON or form-encoded (`payload=<json>`).
 * What wakes: `issues`, `issue_dependencies` and `sub_issues` for the configured repository
   (`repository.full_name`; a delivery without it is judged by the issues it carries); with
-  `--done-when merged` also `pull_request`, `check_suite`, `check_run` and `status`. `ping` and
-  every other event are acknowledged and ignored.
+  `--done-when merged` also `pull_request`, `check_suite`, `check_run` and `status`, and with
+  `--on-feedback rerun` `pull_request_review`. `ping` and every other event are acknowledged and
+  ignored.
 * A waking delivery names the issues it concerns (`Verdict.touched`), read directly by the next
   delta.
 * A `label` or `milestone` delivery that may change the scope (`scopehooks.py`) wakes with

@@ -5,7 +5,9 @@ id to steps) says for its item, through the fake's REST API as an agent would wi
 BASE` opens a pull request from `$JR2_ITEM_BRANCH` into BASE; `squash`/`merge` merges it;
 `close` closes it unmerged (PATCH state closed); `check CONCLUSION` adds a check run on the merge
 commit, `headcheck CONCLUSION` on the PR's head; `open stacked` opens it into `$JR2_BASE_BRANCH`
-(else main). LOG gets `<id> <branch> <base branch or ->`, LOG.blockers each `JR2_BLOCKERS_JSON`.
+(else main); `pr N` takes up pull request N (a rerun), `push` pushes to its head. LOG gets
+`<id> <branch> <base branch or ->`, LOG.blockers each `JR2_BLOCKERS_JSON`, LOG.feedback each
+`JR2_FEEDBACK_JSON` (with the text file's first line as `text`).
 An item not in the plan just succeeds; a list of lists is one list of steps per attempt.
 """
 
@@ -43,6 +45,14 @@ def main() -> None:
             listed = json.load(src)
         with open(log + ".blockers", "a", encoding="utf-8") as f:
             f.write(json.dumps({item: listed}) + "\n")
+    feedback_file = os.environ.get("JR2_FEEDBACK_JSON")
+    if feedback_file:
+        with open(feedback_file, encoding="utf-8") as src:
+            got = json.load(src)
+        with open(os.environ["JR2_FEEDBACK_TEXT"], encoding="utf-8") as src:
+            got["text"] = src.read()
+        with open(log + ".feedback", "a", encoding="utf-8") as f:
+            f.write(json.dumps({item: got}) + "\n")
     repo = item.split("#")[0]
     pr: dict[str, Any] = {}
     steps = plan.get(item, [])
@@ -54,6 +64,11 @@ def main() -> None:
             into = (stacked or "main") if arg == "stacked" else arg
             pr = call(f"{fake}/repos/{repo}/pulls", "POST",
                       {"title": f"Fix {item}", "head": branch, "base": into})
+        elif verb == "pr":
+            pr = call(f"{fake}/repos/{repo}/pulls/{arg}", "GET")
+        elif verb == "push":
+            pushed = call(f"{fake}/_fake/push", "POST", {"repo": repo, "number": pr["number"]})
+            pr["head"]["sha"] = pushed["sha"]
         elif verb in ("squash", "merge"):
             done = call(f"{fake}/repos/{repo}/pulls/{pr['number']}/merge", "PUT",
                         {"merge_method": verb})
