@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -117,9 +118,10 @@ def extract(page: Path) -> tuple[list[Command], list[tuple[int, str]]]:
     return commands, skipped
 
 
-def _shims(bin_dir: Path) -> None:
+def _shims(bin_dir: Path, server: Path) -> None:
     bin_dir.mkdir()
-    for name, target in (("jr2", f'"{sys.executable}" -m jr2_core'),
+    fork = Path(__file__).with_name("jr2_fork.py")
+    for name, target in (("jr2", f'"{sys.executable}" -S -E "{fork}" client "{server}"'),
                          ("python", f'"{sys.executable}"'), ("python3", f'"{sys.executable}"')):
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
@@ -133,16 +135,25 @@ def run_page(commands: list[Command], work: Path) -> list[str]:
     for c in commands:
         script += [f"{c.text}", "__rc=$?", f"echo '{sep}'", "(exit $__rc)"]
     bin_dir = work.parent / "bin"
-    _shims(bin_dir)
+    sock = work.parent / "jr2.sock"
+    _shims(bin_dir, sock)
     env = {k: v for k, v in os.environ.items()
            if not re.search(r"TOKEN|SECRET|_PAT$|API_KEY|JR2_STATE_DIR|GITHUB_", k)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["COLUMNS"] = "120"
     env["JR2_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # jr2 as installed alone, as the pages show it
-    res = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=False, text=True,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
-                         stdin=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("jr2_fork.py")),
+                               "serve", str(sock)], env=env, stdout=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL, cwd=work, start_new_session=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline() == "ready\n"
+        res = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=False, text=True,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=300, stdin=subprocess.DEVNULL)
+    finally:  # the server, and any command of it a page left running
+        os.killpg(server.pid, signal.SIGKILL)
+        server.communicate()
     outputs = res.stdout.split(sep + "\n")
     return outputs[:len(commands)] + [""] * (len(commands) - len(outputs))
 
@@ -196,3 +207,35 @@ def test_the_extractor_reads_commands_outputs_and_markers(tmp_path: Path) -> Non
     assert _check(page, commands, outputs) == []
     commands[0].output = ["a c"]
     assert len(_check(page, commands, outputs)) == 1
+
+
+def test_the_forked_jr2_ends_as_a_fresh_jr2_process_would(tmp_path: Path) -> None:
+    """The pages' `jr2` (a fork of an imported jr2) gives what `python -m jr2_core` gives: the
+    output, the exit code, from the caller's directory and environment; and a signal it gets
+    reaches the command, which ends killed by it as a process would."""
+    for side in ("forked", "fresh"):
+        (tmp_path / side / "examples").mkdir(parents=True)
+        (tmp_path / side / "b.toml").write_text('[[items]]\nid = "T-1"\ntitle = "x"\n')
+    script = ["jr2 ready local:nope.toml; echo rc=$?",
+              "JR2_STATE_DIR=$PWD/st jr2 ready local:../b.toml --json; echo rc=$?",
+              "JR2_STATE_DIR=$PWD/st jr2 work local:../b.toml --wait -- true 2>w.err &"
+              " until grep -qs finished w.err; do sleep 0.05; done; kill -TERM $!; wait $!;"
+              " echo rc=$?; grep -c interrupted w.err; rm w.err",
+              "JR2_STATE_DIR=$PWD/st2 jr2 work local:../b.toml --wait -- true 2>w.err &"
+              " until grep -qs finished w.err; do sleep 0.05; done; kill -KILL $!; wait $!;"
+              " echo rc=$?"]
+    commands = [Command(n, text, mode="no-output") for n, text in enumerate(script)]
+    forked = run_page(commands, tmp_path / "forked" / "examples")
+    fresh = [subprocess.run(["bash", "-c", text.replace("jr2 ", f'"{sys.executable}" -m '
+                                                                "jr2_core ")],
+                            cwd=tmp_path / "fresh" / "examples", capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "JR2_DISABLE_PLUGIN_AUTOLOAD": "1",
+                                             "PYTHONPATH": str(ROOT)})
+             for text in script]
+    assert [mask(o).splitlines()[-1] for o in forked][:2] == ["rc=2", "rc=0"]
+    assert "rc=130" in forked[2] and forked[3].strip().endswith("rc=137")
+    # bash's own `Killed` line names the pid and the script's line: the rest must be the same
+    assert [sorted(mask(o).splitlines()) for o in forked[:3]] == [
+        sorted(mask(r.stdout + r.stderr).splitlines()) for r in fresh[:3]]
+    assert fresh[3].stdout.strip() == "rc=137"
+    assert (tmp_path / "forked" / "examples" / "st").is_dir()
