@@ -30,6 +30,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +136,9 @@ def run_page(commands: list[Command], work: Path) -> list[str]:
     for c in commands:
         script += [f"{c.text}", "__rc=$?", f"echo '{sep}'", "(exit $__rc)"]
     bin_dir = work.parent / "bin"
-    sock = work.parent / "jr2.sock"
+    short = Path(tempfile.mkdtemp(prefix="jr2-docs-", dir="/tmp" if Path("/tmp").is_dir()
+                                  else None))  # a socket's path has ~100 bytes at most
+    sock = short / "jr2.sock"
     _shims(bin_dir, sock)
     env = {k: v for k, v in os.environ.items()
            if not re.search(r"TOKEN|SECRET|_PAT$|API_KEY|JR2_STATE_DIR|GITHUB_", k)}
@@ -154,6 +157,7 @@ def run_page(commands: list[Command], work: Path) -> list[str]:
     finally:  # the server, and any command of it a page left running
         os.killpg(server.pid, signal.SIGKILL)
         server.communicate()
+        shutil.rmtree(short, ignore_errors=True)
     outputs = res.stdout.split(sep + "\n")
     return outputs[:len(commands)] + [""] * (len(commands) - len(outputs))
 
