@@ -5,9 +5,9 @@ a command (a trailing `\\` continues it); the lines up to the next command are w
 The commands of one page run in one bash session, as a reader following the page would type
 them, in a scratch copy of the repository's `examples/` (where `examples/` also names itself, so
 both `backlog.toml` and `examples/backlog.toml` work), with `jr2` and `python` on PATH and no
-tokens in the environment. The output a page shows is compared with what ran, as a multiset of
-lines (concurrent workers print in any order), after masking what changes from run to run (run
-ids, ports, hashes, times).
+tokens in the environment; that `jr2` is a fork of a process that imported jr2 once (jr2_fork).
+The output a page shows is compared with what ran, as a multiset of lines (concurrent workers
+print in any order), after masking what changes from run to run (run ids, ports, hashes, times).
 
 A comment on the line before a block says how to take it:
 - `<!-- docs-test: skip (REASON) -->`: not run (it needs the network, a tracker or a live run);
