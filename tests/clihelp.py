@@ -27,11 +27,13 @@ def jr2(*args: str, cwd: Path, timeout: float = 60, **kw: Any) -> subprocess.Com
                           timeout=timeout, env=kw.pop("env", None) or env(), **kw)
 
 
-def jr2_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def jr2_here(*args: str, cwd: Path,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`jr2 ARGS` inside this process (click's CliRunner, from `cwd`): the exit code, stdout
     and stderr a process would give, without its start-up. Only for commands that need no
-    process of their own (no signals, no event loop left running, no environment of their
-    own); an exception a process would print as a traceback is raised."""
+    process of their own (no signals, no event loop left running); `env` is the whole
+    environment the command sees for its duration, as a process's would be. An exception a
+    process would print as a traceback is raised."""
     from click.testing import CliRunner
 
     from jr2_core.cli import main
@@ -39,7 +41,10 @@ def jr2_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        res = CliRunner().invoke(main, list(args), prog_name="jr2")
+        unset: dict[str, str | None] = {k: None for k in os.environ if env is not None
+                                        and k not in env}
+        res = CliRunner().invoke(main, list(args), prog_name="jr2",
+                                 env={**unset, **(env or {})})
     finally:
         os.chdir(here)
     if res.exception is not None and not isinstance(res.exception, SystemExit):

@@ -5,9 +5,9 @@ a command (a trailing `\\` continues it); the lines up to the next command are w
 The commands of one page run in one bash session, as a reader following the page would type
 them, in a scratch copy of the repository's `examples/` (where `examples/` also names itself, so
 both `backlog.toml` and `examples/backlog.toml` work), with `jr2` and `python` on PATH and no
-tokens in the environment. The output a page shows is compared with what ran, as a multiset of
-lines (concurrent workers print in any order), after masking what changes from run to run (run
-ids, ports, hashes, times).
+tokens in the environment; that `jr2` is a fork of a process that imported jr2 once (jr2_fork).
+The output a page shows is compared with what ran, as a multiset of lines (concurrent workers
+print in any order), after masking what changes from run to run (run ids, ports, hashes, times).
 
 A comment on the line before a block says how to take it:
 - `<!-- docs-test: skip (REASON) -->`: not run (it needs the network, a tracker or a live run);
@@ -26,9 +26,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +119,10 @@ def extract(page: Path) -> tuple[list[Command], list[tuple[int, str]]]:
     return commands, skipped
 
 
-def _shims(bin_dir: Path) -> None:
+def _shims(bin_dir: Path, server: Path) -> None:
     bin_dir.mkdir()
-    for name, target in (("jr2", f'"{sys.executable}" -m jr2_core'),
+    fork = Path(__file__).with_name("jr2_fork.py")
+    for name, target in (("jr2", f'"{sys.executable}" -S -E "{fork}" client "{server}"'),
                          ("python", f'"{sys.executable}"'), ("python3", f'"{sys.executable}"')):
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
@@ -133,16 +136,28 @@ def run_page(commands: list[Command], work: Path) -> list[str]:
     for c in commands:
         script += [f"{c.text}", "__rc=$?", f"echo '{sep}'", "(exit $__rc)"]
     bin_dir = work.parent / "bin"
-    _shims(bin_dir)
+    short = Path(tempfile.mkdtemp(prefix="jr2-docs-", dir="/tmp" if Path("/tmp").is_dir()
+                                  else None))  # a socket's path has ~100 bytes at most
+    sock = short / "jr2.sock"
+    _shims(bin_dir, sock)
     env = {k: v for k, v in os.environ.items()
            if not re.search(r"TOKEN|SECRET|_PAT$|API_KEY|JR2_STATE_DIR|GITHUB_", k)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["COLUMNS"] = "120"
     env["JR2_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # jr2 as installed alone, as the pages show it
-    res = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=False, text=True,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
-                         stdin=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("jr2_fork.py")),
+                               "serve", str(sock)], env=env, stdout=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL, cwd=work, start_new_session=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline() == "ready\n"
+        res = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=False, text=True,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=300, stdin=subprocess.DEVNULL)
+    finally:  # the server, and any command of it a page left running
+        os.killpg(server.pid, signal.SIGKILL)
+        server.communicate()
+        shutil.rmtree(short, ignore_errors=True)
     outputs = res.stdout.split(sep + "\n")
     return outputs[:len(commands)] + [""] * (len(commands) - len(outputs))
 
@@ -196,3 +211,35 @@ def test_the_extractor_reads_commands_outputs_and_markers(tmp_path: Path) -> Non
     assert _check(page, commands, outputs) == []
     commands[0].output = ["a c"]
     assert len(_check(page, commands, outputs)) == 1
+
+
+def test_the_forked_jr2_ends_as_a_fresh_jr2_process_would(tmp_path: Path) -> None:
+    """The pages' `jr2` (a fork of an imported jr2) gives what `python -m jr2_core` gives: the
+    output, the exit code, from the caller's directory and environment; and a signal it gets
+    reaches the command, which ends killed by it as a process would."""
+    for side in ("forked", "fresh"):
+        (tmp_path / side / "examples").mkdir(parents=True)
+        (tmp_path / side / "b.toml").write_text('[[items]]\nid = "T-1"\ntitle = "x"\n')
+    script = ["jr2 ready local:nope.toml; echo rc=$?",
+              "JR2_STATE_DIR=$PWD/st jr2 ready local:../b.toml --json; echo rc=$?",
+              "JR2_STATE_DIR=$PWD/st jr2 work local:../b.toml --wait -- true 2>w.err &"
+              " until grep -qs finished w.err; do sleep 0.05; done; kill -TERM $!; wait $!;"
+              " echo rc=$?; grep -c interrupted w.err; rm w.err",
+              "JR2_STATE_DIR=$PWD/st2 jr2 work local:../b.toml --wait -- true 2>w.err &"
+              " until grep -qs finished w.err; do sleep 0.05; done; kill -KILL $!; wait $!;"
+              " echo rc=$?"]
+    commands = [Command(n, text, mode="no-output") for n, text in enumerate(script)]
+    forked = run_page(commands, tmp_path / "forked" / "examples")
+    fresh = [subprocess.run(["bash", "-c", text.replace("jr2 ", f'"{sys.executable}" -m '
+                                                                "jr2_core ")],
+                            cwd=tmp_path / "fresh" / "examples", capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "JR2_DISABLE_PLUGIN_AUTOLOAD": "1",
+                                             "PYTHONPATH": str(ROOT)})
+             for text in script]
+    assert [mask(o).splitlines()[-1] for o in forked][:2] == ["rc=2", "rc=0"]
+    assert "rc=130" in forked[2] and forked[3].strip().endswith("rc=137")
+    # bash's own `Killed` line names the pid and the script's line: the rest must be the same
+    assert [sorted(mask(o).splitlines()) for o in forked[:3]] == [
+        sorted(mask(r.stdout + r.stderr).splitlines()) for r in fresh[:3]]
+    assert fresh[3].stdout.strip() == "rc=137"
+    assert (tmp_path / "forked" / "examples" / "st").is_dir()

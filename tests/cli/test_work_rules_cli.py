@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from clihelp import jr2, popen, wait_for
+from clihelp import jr2, jr2_here, popen, wait_for
 from jr2_core.paths import safe_name
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
@@ -77,11 +77,11 @@ def test_local_retry_during_a_4_pool_run_reoffers_and_every_item_is_done_once(
     procs = pools(tmp_path, 4, script)
 
     def t3_failed() -> bool:
-        data = jr2("ready", "local:b.toml", "--json", cwd=tmp_path).stdout
+        data = jr2_here("ready", "local:b.toml", "--json", cwd=tmp_path).stdout
         return '"id": "T-3"' in data and '"kind": "failed"' in data
 
     wait_for(t3_failed, timeout=60, every=0.2)
-    assert jr2("local", "retry", "b.toml", "T-3", cwd=tmp_path).returncode == 0
+    assert jr2_here("local", "retry", "b.toml", "T-3", cwd=tmp_path).returncode == 0
     (tmp_path / "retried").touch()
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0, 0], [e[-600:] for _, e in results]

@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 from rel_trackers import JR2, Tracker, tracker, wait_for
 
+from clihelp import jr2_here
+
 WORKER = r'''
 import os, sys, time
 journal = sys.argv[1]
@@ -82,9 +84,8 @@ class Setup:
         return proc
 
     def ready_json(self) -> dict[str, Any]:
-        out = subprocess.run([*JR2, "ready", *self.source_args(), "--json"], cwd=self.tmp,
-                             env=self.env(0), capture_output=True, text=True, timeout=60,
-                             check=True)
+        out = jr2_here("ready", *self.source_args(), "--json", cwd=self.tmp, env=self.env(0))
+        assert out.returncode == 0, out.stderr
         return dict(json.loads(out.stdout))
 
     def reasons(self, item: str) -> list[dict[str, Any]]:
@@ -111,9 +112,9 @@ class Setup:
         """A person answers the gate `deploy` of `item`."""
         if self.tr is None:
             extra = ["--reason", reason] if reason else []
-            subprocess.run([*JR2, "local", verb, "b.toml", item, "deploy", *extra],
-                           cwd=self.tmp, env=self.env(0), check=True, capture_output=True,
-                           timeout=60)
+            res = jr2_here("local", verb, "b.toml", item, "deploy", *extra, cwd=self.tmp,
+                           env=self.env(0))
+            assert res.returncode == 0, res.stderr
             return
         text = f"/jr2 {verb} deploy {reason}".strip()
         if self.kind == "jira":
@@ -179,6 +180,11 @@ def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]
 def awaiting(s: Setup, item: str) -> dict[str, Any]:
     [reason] = [r for r in s.reasons(item) if r["kind"] == "awaiting_approval"]
     return reason
+
+
+def parked(s: Setup, item: str) -> bool:
+    """Whether `jr2 ready` shows `item` awaiting approval (yet): a condition to wait for."""
+    return any(r["kind"] == "awaiting_approval" for r in s.reasons(item))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -262,7 +268,7 @@ def test_two_waiting_pools_run_an_approved_item_once(tmp_path: Path, kind: str) 
         procs = [s.start("--wait", "--cap", "2", ask=gated) for _ in range(2)]
         others = [i for i in s.items if i != gated]
         wait_for(lambda: all(s.state(i) == "done" for i in others), timeout=90, every=0.1)
-        wait_for(lambda: awaiting(s, gated), timeout=60, every=0.2)
+        wait_for(lambda: parked(s, gated), timeout=60, every=0.2)
         s.answer(gated, "approve")
         wait_for(lambda: s.state(gated) == "done", timeout=90, every=0.1)
         for p in procs:
@@ -305,9 +311,8 @@ def test_gate_is_refused_at_start_where_the_source_cannot_park() -> None:
 
 def test_a_bad_gate_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "b.toml").write_text('[[items]]\nid = "T-0"\ntitle = "x"\n')
-    proc = subprocess.run([*JR2, "work", "local:b.toml", "--gate", "de ploy", "--", "true"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "JR2_STATE_DIR": str(tmp_path / "st")})
+    proc = jr2_here("work", "local:b.toml", "--gate", "de ploy", "--", "true", cwd=tmp_path,
+                    env={**os.environ, "JR2_STATE_DIR": str(tmp_path / "st")})
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert "--gate" in line and "de ploy" in line
@@ -320,12 +325,11 @@ def test_jr2_send_answers_a_local_gate_of_a_live_run(tmp_path: Path) -> None:
     with setup("local", tmp_path) as s:
         [item] = s.items
         proc = s.start("--wait", ask=item)
-        wait_for(lambda: s.runs(item) and awaiting(s, item), timeout=60, every=0.2)
+        wait_for(lambda: s.runs(item) and parked(s, item), timeout=60, every=0.2)
 
         def send(event: str, **data: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([*JR2, "send", "approvals", event, "--input", json.dumps(data)],
-                                  cwd=tmp_path, env=s.env(0), capture_output=True, text=True,
-                                  timeout=60)
+            return jr2_here("send", "approvals", event, "--input", json.dumps(data),
+                            cwd=tmp_path, env=s.env(0))
 
         res = send("approve", item=item, gate="deploy")
         assert res.returncode == 0, res.stderr

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from rel_trackers import JR2, Tracker, tracker, wait_for
 
+from clihelp import jr2_here
 from jr2_sources.kit import claims
 
 WORKER = r'''
@@ -82,8 +83,8 @@ class Setup:
 
     def ready_json(self) -> dict[str, Any]:
         args = self.source_args()
-        out = subprocess.run([*JR2, "ready", *args, "--json"], cwd=self.tmp, env=self.env(0),
-                             capture_output=True, text=True, timeout=60, check=True)
+        out = jr2_here("ready", *args, "--json", cwd=self.tmp, env=self.env(0))
+        assert out.returncode == 0, out.stderr
         return dict(json.loads(out.stdout))
 
     def runs(self) -> dict[str, list[tuple[str, float]]]:
