@@ -3,9 +3,12 @@
 * Shared by the GitHub source and the GitLab plugin, and public (`jr2_sources.kit.rest`). A
   subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
 * Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
-  by URL), repeated with `If-None-Match`, and a 304 answered from the cache
-  (`RestResponse.cached`). URLs differing only in a `moving_params` value ("changed since"
-  lists) keep their last `FAMILY_KEEP`; `forget` drops what was kept of an item whose claim ended.
+  by URL) as the bytes the server sent, repeated with `If-None-Match`, and a 304 answered by
+  parsing them again (`RestResponse.cached`): a kept page of 100 issues is one block, not
+  thousands of objects a long-lived pool's heap keeps around. URLs differing only in a
+  `moving_params` value ("changed since" lists) keep their last `FAMILY_KEEP`; `forget` drops
+  what was kept of an item whose claim ended; a list walked in full drops the pages an earlier
+  walk read past its new end.
 * Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
   protocol's clock) and every request counted (`RequestStats`).
 * The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
@@ -21,6 +24,7 @@ Design notes: docs/design/coordination.md.
 from __future__ import annotations
 
 import email.utils
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -88,6 +92,9 @@ class RestResponse:
 FAMILY_KEEP = 4
 """URLs kept per family of `moving_params` (a sweep's, a delta's, a later page's, one spare)."""
 
+WALKS_KEPT = 64
+"""Lists of several pages whose later pages are remembered (`get_all`), newest last."""
+
 
 class RestClient:
     """Counted, spaced, retried REST calls against one API base URL (see the module notes)."""
@@ -139,8 +146,10 @@ class RestClient:
         self._lock = threading.Lock()
         self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
                                    else write_spacing)
-        self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
+        # URL -> (ETag, the body as sent, its next page): bytes, parsed again on a 304
+        self._etags: OrderedDict[str, tuple[str, bytes, str | None]] = OrderedDict()
         self._families: dict[str, list[str]] = {}  # a URL less its moving params -> cached URLs
+        self._walks: OrderedDict[str, list[str]] = OrderedDict()  # a list's URL -> its pages 2..
         self._reached = False  # any answer yet (before one, an unreachable host is final)
 
     # -- what a tracker supplies ------------------------------------------------------------
@@ -198,14 +207,31 @@ class RestClient:
                 need: str = "read issues") -> tuple[list[Any], RestResponse]:
         """Every page of a list endpoint (`per_page=100`, following the next-page links);
         returns the items and the first page's response."""
-        first = self.get(path, {"per_page": 100, **(params or {})}, need=need)
+        query = {"per_page": 100, **(params or {})}
+        first = self.get(path, query, need=need)
         items = list(first.data or [])
-        nxt, pages = first.next_url, 1
-        while nxt and pages < self.max_pages:
+        nxt, walked = first.next_url, list[str]()
+        while nxt and len(walked) + 1 < self.max_pages:
+            walked.append(nxt)
             page = self.call("GET", nxt, None, need)
             items.extend(page.data or [])
-            nxt, pages = page.next_url, pages + 1
+            nxt = page.next_url
+        if nxt is None:
+            self._walked(self.url(path, query), walked)
         return items, first
+
+    def _walked(self, first: str, later: list[str]) -> None:
+        """A whole walk of the list at `first` read the pages `later`: the pages an earlier walk
+        read and this one did not (the list got shorter) are dropped from the cache, where
+        they would stay until it is full (module notes)."""
+        with self._lock:
+            gone = [u for u in self._walks.pop(first, ()) if u not in later]
+            for u in gone:
+                self._etags.pop(u, None)
+            if later and self.etag_cache_size > 0:
+                self._walks[first] = later
+                while len(self._walks) > WALKS_KEPT:
+                    self._walks.popitem(last=False)
 
     def write(self, method: str, path: str, body: Any = None, *,
               need: str = "write issues") -> RestResponse:
@@ -264,8 +290,9 @@ class RestClient:
             self.answered(status)
         date = parse_http_date(resp.headers.get("Date"))
         if status == 304 and cached is not None:
-            kept = cached[1]
-            return RestResponse(304, kept.data, date, kept.next_url, True, resp.headers)
+            _, raw, kept_next = cached
+            return RestResponse(304, json.loads(raw) if raw else None, date, kept_next, True,
+                                resp.headers)
         if status >= 400:
             self._raise_for(resp, need)
         if 300 <= status < 400:  # e.g. an issue transferred or a project moved
@@ -281,7 +308,7 @@ class RestClient:
         etag = resp.headers.get("ETag")
         if method == "GET" and etag and status == 200 and self.etag_cache_size > 0:
             with self._lock:
-                self._etags[url] = (etag, answer)
+                self._etags[url] = (etag, resp.content or b"", nxt)
                 self._etags.move_to_end(url)
                 self._keep_family(url)
                 while len(self._etags) > self.etag_cache_size:
