@@ -3,9 +3,8 @@
 * Shared by the GitHub source and the GitLab plugin, and public (`jr2_sources.kit.rest`). A
   subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
 * Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
-  by URL) as the bytes the server sent, repeated with `If-None-Match`, and a 304 answered by
-  parsing them again (`RestResponse.cached`): a kept page of 100 issues is one block, not
-  thousands of objects a long-lived pool's heap keeps around. URLs differing only in a
+  by URL), repeated with `If-None-Match`, and a 304 answered from the cache
+  (`RestResponse.cached`). URLs differing only in a
   `moving_params` value ("changed since" lists) keep their last `FAMILY_KEEP`; `forget` drops
   what was kept of an item whose claim ended; a list walked in full drops the pages an earlier
   walk read past its new end.
@@ -24,7 +23,6 @@ Design notes: docs/design/coordination.md.
 from __future__ import annotations
 
 import email.utils
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -146,8 +144,7 @@ class RestClient:
         self._lock = threading.Lock()
         self._spacer = WriteSpacer(self.default_write_spacing if write_spacing is None
                                    else write_spacing)
-        # URL -> (ETag, the body as sent, its next page): bytes, parsed again on a 304
-        self._etags: OrderedDict[str, tuple[str, bytes, str | None]] = OrderedDict()
+        self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
         self._families: dict[str, list[str]] = {}  # a URL less its moving params -> cached URLs
         self._walks: OrderedDict[str, list[str]] = OrderedDict()  # a list's URL -> its pages 2..
         self._reached = False  # any answer yet (before one, an unreachable host is final)
@@ -290,9 +287,8 @@ class RestClient:
             self.answered(status)
         date = parse_http_date(resp.headers.get("Date"))
         if status == 304 and cached is not None:
-            _, raw, kept_next = cached
-            return RestResponse(304, json.loads(raw) if raw else None, date, kept_next, True,
-                                resp.headers)
+            kept = cached[1]
+            return RestResponse(304, kept.data, date, kept.next_url, True, resp.headers)
         if status >= 400:
             self._raise_for(resp, need)
         if 300 <= status < 400:  # e.g. an issue transferred or a project moved
@@ -308,7 +304,7 @@ class RestClient:
         etag = resp.headers.get("ETag")
         if method == "GET" and etag and status == 200 and self.etag_cache_size > 0:
             with self._lock:
-                self._etags[url] = (etag, resp.content or b"", nxt)
+                self._etags[url] = (etag, answer)
                 self._etags.move_to_end(url)
                 self._keep_family(url)
                 while len(self._etags) > self.etag_cache_size:
