@@ -4,8 +4,10 @@
   subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
 * Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
   by URL), repeated with `If-None-Match`, and a 304 answered from the cache
-  (`RestResponse.cached`). URLs differing only in a `moving_params` value ("changed since"
-  lists) keep their last `FAMILY_KEEP`; `forget` drops what was kept of an item whose claim ended.
+  (`RestResponse.cached`). URLs differing only in a
+  `moving_params` value ("changed since" lists) keep their last `FAMILY_KEEP`; `forget` drops
+  what was kept of an item whose claim ended; a list walked in full drops the pages an earlier
+  walk read past its new end.
 * Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
   protocol's clock) and every request counted (`RequestStats`).
 * The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
@@ -88,6 +90,9 @@ class RestResponse:
 FAMILY_KEEP = 4
 """URLs kept per family of `moving_params` (a sweep's, a delta's, a later page's, one spare)."""
 
+WALKS_KEPT = 64
+"""Lists of several pages whose later pages are remembered (`get_all`), newest last."""
+
 
 class RestClient:
     """Counted, spaced, retried REST calls against one API base URL (see the module notes)."""
@@ -141,6 +146,7 @@ class RestClient:
                                    else write_spacing)
         self._etags: OrderedDict[str, tuple[str, RestResponse]] = OrderedDict()
         self._families: dict[str, list[str]] = {}  # a URL less its moving params -> cached URLs
+        self._walks: OrderedDict[str, list[str]] = OrderedDict()  # a list's URL -> its pages 2..
         self._reached = False  # any answer yet (before one, an unreachable host is final)
 
     # -- what a tracker supplies ------------------------------------------------------------
@@ -198,14 +204,31 @@ class RestClient:
                 need: str = "read issues") -> tuple[list[Any], RestResponse]:
         """Every page of a list endpoint (`per_page=100`, following the next-page links);
         returns the items and the first page's response."""
-        first = self.get(path, {"per_page": 100, **(params or {})}, need=need)
+        query = {"per_page": 100, **(params or {})}
+        first = self.get(path, query, need=need)
         items = list(first.data or [])
-        nxt, pages = first.next_url, 1
-        while nxt and pages < self.max_pages:
+        nxt, walked = first.next_url, list[str]()
+        while nxt and len(walked) + 1 < self.max_pages:
+            walked.append(nxt)
             page = self.call("GET", nxt, None, need)
             items.extend(page.data or [])
-            nxt, pages = page.next_url, pages + 1
+            nxt = page.next_url
+        if nxt is None:
+            self._walked(self.url(path, query), walked)
         return items, first
+
+    def _walked(self, first: str, later: list[str]) -> None:
+        """A whole walk of the list at `first` read the pages `later`: the pages an earlier walk
+        read and this one did not (the list got shorter) are dropped from the cache, where
+        they would stay until it is full (module notes)."""
+        with self._lock:
+            gone = [u for u in self._walks.pop(first, ()) if u not in later]
+            for u in gone:
+                self._etags.pop(u, None)
+            if later and self.etag_cache_size > 0:
+                self._walks[first] = later
+                while len(self._walks) > WALKS_KEPT:
+                    self._walks.popitem(last=False)
 
     def write(self, method: str, path: str, body: Any = None, *,
               need: str = "write issues") -> RestResponse:

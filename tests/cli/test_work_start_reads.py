@@ -4,7 +4,7 @@ before the pool starts is the Ready-reader's first full reading (`deltas.first_r
 
 Counted on the fake trackers' request logs, from the start up to the first claim: GitHub's full
 reading is the issues lists without `since` (the scope, jr2's claim and failure labels; a delta
-asks with `since`; once, at start, the closed issues still awaiting approval), Jira's the search
+asks with `since`; once in a run, the closed issues still awaiting approval), Jira's the search
 whose JQL has no `updated >=` clause (a delta's has one).
 """
 
@@ -73,9 +73,9 @@ def test_work_github_lists_the_backlog_once_at_start(github: FakeGitHub, tmp_pat
     # marks, each once, not twice
     assert sorted(q for q in listings if "labels=agent" in q) == [listings[0]]
     assert len(listings) == 3, listings
-    # and once, at start, the closed issues of the scope still awaiting approval
-    assert [q for q in lists if "state=closed" in q] == [
-        "labels=agent%2Cjr2%3Aawaiting-approval&per_page=100&state=closed"], lists
+    # and once in the run, the closed issues of the scope still awaiting approval
+    closed = [e["query"] for e in github.requests() if "state=closed" in e["query"]]
+    assert closed == ["labels=agent%2Cjr2%3Aawaiting-approval&per_page=100&state=closed"]
 
 
 def test_work_jira_searches_the_backlog_once_at_start(jira: FakeJira, tmp_path: Path,

@@ -13,9 +13,9 @@ calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labelt
 * `--assign` needs a user token: installation tokens (`ghs_...`) are refused with it at start.
 * `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
 * `jr2 work` reads deltas after one full snapshot (`delta.py`; `mergedelta.py` under
-  `--done-when merged`). Its first full reading also lists the closed issues of the filter
-  that still carry `jr2:awaiting-approval` and takes the label off those jr2 parked (a person
-  closed them while no pool ran: `_untag_closed`); `jr2 ready` never does.
+  `--done-when merged`). Its first reading (`changes`) also lists the closed issues of the
+  filter that still carry `jr2:awaiting-approval` and takes the label off those jr2 parked (a
+  person closed them while no pool ran: `_untag_closed`); `jr2 ready` never does.
 * `on_success=review`: an open PR gets the review label; a merged one (or none) closes the issue;
   a later snapshot settles ended reviews. `on_success=nothing` leaves the issue open.
 * The settle's labels come from the watch's read just before it (`fresh_issue`), else from a
@@ -116,7 +116,7 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             self.reader.changes = GitHubChanges(self.reader, detail=self.detail)  # delta.py
             self.reader.own_claim = self.own_claim
         self._unmarked: set[str] = set()
-        self._swept = False  # the start's one listing of closed awaiting issues is done
+        self._swept = False  # the one listing of closed awaiting issues (at start) is done
         self._login: str | None = None
         if env.read_only and self.feedback_problem() is None:
             self.start_feedback(2, here=False)  # `jr2 ready`: where a person stopped the loop
@@ -165,13 +165,19 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         if not self.read_only:
             sent = self._settle_reviews()
-            if not self._swept:  # closed while no pool ran: the first reading never lists them
-                self._swept = True
-                self._untag_closed([int(i["number"]) for i in self.reader.closed_awaiting()
-                                    if self.issue_in_scope(i)])
             if sent:  # feedback sent an issue back: read again, so this reading offers it
                 snap = self.reader.snapshot(self.detail if detail is None else detail, skip)
         return snap
+
+    def changes(self, *, full: bool = False) -> Snapshot | Delta:
+        """As `LabelCommentTracker.changes`; the first one of a writing pool (its full reading
+        at start) also takes the awaiting label off issues closed while no pool ran."""
+        got = super().changes(full=full)
+        if not self._swept and not self.read_only:
+            self._swept = True
+            self._untag_closed([int(i["number"]) for i in self.reader.closed_awaiting()
+                                if self.issue_in_scope(i)])
+        return got
 
     def read_changes(self, skip: set[str]) -> Delta | None:
         """What changed since the last reading (`delta.py`), or None for a full snapshot."""

@@ -215,7 +215,9 @@ class IssueReader:
         labels: one list (paged), which a writing pool reads once at start."""
         labels = ",".join([*self.config.label, AWAITING_LABEL])
         found, _ = self.client.get_all(self.issues_path(), {"state": "closed", "labels": labels})
-        return [i for i in found if isinstance(i, dict) and "pull_request" not in i]
+        return [i for i in found if isinstance(i, dict) and "pull_request" not in i
+                and i.get("state") == "closed" and self.config.has_label(labels_of(i),
+                                                                         AWAITING_LABEL)]
 
     def snapshot(self, detail: bool, skip: set[str] | frozenset[str] = frozenset()) -> Snapshot:
         """The open issues in scope with blockers, sub-issues, claims and failure marks;

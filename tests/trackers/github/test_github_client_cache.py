@@ -41,3 +41,20 @@ def test_a_settled_item_leaves_nothing_in_the_cache(fake: FakeGitHub) -> None:
     left = [u.split("/repos/o/r/issues/", 1)[-1].split("?")[0] for u in cached(a.client)]
     assert str(n) not in left and f"{n}/comments" not in left
     assert str(other) in left  # still held: its answers serve the next watch
+
+
+def test_a_list_that_got_shorter_drops_its_pages_past_the_new_end(fake: FakeGitHub) -> None:
+    numbers = [fake.add_issue("o/r") for _ in range(250)]
+    client = make_client(fake.url)
+    found, _ = client.get_all("/repos/o/r/issues", {"state": "open"})
+    assert len(found) == 250 and len(cached(client)) == 3  # its three pages, for their 304s
+    for n in numbers[:200]:
+        fake.close_issue("o/r", n)
+    found, _ = client.get_all("/repos/o/r/issues", {"state": "open"})
+    assert len(found) == 50
+    # pages 2 and 3 are never asked again: only the first page's answer stays
+    assert cached(client) == [client.url("/repos/o/r/issues", {"per_page": 100,
+                                                               "state": "open"})]
+    fake.clear_log()
+    client.get_all("/repos/o/r/issues", {"state": "open"})
+    assert [e["status"] for e in fake.requests()] == [304]
