@@ -3,9 +3,9 @@
 Design notes
 ------------
 * What moved: `GET /issues.json?project_id=P&status_id=*&updated_on=>=T&include=relations
-  &sort=updated_on,id`, 100 a page (Redmine's REST docs, "Filtering with timestamp"), over the
-  kit's `SinceWindow` (watermark from the full reading's `Date`, overlap, digests, pages walked
-  by time, signs of a gap). An unchanged poll asks the same URL again: a 304.
+  &sort=updated_on,id`, 100 a page (Redmine's REST docs, "Filtering with timestamp"), read by
+  the kit's `SinceReader` (watermark from the full reading's `Date`, overlap, digests, pages
+  walked by time, signs of a gap). An unchanged poll asks the same URL again: a 304.
 * What `updated_on` does not show: adding or removing a relation writes a journal on both
   issues and touches neither (Redmine's `IssueRelationsController`, checked against the real
   server by `tests/test_redmine_deltas.py`). So each sweep (every `SWEEP_EVERY`, 5 s) also
@@ -31,13 +31,15 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources import Delta, SnapshotItem
-from jr2_sources.kit import SinceWindow, WindowGap, iso_z
+from jr2_sources import SnapshotItem
+from jr2_sources.kit import BlockerState, Page, SinceReader, SinceWindow, WindowGap, iso_z
 
 from .client import RedmineHTTPError, parse_time
 from .reader import item_id
 
 if TYPE_CHECKING:
+    from jr2_sources import Delta
+
     from .reader import IssueReader
 
 
@@ -55,26 +57,26 @@ def _parent(issue: dict[str, Any]) -> int | None:
     return None if parent is None else int(parent)
 
 
-class RedmineChanges:
-    """The state a delta needs between readings, and the reading of one delta."""
+class RedmineChanges(SinceReader[int]):
+    """Redmine's queries for the kit's `SinceReader`, and the state a delta needs between
+    readings."""
 
     def __init__(self, reader: IssueReader, *, window: SinceWindow | None = None) -> None:
+        super().__init__(window)
         self.reader = reader
-        self.window = window or SinceWindow()
         self.open: set[int] = set()  # the open issues of the project, listed or not
         self.parent: dict[int, int] = {}  # open issue -> its parent
         self.kids: dict[int, set[int]] = {}  # issue -> its open subtasks
         self.blocked: set[int] = set()  # open issues with a blocker, as last known
         self.outside: set[int] = set()  # open blockers outside the project's open issues
-        self.in_set: set[str] = set()
-        self._broken = True
+        self._sweep = False  # the delta being read is a sweep
 
     # -- the full reading ---------------------------------------------------------------------
 
     def full_read(self, began: datetime | None, issues: dict[int, dict[str, Any]],
                   items: list[SnapshotItem]) -> None:
         """Start the window from a full reading (`IssueReader.snapshot` calls it)."""
-        self.window.reset(began, issues.items())
+        self.start(began, issues.items(), items)
         self.open = set(issues)
         self.parent, self.kids = {}, {}
         for n, issue in issues.items():
@@ -83,8 +85,6 @@ class RedmineChanges:
                         if n in self.open and bs}
         self.outside = set()
         self._outside_of(items)
-        self.in_set = {it.id for it in items}
-        self._broken = began is None
 
     def _outside_of(self, items: Iterable[SnapshotItem]) -> None:
         """Remember the open blockers of `items` that are not open issues of the project."""
@@ -102,29 +102,7 @@ class RedmineChanges:
             self.parent[n] = parent
             self.kids.setdefault(parent, set()).add(n)
 
-    # -- one delta ----------------------------------------------------------------------------
-
-    def read(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading, or None when a full snapshot is needed."""
-        if self._broken or not self.window.ready:
-            return None
-        self._broken = True
-        try:
-            sweep = self.window.sweep_due()
-            fresh = self._since()
-            if sweep:
-                self._relations(fresh)
-            marks = {int(str(k)) for k in self.window.take_marks()} - set(fresh)
-            for n in marks:
-                self.window.forget(n)  # rebuilt even when the issue is unchanged
-            self._read_again(fresh, marks)
-            delta = self._build(fresh, skip)
-            self._outside(delta)
-        except WindowGap as gap:
-            self.window.gap(str(gap))
-            return None
-        self._broken = False
-        return delta
+    # -- the queries ----------------------------------------------------------------------------
 
     def _scope(self) -> dict[str, Any]:
         params: dict[str, Any] = {"project_id": self.reader.config.project,
@@ -133,25 +111,120 @@ class RedmineChanges:
             params["subproject_id"] = "!*"
         return params
 
-    def _since(self) -> dict[int, dict[str, Any]]:
-        client = self.reader.client
+    def page(self, since: datetime) -> Page:
+        params = {**self._scope(), "status_id": "*", "updated_on": ">=" + iso_z(since),
+                  "sort": "updated_on,id", "limit": 100, "offset": 0}
+        try:
+            resp = self.reader.client.get("/issues.json", params)
+        except RedmineHTTPError as exc:
+            if exc.status in (400, 422):
+                raise WindowGap(f"Redmine refused `updated_on` (HTTP {exc.status})") from None
+            raise
+        data = resp.data if isinstance(resp.data, dict) else {}
+        return [i for i in data.get("issues") or [] if isinstance(i, dict) and "id" in i
+                ], resp.date
 
-        def fetch(since: datetime) -> tuple[list[Any], datetime | None]:
-            params = {**self._scope(), "status_id": "*", "updated_on": ">=" + iso_z(since),
-                      "sort": "updated_on,id", "limit": 100, "offset": 0}
-            try:
-                resp = client.get("/issues.json", params)
-            except RedmineHTTPError as exc:
-                if exc.status in (400, 422):
-                    raise WindowGap(f"Redmine refused `updated_on` (HTTP {exc.status})"
-                                    ) from None
-                raise
-            data = resp.data if isinstance(resp.data, dict) else {}
-            return [i for i in data.get("issues") or [] if isinstance(i, dict) and "id" in i
-                    ], resp.date
+    def direct(self, key: int) -> dict[str, Any]:
+        return self._direct([key])[key]
 
-        found = self.window.collect(fetch, lambda i: int(i["id"]), _updated)
-        return {int(str(k)): v for k, v in found.items()}
+    def _direct(self, numbers: list[int]) -> dict[int, dict[str, Any]]:
+        """Up to 100 issues read directly in one list; one not found is a sign of a gap."""
+        issues, _ = self._pages({"issue_id": ",".join(map(str, numbers)), "status_id": "*",
+                                 "include": "relations", "sort": "id"})
+        got = {int(x["id"]): x for x in issues}
+        for n in numbers:
+            if n not in got:
+                self.window.forget(n)
+                raise WindowGap(f"issue #{n} is gone (deleted, moved or hidden)")
+        return got
+
+    def _here(self, issue: dict[str, Any]) -> bool:
+        """Whether `issue` is of the project (a new subproject's issue joins it)."""
+        reader = self.reader
+        project = (issue.get("project") or {}).get("id")
+        here = not reader.project_ids or project in reader.project_ids
+        if reader.config.subprojects and project is not None and not here:
+            reader.project_ids.add(int(project))
+            here = True
+        return here
+
+    def leaves(self, key: int, obj: Any, skip: set[str]) -> BlockerState | None:
+        if _closed(obj) or not self._here(obj):
+            self.open.discard(key)
+            self.blocked.discard(key)
+            return "done" if _closed(obj) else "open"
+        self.open.add(key)
+        self.outside.discard(key)
+        if self.reader.relation_blockers({key: obj}).get(key):
+            self.blocked.add(key)
+        else:
+            self.blocked.discard(key)
+        if self.ident(key) in skip or not self.reader.listed(obj):
+            return "open"
+        return None
+
+    def key_of(self, obj: Any) -> int:
+        return int(obj["id"])
+
+    def updated_of(self, obj: Any) -> datetime | None:
+        return _updated(obj)
+
+    def ident(self, key: int) -> str:
+        return item_id(key)
+
+    def marks(self) -> list[int]:
+        return sorted({int(str(k)) for k in self.window.take_marks()})
+
+    # -- the steps of a delta ---------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        self._sweep = self.window.sweep_due()
+
+    def after_listing(self, fresh: dict[int, Any]) -> None:
+        if self._sweep:
+            self._relations(fresh)
+
+    def read_marked(self, fresh: dict[int, Any]) -> set[int]:
+        """The marked issues the listing did not bring, read as one list per 100."""
+        marked = set(self.marks())
+        todo = marked - set(fresh)
+        for n in todo:
+            self.window.forget(n)  # rebuilt even when the issue is unchanged
+        self._read_again(fresh, todo)
+        return marked
+
+    def follow(self, fresh: dict[int, Any], marked: set[int], skip: set[str]) -> None:
+        """Follow the parents: an item whose subtasks changed is read again."""
+        parents: set[int] = set()
+        for n, issue in sorted(fresh.items()):
+            parents |= self._reparent(n, issue)
+        again = {p for p in parents if item_id(p) in self.in_set and p not in fresh}
+        if again:
+            more: dict[int, dict[str, Any]] = {}
+            for p in again:
+                self.window.forget(p)
+            self._read_again(more, again)
+            for n, issue in sorted(more.items()):
+                self._reparent(n, issue)
+            fresh.update(more)
+
+    def _reparent(self, n: int, issue: dict[str, Any]) -> set[int]:
+        """Note the parent `issue` has now; the parents whose subtasks changed."""
+        parent = None if _closed(issue) or not self._here(issue) else _parent(issue)
+        old = self.parent.get(n)
+        self._set_parent(n, parent)
+        return set() if old == parent else {p for p in (old, parent) if p is not None}
+
+    def items_of(self, objs: dict[int, Any], fresh: dict[int, Any],
+                 skip: set[str]) -> list[SnapshotItem]:
+        items = self.reader.build_items(objs, self.open.__contains__, self.kids, skip)
+        self._outside_of(items)
+        return items
+
+    def finish(self, delta: Delta) -> None:
+        self._outside(delta)
+
+    # -- what the list does not show ----------------------------------------------------------
 
     def _pages(self, params: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
         """Every issue of a paged list, and whether any page changed (not a 304)."""
@@ -184,81 +257,18 @@ class RedmineChanges:
             return
         for n, issue in listed.items():
             if n not in fresh:
-                self.window.take(fresh, n, issue, _updated(issue), listed=False)
+                self.take(fresh, issue)
         lost = self.blocked - set(listed) - set(fresh)
         self.blocked = set(listed)
         self._read_again(fresh, lost)
 
     def _read_again(self, fresh: dict[int, dict[str, Any]], numbers: Iterable[int]) -> None:
-        """Read `numbers` directly (one list per 100) into `fresh` when they are news; one
-        not found is a sign of a gap."""
+        """Read `numbers` directly (one list per 100) into `fresh` when they are news."""
         todo = sorted(set(numbers))
         for i in range(0, len(todo), 100):
-            chunk = todo[i:i + 100]
-            issues, _ = self._pages({"issue_id": ",".join(map(str, chunk)), "status_id": "*",
-                                     "include": "relations", "sort": "id"})
-            got = {int(x["id"]): x for x in issues}
-            for n in chunk:
-                if n not in got:
-                    self.window.forget(n)
-                    raise WindowGap(f"issue #{n} is gone (deleted, moved or hidden)")
-                self.window.take(fresh, n, got[n], _updated(got[n]), listed=False)
-
-    def _build(self, fresh: dict[int, dict[str, Any]], skip: set[str]) -> Delta:
-        reader = self.reader
-        delta = Delta()
-        build: dict[int, dict[str, Any]] = {}
-        parents: set[int] = set()
-
-        def take(n: int, issue: dict[str, Any]) -> None:
-            ident = item_id(n)
-            project = (issue.get("project") or {}).get("id")
-            here = not reader.project_ids or project in reader.project_ids
-            if reader.config.subprojects and project is not None and not here:
-                reader.project_ids.add(int(project))  # a new subproject's issue
-                here = True
-            parent = None if _closed(issue) or not here else _parent(issue)
-            if self.parent.get(n) != parent:
-                parents.update(p for p in (self.parent.get(n), parent) if p is not None)
-            self._set_parent(n, parent)
-            if _closed(issue) or not here:
-                self.open.discard(n)
-                self.blocked.discard(n)
-                delta.left[ident] = "done" if _closed(issue) else "open"
-                self.in_set.discard(ident)
-                return
-            self.open.add(n)
-            self.outside.discard(n)
-            if self.reader.relation_blockers({n: issue}).get(n):
-                self.blocked.add(n)
-            else:
-                self.blocked.discard(n)
-            if ident in skip or not reader.listed(issue):
-                delta.left[ident] = "open"
-                self.in_set.discard(ident)
-            else:
-                build[n] = issue
-
-        for n, issue in sorted(fresh.items()):
-            take(n, issue)
-        again = {p for p in parents if item_id(p) in self.in_set and p not in build
-                 and p not in fresh}
-        if again:
-            more: dict[int, dict[str, Any]] = {}
-            for p in again:
-                self.window.forget(p)
-            self._read_again(more, again)
-            for n, issue in sorted(more.items()):
-                take(n, issue)
-        items = reader.build_items(build, self.open.__contains__, self.kids, skip)
-        self._outside_of(items)
-        for item in items:
-            delta.items.append(item)
-            self.in_set.add(item.id)
-        for ident in sorted(skip & self.in_set):
-            delta.left[ident] = "open"
-            self.in_set.discard(ident)
-        return delta
+            got = self._direct(todo[i:i + 100])
+            for n in todo[i:i + 100]:
+                self.take(fresh, got[n])
 
     def _outside(self, delta: Delta) -> None:
         """Open blockers outside the project that closed: `done` in `delta.left`."""
