@@ -25,6 +25,7 @@ from jr2_sources.capabilities.gates import options as gates_options
 from jr2_sources.capabilities.limits import options as limits_options
 from jr2_sources.report import describe_reasons
 
+from .arenas import share_malloc_arena
 from .compose import WorkResult, work
 from .source import SourceCommand, source_or_help
 
@@ -94,6 +95,7 @@ def work_cmd(ctx: click.Context, /, source: str | None, cap: int, timeout: str |
     source = source_or_help(ctx, source)
     if source is None:
         return
+    share_malloc_arena()  # before the worker threads: a burst leaves no per-thread high water
     # the capability slices' options (`WORK_OPTIONS`) are `work()`'s keywords of the same names
     result = work(source, ctx.meta.get("jr2.command", []), options=list(ctx.args), cap=cap,
                   lease=lease, timeout=timeout, wait=wait_forever, port=port, workdir=workdir,
