@@ -45,9 +45,8 @@ def progress_printer(verbose: bool, *, heartbeat: float = HEARTBEAT,
     timer: list[Any] = []  # the pending heartbeat (an asyncio TimerHandle), if any
 
     def say(line: str) -> None:
-        # what `click.echo(line, err=True)` does for a line of text, without its per-call
-        # look-ups (two lines an item: issue 18); the stream is looked up per line, so a
-        # replaced `sys.stderr` (click's CliRunner) still gets them
+        # what `click.echo(line, err=True)` does for a line of text (two lines an item); the
+        # stream is looked up per line, so a replaced `sys.stderr` (click's CliRunner) gets them
         stream = sys.stderr
         stream.write(line + "\n")
         stream.flush()
