@@ -13,13 +13,14 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from clihelp import jr2, wait_for
+from jr2_sources.capabilities.webhooks import hmac_sha256
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
 JR2 = [sys.executable, "-m", "jr2_core"]
@@ -204,35 +205,64 @@ def _closed_by_the_host(s: socket.socket) -> bool:
         return True  # reset
 
 
+def _signed_issue_body() -> bytes:
+    """GitHub's documented `issues` delivery, for the repository the pools work on."""
+    fixture = Path(__file__).resolve().parents[2] / "fixtures/github/webhooks/issues.opened.json"
+    payload = json.loads(fixture.read_text())
+    payload["repository"]["full_name"] = "o/r"
+    return json.dumps(payload).encode()
+
+
+def _waiting_pool(tmp_path: Path, fake: FakeGitHub, port: int, ran: Path,
+                  preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen[str]:
+    """A `--wait` GitHub pool listening on `port` that appends each item it runs to `ran`."""
+    env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
+    return subprocess.Popen(
+        [*JR2, "work", "github:o/r", "--wait", "--poll-every", "60s", "--write-spacing",
+         "0.001", "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", "--",
+         "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+
+
+def _until_first_item_ran(tmp_path: Path, proc: subprocess.Popen[str], ran: Path) -> None:
+    wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
+    assert proc.poll() is None, proc.communicate()
+    wait_for(lambda: ran.exists(), timeout=30)  # o/r#1 done: the pool waits
+
+
+def _deliver_until_o_r_2_runs(port: int, body: bytes, ran: Path, wait: float) -> list[int]:
+    """Signed deliveries, each answered within 10 s: a second only if the first one's wake
+    came before the new issue was listed; the statuses."""
+    sent, statuses = time.monotonic(), []
+    for i in range(2):
+        headers: dict[str, str | bytes] = {
+            "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),
+            "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"d-{i}",
+            "Content-Type": "application/json"}
+        statuses.append(request(port, "POST", "/webhook", headers, body))
+        assert time.monotonic() - sent < 10, statuses
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda: "o/r#2" in ran.read_text(), timeout=wait)
+        if "o/r#2" in ran.read_text():
+            break
+    return statuses
+
+
 def _flood(tmp_path: Path, headerless: int, slow: int, limit_fds: bool) -> None:
     """Header-less connections from 127.0.0.2 and slow bodies from 127.0.0.3-9 against a waiting
     GitHub pool; a signed delivery from 127.0.0.1 is served within 10 s and its issue runs."""
     import resource
 
-    from jr2_sources.capabilities.webhooks import hmac_sha256
-
     def few_fds() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
 
-    port, ran = free_port(), tmp_path / "ran"
-    fixture = Path(__file__).resolve().parents[2] / "fixtures/github/webhooks/issues.opened.json"
-    payload = json.loads(fixture.read_text())
-    payload["repository"]["full_name"] = "o/r"
-    body = json.dumps(payload).encode()
+    port, ran, body = free_port(), tmp_path / "ran", _signed_issue_body()
     with FakeGitHub() as fake:
         fake.add_issue("o/r", "done before the flood")
-        env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
-        proc = subprocess.Popen(
-            [*JR2, "work", "github:o/r", "--wait", "--poll-every", "60s", "--write-spacing",
-             "0.001", "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", "--",
-             "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'], cwd=tmp_path, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=few_fds if limit_fds else None)
+        proc = _waiting_pool(tmp_path, fake, port, ran, few_fds if limit_fds else None)
         socks: list[socket.socket] = []
         try:
-            wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
-            assert proc.poll() is None, proc.communicate()
-            wait_for(lambda: ran.exists(), timeout=30)  # o/r#1 done: the pool waits
+            _until_first_item_ran(tmp_path, proc, ran)
             t0 = time.monotonic()
             bare = _open(headerless, port, ["127.0.0.2"])
             socks += bare
@@ -240,18 +270,7 @@ def _flood(tmp_path: Path, headerless: int, slow: int, limit_fds: bool) -> None:
                     b"Content-Length: 100000\r\n\r\n{")
             socks += _open(slow, port, [f"127.0.0.{i}" for i in range(3, 10)], head)
             fake.add_issue("o/r", "arrives during the flood")
-            sent, statuses = time.monotonic(), []
-            for i in range(2):  # a second delivery only if the first one's wake came too early
-                headers: dict[str, str | bytes] = {
-                    "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),
-                    "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"d-{i}",
-                    "Content-Type": "application/json"}
-                statuses.append(request(port, "POST", "/webhook", headers, body))
-                assert time.monotonic() - sent < 10, statuses
-                with contextlib.suppress(AssertionError):
-                    wait_for(lambda: "o/r#2" in ran.read_text(), timeout=5)
-                if "o/r#2" in ran.read_text():
-                    break
+            statuses = _deliver_until_o_r_2_runs(port, body, ran, wait=5)
             assert statuses and all(200 <= s < 300 for s in statuses), statuses
             assert ran.read_text().split() == ["o/r#1", "o/r#2"]
             # every header-less connection is closed within the header timeout (10 s)
@@ -424,43 +443,19 @@ class _SlowBodies:
 
 
 def test_slow_bodies_from_many_addresses_do_not_starve_a_signed_delivery(tmp_path: Path) -> None:
-    from jr2_sources.capabilities.webhooks import hmac_sha256
-
-    port, ran = free_port(), tmp_path / "ran"
-    fixture = Path(__file__).resolve().parents[2] / "fixtures/github/webhooks/issues.opened.json"
-    payload = json.loads(fixture.read_text())
-    payload["repository"]["full_name"] = "o/r"
-    body = json.dumps(payload).encode()
+    port, ran, body = free_port(), tmp_path / "ran", _signed_issue_body()
     with FakeGitHub() as fake:
         fake.add_issue("o/r", "done before the slow bodies")
-        env = dict(os.environ, GITHUB_API_URL=fake.url, GITHUB_TOKEN="x", HOOK=SECRET)
-        proc = subprocess.Popen(
-            [*JR2, "work", "github:o/r", "--wait", "--poll-every", "60s", "--write-spacing",
-             "0.001", "--listen", f"127.0.0.1:{port}", "--webhook-secret-env", "HOOK", "--",
-             "sh", "-c", f'echo "$JR2_ITEM_ID" >> {ran}'], cwd=tmp_path, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = _waiting_pool(tmp_path, fake, port, ran)
         try:
-            wait_for(lambda: run_file(tmp_path) or proc.poll() is not None, timeout=30)
-            assert proc.poll() is None, proc.communicate()
-            wait_for(lambda: ran.exists(), timeout=30)  # o/r#1 done: the pool waits
+            _until_first_item_ran(tmp_path, proc, ran)
             # 29 addresses, 2 bodies each: more than the 16 + 16 unsigned requests in hand
             with _SlowBodies(port, [f"127.0.0.{i}" for i in range(2, 31)], 2) as slow:
                 wait_for(lambda: slow.opened >= 58, timeout=10)
                 time.sleep(1.5)  # the hand is full of slow bodies, and they are dropped and
                 # come back
                 fake.add_issue("o/r", "arrives during the slow bodies")
-                sent, statuses = time.monotonic(), []
-                for i in range(2):  # a second delivery only if the first one's wake came early
-                    headers: dict[str, str | bytes] = {
-                        "X-Hub-Signature-256": "sha256=" + hmac_sha256(SECRET, body),
-                        "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"d-{i}",
-                        "Content-Type": "application/json"}
-                    statuses.append(request(port, "POST", "/webhook", headers, body))
-                    assert time.monotonic() - sent < 10, statuses
-                    with contextlib.suppress(AssertionError):
-                        wait_for(lambda: "o/r#2" in ran.read_text(), timeout=4)
-                    if "o/r#2" in ran.read_text():
-                        break
+                statuses = _deliver_until_o_r_2_runs(port, body, ran, wait=4)
                 reopened = slow.opened - 58
             assert statuses and all(200 <= s < 300 for s in statuses), statuses
             assert ran.read_text().split() == ["o/r#1", "o/r#2"]
