@@ -4,10 +4,9 @@
   subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
 * Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
   by URL), repeated with `If-None-Match`, and a 304 answered from the cache
-  (`RestResponse.cached`). URLs differing only in a
-  `moving_params` value ("changed since" lists) keep their last `FAMILY_KEEP`; `forget` drops
-  what was kept of an item whose claim ended; a list walked in full drops the pages an earlier
-  walk read past its new end.
+  (`RestResponse.cached`). URLs differing only in a `moving_params` value ("changed since"
+  lists) keep their last `FAMILY_KEEP`; `forget` drops what was kept of an item whose claim
+  ended; a list walked in full drops the pages an earlier walk read past its new end.
 * Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
   protocol's clock) and every request counted (`RequestStats`).
 * The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
