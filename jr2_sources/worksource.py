@@ -532,9 +532,11 @@ class WorkSource:
         """End the claim in the tracker (`_settle`). A worker that failed because the state
         directory's disk is full (`detail["state_full"]`) then ends the run (`StateFull`): the
         Pool stops the other workers and their claims are released. What a worker finished
-        after its lease lapsed is released instead (`LAPSED`)."""
+        after its lease lapsed, or after its command ran past the fence's deadline (a renewal
+        that came too late), is released instead (`LAPSED`)."""
         stale = None
-        if outcome.status != "cancelled" and self._fenced_at(item_id) <= self.clock():
+        if outcome.status != "cancelled" and (self._fenced_at(item_id) <= self.clock() or (
+                self.fence is not None and self.fence.lapsed(item_id))):
             self._stop_lapsed()
             outcome = stale = Outcome("cancelled", failure=Failure(LAPSED))
         told = await self._settle(item_id, outcome)

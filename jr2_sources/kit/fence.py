@@ -114,6 +114,7 @@ class Fence:
         self._proc: subprocess.Popen[bytes] | None = None
         self._groups: dict[str, int] = {}
         self._leases: dict[str, tuple[float, float]] = {}  # item -> (deadline, grace), _now()
+        self._lapsed: set[str] = set()  # items whose command ran past its deadline
         self._broken = False
 
     def guard(self, key: str, pgid: int) -> None:
@@ -125,17 +126,31 @@ class Fence:
         """Item `key`'s command group ended."""
         pgid = self._groups.pop(key, None)
         if pgid is not None:
+            self._note_lapse(key)
             self._write(f"{pgid} -\n")
 
     def lease(self, key: str, seconds: float, grace: float) -> None:
         """Item `key`'s command must end in `seconds` unless renewed (SIGKILL `grace` later)."""
+        if key in self._groups:
+            self._note_lapse(key)
         self._leases[key] = (_now() + seconds, grace)
         if key in self._groups:
             self._send(key)
 
+    def lapsed(self, key: str) -> bool:
+        """Whether item `key`'s command ran past a deadline before it was renewed or the
+        command ended: the supervisor may have ended it, so its outcome is not the command's."""
+        return key in self._lapsed
+
     def drop(self, key: str) -> None:
         """Item `key` holds no lease any more (settled)."""
         self._leases.pop(key, None)
+        self._lapsed.discard(key)
+
+    def _note_lapse(self, key: str) -> None:
+        lease = self._leases.get(key)
+        if lease is not None and lease[0] <= _now():
+            self._lapsed.add(key)
 
     def _send(self, key: str) -> None:
         at, grace = self._leases.get(key, (math.inf, GRACE))

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from jr2_core import Context, Outcome, pool, start
+from jr2_core import Context, Failure, Outcome, pool, start
 from jr2_sources import ReadOnly, ReadOnlyError, SnapshotItem, Tracker, WorkSource
+from jr2_sources.kit.fence import Fence
 from jr2_sources.testing import MemoryItem, MemoryTracker
 
 
@@ -136,6 +137,37 @@ async def test_a_lost_lease_releases_the_item_and_it_is_offered_again_in_the_sam
     res = await run_pool(ws, first_stalls)
     assert res.state == "done" and res.output.items == {"A": "ok"}
     assert res.output.attempts == {"A": 2} and res.output.cancelled == {}
+
+
+class FiredOnce(Fence):
+    """A fence whose supervisor ended the first command of each item past its deadline."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fired: set[str] = set()
+
+    def lapsed(self, key: str) -> bool:
+        first = key not in self.fired
+        self.fired.add(key)
+        return first
+
+
+async def test_a_failure_after_the_fence_fired_is_released_and_offered_again() -> None:
+    """The supervisor ended the command (its exit -15 is a failure to the runner) though a
+    late renewal then kept the lease: the item is released as lapsed, not marked failed."""
+    mt = MemoryTracker([MemoryItem("A")])
+    ws = ws_of(mt, fence=FiredOnce())
+    tries: list[int] = []
+
+    async def killed_once(item: Any, ctx: Context) -> str:
+        tries.append(1)
+        if len(tries) == 1:
+            raise Failure("exit -15")
+        return "ok"
+
+    res = await run_pool(ws, killed_once)
+    assert res.state == "done" and res.output.items == {"A": "ok"}
+    assert res.output.attempts == {"A": 2} and res.output.failures == {}
 
 
 def test_a_dry_run_wrapper_refuses_writes_with_one_error_type() -> None:

@@ -65,3 +65,45 @@ def test_closing_the_pipe_ends_every_group_and_a_released_one_is_left_alone() ->
         for proc in procs:
             proc.kill()
         fence.close()
+
+
+def test_a_renewal_after_the_supervisor_fired_leaves_the_item_lapsed() -> None:
+    """The supervisor ended the command at its deadline, and the pool's renewal came after: the
+    command's exit (-15) is the fence's doing, so the item counts as lapsed, not failed."""
+    fence = Fence()
+    late, renewed = group("sleep 30"), group("sleep 30")
+    try:
+        fence.lease("late", 0.3, 0.5)
+        fence.lease("renewed", 0.6, 0.5)
+        fence.guard("late", late.pid)
+        fence.guard("renewed", renewed.pid)
+        time.sleep(0.2)
+        fence.lease("renewed", 30, 0.5)  # in time
+        assert ended_within(late, 5) == -signal.SIGTERM
+        fence.lease("late", 30, 0.5)  # too late: the command is gone
+        fence.release("late")
+        assert fence.lapsed("late") and not fence.lapsed("renewed")
+        fence.drop("late")
+        assert not fence.lapsed("late")
+    finally:
+        for proc in (late, renewed):
+            proc.kill()
+        fence.close()
+
+
+def test_a_command_that_ends_past_its_deadline_is_lapsed_and_one_before_is_not() -> None:
+    fence = Fence()
+    quick, slow = group("true"), group("sleep 30")
+    try:
+        fence.lease("quick", 30, 0.5)
+        fence.lease("slow", 0.2, 0.5)
+        fence.guard("quick", quick.pid)
+        fence.guard("slow", slow.pid)
+        assert ended_within(quick, 5) == 0
+        fence.release("quick")
+        ended_within(slow, 5)
+        fence.release("slow")
+        assert fence.lapsed("slow") and not fence.lapsed("quick")
+    finally:
+        slow.kill()
+        fence.close()
