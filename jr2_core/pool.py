@@ -279,6 +279,7 @@ class _PoolRun:
         self._signal = asyncio.Event()
         self._wake_seq = 0
         self._loop_ = asyncio.get_running_loop()
+        self.execute_worker = pool.worker.execute
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -366,8 +367,7 @@ class _PoolRun:
         ctx = self.ctx.child(iid)
         self.contexts[iid] = ctx
         self.working.add(iid)
-        task = active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
-        task.add_done_callback(functools.partial(self._ended, iid))
+        active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
         run = self.run
         if run.observers:
             run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.removesuffix(".")))
@@ -382,36 +382,44 @@ class _PoolRun:
         if task is not None and iid in self.working:
             self.stops[iid] = reason
             task.cancel()
+            # a task cancelled before its first step never runs `_work`
+            task.add_done_callback(functools.partial(self._ended, iid))
 
     async def _work(self, iid: str, winput: Any, ctx: Context) -> None:
+        """Run `iid`'s worker, settle its outcome and finish it. Its task ending any other way (a
+        cancellation nobody asked for, an error past this handling) is `_ended_unfinished`."""
         outcome: Outcome
         try:
-            out = await self.pool.worker.execute(winput, ctx)
-            outcome = Outcome("done", output=out)
-        except Failure as f:
-            outcome = Outcome("failed", failure=f)
-        except asyncio.CancelledError:
-            reason = self.stops.pop(iid, None)
-            if reason is None:
-                raise
-            # stopped by its Source (its lease was lost, a person took the item back): the item
-            # did not fail, so the Source is told `cancelled`, releases it, and may offer it again
-            outcome = Outcome("cancelled", failure=Failure(reason))
-        except Exception as exc:
-            self.defect = exc
-            outcome = Outcome("cancelled")
-        self.working.discard(iid)
-        self.stops.pop(iid, None)  # a stop the worker outlived (it caught the cancellation)
-        if outcome.failure is not None:
-            ctx._delete_sandbox()
-        if self.src.settle is not None:  # no coroutine per item when there is nothing to call
             try:
-                told = await self._settle(iid, outcome)
-                if isinstance(told, Outcome):  # the Source re-filed it (a retry: `cancelled`)
-                    outcome = told
+                outcome = Outcome("done", await self.execute_worker(winput, ctx))
+            except Failure as f:
+                outcome = Outcome("failed", failure=f)
+            except asyncio.CancelledError:
+                reason = self.stops.pop(iid, None)
+                if reason is None:
+                    raise
+                # stopped by its Source (its lease was lost, a person took the item back): the
+                # item did not fail, so the Source is told `cancelled`, releases it, and may
+                # offer it again
+                outcome = Outcome("cancelled", failure=Failure(reason))
             except Exception as exc:
-                self.defect = self.defect or exc
-        self._finish(iid, outcome)
+                self.defect = exc
+                outcome = Outcome("cancelled")
+            self.working.discard(iid)
+            self.stops.pop(iid, None)  # a stop the worker outlived (it caught the cancellation)
+            if outcome.failure is not None:
+                ctx._delete_sandbox()
+            if self.src.settle is not None:  # no coroutine per item when there is nothing to call
+                try:
+                    told = await self._settle(iid, outcome)
+                    if isinstance(told, Outcome):  # the Source re-filed it (a retry: `cancelled`)
+                        outcome = told
+                except Exception as exc:
+                    self.defect = self.defect or exc
+            self._finish(iid, outcome)
+        except BaseException:
+            self._ended_unfinished(iid)
+            raise
 
     async def _settle(self, iid: str, outcome: Outcome) -> Any:
         settle = self.src.settle
@@ -422,20 +430,17 @@ class _PoolRun:
         return settle(iid, outcome)
 
     def _finish(self, iid: str, outcome: Outcome) -> None:
-        # the last outcome per id: a re-offered id keeps only its latest
-        self.items.pop(iid, None)
-        self.failures.pop(iid, None)
-        self.cancelled.pop(iid, None)
-        info = (FailureInfo(reason=outcome.failure.reason, detail=outcome.failure.detail)
-                if outcome.failure is not None else None)
+        if self.attempts[iid] > 1:  # the last outcome per id: a re-offered id keeps its latest
+            self.items.pop(iid, None)
+            self.failures.pop(iid, None)
+            self.cancelled.pop(iid, None)
+        failure = outcome.failure
         if outcome.status == "done":
             self.items[iid] = outcome.output
-        elif outcome.status == "failed" and info is not None:
-            self.failures[iid] = info
-        elif info is not None:
-            self.cancelled[iid] = info
-        if outcome.status == "done":
             self.seen.add(iid)  # completed: offering it again would be a defect
+        elif failure is not None:
+            info = FailureInfo(reason=failure.reason, detail=failure.detail)
+            (self.failures if outcome.status == "failed" else self.cancelled)[iid] = info
         self._finished.append(iid)
         self._signal.set()
         if self.run.observers:
@@ -446,10 +451,15 @@ class _PoolRun:
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
 
     def _ended(self, iid: str, task: asyncio.Task[None]) -> None:
+        """The end of a stopped worker's task: one cancelled before it ran is unfinished."""
+        if task.cancelled() or task.exception() is not None:
+            self._ended_unfinished(iid)
+
+    def _ended_unfinished(self, iid: str) -> None:
         """A worker's task that ended without finishing its item (cancelled by someone else, or
         an error past `_work`'s handling) is a defect: the run ends `error`, its claims
         released, instead of waiting for that item for good."""
-        if self._ending or not (task.cancelled() or task.exception() is not None):
+        if self._ending:
             return
         self.defect = self.defect or PoolDefect(
             f"pool {self.pool.id!r}: the worker of {iid!r} ended without finishing its item")

@@ -571,6 +571,18 @@ async def test_extension_a_worker_task_ended_from_outside_ends_the_run_in_an_err
     assert sorted(settled) == [("a", "cancelled"), ("b", "cancelled")]
 
 
+async def test_extension_a_stop_before_the_worker_ran_never_leaves_the_pool_waiting() -> None:
+    """A Source that stops a worker the moment it starts (`started` calls `stop` at once, before
+    the worker's task ever ran) does not leave the pool waiting for that item for good."""
+    settled: list[tuple[str, str]] = []
+    src = source(Queue(["a"]).next, settle=lambda iid, o: settled.append((iid, o.status)),
+                 started=lambda iid, stop: stop("taken back"))
+    r = start(pool(noop, id="p", source=src, item_id=str))
+    res = await asyncio.wait_for(r.result(), 5)
+    assert res.state == "error" and "ended without finishing its item" in (res.error or "")
+    assert settled == [("a", "cancelled")]
+
+
 class Reoffer:
     """A Source that offers `a` again after its first attempt was stopped."""
 
