@@ -56,6 +56,7 @@ from jr2_sources.registry import layer_options
 from jr2_sources.tracker import Tracker
 from jr2_sources.worksource import Tally, WorkSource, default_holder
 
+from .heap import IdleTrim
 from .liveview import LiveView
 from .runner import command_worker, kill_all, resolve_command
 from .source import open_source
@@ -387,7 +388,7 @@ async def _run(plan: _Plan) -> WorkResult:
                                      log_limit=plan.log_limit, fence=fence))
     machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
-    observers: list[Any] = [ws.tally.observe]
+    observers: list[Any] = [ws.tally.observe, IdleTrim().observe]
     view = None
     if quiet:
         pass
