@@ -15,6 +15,10 @@
   differs later (read again once per new head, since another pool may have rerun it) means a
   person pushed, and a PR closed unmerged means a person closed it: the loop stops for that
   issue (`extra["feedback_stopped"]`), which stays in review. Closing the issue ends it too.
+* A report (`jr2 ready`, read-only) reads the thread of an issue in review only when the
+  listing counts at least `MARKED` comments on it: a review marker sits beside the claim comment
+  of the run it records (edited into that run's outcome, never deleted by its winner), so a
+  thinner thread holds none, and issues a pool without the loop put in review cost no request.
 * One issue that refuses (locked, gone) is one warning: the others and the run go on.
 """
 
@@ -38,6 +42,8 @@ if TYPE_CHECKING:
 
 FAILING = frozenset({"failure", "cancelled", "timed_out", "action_required", "startup_failure"})
 """Check-run conclusions that fail a head (GitHub's `statusCheckRollup` counts them so)."""
+MARKED = 2
+"""The fewest comments a thread holding a review marker has: the marker and its run's claim."""
 log = logging.getLogger("jr2.github")
 
 
@@ -122,7 +128,10 @@ class FeedbackLoop:
 
     def left(self, number: int, head: str | None) -> str | None:
         """The head jr2's worker left on issue `number`'s branch (its newest review marker),
-        read from the issue's comments when not known or when `head` is new."""
+        read from the issue's comments when not known or when `head` is new; a report does
+        not read a thread too thin to hold one (module notes)."""
+        if self.t.read_only and self.t.reader.comment_counts.get(number, MARKED) < MARKED:
+            return None
         if number in self._left and (self._left[number] in (head, None)
                                      or self._checked.get(number) == head):
             return self._left[number]
