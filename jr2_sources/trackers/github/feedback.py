@@ -10,11 +10,15 @@
   by the pool's own account, read back through the trust reader, then the review label comes
   off and the issue is offered again; the claim that wins it finds the pending marker, reads the
   feedback on the head it names for the worker (`extra["feedback"]`) and counts the attempt.
+  Two pools reading it at once may both post one: re-read, only the first marker's pool offers
+  the issue (the other deletes its copy); a copy is never pending, attempts are the highest one.
   Attempts spent: a `jr2:failed` marker with the feedback as the reason, the failed label.
 * People win: settling into review records the worker's head (`{"review": sha}`); a head that
   differs later (read again once per new head, since another pool may have rerun it) means a
   person pushed, and a PR closed unmerged means a person closed it: the loop stops for that
   issue (`extra["feedback_stopped"]`), which stays in review. Closing the issue ends it too.
+* A report (`jr2 ready`) reads no thread its listing counts under `MARKED` comments on: a review
+  marker sits beside its run's claim comment, so issues no loop put in review cost no request.
 * One issue that refuses (locked, gone) is one warning: the others and the run go on.
 """
 
@@ -38,6 +42,8 @@ if TYPE_CHECKING:
 
 FAILING = frozenset({"failure", "cancelled", "timed_out", "action_required", "startup_failure"})
 """Check-run conclusions that fail a head (GitHub's `statusCheckRollup` counts them so)."""
+MARKED = 2
+"""The fewest comments a thread holding a review marker has: the marker and its run's claim."""
 log = logging.getLogger("jr2.github")
 
 
@@ -61,10 +67,15 @@ def attempts_used(found: list[claims.Marker]) -> int:
 
 
 def pending(found: list[claims.Marker]) -> claims.Marker | None:
-    """The rerun marker no settled claim has answered yet (the rerun still to run)."""
+    """The rerun marker no settled claim has answered yet (the rerun still to run); a later
+    marker of a feedback already marked is a second pool's copy, never a rerun of its own."""
     last = None
+    marked: set[object] = set()
     for mk in found:
         if mk.kind == "feedback" and "rerun" in mk.fields:
+            if mk.fields["rerun"] in marked:
+                continue
+            marked.add(mk.fields["rerun"])
             last = mk
         elif mk.kind in ("done", "failed") and last is not None and mk.comment_id > (
                 last.comment_id):
@@ -122,7 +133,10 @@ class FeedbackLoop:
 
     def left(self, number: int, head: str | None) -> str | None:
         """The head jr2's worker left on issue `number`'s branch (its newest review marker),
-        read from the issue's comments when not known or when `head` is new."""
+        read from the issue's comments when not known or when `head` is new; a report does
+        not read a thread too thin to hold one (module notes)."""
+        if self.t.read_only and self.t.reader.comment_counts.get(number, MARKED) < MARKED:
+            return None
         if number in self._left and (self._left[number] in (head, None)
                                      or self._checked.get(number) == head):
             return self._left[number]
@@ -187,15 +201,30 @@ class FeedbackLoop:
                 f"`{cfg.failed_label}` label to offer it again."))
             self.t.relabel(key, drop=cfg.review_label, add=cfg.failed_label)
             return 0
-        self.t.post_comment(key, claims.render_marker(
+        posted = self.t.post_comment(key, claims.render_marker(
             "feedback", {"rerun": feedback.key, "head": pr.head_sha, "pr": pr.number,
                          "url": pr.url, "attempt": used + 1},
             f"jr2: {feedback.reason()}; offered again (attempt {used + 1} of "
             f"{self.attempts})."))
+        if not self._first(number, feedback.key, posted):
+            return 0  # another pool marked this feedback first: it offers the issue
         self.t.relabel(key, drop=cfg.review_label)
         if self.here:
             self.t.reoffer(key)
         return 1
+
+    def _first(self, number: int, key: str, posted: int | None) -> bool:
+        """Is comment `posted` the first rerun marker of feedback `key` on issue `number` (read
+        again after posting)? When another pool's came first, ours is deleted."""
+        if posted is None:
+            return True
+        comments, _ = self.t.reader.read_comments(number)
+        marks = [mk.comment_id for mk in claims.markers(comments)
+                 if mk.kind == "feedback" and mk.fields.get("rerun") == key]
+        if not marks or marks[0] == posted:
+            return True
+        self.t.delete_comment(item_id(self.repo, number), posted)
+        return False
 
     def won(self, item: SnapshotItem) -> None:
         """A claim on `item` was just won: a pending rerun gives it its feedback and attempt."""

@@ -115,6 +115,7 @@ class IssueReader:
         self.markers = markers  # whose markers count (kit/markers.py): every listing goes through
         self.gates.own = markers.own
         self.feedback: FeedbackLoop | None = None  # --on-feedback rerun (feedback.py)
+        self.comment_counts: dict[int, int] = {}  # issue in review -> its listed comment count
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -294,6 +295,8 @@ class IssueReader:
         self._merge, self._judged, self.review_moves = {}, {}, {}
         self._blocking, self._blockers_of, self.pulls_of, self.stacked = {}, {}, {}, {}
         review = {n for n in self.asked if self.in_review(labels_of(listed[n]))}
+        self.comment_counts = {n: listed[n]["comments"] for n in review
+                               if isinstance(listed[n].get("comments"), int)}
         self.judge([(n, str(listed[n]["node_id"])) for n in sorted(self.asked)
                     if listed[n].get("node_id")], review)
 
