@@ -25,8 +25,8 @@ from jr2_sources.capabilities.gates import options as gates_options
 from jr2_sources.capabilities.limits import options as limits_options
 from jr2_sources.report import describe_reasons
 
-from .heap import share_malloc_arena
 from .compose import WorkResult, work
+from .heap import share_malloc_arena
 from .source import SourceCommand, source_or_help
 
 
