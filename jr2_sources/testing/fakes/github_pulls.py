@@ -16,8 +16,8 @@ Every behaviour cites GitHub's own description (docs/design/fakes.md lists the s
   `pulls.HEADS`): `repository` with `defaultBranchRef` and aliased `pullRequests(headRefName:)`
   or `pullRequest(number:)`, and `nodes(ids:)` (at most 100) with `blocking` and
   `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses;
-  `latestReviews(writersOnly: true)` is each writer's latest review that is not a comment.
-  GraphQL has no conditional requests.
+  `latestOpinionatedReviews(writersOnly: true)` is each writer's latest review that is not a
+  comment. GraphQL has no conditional requests.
 """
 
 from __future__ import annotations
@@ -268,8 +268,9 @@ class Pulls:
                 "oid": pr.merge_sha, "statusCheckRollup": self.rollup(pr.merge_sha)},
             "commits": {"nodes": [{"commit": {"oid": pr.head_sha,
                                               "statusCheckRollup": self.rollup(pr.head_sha)}}]},
-            "latestReviews": {"nodes": [{"state": r["state"], "author": {"login": r["user"]}}
-                                        for r in self.latest_reviews(pr)]},
+            "latestOpinionatedReviews": {"nodes": [
+                {"state": r["state"], "author": {"login": r["user"]}}
+                for r in self.latest_reviews(pr)]},
         }
 
     def latest_reviews(self, pr: Pull) -> list[dict[str, Any]]:

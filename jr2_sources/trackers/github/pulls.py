@@ -12,7 +12,8 @@ Design notes
   (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
   about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
   head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
-  rerun` each PR also asks `latestReviews(first: 20, writersOnly: true)` (`feedback.py`).
+  rerun` each PR also asks `latestOpinionatedReviews(first: 20, writersOnly: true)`
+  (`feedback.py`): each writer's latest review that approves or requests changes.
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
@@ -44,7 +45,8 @@ _PR_FIELDS = """fragment pr on PullRequest {
   commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }%s
 }"""
 # --on-feedback rerun: each writer's latest review, so changes requested cost no request more
-_REVIEWS = "\n  latestReviews(first: 20, writersOnly: true) { nodes { state author { login } } }"
+_REVIEWS = ("\n  latestOpinionatedReviews(first: 20, writersOnly: true) "
+            "{ nodes { state author { login } } }")
 
 
 def item_branch(number: int) -> str:
@@ -115,8 +117,8 @@ class PullRequest:
         commits = (node.get("commits") or {}).get("nodes") or []
         head = (commits[-1] or {}).get("commit") or {} if commits else {}
         state = "MERGED" if node.get("merged") else str(node.get("state") or "OPEN")
-        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "")
-                            for r in (node.get("latestReviews") or {}).get("nodes") or []
+        reviews = (node.get("latestOpinionatedReviews") or {}).get("nodes") or []
+        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "") for r in reviews
                             if isinstance(r, dict) and r.get("state") == "CHANGES_REQUESTED"))
         return cls(int(node["number"]), str(node.get("url") or ""), state,
                    str(node.get("baseRefName") or ""), str(node.get("headRefName") or ""),
