@@ -13,7 +13,10 @@ Design notes
   about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
   head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
   rerun` each PR also asks `latestOpinionatedReviews(first: 20, writersOnly: true)`
-  (`feedback.py`): each writer's latest review that approves or requests changes.
+  (`feedback.py`): each writer's latest review that is not a comment.
+* Every query shape these builders make (`every_query`) is valid against GitHub's schema: the
+  tests validate each against the vendored subset (`fixtures/github/graphql/schema.graphql`,
+  `tools/vendor_github_schema.py`), and the fake GitHub refuses a query that is not.
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
@@ -94,6 +97,13 @@ def query(numbers: Sequence[int], reviews: bool = False) -> str:
   }}
 }}
 {_PR_FIELDS % (_REVIEWS if reviews else "")}"""
+
+
+def every_query() -> dict[str, str]:
+    """One query of each shape this module sends, by name: the schema tests and
+    `tools/vendor_github_schema.py` validate each against GitHub's GraphQL schema."""
+    return {"heads": heads_query([1, 2]), "judge": query([1, 2]),
+            "judge_reviews": query([1, 2], reviews=True)}
 
 
 @dataclass(frozen=True, slots=True)
