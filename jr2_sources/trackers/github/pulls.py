@@ -1,22 +1,18 @@
 """The pull requests of an issue (`--done-when merged`): one GraphQL query per 100 issues.
 
-Design notes
-------------
 * Which issues are asked about: only open issues that block something (the issue's
   `issue_dependencies_summary.blocking`, or a listed issue another one names in its body) or are
-  held in review (`--on-success review`); none asked, no query. One
-  `POST /graphql` carries up to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids),
-  so a poll costs ceil(B/100) GraphQL queries for B such issues, on top of the REST list pages.
-  GraphQL has no conditional requests: each of these queries is answered in full and costs rate
-  limit even when nothing changed (the REST pages stay free when unchanged). By GitHub's formula
-  (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
-  about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
-  head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
-  rerun` each PR also asks `latestOpinionatedReviews(first: 20, writersOnly: true)`
-  (`feedback.py`): each writer's latest review that is not a comment.
-* Every query shape these builders make (`every_query`) is valid against GitHub's schema: the
-  tests validate each against the vendored subset (`fixtures/github/graphql/schema.graphql`,
-  `tools/vendor_github_schema.py`), and the fake GitHub refuses a query that is not.
+  held in review (`--on-success review`); none asked, no query. One `POST /graphql` carries up
+  to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids): ceil(B/100) queries a poll
+  for B such issues, on top of the REST list pages. GraphQL has no conditional requests: each
+  is answered in full and costs rate limit even when nothing changed. By GitHub's formula
+  (connections counted at their `first`/`last`, summed, divided by 100) a full batch costs about
+  10 of GraphQL's 5,000 points an hour (100 `blocking`, 100 closing-PR and 100 head-branch
+  connections, 500 + 200 commit connections inside them). With `--on-feedback rerun` each PR asks
+  `latestOpinionatedReviews(first: 20, writersOnly: true)`: each writer's latest review that is
+  not a comment (`feedback.py`).
+* Every query shape built here (`every_query`) is valid against GitHub's schema: the tests check
+  each against the vendored subset (`tools/vendor_github_schema.py`); the fake refuses others.
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
