@@ -12,12 +12,13 @@ Every behaviour cites GitHub's own description (docs/design/fakes.md lists the s
   base); check runs and commit statuses per commit sha, the latest status per context counting;
   a push moves the head SHA; reviews and review comments ("List reviews for a pull request",
   "List review comments on a pull request"), in ascending id.
-* GraphQL (`POST /graphql`): the one query shape jr2 sends (`trackers.github.pulls.QUERY`,
-  `pulls.HEADS`): `repository` with `defaultBranchRef` and aliased `pullRequests(headRefName:)`
-  or `pullRequest(number:)`, and `nodes(ids:)` (at most 100) with `blocking` and
-  `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses;
-  `latestReviews(writersOnly: true)` is each writer's latest review that is not a comment.
-  GraphQL has no conditional requests.
+* GraphQL (`POST /graphql`): a request GitHub's schema refuses is refused
+  (`github_graphql.py`); otherwise the query shapes jr2 sends (`trackers.github.pulls.query`,
+  `pulls.heads_query`) are answered: `repository` with `defaultBranchRef` and aliased
+  `pullRequests(headRefName:)` or `pullRequest(number:)`, and `nodes(ids:)` (at most 100) with
+  `blocking` and `closedByPullRequestsReferences`; `statusCheckRollup` combines checks and statuses;
+  `latestOpinionatedReviews(writersOnly: true)` is each writer's latest review that is not a
+  comment. GraphQL has no conditional requests.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from . import github_graphql
 
 if TYPE_CHECKING:
     from .github_server import FakeGitHub
@@ -268,8 +271,9 @@ class Pulls:
                 "oid": pr.merge_sha, "statusCheckRollup": self.rollup(pr.merge_sha)},
             "commits": {"nodes": [{"commit": {"oid": pr.head_sha,
                                               "statusCheckRollup": self.rollup(pr.head_sha)}}]},
-            "latestReviews": {"nodes": [{"state": r["state"], "author": {"login": r["user"]}}
-                                        for r in self.latest_reviews(pr)]},
+            "latestOpinionatedReviews": {"nodes": [
+                {"state": r["state"], "author": {"login": r["user"]}}
+                for r in self.latest_reviews(pr)]},
         }
 
     def latest_reviews(self, pr: Pull) -> list[dict[str, Any]]:
@@ -429,6 +433,9 @@ class Pulls:
     def graphql(self, body: Any) -> tuple[int, Any, dict[str, str]]:
         query = str((body or {}).get("query") or "")
         variables = (body or {}).get("variables") or {}
+        refused = github_graphql.errors(query, variables)
+        if refused:  # invalid against GitHub's schema: GitHub answers 200 with the errors
+            return 200, {"errors": refused}, {}
         ids = list(variables.get("ids") or [])
         if len(ids) > 100:
             return 200, {"errors": [{"message": "You may not provide more than 100 node ids"}]}, {}

@@ -1,8 +1,9 @@
 """The feedback loop on GitHub (`--on-feedback rerun`): what sends an issue in review back.
 
 * Signal, at no extra request: the GraphQL query that judges an issue's PRs (`pulls.py`) carries
-  the head's `statusCheckRollup` and, with the loop on, `latestReviews(writersOnly: true)`. A
-  head FAILURE/ERROR or a writer's CHANGES_REQUESTED is looked at once per head and signal.
+  the head's `statusCheckRollup` and, with the loop on, `latestOpinionatedReviews(writersOnly:
+  true)`. A head FAILURE/ERROR or a writer's CHANGES_REQUESTED is looked at once per head and
+  signal.
 * Feedback (REST, only then): the head's failing check runs and commit statuses, and the
   CHANGES_REQUESTED reviews submitted on that head by users with write access (`can_answer`),
   with their review comments. None of it on the head: nothing happens.

@@ -1,18 +1,18 @@
 """The pull requests of an issue (`--done-when merged`): one GraphQL query per 100 issues.
 
-Design notes
-------------
 * Which issues are asked about: only open issues that block something (the issue's
   `issue_dependencies_summary.blocking`, or a listed issue another one names in its body) or are
-  held in review (`--on-success review`); none asked, no query. One
-  `POST /graphql` carries up to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids),
-  so a poll costs ceil(B/100) GraphQL queries for B such issues, on top of the REST list pages.
-  GraphQL has no conditional requests: each of these queries is answered in full and costs rate
-  limit even when nothing changed (the REST pages stay free when unchanged). By GitHub's formula
-  (every connection counted at its `first`/`last`, summed, divided by 100) a full batch costs
-  about 10 points of GraphQL's own 5,000 an hour: 100 `blocking`, 100 closing-PR and 100
-  head-branch connections, 500 + 200 commit connections inside them. With `--on-feedback
-  rerun` each PR also asks `latestReviews(first: 20, writersOnly: true)` (`feedback.py`).
+  held in review (`--on-success review`); none asked, no query. One `POST /graphql` carries up
+  to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids): ceil(B/100) queries a poll
+  for B such issues, on top of the REST list pages. GraphQL has no conditional requests: each
+  is answered in full and costs rate limit even when nothing changed. By GitHub's formula
+  (connections counted at their `first`/`last`, summed, divided by 100) a full batch costs about
+  10 of GraphQL's 5,000 points an hour (100 `blocking`, 100 closing-PR and 100 head-branch
+  connections, 500 + 200 commit connections inside them). With `--on-feedback rerun` each PR asks
+  `latestOpinionatedReviews(first: 20, writersOnly: true)`: each writer's latest review that is
+  not a comment (`feedback.py`).
+* Every query shape built here (`every_query`) is valid against GitHub's schema: the tests check
+  each against the vendored subset (`tools/vendor_github_schema.py`); the fake refuses others.
 * An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
   issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
   found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
@@ -44,7 +44,8 @@ _PR_FIELDS = """fragment pr on PullRequest {
   commits(last: 1) { nodes { commit { oid statusCheckRollup { state } } } }%s
 }"""
 # --on-feedback rerun: each writer's latest review, so changes requested cost no request more
-_REVIEWS = "\n  latestReviews(first: 20, writersOnly: true) { nodes { state author { login } } }"
+_REVIEWS = ("\n  latestOpinionatedReviews(first: 20, writersOnly: true) "
+            "{ nodes { state author { login } } }")
 
 
 def item_branch(number: int) -> str:
@@ -94,6 +95,13 @@ def query(numbers: Sequence[int], reviews: bool = False) -> str:
 {_PR_FIELDS % (_REVIEWS if reviews else "")}"""
 
 
+def every_query() -> dict[str, str]:
+    """One query of each shape this module sends, by name: the schema tests and
+    `tools/vendor_github_schema.py` validate each against GitHub's GraphQL schema."""
+    return {"heads": heads_query([1, 2]), "judge": query([1, 2]),
+            "judge_reviews": query([1, 2], reviews=True)}
+
+
 @dataclass(frozen=True, slots=True)
 class PullRequest:
     """One pull request as GraphQL reports it."""
@@ -115,8 +123,8 @@ class PullRequest:
         commits = (node.get("commits") or {}).get("nodes") or []
         head = (commits[-1] or {}).get("commit") or {} if commits else {}
         state = "MERGED" if node.get("merged") else str(node.get("state") or "OPEN")
-        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "")
-                            for r in (node.get("latestReviews") or {}).get("nodes") or []
+        reviews = (node.get("latestOpinionatedReviews") or {}).get("nodes") or []
+        asks = tuple(sorted(str((r.get("author") or {}).get("login") or "") for r in reviews
                             if isinstance(r, dict) and r.get("state") == "CHANGES_REQUESTED"))
         return cls(int(node["number"]), str(node.get("url") or ""), state,
                    str(node.get("baseRefName") or ""), str(node.get("headRefName") or ""),

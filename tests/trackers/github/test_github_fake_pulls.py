@@ -6,11 +6,14 @@ from __future__ import annotations
 import requests
 
 from jr2_sources.testing.fakes.github_server import FakeGitHub
+from jr2_sources.trackers.github import pulls
 
 
-def gql(fake: FakeGitHub, ids: list[str], query: str = "") -> dict:
+def gql(fake: FakeGitHub, ids: list[str]) -> dict:
+    """jr2's judging query for issue #1 (jr2's branch for it: `b1`) and the nodes `ids`."""
     resp = requests.post(f"{fake.url}/graphql", json={
-        "query": query, "variables": {"owner": "o", "name": "r", "ids": ids}}, timeout=5)
+        "query": pulls.query([1]), "variables": {"owner": "o", "name": "r", "ids": ids}},
+        timeout=5)
     assert resp.status_code == 200 and "ETag" not in resp.headers  # never conditional
     return resp.json()
 
@@ -62,12 +65,11 @@ def test_graphql_rollup_heads_and_limits(fake: FakeGitHub) -> None:
     fake.add_issue("o/r", "One")
     number = fake.pulls.open_pr("o/r", "jr2/issue-1", "main")
     head = fake.pulls.pull("o/r", number).head_sha
-    query = 'b1: pullRequests(headRefName: "jr2/issue-1", first: 5) { nodes { ...pr } }'
-    found = gql(fake, [], query)["data"]["repository"]["b1"]["nodes"]
+    found = gql(fake, [])["data"]["repository"]["b1"]["nodes"]
     assert found[0]["commits"]["nodes"][0]["commit"]["statusCheckRollup"] is None
     fake.pulls.add_check("o/r", head, conclusion="success")
     fake.pulls.add_status("o/r", head, "error")
-    found = gql(fake, [], query)["data"]["repository"]["b1"]["nodes"]
+    found = gql(fake, [])["data"]["repository"]["b1"]["nodes"]
     assert found[0]["commits"]["nodes"][0]["commit"]["statusCheckRollup"] == {
         "state": "FAILURE"}
     assert "errors" in gql(fake, [f"I_{n}" for n in range(101)])
