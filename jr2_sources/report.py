@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.text import one_line
@@ -468,11 +469,14 @@ def _md_code_plain(text: str) -> str:
     return _md_code(text, in_table=False)
 
 
-def _md_item(rs: ReadySet, item_id: str) -> str:
+def md_item(item_id: str, url: str | None) -> str:
     """An item's id as a code span, linked when it has a url."""
     code = _md_code(item_id)
-    url = rs.entry(item_id).item.url
     return f"[{code}](<{_one_line(url).translate(_URL_UNSAFE)}>)" if url else code
+
+
+def _md_item(rs: ReadySet, item_id: str) -> str:
+    return md_item(item_id, rs.entry(item_id).item.url)
 
 
 def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
@@ -545,17 +549,15 @@ def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
     return md_block(kind.capitalize(), head, total, rows, budget, md_more_row(head))
 
 
-def _md_tables(rs: ReadySet, budget: int) -> list[str]:
-    """The ready / blocked / claimed tables sharing `budget`: small tables take what they need,
-    the others split the rest evenly."""
-    kinds = ["ready", "blocked", "claimed"]
-    need = {k: len(_md_table(rs, k, budget)) for k in kinds}
-    share: dict[str, int] = {}
+def share(builders: Sequence[Callable[[int], str]], budget: int) -> list[str]:
+    """Parts sharing `budget`: small ones take what they need, the others split the rest."""
+    need = [len(b(budget)) for b in builders]
+    shares = [0] * len(builders)
     left = budget
-    for i, k in enumerate(sorted(kinds, key=lambda k: need[k])):
-        share[k] = min(need[k], left // (len(kinds) - i))
-        left -= share[k]
-    return [_md_table(rs, k, share[k]) for k in kinds]
+    for n, i in enumerate(sorted(range(len(builders)), key=lambda i: need[i])):
+        shares[i] = min(need[i], left // (len(builders) - n))
+        left -= shares[i]
+    return [b(shares[i]) for i, b in enumerate(builders)]
 
 
 def _md_cycles(rs: ReadySet) -> str:
@@ -591,12 +593,13 @@ def _cut_graph(rs: ReadySet, full: _Graph, limit: int) -> tuple[_Graph, str]:
     return g, note
 
 
-def _md_graph(rs: ReadySet, max_nodes: int) -> str:
-    """The mermaid block within `_GRAPH_BUDGET`, with a line saying what it leaves out."""
+def graph_of(rs: ReadySet, max_nodes: int) -> tuple[str, str] | None:
+    """The line saying what the graph leaves out ("" when nothing) and its mermaid text, of at
+    most `max_nodes` nodes and, as a block, within `_GRAPH_BUDGET`; None when it is empty."""
     full = _full_graph(rs)
     total = len(full.nodes)
     if total == 0:
-        return ""
+        return None
     g, note = full, ""
     if total > max_nodes:
         g = _blocked_part(rs, None)
@@ -606,11 +609,19 @@ def _md_graph(rs: ReadySet, max_nodes: int) -> str:
         )
         if len(g.nodes) > max_nodes:
             g, note = _cut_graph(rs, full, max_nodes)
-    block = f"```mermaid\n{_mermaid(rs, g)}\n```"
-    while len(block) + len(note) > _GRAPH_BUDGET:  # long labels or many edges: fewer nodes
+    code = _mermaid(rs, g)
+    while len(code) + 15 + len(note) > _GRAPH_BUDGET:  # long labels or many edges: fewer nodes
         g, note = _cut_graph(rs, full, len(g.nodes) * 3 // 4)
-        block = f"```mermaid\n{_mermaid(rs, g)}\n```"
-    return "### Graph\n\n" + (f"_{note}_\n\n" if note else "") + block + "\n"
+        code = _mermaid(rs, g)
+    return note, code
+
+
+def md_graph(graph: tuple[str, str] | None) -> str:
+    """The `### Graph` section of `graph_of`'s answer ("" for None)."""
+    if graph is None:
+        return ""
+    note, code = graph
+    return "### Graph\n\n" + (f"_{note}_\n\n" if note else "") + f"```mermaid\n{code}\n```\n"
 
 
 def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
@@ -620,10 +631,11 @@ def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
         f"## Ready-set of {_md_code_plain(_clip(rs.source, 200))}\n\n"
         f"**{_summary(rs)}** (generated {iso_utc(rs.generated_at)})\n"
     )
-    graph = _md_graph(rs, max_nodes)
+    graph = md_graph(graph_of(rs, max_nodes))
     cycles = _md_cycles(rs)
     budget = GITHUB_COMMENT_BUDGET - len(head) - len(graph) - len(cycles) - 16
-    return "\n".join(part for part in [head, *_md_tables(rs, budget), cycles, graph] if part)
+    tables = share([partial(_md_table, rs, k) for k in ("ready", "blocked", "claimed")], budget)
+    return "\n".join(part for part in [head, *tables, cycles, graph] if part)
 
 
 # ---------------------------------------------------------------------------- explain

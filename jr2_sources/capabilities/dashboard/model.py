@@ -22,12 +22,11 @@ from datetime import datetime
 from functools import partial
 
 from jr2_sources.readyset import BlockedEntry, ReadySet, Reason, iso_utc
-from jr2_sources.report import _claim_words, _clip, _md_graph
+from jr2_sources.report import _claim_words, _clip, graph_of, share
 
 from .body import TickKind, tick_key
 
-__all__ = ["Code", "Part", "PendingGate", "Row", "Section", "Text", "Why", "build", "lay_out",
-           "share"]
+__all__ = ["Code", "Part", "PendingGate", "Row", "Section", "Text", "Why", "build", "lay_out"]
 
 TITLE = 80  # title characters on a line
 REASON = 200  # failure-reason characters on a line
@@ -85,7 +84,7 @@ class Section:
     counts: str
     done: int | None
     parts: tuple[Part, ...]
-    graph: Callable[[int], str]  # the mermaid Markdown of at most n nodes
+    graph: Callable[[int], tuple[str, str] | None]  # `report.graph_of` of at most n nodes
     max_nodes: int
 
 
@@ -140,18 +139,7 @@ def build(rs: ReadySet, gates: Sequence[PendingGate] = (),
         ("approval", "awaiting approval"), ("waiting", "waiting for retry"),
         ("blocked", "blocked")])
     return Section(_clip(rs.source, 200), counts, rs.counts["done"], parts,
-                   partial(_md_graph, rs), max_nodes)
-
-
-def share(builders: Sequence[Callable[[int], str]], budget: int) -> list[str]:
-    """Parts sharing `budget`: small ones take what they need, the others split the rest."""
-    need = [len(b(budget)) for b in builders]
-    shares = [0] * len(builders)
-    left = budget
-    for n, i in enumerate(sorted(range(len(builders)), key=lambda i: need[i])):
-        shares[i] = min(need[i], left // (len(builders) - n))
-        left -= shares[i]
-    return [b(shares[i]) for i, b in enumerate(builders)]
+                   partial(graph_of, rs), max_nodes)
 
 
 def join_lines(parts: list[str]) -> str:

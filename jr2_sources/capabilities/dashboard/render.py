@@ -26,13 +26,13 @@ from datetime import datetime
 
 from jr2_sources.readyset import ReadySet, iso_utc
 from jr2_sources.report import (
-    _URL_UNSAFE,
     _md_code,
     _md_code_plain,
     _md_text,
-    _one_line,
     describe_reasons,
     md_block,
+    md_graph,
+    md_item,
     md_more_row,
 )
 
@@ -70,8 +70,7 @@ def _cell(c: Cell) -> str:
 
 
 def _item(r: Row) -> str:
-    code = _md_code(r.item_id)
-    return f"[{code}](<{_one_line(r.url).translate(_URL_UNSAFE)}>)" if r.url else code
+    return md_item(r.item_id, r.url)
 
 
 def _task(r: Row) -> str:
@@ -104,7 +103,8 @@ def markdown(s: Section, budget: int) -> str:
     head = (f"## jr2 dashboard of {_md_code_plain(s.source)}\n\n**{s.counts}**"
             + ("" if s.done is None else f" ({s.done:,} done)") + "\n")
     return lay_out(
-        s, budget, head=head, parts=[_part(p) for p in s.parts], graph=s.graph,
+        s, budget, head=head, parts=[_part(p) for p in s.parts],
+        graph=lambda n: md_graph(s.graph(n)),
         left_out="### Graph\n\n_left out: too large for the issue body; see "
                  "`jr2 ready --format mermaid`_\n",
         too_big="_jr2: the dashboard does not fit in the room the issue body leaves "
