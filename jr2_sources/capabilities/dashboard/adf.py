@@ -1,22 +1,13 @@
 """The dashboard in an Atlassian Document Format (ADF) document: Jira Cloud's description.
 
-* REST v3 gives and takes the description as an ADF document: a `doc` (`version` 1) of block
-  nodes holding inline `text` nodes with marks. Every document jr2 writes is validated against
-  the vendored schema (fixtures/adf/) in the tests.
-* The body `sync.Dashboard` handles is the document as compact JSON (`dumps`); `BodyParts`
-  holds JSON lists of top-level nodes: a person's `before` and `after`, and jr2's `section`.
-* Markers: ADF has no comment node, so jr2's part is fenced by two top-level paragraphs whose
-  whole text is `START_TEXT` / `END_TEXT` (marks ignored). No markers: the section is appended;
-  markers that do not pair up at the top level are `BrokenMarkers`, and nothing is written.
-* Boxes are action items (`taskItem`, `attrs.state` `TODO` or `DONE`) whose `localId` is
-  jr2's key (`jr2-retry-HEX`, `jr2-approve-HEX-HEX`); only keyed items inside the section are
-  read, their text never.
-* Comparing reduces the section to what jr2 drew (types, texts, marks, links, keys and states),
-  so attributes Jira adds never cause a rewrite.
-* Size: at most 32,767 characters (Jira's text-field limit), counted on the compact JSON in
-  UTF-16 code units.
-
-Design notes: docs/design/dashboard.md.
+The body is the document as compact JSON (`dumps`); `BodyParts` holds JSON lists of top-level
+nodes. jr2's part is fenced by two top-level paragraphs whose whole text is `START_TEXT` /
+`END_TEXT` (marks ignored); no markers: the section is appended; markers that do not pair up
+are `BrokenMarkers`. Boxes are `taskItem`s whose `localId` is jr2's key (`jr2-retry-HEX`,
+`jr2-approve-HEX-HEX`); only keyed items inside the section are read, their text never.
+Comparing reduces the section to what jr2 drew, so attributes Jira adds cause no rewrite. Size:
+the compact JSON in UTF-16 code units, at most `ADF_LIMIT`. Every document jr2 writes is
+validated against the vendored schema (fixtures/adf/) in the tests.
 """
 
 from __future__ import annotations

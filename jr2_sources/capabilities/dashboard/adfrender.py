@@ -1,14 +1,9 @@
-"""The dashboard section (`model.Section`) as Atlassian Document Format nodes (Jira Cloud; see
-`adf.py`).
+"""The dashboard section (`model.Section`) as ADF nodes (Jira Cloud; see `adf.py`).
 
-**Failed** (a `retry` action item per item) and **Awaiting approval** (an `approve` action item
-per gate) are ADF `taskList`s; **In progress**, **Waiting for retry**, **Ready** and **Blocked**
-ADF `table`s (a `tableHeader` row, then `tableCell`s of one paragraph each); the **Graph** a
-`codeBlock` of mermaid text (Jira shows it as text; it is `jr2 ready --format mermaid`). Sizes
-are the compact JSON's (`adfjson.size`); the budget is shared as `model.lay_out` does, each part
-cut with an "… and N more" line. Text needs no escaping in ADF (it is data, not markup): a title
-cannot draw a box, end the section or mention anyone (a mention is a `mention` node, never
-text); control characters are blanked (`report._one_line`). Ids link to the item's page.
+**Failed** and **Awaiting approval** are `taskList`s (a `retry` or `approve` item each), the
+other parts `table`s, the **Graph** a mermaid `codeBlock`; sizes are the compact JSON's, the
+budget shared as `model.lay_out` does. Text is data in ADF, not markup: a title cannot draw a
+box, end the section or mention anyone; control characters are blanked. Ids link to the item.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The dashboard section as data: built once from the Ready-set, then formatted by a serializer
-(`render` Markdown, `adfrender` ADF, `wikirender` Jira wiki markup), which only formats it.
+(`render` Markdown, `adfrender` ADF, `wikirender` Jira wiki markup).
 
-A `Section` holds the source, the counts line and six `Part`s in the order shown: failed,
-approval, claimed, waiting, ready, blocked (only items in the source's scope: a box must never
-act outside what the user selected). A `Row` holds an item's id, url, clipped title and the
-other columns as `Cell`s: `Text` is tracker text (each serializer escapes it), `Code` a name
-shown in code, `Why` the reasons an item is blocked, a plain `str` a literal (dates, counts).
-Failed and approval rows carry a box (`box`, `gate`, `ticked`).
-
-`lay_out` fits a serialized section into a budget, the same for every format: the graph takes
-at most a third (at most `max_nodes` nodes, then a quarter of them, else a line saying it is left
-out), the parts `share` the rest (small ones take what they need, the others split what is left
-evenly), and a section too large even so is one line saying so, or nothing.
+A `Section` holds the source, the counts line and six `Part`s in the order shown (failed,
+approval, claimed, waiting, ready, blocked; items in the source's scope only). A `Row`'s other
+columns are `Cell`s: `Text` (tracker text, escaped by each serializer), `Code` (a name shown in
+code), `Why` (the reasons an item is blocked), a plain `str` (a literal). Failed and approval
+rows carry a box (`box`, `gate`, `ticked`). `lay_out` fits a serialized section into a budget:
+the graph at most a third (`max_nodes` nodes, then a quarter of them, else a line saying it is
+left out), the parts `share` the rest, and a section too large even so is one line, or nothing.
 """
 
 from __future__ import annotations

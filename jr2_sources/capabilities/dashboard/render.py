@@ -1,21 +1,10 @@
 """The dashboard section (`model.Section`) as GitHub Markdown, with checkboxes.
 
-Design notes
-------------
-* What a person acts on comes first: **Failed** (a `retry` box per item: ticking it clears jr2's
-  failure mark so the item is offered again) and **Awaiting approval** (an `approve` box per
-  gate); then **In progress** (holder, since, lease), **Waiting for retry** (`retry_after`),
-  **Ready**, **Blocked** (why) and the **Graph** (a mermaid block). Only items in the source's
-  scope are shown: a box must never act outside what the user selected.
-* Built to a budget, the room the body leaves (GitHub refuses a body over 65,536 characters),
-  as `model.lay_out` shares it; each part cut with an "… and N more" line.
-* Escaping is the report's (`jr2_sources.report`): control characters blanked, markdown
-  punctuation, `<`, `[`, `|` escaped, `@`, `#` and `GH-26` defused, ids in code spans. So a
-  title cannot break a table, start a line, draw a checkbox or close an HTML comment, and
-  posting the dashboard pings nobody.
-* The section holds no clock: it changes only when the state does, so an unchanged backlog is
-  never rewritten (`sync.py`). The "last changed" line is added apart (`stamp`) and ignored when
-  comparing (`core`).
+What a person acts on comes first: **Failed** (a `retry` box per item) and **Awaiting
+approval** (an `approve` box per gate), then the tables and the **Graph**, built to the room the
+body leaves (`model.lay_out`). Escaping is the report's, so a title cannot break a table, start
+a line, draw a box or close an HTML comment, and the dashboard pings nobody. The section holds
+no clock: the "last changed" line is added apart (`stamp`) and ignored when comparing (`core`).
 """
 
 from __future__ import annotations

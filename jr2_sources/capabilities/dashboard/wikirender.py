@@ -1,12 +1,6 @@
-"""The read-only dashboard section (`model.Section`) in Jira wiki markup (Data Center; see
-`wiki.py`).
-
-Every part is a wiki table, cut as `model.lay_out` shares the budget ("… and N more" rows):
-**Failed** (with the reason and how to retry: remove the failed label), **Awaiting approval**
-(the gate, the reason, how to answer: a `/jr2 approve NAME` comment on the issue), **In
-progress**, **Waiting for retry**, **Ready**, **Blocked**, then the **Graph** (mermaid text in a
-`{noformat}` block). Every tracker text goes through `wiki_text` (see the escaping note in
-`wiki.py`).
+"""The read-only dashboard section (`model.Section`) in Jira wiki markup (Data Center; `wiki.py`):
+every part a wiki table (with how to retry or answer where a box would be), cut as `model.lay_out`
+shares the budget, then the **Graph** in a `{noformat}` block; tracker text through `wiki_text`.
 """
 
 from __future__ import annotations
