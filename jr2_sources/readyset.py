@@ -16,8 +16,6 @@ function, so the rules live in one place whatever the tracker.
 - Order within each category: priority (lower first, None last), then created (oldest first,
   None last), then id; a naive datetime is UTC.
 - `ReadySet.to_json_obj` is a versioned contract (`SCHEMA_VERSION`; docs/reference/ready-json.md).
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """Renderers of a ReadySet: JSON, plain text, rich, GitHub Markdown, Mermaid, Graphviz, explain.
 
-Design note: every renderer is read-only and pure (a ReadySet in, a string out; `render_rich`
-writes to the console it is given), so the CLI picks one by flag and tests compare strings.
-
-- Reasons are put in words once (`describe_reasons`) and every human format uses that wording,
-  with its own formatter for ids and free text.
-- Plain text is for pipes: control characters in ids and titles become spaces, so an item is
-  one line.
-- The graph is "what blocks what": an edge runs from a blocker to the item it blocks (open and
-  missing blockers; open children, dotted, to their parent). Nodes are classed ready / blocked /
-  claimed / missing, plus `outside` for an open blocker that is not in the snapshot.
-- Markdown is meant for a GitHub comment (65,536 characters at most), so it is built to a budget:
-  the graph first (at most `max_nodes` nodes, then only the blocked part, then cut, and fewer
-  nodes again if its text is still too long), the cycles, then the three tables share what is
-  left, each cut with an "… and N more" row. Each cut is said in a line. Ids are code spans
-  and `@` / `#` in titles (and the `-` of `GH-26`) get a zero-width space, so posting the report
-  neither pings people nor links issues by accident.
-- Mermaid labels are escaped with Mermaid's `#NNN;` entity codes, node names are `n0`, `n1`, ...;
-  DOT ids are quoted with `\\` and `"` escaped.
-- `explain` walks open blockers depth-first with an explicit stack (a 200k-long chain must not
-  hit the recursion limit), expands each item once, and caps the indentation.
+Every renderer is pure (a ReadySet in, a string out; `render_rich` writes to its console).
+Reasons are worded once (`describe_reasons`), each format with its own escaping of ids and text;
+plain text blanks control characters, so an item is one line. The graph runs from a blocker to
+what it blocks (open children dotted), nodes classed ready / blocked / claimed / missing /
+`outside`. Markdown fits a GitHub comment: the graph first (`max_nodes`, then only the blocked
+part, then fewer), the cycles, then the three tables share what is left, each cut saying so; ids
+are code spans and `@`, `#`, `GH-26` are defused, so the report pings and links nothing. Mermaid
+labels use `#NNN;` entities, DOT ids are quoted. `explain` walks open blockers depth-first with
+an explicit stack, each item once, the indentation capped.
 """
 
 from __future__ import annotations

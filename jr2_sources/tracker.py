@@ -16,8 +16,6 @@ returns.
   marks items outside the user's filter that carry jr2's marks `in_scope=False`, raises
   `ItemError` when the tracker refuses one item, and never overwrites what a person set.
 * `ReadOnly(tracker)` exposes `snapshot` and raises `ReadOnlyError` from every write.
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -21,8 +21,6 @@ enforced once, here.
 * A second death of an item's holder (a lapsed, unsettled claim) fails the item for good.
 * A full state disk fails the item and ends the run (`StateFull`).
 * Blocking tracker calls run in a thread; an `inline` tracker (`local:`) is called on the loop.
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
