@@ -31,26 +31,9 @@ from jr2_sources.capabilities.gates.policy import Gate, awaiting
 if TYPE_CHECKING:
     from .kit.markers import Ignored
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "BlockedEntry",
-    "BlockerRef",
-    "BlockerState",
-    "Claim",
-    "ClaimedEntry",
-    "Entry",
-    "HeldLocks",
-    "ReadyEntry",
-    "ReadySet",
-    "Reason",
-    "ReasonKind",
-    "Snapshot",
-    "SnapshotItem",
-    "Status",
-    "compute_ready_set",
-    "find_cycles",
-    "iso_utc",
-]
+__all__ = ["SCHEMA_VERSION", "BlockedEntry", "BlockerRef", "BlockerState", "Claim", "ClaimedEntry",
+           "Entry", "HeldLocks", "ReadyEntry", "ReadySet", "Reason", "ReasonKind", "Snapshot",
+           "SnapshotItem", "Status", "compute_ready_set", "find_cycles", "iso_utc"]
 
 SCHEMA_VERSION = 1
 

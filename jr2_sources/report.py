@@ -29,18 +29,8 @@ if TYPE_CHECKING:  # rich is imported by `render_rich` only: `jr2 work` summarie
     from rich.console import Console
     from rich.text import Text
 
-__all__ = [
-    "GITHUB_COMMENT_BUDGET",
-    "cycle_path",
-    "describe_reasons",
-    "explain",
-    "render_dot",
-    "render_json",
-    "render_markdown",
-    "render_mermaid",
-    "render_rich",
-    "render_text",
-]
+__all__ = ["GITHUB_COMMENT_BUDGET", "cycle_path", "describe_reasons", "explain", "render_dot",
+           "render_json", "render_markdown", "render_mermaid", "render_rich", "render_text"]
 
 GITHUB_COMMENT_BUDGET = 65_000  # GitHub refuses comments over 65,536 characters
 _GRAPH_BUDGET = 32_000  # characters of the markdown graph block, at most
@@ -103,12 +93,9 @@ def cycle_path(
     return " → ".join([*(fmt_id(m) for m in members), fmt_id(members[0])])
 
 
-def describe_reasons(
-    reasons: Sequence[Reason],
-    fmt_id: Callable[[str], str] = _one_line,
-    fmt_text: Callable[[str], str] = _one_line,
-    max_refs: int | None = None,
-) -> str:
+def describe_reasons(reasons: Sequence[Reason], fmt_id: Callable[[str], str] = _one_line,
+                     fmt_text: Callable[[str], str] = _one_line, max_refs: int | None = None
+                     ) -> str:
     """Why an item is blocked, in words: `waits on T-1 (held by pool-a@host), T-2; needs T-9,
     which does not exist; has open children T-5; last attempt failed: ...; in cycle A → B → A`."""
     parts: list[str] = []

@@ -34,23 +34,9 @@ if TYPE_CHECKING:
     from .kit.bounds import Bounds
 
 
-__all__ = [
-    "CLAIM_REMOVED",
-    "GONE",
-    "OUT_OF_SCOPE",
-    "REQUIRED",
-    "BlockerRef",
-    "Claim",
-    "ItemError",
-    "ReadOnly",
-    "ReadOnlyError",
-    "Snapshot",
-    "SnapshotItem",
-    "Tracker",
-    "TrackerOptions",
-    "as_tracker",
-    "missing_methods",
-]
+__all__ = ["CLAIM_REMOVED", "GONE", "OUT_OF_SCOPE", "REQUIRED", "BlockerRef", "Claim", "ItemError",
+           "ReadOnly", "ReadOnlyError", "Snapshot", "SnapshotItem", "Tracker", "TrackerOptions",
+           "as_tracker", "missing_methods"]
 
 GONE = "a person closed, removed or moved it"
 """The `watch` reason for a held item that is no longer in the snapshot."""

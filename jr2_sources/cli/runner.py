@@ -251,18 +251,11 @@ async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
 # -- the worker ------------------------------------------------------------------------------
 
 
-def command_worker(
-    argv: list[str],
-    *,
-    log_dir: Path,
-    run_id: str,
-    redact: Redactor,
-    timeout: float | None = None,
-    workspace: Workspace | None = None,
-    base_env: Mapping[str, str] | None = None,
-    log_limit: int = LOG_LIMIT,
-    fence: Fence | None = None,
-) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
+def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redactor,
+                   timeout: float | None = None, workspace: Workspace | None = None,
+                   base_env: Mapping[str, str] | None = None, log_limit: int = LOG_LIMIT,
+                   fence: Fence | None = None,
+                   ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
     directory) with `base_env` (default: jr2's whole environment) plus the item's variables;
     its log keeps at most `log_limit` bytes of output; `fence` ends a command whose lease

@@ -103,24 +103,16 @@ class RestClient:
     default_write_spacing: ClassVar[float] = 0.2
     """Least seconds between two writes when the caller does not say."""
     etag_cache_size: ClassVar[int] = 0
+    """How many GET answers to keep for conditional requests (0: none)."""
     moving_params: ClassVar[frozenset[str]] = frozenset()
     """Query parameters whose value moves at each reading (GitHub `since`): see the notes."""
-    """How many GET answers to keep for conditional requests (0: none)."""
     error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
     """What an error status that retrying cannot fix raises."""
 
-    def __init__(
-        self,
-        base_url: str,
-        token: SecretStr,
-        *,
-        label: str,
-        write_spacing: float | None = None,
-        policy: RetryPolicy | None = None,
-        timeout: tuple[float, float] = (10.0, 30.0),
-        sleep: Callable[[float], None] = time.sleep,
-        session: Any = None,
-    ) -> None:
+    def __init__(self, base_url: str, token: SecretStr, *, label: str,
+                 write_spacing: float | None = None, policy: RetryPolicy | None = None,
+                 timeout: tuple[float, float] = (10.0, 30.0),
+                 sleep: Callable[[float], None] = time.sleep, session: Any = None) -> None:
         import requests
 
         self.base_url = base_url.rstrip("/")

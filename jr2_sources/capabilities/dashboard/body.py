@@ -16,18 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "END",
-    "START",
-    "BodyParts",
-    "BrokenMarkers",
-    "Tick",
-    "TickKind",
-    "merge",
-    "split",
-    "tick_key",
-    "ticks",
-]
+__all__ = ["END", "START", "BodyParts", "BrokenMarkers", "Tick", "TickKind", "merge", "split",
+           "tick_key", "ticks"]
 
 START = "<!-- jr2:dashboard:start -->"
 END = "<!-- jr2:dashboard:end -->"

@@ -26,23 +26,9 @@ from .mixin import KeepsGates
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-__all__ = [
-    "ASK_PREFIX",
-    "AWAITING_LABEL",
-    "EX_AWAIT_APPROVAL",
-    "REASON_MAX",
-    "Gate",
-    "GateRequest",
-    "GateStatus",
-    "answer",
-    "answer_command",
-    "answer_label",
-    "awaiting",
-    "check_name",
-    "cut_reason",
-    "env_for",
-    "parse_ask",
-]
+__all__ = ["ASK_PREFIX", "AWAITING_LABEL", "EX_AWAIT_APPROVAL", "REASON_MAX", "Gate", "GateRequest",
+           "GateStatus", "answer", "answer_command", "answer_label", "awaiting", "check_name",
+           "cut_reason", "env_for", "parse_ask"]
 
 EX_AWAIT_APPROVAL = 79
 """The exit code of a worker that asks for approval (see the module notes)."""

@@ -29,16 +29,8 @@ from typing import Literal, Self
 
 from jr2_core.errors import SourceError
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "ClaimRow",
-    "ClaimStore",
-    "GateRow",
-    "OutcomeRow",
-    "OutcomeStatus",
-    "StoreError",
-    "StoreState",
-]
+__all__ = ["SCHEMA_VERSION", "ClaimRow", "ClaimStore", "GateRow", "OutcomeRow", "OutcomeStatus",
+           "StoreError", "StoreState"]
 
 OutcomeStatus = Literal["done", "failed"]
 
@@ -429,15 +421,8 @@ class ClaimStore:
         with self._write() as conn:
             return _drop_claim(conn, item_id, holder)
 
-    def settle(
-        self,
-        item_id: str,
-        holder: str,
-        status: OutcomeStatus,
-        reason: str | None = None,
-        now: float | None = None,
-        retry: tuple[int, float] | None = None,
-    ) -> bool:
+    def settle(self, item_id: str, holder: str, status: OutcomeStatus, reason: str | None = None,
+               now: float | None = None, retry: tuple[int, float] | None = None) -> bool:
         """Record how `item_id` ended and drop the claim, only if `holder` still holds it.
 
         With `retry` (attempts spent, earliest next attempt), a failure is recorded to be
@@ -551,12 +536,8 @@ class ClaimStore:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
 
