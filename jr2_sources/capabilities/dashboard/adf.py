@@ -22,7 +22,7 @@ from jr2_sources.readyset import ReadySet, iso_utc
 
 from .adfjson import dumps, key_of, size
 from .adfrender import adf
-from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
+from .body import BodyParts, BrokenMarkers, Tick, keyed_tick
 from .model import build
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
@@ -143,14 +143,8 @@ class AdfLayout:
             if node.get("type") != "taskItem" or not isinstance(attrs, dict):
                 continue
             key = _KEY.match(str(attrs.get("localId") or ""))
-            if key is None:
-                continue
-            item_id = _unhex(key.group(2))
-            gate = _unhex(key.group(3)) if key.group(3) else None
-            kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
-            if item_id is None or (kind == "approve") != (gate is not None):
-                continue
-            out.append(Tick(kind, item_id, gate, attrs.get("state") == "DONE"))
+            if key is not None and (tick := keyed_tick(key, attrs.get("state") == "DONE")):
+                out.append(tick)
         return out
 
     def core(self, section: str) -> str:

@@ -103,18 +103,24 @@ def _unhex(text: str) -> str | None:
         return None
 
 
+def keyed_tick(key: re.Match[str], ticked: bool) -> Tick | None:
+    """The box a key names (groups: the kind, the item id and the gate in hexadecimal), or None
+    when the key does not decode or its gate does not fit its kind."""
+    item_id = _unhex(key.group(2))
+    gate = _unhex(key.group(3)) if key.group(3) else None
+    kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
+    if item_id is None or (kind == "approve") != (gate is not None):
+        return None
+    return Tick(kind, item_id, gate, ticked)
+
+
 def ticks(section: str | None) -> list[Tick]:
     """Every checkbox jr2 drew in `section`, ticked or not (lines with a jr2 key only)."""
     out: list[Tick] = []
     for line in (section or "").splitlines():
         box = _BOX.match(line)
         key = _KEY.search(line)
-        if box is None or key is None:
-            continue
-        item_id = _unhex(key.group(2))
-        gate = _unhex(key.group(3)) if key.group(3) else None
-        kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
-        if item_id is None or (kind == "approve") != (gate is not None):
-            continue
-        out.append(Tick(kind, item_id, gate, box.group(1) in "xX"))
+        if box is not None and key is not None and (
+                tick := keyed_tick(key, box.group(1) in "xX")) is not None:
+            out.append(tick)
     return out
