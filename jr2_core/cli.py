@@ -47,10 +47,9 @@ def one_line(exc: ValidationError, where: str = "") -> str:
 
 class Jr2Group(click.Group):
     """A click group that turns jr2's errors into one line and an exit code, adds the plugins'
-    commands the first time it is asked for its commands (not at import: a plugin's command
-    module may itself import this one), and loads a lazy command (`lazy`: name -> (`module:attr`,
-    the first paragraph of its help)) only when it is run or asked for its own help: click's
-    lazy subcommands, with the listing of `--help` made from the registered text."""
+    commands when first asked for its commands (a plugin's command module may import this one),
+    and imports a lazy command (`lazy`: name -> (`module:attr`, its help's first paragraph))
+    only when it is run or asked for its own help."""
 
     _plugins_added = False
 
@@ -187,7 +186,6 @@ def _add_plugin_commands(cli: click.Group) -> None:
             for info in host.plugins:
                 if info.name == impl.plugin_name:
                     info.error = f"registering commands failed: {type(exc).__name__}: {exc}"
-
 
 
 if __name__ == "__main__":

@@ -1,10 +1,6 @@
 """The engine's own commands (`jr2 run`, `jr2 gates`, `jr2 send`, `jr2 plugins`) and what
 running a Machine from a command line takes (`progress_printer`, `observers`, `host_and_wait`),
-which `jr2 work` reuses.
-
-`jr2_core.cli.main` loads this module only when one of its commands runs or shows its help
-(click's lazy subcommands), so `jr2 --help` imports neither asyncio's run host (aiohttp) nor the
-runs.
+which `jr2 work` reuses. Loaded only when one of its commands runs or shows its help.
 """
 
 from __future__ import annotations
@@ -44,9 +40,7 @@ def progress_printer(verbose: bool, *, heartbeat: float = HEARTBEAT,
     running: dict[str, float] = {}
     timer: list[Any] = []  # the pending heartbeat (an asyncio TimerHandle), if any
 
-    def say(line: str) -> None:
-        # what `click.echo(line, err=True)` does for a line of text (two lines an item); the
-        # stream is looked up per line, so a replaced `sys.stderr` (click's CliRunner) gets them
+    def say(line: str) -> None:  # click.echo(line, err=True); stderr looked up per line
         stream = sys.stderr
         stream.write(line + "\n")
         stream.flush()
@@ -117,15 +111,11 @@ async def host_and_wait(
     public: tuple[str, int] | None = None, ssl_context: Any = None,
 ) -> Any:
     """Start a run, serve its host, end cleanly on SIGINT/SIGTERM; return its RunResult.
-    `start_run(after)` starts the run held until `after` is done: the host listens before the
-    run does anything, so a webhook its first writes cause finds it.
+    `start_run(after)` starts the run held until `after` is done, so the host listens first.
 
-    The first signal interrupts the run (workers stopped with a grace, claims released). The
-    second lets the clean-up finish, so claims are still released before exit 130, but hurries
-    it: `on_signal(n)` (called with the signal's number in the row, 1 or 2) kills what the
-    workers started. The third exits at once. `public` (with `ssl_context` for TLS) serves
-    the unauthenticated routes (webhooks) on another address; the control API stays on
-    `listen`."""
+    The first signal interrupts the run (claims released); the second hurries the clean-up
+    (`on_signal(n)`, n the signal's number in the row, kills what the workers started) and the
+    third exits at once. `public` (with `ssl_context`) serves the webhooks on another address."""
     from .host import RunHost  # aiohttp: imported once a run is hosted, not by `import jr2_sources`
 
     loop = asyncio.get_running_loop()

@@ -59,13 +59,8 @@ class Event:
     data: BaseModel = field(default_factory=Empty)
 
 
-def define_event(
-    *,
-    name: str,
-    description: str = "",
-    audience: Audience = "external",
-    input: type[BaseModel] | None = None,
-) -> EventDef:
+def define_event(*, name: str, description: str = "", audience: Audience = "external",
+                 input: type[BaseModel] | None = None) -> EventDef:
     """Declare an event (the seed's `defineEvent`)."""
     if not name or not isinstance(name, str):
         raise UsageError("an event needs a non-empty name")

@@ -2,25 +2,16 @@
 
 One aiohttp application per run. Control routes (`/v1/...`) need the run's bearer token,
 compared in constant time; other routes (webhooks: `add_route(..., auth=False)`) check their
-own signatures. A body over `max_body` bytes gets 413 (aiohttp's `client_max_size`): nothing
-acts on a truncated body. The address and token go into a run file in `<state>/runs/`, mode
-0600, written atomically and removed when the run ends; `jr2_core.client` reads it.
+own signatures. A body over `max_body` bytes gets 413. The address and token go into a run file
+in `<state>/runs/` (mode 0600, written atomically, removed when the run ends).
 
-Exposure (design note): the control API is served on loopback only; a `public` address (`jr2
-work --listen 0.0.0.0:8787`) gets a second site serving the unauthenticated routes only, over
-TLS when given an `ssl` context. Those requests have proved nothing yet, so before any signature
-check: at most `MAX_UNSIGNED` at a time (more get 503), past that an address (an IPv6 /64)
-holding none still gets in, up to twice the cap; each has `UNSIGNED_TIMEOUT` seconds (then 408)
-and its body must arrive at `MIN_BODY_RATE` bytes a second: one behind is dropped (408) when
-`BODY_GRACE` seconds old, or at once when the hand is full and a newcomer needs its place (the
-furthest behind goes). So neither half-sent bodies nor slow ones from many addresses starve a
-signed delivery. A response that leaves a body unread closes its connection (no lingering). A
-request aiohttp cannot parse gets its 400 and one warning line, never a traceback (`_OneLine`).
-
-The doors (design note): `--listen` faces the internet, so `jr2 work` puts the host behind
-connection caps (`doors(factory, ssl_context)` wraps the protocol factory and does the TLS
-handshake itself, so that it counts connections before it: `jr2_sources.cli.doors.Doors`). The
-host itself gives a kept-alive idle connection and a TLS handshake `HEADER_TIMEOUT` seconds.
+A `public` address (`jr2 work --listen`) serves the unauthenticated routes only (over TLS with
+an `ssl` context), the control API staying on loopback. Unsigned requests are capped before any
+signature check: `MAX_UNSIGNED` at a time (503 past it; an address holding none still gets in,
+up to twice that), `UNSIGNED_TIMEOUT` seconds each, a body at `MIN_BODY_RATE` or dropped (408)
+after `BODY_GRACE` or when a newcomer needs its place. A request aiohttp cannot parse gets its
+400 and one warning line. `doors(factory, ssl_context)` wraps the protocol factory (connection
+caps, the TLS handshake: `jr2_sources.cli.doors`); idle connections get `HEADER_TIMEOUT`.
 """
 
 from __future__ import annotations
@@ -126,17 +117,11 @@ class _InHand:
 class RunHost:
     """Serves one run's control API (and any routes sources add) over HTTP."""
 
-    def __init__(
-        self,
-        run: Run,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        max_body: int = DEFAULT_MAX_BODY,
-        public: tuple[str, int] | None = None,
-        ssl_context: ssl.SSLContext | None = None,
-        doors: Callable[[Callable[[], Any], Any], Callable[[], Any]] | None = None,
-    ) -> None:
+    def __init__(self, run: Run, *, host: str = "127.0.0.1", port: int = 0,
+                 max_body: int = DEFAULT_MAX_BODY, public: tuple[str, int] | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 doors: Callable[[Callable[[], Any], Any], Callable[[], Any]] | None = None,
+                 ) -> None:
         self.run = run
         self.host = host
         self.port = port
@@ -303,19 +288,10 @@ class RunHost:
                 raise
             self.public_address = self._url(host, bound, self.ssl_context is not None)
         self.run_file = self.run.state_dir / "runs" / f"{self.run.id}.json"
-        write_private(
-            self.run_file,
-            json.dumps(
-                {
-                    "run_id": self.run.id,
-                    "address": self.address,
-                    "token": self.token,
-                    "pid": os.getpid(),
-                    "machine": self.run.machine.id,
-                    "started_at": datetime.now(UTC).isoformat(),
-                }
-            ),
-        )
+        write_private(self.run_file, json.dumps({
+            "run_id": self.run.id, "address": self.address, "token": self.token,
+            "pid": os.getpid(), "machine": self.run.machine.id,
+            "started_at": datetime.now(UTC).isoformat()}))
         return self.address
 
     async def stop(self) -> None:

@@ -1,10 +1,8 @@
 """`jsonable(value)`: the engine's results as JSON-ready data.
 
-The engine's result types (`RunResult`, `RunOutput`, `FailureInfo`, `GateInfo`) are slotted
-dataclasses, not pydantic models, so that a run (`jr2 work local:` above all) never imports
-pydantic unless a user's own model is involved. What a worker returns may still be a pydantic
-model (a Pool's `input`, an event's data): it is dumped with its own `model_dump(mode="json")`,
-so the JSON is the same whichever kind of object carries it.
+The engine's result types are slotted dataclasses, so a run never imports pydantic unless a
+user's own model is involved; such a model (a Pool's `input`, an event's data) is dumped with
+its own `model_dump(mode="json")`, so the JSON is the same whichever kind of object carries it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """Where jr2 keeps local state, and how an item id becomes a safe file name.
 
-State lives outside the command's working tree, so the command's own clean-up (`git clean -fdx`,
-which deletes ignored files too) cannot delete it: in a git repository, in
-`jr2/` of the repository's git directory (`.git/jr2`, the common one for every linked worktree,
-which git never cleans); outside one, in `.jr2/` (no `git clean` runs there). The project's
-directory is where its config file is (`jr2.toml` or a `pyproject.toml` with `[tool.jr2]`,
-found upward like ruff finds its own), else the working directory; so pools started anywhere in
-one project (one clone) share one store, and `jr2 gates`/`jr2 send` find their run files.
-`$JR2_STATE_DIR` or `--state DIR` choose another; nothing is ever written beside a backlog. The
-commands that write state create the directory with `prepare_state_dir`, which puts a
-`.gitignore` holding `*` in a directory it creates, so it never shows in `git status`.
-
-Item ids (`owner/repo#12`, `ENG-12`, anything a person wrote) never become paths raw:
-`safe_name` keeps a readable slug and adds a short hash, so distinct ids never collide and no id
-can climb out of its directory.
+State lives where the command's own clean-up (`git clean -fdx`) cannot delete it: in a git
+repository, in `jr2/` of its common git directory (`.git/jr2`, shared by linked worktrees);
+outside one, in `.jr2/` of the project's directory (where `jr2.toml`, or a `pyproject.toml` with
+`[tool.jr2]`, is found upward), else of the working directory. `$JR2_STATE_DIR` or `--state DIR`
+choose another; nothing is written beside a backlog. `prepare_state_dir` puts a `.gitignore`
+of `*` in a directory it creates. `safe_name` turns an id into a readable slug plus a short
+hash: distinct ids never collide and none can climb out of its directory.
 """
 
 from __future__ import annotations

@@ -80,10 +80,7 @@ class FailureInfo:
 class RunOutput:
     """A Pool's output: how it ended, each finished worker's output, each failure, each worker its
     Source stopped (`cancelled`, with why), and how many times each id was started (`attempts`).
-    An id is in at most one of `items`, `failures` and `cancelled`: its last outcome.
-
-    A slotted dataclass, not a pydantic model (pydantic stays off a run's path); `to_json()`
-    gives what `model_dump(mode="json")` gave."""
+    An id is in at most one of `items`, `failures` and `cancelled`: its last outcome."""
 
     status: Literal["drained", "deadlocked"]
     items: dict[str, Any] = field(default_factory=dict)
@@ -107,16 +104,9 @@ StartedFn = Callable[[str, Callable[[str], None]], Any]
 class Source:
     """Where a Pool gets its items (the seed's SourceSpec). Make one with `source()`."""
 
-    def __init__(
-        self,
-        next: NextFn,
-        *,
-        wake: EventDef | None = None,
-        poll_every: float | None = None,
-        idle_poll: float = DEFAULT_IDLE_POLL,
-        settle: SettleFn | None = None,
-        started: StartedFn | None = None,
-    ) -> None:
+    def __init__(self, next: NextFn, *, wake: EventDef | None = None,
+                 poll_every: float | None = None, idle_poll: float = DEFAULT_IDLE_POLL,
+                 settle: SettleFn | None = None, started: StartedFn | None = None) -> None:
         if not callable(next):
             raise UsageError("source(next=...) must be a function")
         if poll_every is not None and not poll_every > 0:
@@ -133,15 +123,9 @@ class Source:
         self._settle_async = settle is not None and inspect.iscoroutinefunction(settle)
 
 
-def source(
-    next: NextFn,
-    *,
-    wake: EventDef | None = None,
-    poll_every: float | None = None,
-    idle_poll: float = DEFAULT_IDLE_POLL,
-    settle: SettleFn | None = None,
-    started: StartedFn | None = None,
-) -> Source:
+def source(next: NextFn, *, wake: EventDef | None = None, poll_every: float | None = None,
+           idle_poll: float = DEFAULT_IDLE_POLL, settle: SettleFn | None = None,
+           started: StartedFn | None = None) -> Source:
     """Declare a Source. `next(active)` (sync or async) returns an item, `None`, or `Next`;
     `wake` is the event that makes a waiting Pool ask again; `poll_every` (seconds) asks again
     while it waits. Extensions: `settle(item_id, outcome)` is called when a worker ends (it may
@@ -151,9 +135,8 @@ def source(
     the reason, not `failed`; the Source releases the item and may offer it again as a new
     attempt); `idle_poll` is the wait while other pools hold items.
     """
-    return Source(
-        next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle, started=started
-    )
+    return Source(next, wake=wake, poll_every=poll_every, idle_poll=idle_poll, settle=settle,
+                  started=started)
 
 
 _GAVE_ITEM = Next()  # what `_loop` remembers of an answer that was a bare item
@@ -179,19 +162,12 @@ def _check_cap(cap: Any) -> int:
 class Pool(Machine):
     """A Machine that runs one worker Machine per item of a Source."""
 
-    def __init__(
-        self,
-        worker: Machine | Callable[..., Any],
-        *,
-        id: str,
-        source: Source,
-        item_id: Callable[[Any], str],
-        cap: int | Callable[[Any], int] = 1,
-        item_input: Callable[[Any, Any], Any] | None = None,
-        input: type[BaseModel] | None = None,
-        failures: Literal["fail", "report"] = "fail",
-        on_drained: Literal["final", "wait"] = "final",
-    ) -> None:
+    def __init__(self, worker: Machine | Callable[..., Any], *, id: str, source: Source,
+                 item_id: Callable[[Any], str], cap: int | Callable[[Any], int] = 1,
+                 item_input: Callable[[Any, Any], Any] | None = None,
+                 input: type[BaseModel] | None = None,
+                 failures: Literal["fail", "report"] = "fail",
+                 on_drained: Literal["final", "wait"] = "final") -> None:
         if not isinstance(source, Source):
             raise UsageError("pool(source=...) must be made with source()")
         if not callable(cap):
@@ -229,30 +205,14 @@ class Pool(Machine):
         return output
 
 
-def pool(
-    worker: Machine | Callable[..., Any],
-    *,
-    id: str,
-    source: Source,
-    item_id: Callable[[Any], str],
-    cap: int | Callable[[Any], int] = 1,
-    item_input: Callable[[Any, Any], Any] | None = None,
-    input: type[BaseModel] | None = None,
-    failures: Literal["fail", "report"] = "fail",
-    on_drained: Literal["final", "wait"] = "final",
-) -> Pool:
+def pool(worker: Machine | Callable[..., Any], *, id: str, source: Source,
+         item_id: Callable[[Any], str], cap: int | Callable[[Any], int] = 1,
+         item_input: Callable[[Any, Any], Any] | None = None,
+         input: type[BaseModel] | None = None, failures: Literal["fail", "report"] = "fail",
+         on_drained: Literal["final", "wait"] = "final") -> Pool:
     """Make a Pool: one `worker` per item that `source` gives, at most `cap` at once."""
-    return Pool(
-        worker,
-        id=id,
-        source=source,
-        item_id=item_id,
-        cap=cap,
-        item_input=item_input,
-        input=input,
-        failures=failures,
-        on_drained=on_drained,
-    )
+    return Pool(worker, id=id, source=source, item_id=item_id, cap=cap, item_input=item_input,
+                input=input, failures=failures, on_drained=on_drained)
 
 
 class _PoolRun:

@@ -110,14 +110,8 @@ class _Gate:
 class Run:
     """The handle of one run: `gates()`, `send()`, `result()`, `interrupt()`."""
 
-    def __init__(
-        self,
-        machine: Machine,
-        *,
-        state_dir: Path | None = None,
-        observers: Iterable[Observer] = (),
-        run_id: str | None = None,
-    ) -> None:
+    def __init__(self, machine: Machine, *, state_dir: Path | None = None,
+                 observers: Iterable[Observer] = (), run_id: str | None = None) -> None:
         self.id = run_id or f"r-{token_hex(4)}"
         self.machine = machine
         self.state_dir = state_dir if state_dir is not None else default_state_dir()
@@ -182,15 +176,8 @@ class Run:
 
     # -- for the engine ----------------------------------------------------------------------
 
-    def _open_gate(
-        self,
-        gate_id: str,
-        accepts: Iterable[EventDef],
-        meta: Mapping[str, Any],
-        deliver: Callable[[Event], Any],
-        *,
-        persistent: bool,
-    ) -> None:
+    def _open_gate(self, gate_id: str, accepts: Iterable[EventDef], meta: Mapping[str, Any],
+                   deliver: Callable[[Event], Any], *, persistent: bool) -> None:
         if gate_id in self._gates:
             raise DuplicateGate(f"a gate {gate_id!r} is already open in run {self.id}")
         accepted = {e.name: e for e in accepts}
@@ -235,15 +222,9 @@ class Run:
         return result
 
 
-def start(
-    machine: Machine | Callable[..., Any],
-    input: Any = None,
-    *,
-    state_dir: Path | None = None,
-    observers: Iterable[Observer] = (),
-    run_id: str | None = None,
-    after: Awaitable[Any] | None = None,
-) -> Run:
+def start(machine: Machine | Callable[..., Any], input: Any = None, *,
+          state_dir: Path | None = None, observers: Iterable[Observer] = (),
+          run_id: str | None = None, after: Awaitable[Any] | None = None) -> Run:
     """Start a run of `machine` in the running event loop and return its handle at once; with
     `after`, the machine begins once it is done (the run host listening, say).
 
@@ -258,11 +239,7 @@ def start(
     return handle
 
 
-async def run(
-    machine: Machine | Callable[..., Any],
-    input: Any = None,
-    **kwargs: Any,
-) -> RunResult:
+async def run(machine: Machine | Callable[..., Any], input: Any = None, **kwargs: Any) -> RunResult:
     """Start a run and wait for it to end."""
     return await start(machine, input, **kwargs).result()
 

@@ -1,16 +1,9 @@
 """`wait_for`: wait for an awaitable with a time limit, never losing a cancellation.
 
-Design notes
-------------
-On Python 3.11, `asyncio.wait_for` swallows a cancellation that arrives in the same turn of the
-loop as the answer it waits for: it returns the answer and the task goes on, `cancelling`
-but running (CPython gh-86296, fixed in 3.12 by rebuilding `wait_for` on `asyncio.timeout`).
-For jr2 that was a pool that never ended: a settle cancelled the lease renewer just as a
-renewal answered, the renewer went on renewing the finished item's claim, and the settle
-waited for it forever. The same race could drop a worker's stop, a Ctrl-C of the pool's loop,
-or the end of the dashboard's task. This is 3.12's `wait_for` for 3.11 and later: the
-awaitable runs in the caller's task under `asyncio.timeout`, so a cancellation always
-reaches the caller. Ruff's `banned-api` keeps `asyncio.wait_for` out of the code.
+On Python 3.11 `asyncio.wait_for` swallows a cancellation that arrives in the same turn as the
+answer (CPython gh-86296): a settle could then wait for ever on a lease renewer that went on. This
+is 3.12's `wait_for`: the awaitable runs in the caller's task under `asyncio.timeout`. Ruff's
+`banned-api` keeps `asyncio.wait_for` out of the code.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The Work Source layer as a jr2 plugin: the `jr2_register_sources` hook and the registry.
-
-Design notes
-------------
-The engine's plugin host (`jr2_core.plugins`) knows no source kinds. This plugin, one of jr2's
-own entry points, adds the `jr2_register_sources` hookspec through `jr2_add_hookspecs`, and once
-every plugin is loaded (`jr2_plugins_loaded`) asks each of them for its kinds through `pm.hook`
-(a `specname=` implementation counts), plugin by plugin in load order, so
-an error is recorded on the plugin that raised it (shown by `jr2 plugins`) and never breaks the
-others. `load_registry()` is how the commands get the kinds.
+"""The Work Source layer as a jr2 plugin: it adds the `jr2_register_sources` hookspec and, once
+every plugin is loaded (`jr2_plugins_loaded`), asks each for its kinds, one by one, so an error is
+recorded on the plugin that raised it (`jr2 plugins`). `load_registry()` gives the commands the
+kinds.
 """
 
 from __future__ import annotations

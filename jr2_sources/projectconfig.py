@@ -1,7 +1,5 @@
-"""Named sources from `jr2.toml` (or `[tool.jr2]` in `pyproject.toml`), found like ruff and uv
-find theirs: in the working directory, else in the nearest parent, up to the repository root (the
-first directory holding `.git`) or the file system's root. In each directory `jr2.toml` comes
-before `pyproject.toml`, and a `pyproject.toml` without `[tool.jr2]` is passed over.
+"""Named sources from `jr2.toml` (or `[tool.jr2]` in `pyproject.toml`), found in the working
+directory, else the nearest parent up to the repository root (`jr2.toml` first in each).
 
     [sources.agent-work]
     kind = "github"
@@ -9,16 +7,11 @@ before `pyproject.toml`, and a `pyproject.toml` without `[tool.jr2]` is passed o
     label = ["agent"]
     token_env = "ACME_GITHUB_TOKEN"     # secrets by environment-variable reference only
 
-`jr2 ready agent-work` then means `jr2 ready github:acme/app --label agent`; options given on
-the command line override the file's. Each entry is validated by its kind's model, and errors name
-the file, the source and the field; an entry is checked only when it is used, so one broken
-entry never breaks another. A relative `target` of a kind whose target is a file
-(`local`) is relative to the config file, and the state directory `.jr2/` sits beside that file,
-so jr2 means the same thing from any subdirectory.
-
-Secrets never live in files: a key that looks like a secret (`token`, `password`, ...) is refused
-with a pointer to `token_env`, which names the environment variable holding the source's token;
-jr2 reads it in place of the kind's own variable (`SourceKind.token_var`, e.g. `GH_TOKEN`).
+`jr2 ready agent-work` then means `jr2 ready github:acme/app --label agent`; command-line options
+override the file's. An entry is validated by its kind's model when used (errors name the file,
+the source and the field). A relative file `target` (`local`) is relative to the config file. A
+key that looks like a secret is refused with a pointer to `token_env`, which names the variable
+jr2 reads in place of the kind's own (`SourceKind.token_var`).
 """
 
 from __future__ import annotations

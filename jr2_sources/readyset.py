@@ -16,8 +16,6 @@ function, so the rules live in one place whatever the tracker.
 - Order within each category: priority (lower first, None last), then created (oldest first,
   None last), then id; a naive datetime is UTC.
 - `ReadySet.to_json_obj` is a versioned contract (`SCHEMA_VERSION`; docs/reference/ready-json.md).
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
@@ -33,26 +31,9 @@ from jr2_sources.capabilities.gates.policy import Gate, awaiting
 if TYPE_CHECKING:
     from .kit.markers import Ignored
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "BlockedEntry",
-    "BlockerRef",
-    "BlockerState",
-    "Claim",
-    "ClaimedEntry",
-    "Entry",
-    "HeldLocks",
-    "ReadyEntry",
-    "ReadySet",
-    "Reason",
-    "ReasonKind",
-    "Snapshot",
-    "SnapshotItem",
-    "Status",
-    "compute_ready_set",
-    "find_cycles",
-    "iso_utc",
-]
+__all__ = ["SCHEMA_VERSION", "BlockedEntry", "BlockerRef", "BlockerState", "Claim", "ClaimedEntry",
+           "Entry", "HeldLocks", "ReadyEntry", "ReadySet", "Reason", "ReasonKind", "Snapshot",
+           "SnapshotItem", "Status", "compute_ready_set", "find_cycles", "iso_utc"]
 
 SCHEMA_VERSION = 1
 
@@ -149,12 +130,9 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class HeldLocks:
-    """The limits as the pools of a comment tracker keep them: the live lock comments on their
-    coordination issue (`--control-issue`, `capabilities/limits/comment_locks.py`), read by `jr2
-    ready` (`jr2_sources.capabilities.limits.lockreport`). A pool there claims only while fewer than
-    `--global-cap` live claims are in its reading AND fewer live locks are on that issue, and no
-    live lock names a group of the item: so the report counts both. `control` None: the issue was
-    not read (the report counts live claims only, and says so)."""
+    """The live lock comments on a comment tracker's coordination issue (`--control-issue`), which
+    `jr2 ready` counts besides the live claims, as the pools do (`limits.lockreport`); `control`
+    None: the issue was not read (the report counts live claims only, and says so)."""
 
     control: str | None = None
     count: int = 0
@@ -180,17 +158,13 @@ class Reason:
     """One reason an item is blocked; only the fields of its kind are set.
 
     open_blocker: `ref`, `held_by`. missing_blocker: `ref`, `detail` (the ref's state). cycle:
-    `cycle` (index into `ReadySet.cycles`) and `refs` (its members, shared with that list).
-    open_children: `refs`. failed: `detail` (the failure text). waits_for_merge and
-    merged_not_green: `ref` (the blocker) and `detail` (its pull request). retry_after:
-    `detail` (the time, ISO-8601 UTC) and `attempts` (the attempts spent). group_busy: `ref`
-    (the group) and `held_by` (the item holding it). global_cap: `count` (live claims now, or
-    the live locks when more) and `cap` (`--global-cap`), and `locks` when the pools count lock
-    comments (`HeldLocks`).
-    feedback_stopped: `detail` (why the feedback loop stopped: a person closed the PR or pushed).
-    awaiting_approval: `ref` (the gate), `detail` (since when, ISO-8601
-    UTC), `text` (the worker's reason, if it gave one) and `refs` (who answered without write
-    access: ignored).
+    `cycle` (index into `ReadySet.cycles`), `refs` (its members). open_children: `refs`. failed,
+    feedback_stopped: `detail` (why). waits_for_merge, merged_not_green: `ref` (the blocker),
+    `detail` (its pull request). retry_after: `detail` (ISO-8601 UTC), `attempts` (spent).
+    group_busy: `ref` (the group), `held_by` (the item holding it). global_cap: `count` (live
+    claims, or live locks when more), `cap`, `locks` (`HeldLocks`) when the pools count lock
+    comments. awaiting_approval: `ref` (the gate), `detail` (since, ISO-8601 UTC), `text` (the
+    worker's reason), `refs` (who answered without write access: ignored).
     """
 
     kind: ReasonKind
@@ -601,12 +575,10 @@ def compute_ready_set(
     """Split a snapshot into ready / blocked / claimed and find its cycles (pure, linear time).
 
     `now` decides which leases have expired and becomes `generated_at`. With `children_block`
-    an item with open children waits for them. An item of a conflict group (`groups`) another
-    item holds waits (`group_busy`); with `global_cap`, while that many claims are live, every
-    item that would be ready waits (`global_cap`). `locks`: what a comment tracker's pools also
-    count (`HeldLocks`: the live locks on their coordination issue, and the groups those name).
-    Raises ValueError when an id appears twice (a
-    source must deduplicate, e.g. across pages that shifted while it listed them).
+    an item with open children waits for them. An item of a conflict group another item holds
+    waits (`group_busy`); with `global_cap`, while that many claims are live, every item that
+    would be ready waits. `locks`: what a comment tracker's pools also count (`HeldLocks`).
+    Raises ValueError when an id appears twice (a source must deduplicate).
     """
     paused = gc.isenabled()
     if paused:

@@ -1,22 +1,12 @@
 """Source kinds by name: `kind:target` -> a pydantic config model and a factory.
 
-Plugins fill the registry through the `jr2_register_sources` hook. The options a user gives
-after SOURCE (`--label agent`, `--lease 10m`) are fields of the kind's config model, parsed here
-from the command line and validated by the model, so every kind gets `--help` and one-line errors
-for free. Option names are field names with `-` for `_`; list fields repeat (`--label a --label b`);
-bool fields take `--flag` / `--no-flag`. `--help` names each option's value by its type (`TEXT`,
-`N`, `close|label|nothing`, or an `OptionHint`'s metavar such as `DURATION`) and shows defaults in
-the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
-
-A kind's config model may be given as a function returning it (`SourceKind.config`), called when
-a model is first needed, so loading the plugins imports no pydantic.
-
-A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
---help` never pays for it and one broken kind never hides the others: its tracker class must
-implement the required methods, and its options must not collide with the options of `jr2 ready`
-and `jr2 work`. Those are `RESERVED_OPTIONS` plus every name starting with `jr2_`: jr2 adds new
-options of its own only from that list or with that prefix, so a new jr2 release never breaks a
-plugin's options.
+Plugins fill the registry through the `jr2_register_sources` hook. The options after SOURCE are
+fields of the kind's config model, parsed here from the command line (names with `-` for `_`;
+list fields repeat; bools take `--flag` / `--no-flag`) and validated by the model, so every kind
+gets `--help` and one-line errors. A kind's model may be a function returning it, called when
+first needed. A kind is checked on first use (`Registry.get`): its tracker class must implement
+the required methods, and its options must not collide with `RESERVED_OPTIONS` or start with
+`jr2_` (the names jr2 keeps for options of its own).
 """
 
 from __future__ import annotations

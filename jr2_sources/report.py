@@ -1,25 +1,14 @@
 """Renderers of a ReadySet: JSON, plain text, rich, GitHub Markdown, Mermaid, Graphviz, explain.
 
-Design note: every renderer is read-only and pure (a ReadySet in, a string out; `render_rich`
-writes to the console it is given), so the CLI picks one by flag and tests compare strings.
-
-- Reasons are put in words once (`describe_reasons`) and every human format uses that wording,
-  with its own formatter for ids and free text.
-- Plain text is for pipes: control characters in ids and titles become spaces, so an item is
-  one line.
-- The graph is "what blocks what": an edge runs from a blocker to the item it blocks (open and
-  missing blockers; open children, dotted, to their parent). Nodes are classed ready / blocked /
-  claimed / missing, plus `outside` for an open blocker that is not in the snapshot.
-- Markdown is meant for a GitHub comment (65,536 characters at most), so it is built to a budget:
-  the graph first (at most `max_nodes` nodes, then only the blocked part, then cut, and fewer
-  nodes again if its text is still too long), the cycles, then the three tables share what is
-  left, each cut with an "… and N more" row. Each cut is said in a line. Ids are code spans
-  and `@` / `#` in titles (and the `-` of `GH-26`) get a zero-width space, so posting the report
-  neither pings people nor links issues by accident.
-- Mermaid labels are escaped with Mermaid's `#NNN;` entity codes, node names are `n0`, `n1`, ...;
-  DOT ids are quoted with `\\` and `"` escaped.
-- `explain` walks open blockers depth-first with an explicit stack (a 200k-long chain must not
-  hit the recursion limit), expands each item once, and caps the indentation.
+Every renderer is pure (a ReadySet in, a string out; `render_rich` writes to its console).
+Reasons are worded once (`describe_reasons`), each format with its own escaping of ids and text;
+plain text blanks control characters, so an item is one line. The graph runs from a blocker to
+what it blocks (open children dotted), nodes classed ready / blocked / claimed / missing /
+`outside`. Markdown fits a GitHub comment: the graph first (`max_nodes`, then only the blocked
+part, then fewer), the cycles, then the three tables share what is left, each cut saying so; ids
+are code spans and `@`, `#`, `GH-26` are defused, so the report pings and links nothing. Mermaid
+labels use `#NNN;` entities, DOT ids are quoted. `explain` walks open blockers depth-first with
+an explicit stack, each item once, the indentation capped.
 """
 
 from __future__ import annotations
@@ -29,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.text import one_line
@@ -39,18 +29,8 @@ if TYPE_CHECKING:  # rich is imported by `render_rich` only: `jr2 work` summarie
     from rich.console import Console
     from rich.text import Text
 
-__all__ = [
-    "GITHUB_COMMENT_BUDGET",
-    "cycle_path",
-    "describe_reasons",
-    "explain",
-    "render_dot",
-    "render_json",
-    "render_markdown",
-    "render_mermaid",
-    "render_rich",
-    "render_text",
-]
+__all__ = ["GITHUB_COMMENT_BUDGET", "cycle_path", "describe_reasons", "explain", "render_dot",
+           "render_json", "render_markdown", "render_mermaid", "render_rich", "render_text"]
 
 GITHUB_COMMENT_BUDGET = 65_000  # GitHub refuses comments over 65,536 characters
 _GRAPH_BUDGET = 32_000  # characters of the markdown graph block, at most
@@ -113,12 +93,9 @@ def cycle_path(
     return " → ".join([*(fmt_id(m) for m in members), fmt_id(members[0])])
 
 
-def describe_reasons(
-    reasons: Sequence[Reason],
-    fmt_id: Callable[[str], str] = _one_line,
-    fmt_text: Callable[[str], str] = _one_line,
-    max_refs: int | None = None,
-) -> str:
+def describe_reasons(reasons: Sequence[Reason], fmt_id: Callable[[str], str] = _one_line,
+                     fmt_text: Callable[[str], str] = _one_line, max_refs: int | None = None
+                     ) -> str:
     """Why an item is blocked, in words: `waits on T-1 (held by pool-a@host), T-2; needs T-9,
     which does not exist; has open children T-5; last attempt failed: ...; in cycle A → B → A`."""
     parts: list[str] = []
@@ -468,11 +445,14 @@ def _md_code_plain(text: str) -> str:
     return _md_code(text, in_table=False)
 
 
-def _md_item(rs: ReadySet, item_id: str) -> str:
+def md_item(item_id: str, url: str | None) -> str:
     """An item's id as a code span, linked when it has a url."""
     code = _md_code(item_id)
-    url = rs.entry(item_id).item.url
     return f"[{code}](<{_one_line(url).translate(_URL_UNSAFE)}>)" if url else code
+
+
+def _md_item(rs: ReadySet, item_id: str) -> str:
+    return md_item(item_id, rs.entry(item_id).item.url)
 
 
 def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
@@ -545,17 +525,15 @@ def _md_table(rs: ReadySet, kind: str, budget: int) -> str:
     return md_block(kind.capitalize(), head, total, rows, budget, md_more_row(head))
 
 
-def _md_tables(rs: ReadySet, budget: int) -> list[str]:
-    """The ready / blocked / claimed tables sharing `budget`: small tables take what they need,
-    the others split the rest evenly."""
-    kinds = ["ready", "blocked", "claimed"]
-    need = {k: len(_md_table(rs, k, budget)) for k in kinds}
-    share: dict[str, int] = {}
+def share(builders: Sequence[Callable[[int], str]], budget: int) -> list[str]:
+    """Parts sharing `budget`: small ones take what they need, the others split the rest."""
+    need = [len(b(budget)) for b in builders]
+    shares = [0] * len(builders)
     left = budget
-    for i, k in enumerate(sorted(kinds, key=lambda k: need[k])):
-        share[k] = min(need[k], left // (len(kinds) - i))
-        left -= share[k]
-    return [_md_table(rs, k, share[k]) for k in kinds]
+    for n, i in enumerate(sorted(range(len(builders)), key=lambda i: need[i])):
+        shares[i] = min(need[i], left // (len(builders) - n))
+        left -= shares[i]
+    return [b(shares[i]) for i, b in enumerate(builders)]
 
 
 def _md_cycles(rs: ReadySet) -> str:
@@ -591,12 +569,13 @@ def _cut_graph(rs: ReadySet, full: _Graph, limit: int) -> tuple[_Graph, str]:
     return g, note
 
 
-def _md_graph(rs: ReadySet, max_nodes: int) -> str:
-    """The mermaid block within `_GRAPH_BUDGET`, with a line saying what it leaves out."""
+def graph_of(rs: ReadySet, max_nodes: int) -> tuple[str, str] | None:
+    """The line saying what the graph leaves out ("" when nothing) and its mermaid text, of at
+    most `max_nodes` nodes and, as a block, within `_GRAPH_BUDGET`; None when it is empty."""
     full = _full_graph(rs)
     total = len(full.nodes)
     if total == 0:
-        return ""
+        return None
     g, note = full, ""
     if total > max_nodes:
         g = _blocked_part(rs, None)
@@ -606,11 +585,19 @@ def _md_graph(rs: ReadySet, max_nodes: int) -> str:
         )
         if len(g.nodes) > max_nodes:
             g, note = _cut_graph(rs, full, max_nodes)
-    block = f"```mermaid\n{_mermaid(rs, g)}\n```"
-    while len(block) + len(note) > _GRAPH_BUDGET:  # long labels or many edges: fewer nodes
+    code = _mermaid(rs, g)
+    while len(code) + 15 + len(note) > _GRAPH_BUDGET:  # long labels or many edges: fewer nodes
         g, note = _cut_graph(rs, full, len(g.nodes) * 3 // 4)
-        block = f"```mermaid\n{_mermaid(rs, g)}\n```"
-    return "### Graph\n\n" + (f"_{note}_\n\n" if note else "") + block + "\n"
+        code = _mermaid(rs, g)
+    return note, code
+
+
+def md_graph(graph: tuple[str, str] | None) -> str:
+    """The `### Graph` section of `graph_of`'s answer ("" for None)."""
+    if graph is None:
+        return ""
+    note, code = graph
+    return "### Graph\n\n" + (f"_{note}_\n\n" if note else "") + f"```mermaid\n{code}\n```\n"
 
 
 def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
@@ -620,10 +607,11 @@ def render_markdown(rs: ReadySet, *, max_nodes: int = 300) -> str:
         f"## Ready-set of {_md_code_plain(_clip(rs.source, 200))}\n\n"
         f"**{_summary(rs)}** (generated {iso_utc(rs.generated_at)})\n"
     )
-    graph = _md_graph(rs, max_nodes)
+    graph = md_graph(graph_of(rs, max_nodes))
     cycles = _md_cycles(rs)
     budget = GITHUB_COMMENT_BUDGET - len(head) - len(graph) - len(cycles) - 16
-    return "\n".join(part for part in [head, *_md_tables(rs, budget), cycles, graph] if part)
+    tables = share([partial(_md_table, rs, k) for k in ("ready", "blocked", "claimed")], budget)
+    return "\n".join(part for part in [head, *tables, cycles, graph] if part)
 
 
 # ---------------------------------------------------------------------------- explain

@@ -16,8 +16,6 @@ returns.
   marks items outside the user's filter that carry jr2's marks `in_scope=False`, raises
   `ItemError` when the tracker refuses one item, and never overwrites what a person set.
 * `ReadOnly(tracker)` exposes `snapshot` and raises `ReadOnlyError` from every write.
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
@@ -36,23 +34,9 @@ if TYPE_CHECKING:
     from .kit.bounds import Bounds
 
 
-__all__ = [
-    "CLAIM_REMOVED",
-    "GONE",
-    "OUT_OF_SCOPE",
-    "REQUIRED",
-    "BlockerRef",
-    "Claim",
-    "ItemError",
-    "ReadOnly",
-    "ReadOnlyError",
-    "Snapshot",
-    "SnapshotItem",
-    "Tracker",
-    "TrackerOptions",
-    "as_tracker",
-    "missing_methods",
-]
+__all__ = ["CLAIM_REMOVED", "GONE", "OUT_OF_SCOPE", "REQUIRED", "BlockerRef", "Claim", "ItemError",
+           "ReadOnly", "ReadOnlyError", "Snapshot", "SnapshotItem", "Tracker", "TrackerOptions",
+           "as_tracker", "missing_methods"]
 
 GONE = "a person closed, removed or moved it"
 """The `watch` reason for a held item that is no longer in the snapshot."""

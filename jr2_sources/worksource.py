@@ -21,8 +21,6 @@ enforced once, here.
 * A second death of an item's holder (a lapsed, unsettled claim) fails the item for good.
 * A full state disk fails the item and ends the run (`StateFull`).
 * Blocking tracker calls run in a thread; an `inline` tracker (`local:`) is called on the loop.
-
-Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
@@ -70,10 +68,8 @@ LAPSED = "the lease lapsed while this pool was stopped"
 
 @dataclass(slots=True)
 class WorkItem:
-    """What a worker gets for one item: tracker-agnostic fields plus the source's extras.
-
-    A slotted dataclass, not a pydantic model: one is made per claim, and `jr2 work local:`
-    imports no pydantic at all (`item_json` writes what `model_dump_json` wrote)."""
+    """What a worker gets for one item: tracker-agnostic fields plus the source's extras (a
+    slotted dataclass: one is made per claim, and `jr2 work local:` imports no pydantic)."""
 
     id: str
     title: str
@@ -188,25 +184,14 @@ def default_holder(run_id: str) -> str:
 class WorkSource:
     """Turns a `Tracker` into a `Source` with claims, leases, settle and the shared rules."""
 
-    def __init__(
-        self,
-        tracker: Any,
-        *,
-        holder: str,
-        lease: float = 600.0,
-        children_block: bool = True,
-        poll_every: float | None = None,
-        idle_poll: float = 5.0,
-        wake: EventDef | None = None,
-        clock: Callable[[], float] = time.time,
-        watch_every: float | None = None,
-        resync_every: float | None = DEFAULT_RESYNC_EVERY,
-        attempts: AttemptPolicy | None = None,
-        limits: Limits | None = None,
-        gates: Iterable[str] = (),
-        locks: LockedClaims | None = None,
-        fence: Fence | None = None,
-    ) -> None:
+    def __init__(self, tracker: Any, *, holder: str, lease: float = 600.0,
+                 children_block: bool = True, poll_every: float | None = None,
+                 idle_poll: float = 5.0, wake: EventDef | None = None,
+                 clock: Callable[[], float] = time.time, watch_every: float | None = None,
+                 resync_every: float | None = DEFAULT_RESYNC_EVERY,
+                 attempts: AttemptPolicy | None = None, limits: Limits | None = None,
+                 gates: Iterable[str] = (), locks: LockedClaims | None = None,
+                 fence: Fence | None = None) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
         self.tracker: Tracker = as_tracker(tracker)
@@ -265,11 +250,6 @@ class WorkSource:
         self._failed_here: set[str] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._poked: asyncio.Event | None = None
-
-    @property
-    def adapter(self) -> Tracker:
-        """The tracker (its name before the seam had a base class)."""
-        return self.tracker
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -1,24 +1,13 @@
 """jr2_sources.capabilities: one slice per optional capability a tracker may have.
 
-`Tracker` (jr2_sources.tracker) has four required methods; everything else a tracker may do is a
-capability, and each slice owns all of it: what the WorkSource calls, the options of `jr2 work` /
-`jr2 ready`, and the helpers a tracker reuses. Slices: `deltas`, `retries`, `limits`, `gates`,
-`dashboard`, `webhooks`, `trust`, `feedback`.
-
-A tracker declares a capability by inheriting its mixin (`CAPABILITIES` lists them; the table is
-in docs/guides/write-a-source-plugin.md): `ReadsDeltas`, `KeepsAttempts`, `KeepsLimits`,
-`LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`, `TrustsMarkers`
-(`trust`: markers judged by who wrote them; the reader is `kit.markers`), `TakesFeedback`
-(`feedback`: red checks and requested changes send an item in review back). The layer asks
-`isinstance`, never `getattr`; the registry asks `capabilities_of(tracker class)`, so `jr2 work
-KIND: --help` lists only the options the kind supports.
-
-A slice declares its options of `jr2 work`/`jr2 ready` once, as one decorator
-(`WORK_OPTIONS`, `READY_OPTIONS`, made with `options`); the commands apply it where the options
-belong in their `--help`. This package and each slice's `__init__` import nothing heavy
-(`mixin_of` imports a mixin when asked); a slice never imports the CLI.
-
-Design notes: docs/design/engine.md.
+Beyond `Tracker`'s four required methods, each capability is a slice owning all of it (what the
+WorkSource calls, its `jr2 work` / `jr2 ready` options, the helpers a tracker reuses): `deltas`,
+`retries`, `limits`, `gates`, `dashboard`, `webhooks`, `trust`, `feedback`. A tracker declares
+one by inheriting its mixin (`CAPABILITIES`); the layer asks `isinstance`, the registry
+`capabilities_of(tracker class)`, so `jr2 work KIND: --help` lists only the options the kind
+supports. A slice declares its options once, as one decorator (`options`: `WORK_OPTIONS`,
+`READY_OPTIONS`). This package and each slice's `__init__` import nothing heavy (`mixin_of`
+imports a mixin when asked); a slice never imports the CLI.
 """
 
 from __future__ import annotations

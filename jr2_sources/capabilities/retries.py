@@ -1,19 +1,10 @@
 """Bounded retries with failure classes: which failures are offered again, and when.
 
-Design note: a worker's failure is *transient* when its command exited with one of the
-transient exit codes (75, `EX_TEMPFAIL` from sysexits.h, unless `--transient-exit` names
-others); any other failure, and a transient one whose attempts are spent, is final (the item is
-marked failed and waits for a person, as without retries). A transient failure of attempt `n`
-(1 = the first run) is offered again no sooner than `min(backoff * 2**(n-1), backoff_max)`
-seconds later.
-
-The attempt count and that time are not kept in this process: the WorkSource passes an
-`Attempt` to the tracker's `settle` (`Tracker.retries`), which writes it in the tracker (the
-settled claim comment's marker on GitHub, Jira and GitLab; the claim store for `local:`), and
-the tracker's snapshot reads it back (`SnapshotItem.attempts` and `.retry_after`). A
-restarted pool, or one on another machine, therefore continues the count, and the claim itself
-refuses an item whose record changed since the snapshot it was chosen from, so a stale snapshot
-cannot reset it. `WORK_OPTIONS` are this slice's options of `jr2 work`.
+A failure is *transient* when its command exited with a transient code (75, `EX_TEMPFAIL`,
+unless `--transient-exit` names others); any other, and a transient one whose attempts are
+spent, is final. Transient failure `n` (1 = the first run) is offered again no sooner than
+`min(backoff * 2**(n-1), backoff_max)` seconds later. The record lives in the tracker, not in
+this process (`KeepsAttempts`), so a restarted pool, or one elsewhere, continues the count.
 """
 
 from __future__ import annotations

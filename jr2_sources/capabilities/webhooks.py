@@ -1,19 +1,10 @@
-"""Tracker webhooks: signature checks, replay protection, and the run-host route.
+"""Tracker webhooks: signature checks, replay protection, and the run-host route (public API).
 
-A tracker declares that it takes webhooks by inheriting `TakesWebhooks` (its `webhook` method).
-Shared by every source that takes webhooks (public API, so plugins reuse it):
-
-* `hmac_sha256(secret, body)` and `verify_signature(secret, body, given, prefix="sha256=")`:
-  the HMAC-SHA256 of the raw body, compared in constant time (GitHub's `X-Hub-Signature-256`,
-  Jira's `X-Hub-Signature`, both `sha256=<hex>`).
-* `DeliveryDeduper`: a bounded memory of delivery ids (`X-GitHub-Delivery`,
-  `X-Atlassian-Webhook-Identifier`, GitLab's `Idempotency-Key`); a repeat is acknowledged, not
-  acted on.
-* `attach_webhook(host, run, receiver, secret)`: adds `POST /webhook` to a `RunHost`. The
-  adapter's `webhook(headers, body, secret) -> Verdict` decides; a verdict that wakes sends the
-  wake event to the run's `source` gate. Bad or missing signatures get 401 and wake nothing;
-  anything the receiver raises is a 400, never a 500.
-* `WORK_OPTIONS`: `jr2 work`'s options of the webhook (`--listen`, `--tls-*`, the secret).
+A tracker takes webhooks by inheriting `TakesWebhooks`. `verify_signature` checks an HMAC-SHA256
+of the raw body in constant time (GitHub's `X-Hub-Signature-256`, Jira's `X-Hub-Signature`);
+`DeliveryDeduper` acknowledges a repeated delivery id without acting on it; `attach_webhook`
+routes `POST /webhook` of a `RunHost` to the tracker's verdict, a waking one sending the run's
+wake event (a bad signature: 401; anything the receiver raises: 400, never a 500).
 """
 
 from __future__ import annotations

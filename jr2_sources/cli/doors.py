@@ -1,22 +1,13 @@
 """The doors of `jr2 work`'s run host: connection caps in front of aiohttp, since `--listen`
 faces the internet (`jr2_core.host` takes them as its `doors`).
 
-Design notes:
-
-* A connection has `HEADER_TIMEOUT` seconds to send its first request's headers, else it is
-  closed: connections that never finish their headers cannot pile up.
-* One address (an IPv6 /64) holds at most `MAX_PEER` connections, and all addresses together at
-  most a quarter of the process's file descriptors (`RLIMIT_NOFILE`; from 16 to 1024), so a flood
-  cannot use them up. When all are taken, a newcomer from an address holding fewer than the
-  busiest address closes that address's oldest connection (a delivery from elsewhere still gets
-  in); otherwise the newcomer is closed at once.
-* asyncio accepts up to the listening backlog at once before any cap is checked, so the backlog
-  is at most the cap too: the caps and one such batch take at most half the descriptors.
-* Refusals and timeouts are said in one warning line per burst (`BURST_GAP` seconds), never one
-  per connection and never with a traceback; so is asyncio's "out of system resource" when the
-  descriptors run out anyway (the command's own, say).
-* Over TLS the doors count the connection before its handshake (`loop.start_tls`), which
-  has the same `HEADER_TIMEOUT` seconds, so connections that never say hello are capped too.
+* A connection has `HEADER_TIMEOUT` seconds to send its first request's headers (over TLS the
+  handshake too, done here, `loop.start_tls`, so it is counted before it).
+* One address (an IPv6 /64) holds at most `MAX_PEER` connections, all together at most a quarter
+  of `RLIMIT_NOFILE` (16 to 1024), the listening backlog no more. When all are taken, a newcomer
+  from an address holding fewer than the busiest closes that one's oldest; else it is closed.
+* Refusals, timeouts and asyncio's "out of system resource" are one warning line per burst
+  (`BURST_GAP` seconds), never a traceback.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says (see
-`workspace.py`).
+"""The worker of `jr2 work`: run one COMMAND per item, where its `Workspace` says.
 
-The command gets the item in its environment (`JR2_ITEM_ID`, `JR2_ITEM_TITLE`, `JR2_ITEM_URL`,
-`JR2_ITEM_JSON`, `JR2_ITEM_BRANCH`, `JR2_SANDBOX`, `JR2_RUN_ID`; `JR2_GATE_<NAME>` and its
-`_REASON` for answered gates; `JR2_BLOCKERS_JSON` and `JR2_BASE_BRANCH` where the source hands
-blockers over; `JR2_FEEDBACK_JSON`/`_TEXT` on a rerun for review feedback), on top of
-`base_env` (jr2's environment without its secrets: `workerenv.py`).
-Its stdout and stderr go, scrubbed of known secrets, to one log per item under
-`<state>/logs/<run id>/`. Exit 0 is success, the output its last stdout line (JSON when it is
-JSON); exit 79 with `jr2: await-approval NAME [reason]` asks for approval; any other exit is a
-`Failure` with the exit code and the last lines of stderr. docs/reference/worker.md is the
-contract as a user reads it.
-
-A blast radius of one item: a value no environment variable can carry is left out (the item JSON
-has it); a command that cannot start fails its item; lines of any length are read; the command's
-process group never outlives it (SIGTERM, then SIGKILL after `KILL_GRACE`); `kill_all()` kills
-every group at once. One log holds at most `log_limit` bytes; a write the disk refuses fails the
-item with `detail["state_full"]`.
-
-Design notes: docs/design/engine.md.
+The command gets the item in its environment (`JR2_ITEM_*`, `JR2_SANDBOX`, `JR2_RUN_ID`; answered
+gates, blockers handed over, review feedback) on top of `base_env` (`workerenv.py`). Its stdout
+and stderr go, scrubbed of secrets, to one log per item under `<state>/logs/<run id>/`, at most
+`log_limit` bytes. Exit 0 is success (the output its last stdout line, JSON when it is JSON);
+exit 79 with `jr2: await-approval NAME [reason]` asks for approval; any other exit is a `Failure`
+with the exit code and the last lines of stderr (docs/reference/worker.md). A blast radius of one
+item: a value no environment variable can carry is left out (the item JSON has it); a command
+that cannot start fails its item; the command's process group never outlives it (SIGTERM, then
+SIGKILL after `KILL_GRACE`; `kill_all()` at once); a write the disk refuses fails the item with
+`detail["state_full"]`.
 """
 
 from __future__ import annotations
@@ -260,18 +251,11 @@ async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
 # -- the worker ------------------------------------------------------------------------------
 
 
-def command_worker(
-    argv: list[str],
-    *,
-    log_dir: Path,
-    run_id: str,
-    redact: Redactor,
-    timeout: float | None = None,
-    workspace: Workspace | None = None,
-    base_env: Mapping[str, str] | None = None,
-    log_limit: int = LOG_LIMIT,
-    fence: Fence | None = None,
-) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
+def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redactor,
+                   timeout: float | None = None, workspace: Workspace | None = None,
+                   base_env: Mapping[str, str] | None = None, log_limit: int = LOG_LIMIT,
+                   fence: Fence | None = None,
+                   ) -> Callable[[WorkItem, Context], Coroutine[Any, Any, Any]]:
     """A Pool worker that runs `argv` for each item, in `workspace` (default: the current
     directory) with `base_env` (default: jr2's whole environment) plus the item's variables;
     its log keeps at most `log_limit` bytes of output; `fence` ends a command whose lease

@@ -1,20 +1,9 @@
 """The environment a `jr2 work` command starts with: jr2's own, without jr2's credentials.
 
-Design note: a worker is often a coding agent running code it wrote; it should not hold the
-tracker token jr2 claims with, a GitHub App's private key, the webhook secret or any other
-credential the environment carries unless the user says so. So these are left out:
-
-* every variable whose name says it is a secret (the names `redact.py` scrubs from logs:
-  `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`) or ends `_AUTH`
-  (npm's `NPM_CONFIG__AUTH`, ...);
-* every variable whose value holds a URL with a password (`DATABASE_URL=postgres://u:p@db`,
-  `HTTPS_PROXY=http://user:pass@proxy:3128`);
-* every variable jr2 was told to read a credential from (`--webhook-secret-env`, a source's
-  `token_env`).
-
-`--pass-env NAME` (repeatable) passes one of them on as it is; `jr2 work` names the ones it left
-out in one line. The rest of the environment (PATH, HOME, a proxy without a password, ...) is
-inherited, as `xargs` and GNU `parallel` do.
+Left out: every variable whose name says it is a secret (the names `redact.py` scrubs, or ending
+`_AUTH`), whose value holds a URL with a password, or that jr2 was told to read a credential from
+(`--webhook-secret-env`, a source's `token_env`). `--pass-env NAME` passes one on; `jr2 work`
+names the ones it left out in one line. The rest is inherited, as `xargs` and GNU `parallel` do.
 """
 
 from __future__ import annotations

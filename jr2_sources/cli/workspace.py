@@ -1,28 +1,19 @@
-"""Where the command of `jr2 work` runs for one item: the start directory, `--workdir`, or a git
+"""Where the command of `jr2 work` runs for one item: the start directory (the default, as `xargs`
+does; the item's scratch directory is `JR2_SANDBOX`), `--workdir DIR` (checked once), or a git
 worktree per item (`--worktree [BASE]`).
 
-Design notes
-------------
-* Default: the directory jr2 was started in, like `xargs` and GNU `parallel`, so
-  `jr2 work ... -- python agent.py` finds `agent.py`. The per-item scratch directory (the
-  engine's sandbox, deleted when the item fails) is given in `JR2_SANDBOX` instead.
-* `--workdir DIR`: every command runs in DIR (checked once, before anything is claimed).
-* `--worktree [BASE]`: each item gets its own checkout, `git worktree add` on the item's branch
-  (`JR2_ITEM_BRANCH`: the branch the tracker names, `refs/heads/x` read as `x` and any other
-  `refs/...` refused, else `jr2/<slug>-<hash>` from the id, unique per id) under
-  `<state>/worktrees/<run id>/`. A branch that already exists is checked out as it is (the
-  work continues on it); otherwise it starts from BASE (default `HEAD`), or, for an item
-  a source stacks on its blocker (GitHub's `--stack`: `extra.stack_on`), from that blocker's head
-  branch (local, else `origin/<branch>`; neither: the item fails). After success
-  the worktree is removed and the branch stays (with its commits, for a pull request). After a
-  failure the worktree is kept for a person to look at, moved aside to
-  `<state>/worktrees/kept/<slug>-<time>`, and the branch is freed so a retry can take it: a
-  branch jr2 made in this attempt is renamed `<branch>-failed-<time>` (the retry starts again
-  from BASE); a branch that existed before is left as it is and the kept worktree detached
-  (jr2 never renames a branch it did not make).
-* Several pools on one clone: worktree paths carry the run id, and every `git worktree` call
-  on a clone holds an exclusive lock file in the clone's common git directory, so two pools
-  never race on git's worktree bookkeeping.
+* The worktree is `git worktree add` on the item's branch (`JR2_ITEM_BRANCH`: the branch the
+  tracker names, `refs/heads/x` read as `x` and other `refs/...` refused, else
+  `jr2/<slug>-<hash>`) under `<state>/worktrees/<run id>/`. An existing branch is checked out as
+  it is; a new one starts from BASE (default `HEAD`) or, for an item stacked on its blocker
+  (`extra.stack_on`), from that blocker's head branch (local, else `origin/<branch>`; neither:
+  the item fails).
+* After success the worktree is removed and the branch stays. After a failure the worktree is
+  kept aside (`<state>/worktrees/kept/<slug>-<time>`) and the branch freed for a retry: one jr2
+  made in this attempt is renamed `<branch>-failed-<time>`, one that existed before is left as
+  it is (the kept worktree detached).
+* Every `git worktree` call holds an exclusive lock file in the clone's common git directory,
+  so pools on one clone never race on git's bookkeeping.
 """
 
 from __future__ import annotations

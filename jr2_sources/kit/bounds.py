@@ -1,25 +1,14 @@
 """Bounds on what a marker can make a pool do: every field jr2 reads back from a marker is held
-within the reading pool's own settings.
+within the reading pool's own settings (`Bounds`, set by the WorkSource through `Tracker.bound`).
 
-Design notes
-------------
-A marker is text in a comment, and its fields are whatever was written there: a claim saying
-`"lease": 86400`, a transient failure saying `"retry_after": "2099-01-01T00:00:00Z"`, a reason
-of a hundred thousand characters. Whoever wrote it, the pool reading it never lets a field
-reach past what the pool itself would have written (`Bounds`, set from its options by the
-WorkSource through `Tracker.bound`):
+* A claim's or a lock's lease counts for at most the pool's own `--lease`, from its last edit
+  (so every pool of a tracker should run with the same `--lease`).
+* A transient failure's `retry_after` is at most `--retry-backoff-max` after the marker was
+  written, its `attempts` between 0 and `--max-attempts`.
+* Texts (a holder, a failure's or a gate's reason) are cut to a bounded length.
 
-* a claim's or a lock's lease counts for at most the pool's own `--lease`; an edit moves a
-  claim's `updated_at` but still grants at most that lease from the edit, never more (so every
-  pool of a tracker should run with the same `--lease`: a pool with a shorter one sees the
-  others' claims lapse early);
-* a transient failure's `retry_after` is at most `--retry-backoff-max` after the marker was
-  written (its `updated_at`), and its `attempts` between 0 and `--max-attempts`;
-* texts (a holder, a failure's or a gate's reason) are cut to a bounded length.
-
-`bounded(comment, bounds)` returns the comment with its marker's fields so bounded (the comment
-itself when nothing had to change); the one marker reader applies it to every listing, so no
-protocol reads an unbounded field.
+`bounded(comment, bounds)` applies them (the comment itself when nothing had to change); the one
+marker reader applies it to every listing, so no protocol reads an unbounded field.
 """
 
 from __future__ import annotations

@@ -1,28 +1,17 @@
 """Claims by comment history: a lease protocol for trackers with no compare-and-set.
 
-Design note: GitHub, Jira and GitLab cannot set a field only if it still has an old value, and
-pools often share one token. What they do give is an issue's comment list, ordered by ids that
-only grow, with server timestamps on each comment. So a claim is a comment whose body starts
-with a hidden marker
+A claim is a comment whose body starts with a hidden marker
 
     <!-- jr2:claim {"holder": "run@host", "lease": 600, "nonce": "..."} -->
 
-and the protocol is: post the claim, list the comments, and hold the item only if yours is the
-LIVE claim with the LOWEST id; otherwise delete yours. A claim is live while
-`now < updated_at + lease`, with `now` the server's clock (the `Date` header of the listing
-response), so clock skew between machines cannot matter. Renewing edits the comment (its
-`updated_at` moves); settling or releasing edits it into `jr2:done`, `jr2:failed` or
-`jr2:released`, which are not claims. A transient failure that will be retried
-(`jr2_sources.capabilities.retries`) is a `jr2:failed` marker with `attempts` and `retry_after`
-fields: the newest settled (`done` / `failed`) marker carries the item's attempt record
-(`retry_record`). Two simultaneous claimers both see both comments and agree
-on the lower id; a later claimer sees the earlier live one and backs off; an expired claim is
-ignored, so a dead pool's item is taken over after its lease. A renewal that lands after the
-lease ended (`new updated_at > old updated_at + lease`) has lost the item: the renewer stops.
-A lease read from a comment is capped at `MAX_LEASE`, so a forged marker cannot hold an item
-for ever. `nonce` lets a pool tell its own comments apart even when a retried POST left two.
-
-This module is pure (no I/O): each tracker adapter turns its comment objects into `Comment`s.
+Post the claim, list the comments, and hold the item only if yours is the LIVE claim with the
+LOWEST id; otherwise delete yours. A claim is live while `now < updated_at + lease`, `now` the
+server's clock (the listing's `Date`). Renewing edits the comment; a renewal that lands after
+the lease ended has lost. Settling or releasing edits it into `jr2:done`, `jr2:failed` or
+`jr2:released`; a failure to retry is a `jr2:failed` marker with `attempts` and `retry_after`
+(the newest settled marker carries the attempt record, `retry_record`). A lease read from a
+comment is capped at `MAX_LEASE`; `nonce` tells a pool's own comments apart (a retried POST may
+leave two). Pure: each tracker adapter turns its comment objects into `Comment`s.
 """
 
 from __future__ import annotations

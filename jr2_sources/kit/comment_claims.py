@@ -1,26 +1,18 @@
 """The claim protocol of `jr2_sources.kit.claims`, run against any tracker's comment thread.
 
-A tracker implements the small `CommentThread` protocol (post, list, edit, delete a comment;
-what "still to do" and "mark as claimed" mean on it) and delegates `claim` / `renew` / `release`
-and the claim check of its settle to `CommentClaims`:
+A tracker implements `CommentThread` (post, list, edit, delete a comment; what "still to do" and
+"mark as claimed" mean) and delegates `claim` / `renew` / `release` and its settle's claim check
+to `CommentClaims`:
 
-* claim (optionally after a look, `look_first`): post a claim comment with a fresh nonce, list
-  the comments, and win only if ours is the live claim with the lowest id and the tracker says
-  the item is still to do; a loser deletes every comment with its nonce. A winner marks the item;
-  if that fails, the mark is removed, the claim released and the error raised.
-* renew edits our comment; a renewal that lands after the lease ran out (server time) has lost.
-* settle, only while our claim holds: apply the outcome and unmark, then edit the comment into
-  its outcome marker (`released` when the claim was lost meanwhile).
-* retries: the claim is won only if the listing's attempt record is the one the claimer chose
-  the item by and its backoff is over; a failure to retry keeps the claim mark.
-* gates: a claim is lost when the listing shows a `jr2:gate` request the claimer's snapshot did
-  not know while the item is still marked parked.
-* The settle's check reuses the watch's listing just before it (`saw`) when it is under
-  `REUSE_LISTING` old and shows our last renewal, judged at its server time plus the seconds since.
-* A look lists no thread the item's own read says is empty (`unread`); a claim is always judged
-  after posting, from a new listing and a new read of the item.
-
-Design notes: docs/design/coordination.md.
+* claim (after a look, with `look_first`): post a claim with a fresh nonce, list, and win only if
+  ours is the live claim with the lowest id and the item is still to do; a loser deletes every
+  comment with its nonce. A winner marks the item (if that fails: unmarked, released, raised).
+  With retries the listing's attempt record must be the one the item was chosen by, its backoff
+  over; a `jr2:gate` request the snapshot did not know, on an item still parked, loses.
+* renew edits our comment; settle, only while our claim holds, applies the outcome, unmarks and
+  edits the comment into its outcome (`released` when the claim was lost meanwhile).
+* The settle's check reuses the watch's listing just before it (`saw`) when under
+  `REUSE_LISTING` old; a look lists no thread the item's read says is empty (`unread`).
 """
 
 from __future__ import annotations

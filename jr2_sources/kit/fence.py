@@ -1,17 +1,12 @@
 """Fencing: a command never outlives its pool's lease by more than a few seconds, even when the
 pool process is stopped (SIGSTOP, a closed laptop lid) or killed.
 
-One supervisor process per pool, started with the pool's first command, reads lines on a pipe
-from the pool: `PGID SECONDS GRACE` (the group's deadline, set or renewed: `inf` for none) and
-`PGID -` (the command ended). A group whose deadline passes gets SIGTERM, then SIGKILL after its
-grace. When the pipe closes (the pool ended, however it ended) every group left gets SIGTERM at
-once and SIGKILL `GRACE` later. It ignores the terminal's signals (Ctrl-C, Ctrl-Z, a hang-up):
-the pool handles those, and the supervisor follows through the pipe. This file needs only the
-standard library, so it runs as a script (`python -I .../fence.py`: 12 MB and 0.2 s) rather than
-through jr2's imports (40 MB, 2 s).
-
-The pool side is `Fence`: the runner tells it each command's group (`guard` / `release`), the
-WorkSource each lease's deadline (`lease` / `drop`), both by item id.
+One supervisor process per pool reads lines on a pipe from it: `PGID SECONDS GRACE` (the group's
+deadline, set or renewed; `inf`: none) and `PGID -` (the command ended). A group past its
+deadline gets SIGTERM, then SIGKILL after its grace; when the pipe closes every group left gets
+SIGTERM, then SIGKILL `GRACE` later. It ignores the terminal's signals. Standard library only, so
+it runs as a script (`python -I .../fence.py`). The pool side is `Fence` (`guard` / `release`
+for a command's group, `lease` / `drop` for its deadline, by item id).
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The options every label-based tracker source shares: scope by labels, priorities from labels,
-and the labels jr2 itself adds and removes.
-
-Design note: GitHub and GitLab (and a third-party source for a tracker like them) mix
-`LabelOptions` into their pydantic config model, so `--label`, `--priority-label`,
-`--claim-label`, `--on-success` and the rest mean the same everywhere and are validated once.
-The three jr2 labels (`claim_label`, `failed_label`, `done_label`) are the only labels jr2 ever
-adds or removes, and must differ. These options come first in `jr2 ready KIND: --help`.
-A tracker whose label names are case-insensitive (GitHub: `Done` and `done` are one label) sets
-`labels_ignore_case`, and every comparison goes through `label_key` / `has_label`.
+"""The options every label-based tracker source shares (`LabelOptions`, mixed into its config
+model): scope and priorities by labels, and the three labels jr2 adds and removes (`claim_label`,
+`failed_label`, `done_label`: the only ones it touches, and they must differ). A tracker whose
+label names are case-insensitive sets `labels_ignore_case`; every comparison goes through
+`label_key` / `has_label`.
 """
 
 from __future__ import annotations

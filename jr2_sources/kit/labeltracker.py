@@ -1,28 +1,17 @@
 """`LabelCommentTracker`: the base of a tracker whose claims are comments and whose marks are
-labels (GitHub, GitLab, Redmine), so such a tracker writes only its HTTP calls.
+labels (GitHub, GitLab, Redmine), so such a tracker writes only its HTTP calls (the abstract
+methods), as the `CommentThread` of `kit.comment_claims`.
 
-* It is the `CommentThread` of `kit.comment_claims`; posting, listing, editing and deleting a
-  comment, reading one issue, adding and removing a label and closing an issue are the abstract
-  methods a tracker implements.
-* Winning re-reads the issue (`still_to_do`, `issue_in_scope`): an issue settled just before our
-  listing, or that left the filter, is lost.
-* Settling re-checks our claim, then changes the issue (close, done or failed label) and removes
-  the claim label, then edits the claim comment into its outcome. jr2 adds and removes only its
-  own labels.
-* `on_success=nothing` leaves the issue open; this process counts it done, other pools lose their
-  claim to its `jr2:done` marker.
-* Deltas: `read_changes(skip)` is the tracker's "updated since" question over `SinceWindow`;
-  None asks for a full snapshot.
-* `watch` reads each held issue directly (one conditional GET) and its comments only when it
-  changed.
-* Every comment listing passes through `markers` (`MarkerTrust`); every body jr2 writes is sealed.
-* Gates: `park` swaps the claim label for `jr2:awaiting-approval` and edits the claim comment
-  into a `jr2:gate` marker; the awaiting label leaves once the answered item is settled.
-* A watch's reads serve the settle right after it (under a second old, no write of ours
-  between): its listing is the claim check (`CommentClaims.saw`), its issue the labels written
-  back (`fresh_issue`). A look lists no comments when the issue counts none (`comments_count`).
-
-Design notes: docs/design/coordination.md.
+* Winning re-reads the issue (`still_to_do`): one settled just before our listing, or that left
+  the filter, is lost. Settling re-checks our claim, changes the issue (close, done or failed
+  label), removes the claim label and edits the claim comment into its outcome.
+* `on_success=nothing` leaves the issue open: counted done here, others lose to its `jr2:done`.
+* Deltas: `read_changes(skip)`, the tracker's "updated since" question; None: a full snapshot.
+* `watch` reads each held issue (one conditional GET), its comments only when it changed; its
+  reads serve the settle right after it (`CommentClaims.saw`, `fresh_issue`).
+* Every listing passes through `markers`; every body jr2 writes is sealed.
+* Gates: `park` adds `jr2:awaiting-approval` and edits the claim comment into a `jr2:gate`
+  marker; the awaiting label leaves once the answered item is settled.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The one reader of jr2's markers: whose markers count, and (with a key) which are genuine.
 
-Every listing of a thread passes through `MarkerTrust.read` before any protocol looks at it:
-
-* Authorship: a marker counts only when its comment's author is trusted: the identity of the
-  pool's own credentials (`identity`, asked once per run) plus the accounts `--trust` / `trust`
-  name, compared case-insensitively. A comment with no marker is kept whoever wrote it.
-* Signatures: with `JR2_MARKER_KEY`, every marker jr2 writes carries `sig`, an HMAC-SHA256 over
-  its kind and fields, the thread's item and the tracker. Markers that grant something (a claim,
-  a lock, an answer, an attempt record) count only with a valid signature; done and final failed
-  marks, releases and gate requests by a trusted author count signed or not.
-* Replays: a signed marker copied elsewhere does not verify; a nonce a settled marker also
-  carries is spent.
-* What was ignored is said (`Ignored`): reason `ignored_marker` in the report, one warning per
-  author per run in `jr2 work`.
-
-Pure apart from the one cached `identity` call. Design notes: docs/design/coordination.md.
+Every listing of a thread passes through `MarkerTrust.read` before any protocol looks at it. A
+marker counts only when its author is trusted (the pool's own account, `identity`, plus those
+`--trust` names, case-insensitively); a comment with no marker is kept. With `JR2_MARKER_KEY`
+every marker jr2 writes carries `sig` (HMAC-SHA256 over its kind, fields, item and tracker), and
+markers that grant something (a claim, a lock, an answer, an attempt record) count only signed;
+a copy elsewhere does not verify, and a nonce a settled marker carries is spent. What was
+ignored is said (`Ignored`: `ignored_marker` in the report, one warning per author per run).
 """
 
 from __future__ import annotations

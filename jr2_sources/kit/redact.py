@@ -1,21 +1,11 @@
 """Known secret values, and scrubbing them from text before it reaches a log or the screen.
 
-Secrets are the values of environment variables whose names say they are secret (`*TOKEN*`,
-`*SECRET*`, `*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`, `*_AUTH`),
-the passwords of URLs in any variable's value (`postgres://user:PASSWORD@db`), plus any value a
-source registers. Values shorter than 6 characters are ignored (they would scrub ordinary words).
-
-Design notes: what is scrubbed, for each secret,
-
-* the value itself, and for a multi-line value (a PEM key) each of its lines too, since output
-  is logged line by line and a JSON dump escapes the newlines;
-* every base64 form of it, whatever comes before or after it in the encoded bytes: the secret
-  is encoded at each of the three alignments a byte string can have, and the part of the
-  encoding that depends on the secret alone is searched for. So `Authorization: Basic
-  base64(email:token)` is scrubbed for any email, as is a token in a base64 JSON blob (standard
-  and URL-safe alphabets; the whole base64 run around it goes).
-
-Callers redact before they shorten text: a secret cut in half would not match.
+Secrets are the values of environment variables whose names say so (`*TOKEN*`, `*SECRET*`,
+`*PASSWORD*`, `*_PAT`, `*API_KEY*`, `*PRIVATE_KEY*`, `*MARKER_KEY*`, `*_AUTH`), passwords in URLs
+of any variable, and values a source registers; values under 6 characters are ignored. Scrubbed:
+the value, each line of a multi-line one, and every base64 form of it at each of the three
+alignments (standard and URL-safe: the whole base64 run around it goes), so `Basic
+base64(email:token)` is scrubbed for any email. Redact before shortening text.
 """
 
 from __future__ import annotations

@@ -1,22 +1,16 @@
-"""A counted, retried, spaced REST client over one `requests.Session`, for a tracker's JSON API.
+"""A counted, retried, spaced REST client over one `requests.Session`, for a tracker's JSON API
+(public: the GitHub source and the GitLab plugin). A subclass names its tracker and supplies
+`auth_headers`, `error_message` and `token_hint`.
 
-* Shared by the GitHub source and the GitLab plugin, and public (`jr2_sources.kit.rest`). A
-  subclass names its tracker and supplies `auth_headers`, `error_message` and `token_hint`.
-* Conditional GETs: with `etag_cache_size` > 0 a GET that carried an `ETag` is kept (bounded LRU
-  by URL), repeated with `If-None-Match`, and a 304 answered from the cache
-  (`RestResponse.cached`). URLs differing only in a `moving_params` value ("changed since"
-  lists) keep their last `FAMILY_KEEP`; `forget` drops what was kept of an item whose claim
-  ended; a list walked in full drops the pages an earlier walk read past its new end.
-* Retries happen in `jr2_sources.kit.retry` only; every response's `Date` is kept (the claim
-  protocol's clock) and every request counted (`RequestStats`).
-* The token is a `SecretStr`, unwrapped only for the auth header; errors are scrubbed of it.
-  `Link: rel="next"` is followed only on the API's own origin; redirects are not followed.
-* Writes are kept `write_spacing` apart (`WriteSpacer`, thread-safe).
-* Errors are one line naming the source and what the token could not do; a refusal that is not
-  about the token quotes the tracker.
-* `requests` is imported when a client is made, not with this module.
-
-Design notes: docs/design/coordination.md.
+* Conditional GETs (`etag_cache_size` > 0): a GET with an `ETag` is kept (LRU by URL), repeated
+  with `If-None-Match`, a 304 answered from the cache; URLs differing only in a `moving_params`
+  value keep their last `FAMILY_KEEP`; `forget` drops an item's; a list walked in full drops the
+  pages past its new end.
+* Retries only in `kit.retry`; every response's `Date` is kept and every request counted
+  (`RequestStats`); writes kept `write_spacing` apart.
+* The token is a `SecretStr`, scrubbed from errors; `Link: rel="next"` is followed only on the
+  API's origin, redirects never. Errors are one line naming the source and what the token could
+  not do. `requests` is imported when a client is made.
 """
 
 from __future__ import annotations
@@ -109,24 +103,16 @@ class RestClient:
     default_write_spacing: ClassVar[float] = 0.2
     """Least seconds between two writes when the caller does not say."""
     etag_cache_size: ClassVar[int] = 0
+    """How many GET answers to keep for conditional requests (0: none)."""
     moving_params: ClassVar[frozenset[str]] = frozenset()
     """Query parameters whose value moves at each reading (GitHub `since`): see the notes."""
-    """How many GET answers to keep for conditional requests (0: none)."""
     error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
     """What an error status that retrying cannot fix raises."""
 
-    def __init__(
-        self,
-        base_url: str,
-        token: SecretStr,
-        *,
-        label: str,
-        write_spacing: float | None = None,
-        policy: RetryPolicy | None = None,
-        timeout: tuple[float, float] = (10.0, 30.0),
-        sleep: Callable[[float], None] = time.sleep,
-        session: Any = None,
-    ) -> None:
+    def __init__(self, base_url: str, token: SecretStr, *, label: str,
+                 write_spacing: float | None = None, policy: RetryPolicy | None = None,
+                 timeout: tuple[float, float] = (10.0, 30.0),
+                 sleep: Callable[[float], None] = time.sleep, session: Any = None) -> None:
         import requests
 
         self.base_url = base_url.rstrip("/")

@@ -1,25 +1,12 @@
 """The one retry layer of jr2's tracker sources (tenacity), shared and public.
 
-Design note: a response is sorted into ok / retry / fail by `classify`, a pure function of the
-status and headers, so the rules are tested without a network:
-
-* 5xx, connection resets, timeouts and unparsable (truncated) bodies: retry with exponential
-  backoff.
-* 429, and 403 that is a rate limit (a `retry-after` header, `x-ratelimit-remaining: 0`, or a
-  message naming the rate limit): wait `retry-after` seconds when given; else, when the primary
-  limit is spent, until `x-ratelimit-reset` (measured against the response's `Date`, not the
-  local clock); else at least `secondary_wait` (GitHub says: at least one minute), doubling.
-* Any other 4xx: no retry (a permission or a missing issue does not heal by waiting).
-
-The total time slept is bounded by a budget; a wait that would pass it ends the retries with a
-`SourceError` at once instead of sleeping in vain. PyGithub's and urllib3's own retries are not
-used, so retries never multiply. Each wait is announced on stderr, one line per retry
-(`jr2: github:o/r: retrying in 4 s (3/8): HTTP 503`), so a slow tracker never looks like a hang.
-
-An offline machine is not a transient fault: a client that has had no answer from its tracker
-yet treats a host name that does not resolve, or a refused connection, as final (`unreachable`),
-and the run ends at once with one line naming the host. Once the tracker has answered, the same
-failures are retried like any other connection failure.
+`classify` sorts a response into ok / retry / fail from its status and headers: 5xx, connection
+resets, timeouts and truncated bodies retry with exponential backoff; 429 and a rate-limit 403
+wait `retry-after`, else (the primary limit spent) until `x-ratelimit-reset` by the response's
+`Date`, else at least `secondary_wait`, doubling; any other 4xx fails. The time slept is bounded
+by a budget (a wait past it fails at once, a `SourceError`); each wait is one stderr line. A
+client that has had no answer yet treats a name that does not resolve, or a refused connection,
+as final (`unreachable`): an offline machine ends the run at once.
 """
 
 from __future__ import annotations

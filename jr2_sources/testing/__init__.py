@@ -1,27 +1,14 @@
 """The testing kit: `MemoryTracker` (an in-memory tracker, as httpx ships `MockTransport`) and the
 conformance kit, the promises every tracker keeps, as tests a plugin runs on itself.
 
-A source plugin subclasses `SourceConformance` in its own tests (the subclass name starts with
-`Test` so pytest collects it) and implements `make_target`: seed its tracker (or a fake of it)
-with the reference backlog and return a `Target` (the adapter, the tracker ids of the reference
-keys, and a counter of writes). The kit then checks, against the adapter alone:
-
-* the Ready-set of the reference backlog: ready items, open and missing blockers, a cycle, open
-  children, and a failed item that does not unblock its dependents;
-* claims are exclusive, for sequential and for concurrent claimers (threads);
-* a read-only (dry-run) adapter writes nothing;
-* `settle` makes an item done (unblocking dependents) or failed; `cancelled` releases it and
-  records nothing;
-* a lease that is not renewed expires and is taken over; a renewal after takeover fails;
-* `watch` says nothing of an item the holder still holds, and names one it has lost;
-* the rules the WorkSource enforces hold over this tracker: `ReadOnly` refuses every write before
-  it reaches the tracker, and a pool never offers an item the tracker marks out of scope;
-* a stranger's markers (claim, failed with a retry record, gate answer, lock) change nothing and
-  show as ignored, for a tracker that declares `TrustsMarkers`: its `Target` gives `stranger`
-  (a `Stranger`: how an account the pool does not trust writes a marker on this tracker). A
-  tracker that does not declare it has no authors to judge and the check is skipped, saying so.
-
-Leases are short real ones (`lease` seconds, default 1.0): the kit sleeps past them.
+A plugin subclasses `SourceConformance` in its tests (as `Test...`) and implements
+`make_target`: seed its tracker (or a fake) with the reference backlog and return a `Target`
+(the adapter, the tracker ids of the reference keys, a counter of writes). The kit checks,
+against the adapter alone, the `test_conformance_*` promises: the reference Ready-set, exclusive
+claims (sequential and concurrent), no write from a dry run, settle outcomes, leases that expire
+and are taken over, `watch`, `ReadOnly`, and for a `TrustsMarkers` tracker that a stranger's
+markers (`Target.stranger`) change nothing and show as ignored. Leases are short real ones
+(`lease` seconds, default 1.0): the kit sleeps past them.
 """
 
 from __future__ import annotations

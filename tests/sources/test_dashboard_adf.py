@@ -25,7 +25,8 @@ from jr2_sources.capabilities.dashboard.adf import (
     key_of,
     size,
 )
-from jr2_sources.capabilities.dashboard.adfrender import render_nodes
+from jr2_sources.capabilities.dashboard.adfrender import adf
+from jr2_sources.capabilities.dashboard.model import build
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,
@@ -261,7 +262,7 @@ def test_a_huge_backlog_is_cut_within_jiras_limit_and_says_so() -> None:
 def test_the_section_always_fits_its_budget_and_the_schema(budget: int) -> None:
     items = [SnapshotItem(f"ENG-{n}", "é" * 40 + "🙂" * 5, failed="x" * 50 if n < 40 else None)
              for n in range(1, 300)]
-    nodes = render_nodes(rs_of(*items), budget=budget)
+    nodes = json.loads(adf(build(rs_of(*items)), budget))
     assert budget < 1_500 or nodes  # from a few lines of room on, something is drawn
     if nodes:
         assert size(dumps(nodes)) <= budget
@@ -309,7 +310,7 @@ def test_the_compiled_schema_judges_documents_as_jsonschema_does() -> None:
         return node if not kids else {**node, "content": [trim(k) for k in kids[:2]]}
 
     kinds: dict[str, Any] = {}
-    for node in render_nodes(rs_of(*items), budget=20_000):
+    for node in json.loads(adf(build(rs_of(*items)), 20_000)):
         kinds.setdefault(node["type"], trim(node))
     assert {"heading", "paragraph", "taskList", "table"} <= set(kinds), kinds
     docs = [d for kind, node in kinds.items()

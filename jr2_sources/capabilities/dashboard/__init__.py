@@ -20,28 +20,7 @@ from .sync import (
 )
 from .target import GITHUB, Target, check_interval, target_of
 
-__all__ = [
-    "BODY_LIMIT",
-    "DEFAULT_INTERVAL",
-    "END",
-    "GITHUB",
-    "MIN_INTERVAL",
-    "START",
-    "Board",
-    "BodyChanged",
-    "BrokenMarkers",
-    "Dashboard",
-    "GateDesk",
-    "NoGates",
-    "PendingGate",
-    "Step",
-    "Target",
-    "Tick",
-    "check_interval",
-    "hide_items",
-    "merge",
-    "render_section",
-    "split",
-    "target_of",
-    "ticks",
-]
+__all__ = ["BODY_LIMIT", "DEFAULT_INTERVAL", "END", "GITHUB", "MIN_INTERVAL", "START", "Board",
+           "BodyChanged", "BrokenMarkers", "Dashboard", "GateDesk", "NoGates", "PendingGate",
+           "Step", "Target", "Tick", "check_interval", "hide_items", "merge", "render_section",
+           "split", "target_of", "ticks"]

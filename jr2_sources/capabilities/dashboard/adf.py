@@ -1,22 +1,13 @@
 """The dashboard in an Atlassian Document Format (ADF) document: Jira Cloud's description.
 
-* REST v3 gives and takes the description as an ADF document: a `doc` (`version` 1) of block
-  nodes holding inline `text` nodes with marks. Every document jr2 writes is validated against
-  the vendored schema (fixtures/adf/) in the tests.
-* The body `sync.Dashboard` handles is the document as compact JSON (`dumps`); `BodyParts`
-  holds JSON lists of top-level nodes: a person's `before` and `after`, and jr2's `section`.
-* Markers: ADF has no comment node, so jr2's part is fenced by two top-level paragraphs whose
-  whole text is `START_TEXT` / `END_TEXT` (marks ignored). No markers: the section is appended;
-  markers that do not pair up at the top level are `BrokenMarkers`, and nothing is written.
-* Boxes are action items (`taskItem`, `attrs.state` `TODO` or `DONE`) whose `localId` is
-  jr2's key (`jr2-retry-HEX`, `jr2-approve-HEX-HEX`); only keyed items inside the section are
-  read, their text never.
-* Comparing reduces the section to what jr2 drew (types, texts, marks, links, keys and states),
-  so attributes Jira adds never cause a rewrite.
-* Size: at most 32,767 characters (Jira's text-field limit), counted on the compact JSON in
-  UTF-16 code units.
-
-Design notes: docs/design/dashboard.md.
+The body is the document as compact JSON (`dumps`); `BodyParts` holds JSON lists of top-level
+nodes. jr2's part is fenced by two top-level paragraphs whose whole text is `START_TEXT` /
+`END_TEXT` (marks ignored); no markers: the section is appended; markers that do not pair up
+are `BrokenMarkers`. Boxes are `taskItem`s whose `localId` is jr2's key (`jr2-retry-HEX`,
+`jr2-approve-HEX-HEX`); only keyed items inside the section are read, their text never.
+Comparing reduces the section to what jr2 drew, so attributes Jira adds cause no rewrite. Size:
+the compact JSON in UTF-16 code units, at most `ADF_LIMIT`. Every document jr2 writes is
+validated against the vendored schema (fixtures/adf/) in the tests.
 """
 
 from __future__ import annotations
@@ -31,7 +22,7 @@ from jr2_sources.readyset import ReadySet, iso_utc
 
 from .adfjson import dumps, key_of, size
 from .adfrender import adf
-from .body import BodyParts, BrokenMarkers, Tick, TickKind, _unhex
+from .body import BodyParts, BrokenMarkers, Tick, keyed_tick
 from .model import build
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
@@ -152,14 +143,8 @@ class AdfLayout:
             if node.get("type") != "taskItem" or not isinstance(attrs, dict):
                 continue
             key = _KEY.match(str(attrs.get("localId") or ""))
-            if key is None:
-                continue
-            item_id = _unhex(key.group(2))
-            gate = _unhex(key.group(3)) if key.group(3) else None
-            kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
-            if item_id is None or (kind == "approve") != (gate is not None):
-                continue
-            out.append(Tick(kind, item_id, gate, attrs.get("state") == "DONE"))
+            if key is not None and (tick := keyed_tick(key, attrs.get("state") == "DONE")):
+                out.append(tick)
         return out
 
     def core(self, section: str) -> str:

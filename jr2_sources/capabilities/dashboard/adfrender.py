@@ -1,30 +1,23 @@
-"""The dashboard section (`model.Section`) as Atlassian Document Format nodes (Jira Cloud; see
-`adf.py`).
+"""The dashboard section (`model.Section`) as ADF nodes (Jira Cloud; see `adf.py`).
 
-**Failed** (a `retry` action item per item) and **Awaiting approval** (an `approve` action item
-per gate) are ADF `taskList`s; **In progress**, **Waiting for retry**, **Ready** and **Blocked**
-ADF `table`s (a `tableHeader` row, then `tableCell`s of one paragraph each); the **Graph** a
-`codeBlock` of mermaid text (Jira shows it as text; it is `jr2 ready --format mermaid`). Sizes
-are the compact JSON's (`adfjson.size`); the budget is shared as `model.lay_out` does, each part
-cut with an "… and N more" line. Text needs no escaping in ADF (it is data, not markup): a title
-cannot draw a box, end the section or mention anyone (a mention is a `mention` node, never
-text); control characters are blanked (`report._one_line`). Ids link to the item's page.
+**Failed** and **Awaiting approval** are `taskList`s (a `retry` or `approve` item each), the
+other parts `table`s, the **Graph** a mermaid `codeBlock`; sizes are the compact JSON's, the
+budget shared as `model.lay_out` does. Text is data in ADF, not markup: a title cannot draw a
+box, end the section or mention anyone; control characters are blanked. Ids link to the item.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from jr2_sources.readyset import ReadySet
 from jr2_sources.report import _one_line, describe_reasons
 
 from .adfjson import dumps, key_of, size
-from .model import MAX_REFS, Cell, Code, Part, PendingGate, Row, Section, Why, build, lay_out
+from .model import MAX_REFS, Cell, Code, Part, Row, Section, Why, lay_out
 
-__all__ = ["adf", "render_nodes"]
+__all__ = ["adf"]
 
 Node = dict[str, Any]
 
@@ -151,21 +144,15 @@ def _part(p: Part) -> Callable[[int], str]:
                                  _table(p.head), budget, lambda n: _row([_cell(_more(n)), *blanks]))
 
 
-_FENCE = re.compile(r"```mermaid\n(.*?)\n```", re.DOTALL)
-_NOTE = re.compile(r"^_(.+)_$", re.MULTILINE)
-
-
 def _graph(s: Section, max_nodes: int) -> str:
     """The graph as a mermaid `codeBlock` (with the line saying what it leaves out)."""
-    md = s.graph(max_nodes)
-    code = _FENCE.search(md)
-    if code is None:
+    graph = s.graph(max_nodes)
+    if graph is None:
         return "[]"
-    note = _NOTE.search(md[:code.start()])
-    return dumps([_heading(3, _text("Graph")),
-                  *([_para(_text(note.group(1), _EM))] if note else []),
+    note, code = graph
+    return dumps([_heading(3, _text("Graph")), *([_para(_text(note, _EM))] if note else []),
                   {"type": "codeBlock", "attrs": {"language": "mermaid"},
-                   "content": [{"type": "text", "text": code.group(1)}]}])
+                   "content": [{"type": "text", "text": code}]}])
 
 
 def _join(parts: list[str]) -> str:
@@ -187,12 +174,3 @@ def adf(s: Section, budget: int) -> str:
                                    f"leaves ({max(budget, 0):,} characters); shorten the text "
                                    "outside jr2's section", _EM))]))
 
-
-def render_nodes(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = (),
-                 keep_ticked: set[str] | frozenset[str] = frozenset(),
-                 max_nodes: int = 100) -> list[Node]:
-    """The section's nodes for `rs` within `budget` (compact JSON, UTF-16 units), or [] when not
-    even a paragraph saying so fits. `keep_ticked`: keys (`body.tick_key`) of boxes drawn ticked
-    again."""
-    nodes: list[Node] = json.loads(adf(build(rs, gates, keep_ticked, max_nodes), budget))
-    return nodes

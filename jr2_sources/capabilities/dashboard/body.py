@@ -1,20 +1,13 @@
 """The dashboard issue's body: jr2's marked section, a person's text around it, and the ticks.
 
-Design notes
-------------
-* jr2 owns only the text between `START` and `END` (two HTML comments, invisible when GitHub
-  renders the body). Everything before and after is a person's and is written back exactly as
-  read. A body without the markers gets the section appended after a blank line. Markers that do
-  not pair up (a start without an end, two starts, an end first) are `BrokenMarkers`: jr2 writes
-  nothing rather than guess where a person's text ends.
-* A checkbox jr2 draws ends with a hidden key, `<!-- jr2:retry HEX -->` or
-  `<!-- jr2:approve HEX HEX -->` (the item id, and the gate, as UTF-8 in hexadecimal, so no id
-  or name can break out of the comment). Only lines inside the section that end with a key are
-  read; the line's visible text is never parsed. Titles and reasons on the line are escaped by
-  the renderer (`\\<`, `\\[`), so a title cannot end a line with a key of its own: the key is
-  always the last thing on a line jr2 drew.
-* A tick is `[x]` or `[X]` (GitHub's task-list syntax) on such a line. jr2 draws every box
-  unticked; a box ticked in the body is a person's request (see `sync.py` for who may tick).
+* jr2 owns only the text between `START` and `END` (two HTML comments); a person's text around
+  it is written back exactly as read. No markers: the section is appended after a blank line.
+  Markers that do not pair up are `BrokenMarkers`: nothing is written.
+* A box jr2 draws ends with a hidden key, `<!-- jr2:retry HEX -->` or `<!-- jr2:approve HEX HEX
+  -->` (id and gate as UTF-8 hex, so none can break out of the comment). Only section lines
+  that end with a key are read, their visible text never; the renderer escapes `<` and `[` in
+  titles, so the key is always the last thing on a line jr2 drew.
+* A tick is `[x]` or `[X]` on such a line: a person's request (jr2 draws every box unticked).
 """
 
 from __future__ import annotations
@@ -23,18 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "END",
-    "START",
-    "BodyParts",
-    "BrokenMarkers",
-    "Tick",
-    "TickKind",
-    "merge",
-    "split",
-    "tick_key",
-    "ticks",
-]
+__all__ = ["END", "START", "BodyParts", "BrokenMarkers", "Tick", "TickKind", "merge", "split",
+           "tick_key", "ticks"]
 
 START = "<!-- jr2:dashboard:start -->"
 END = "<!-- jr2:dashboard:end -->"
@@ -120,18 +103,24 @@ def _unhex(text: str) -> str | None:
         return None
 
 
+def keyed_tick(key: re.Match[str], ticked: bool) -> Tick | None:
+    """The box a key names (groups: the kind, the item id and the gate in hexadecimal), or None
+    when the key does not decode or its gate does not fit its kind."""
+    item_id = _unhex(key.group(2))
+    gate = _unhex(key.group(3)) if key.group(3) else None
+    kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
+    if item_id is None or (kind == "approve") != (gate is not None):
+        return None
+    return Tick(kind, item_id, gate, ticked)
+
+
 def ticks(section: str | None) -> list[Tick]:
     """Every checkbox jr2 drew in `section`, ticked or not (lines with a jr2 key only)."""
     out: list[Tick] = []
     for line in (section or "").splitlines():
         box = _BOX.match(line)
         key = _KEY.search(line)
-        if box is None or key is None:
-            continue
-        item_id = _unhex(key.group(2))
-        gate = _unhex(key.group(3)) if key.group(3) else None
-        kind: TickKind = "retry" if key.group(1) == "retry" else "approve"
-        if item_id is None or (kind == "approve") != (gate is not None):
-            continue
-        out.append(Tick(kind, item_id, gate, box.group(1) in "xX"))
+        if box is not None and key is not None and (
+                tick := keyed_tick(key, box.group(1) in "xX")) is not None:
+            out.append(tick)
     return out

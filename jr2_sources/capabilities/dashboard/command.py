@@ -1,24 +1,13 @@
 """`jr2 dashboard SOURCE --issue N` and the dashboard of `jr2 work --dashboard N`.
 
-Design notes
-------------
-* Both open the issue through the tracker (`Tracker.dashboard`: GitHub, GitLab's plugin, Jira
-  (`--issue KEY`, see `trackers/jira/board.py`) and `local:`, whose dashboard is a markdown
-  file named by `--issue PATH`, see `trackers/local/board.py`; any other kind refuses in one
-  line), check it once (`Board.check`: on GitHub not a pull request, its author has write
-  access), refuse it when it is one of the backlog's own items (it would be offered as work),
-  and from then on hide it from the backlog (`dashboard.hide_items`), so a label a person adds
-  later cannot make it work either. The shortest write interval is the board's
-  (`dashboard.target`).
-* `jr2 dashboard` reads the tracker as `jr2 ready` does (read-only on the backlog's items) and
-  writes only the dashboard's body, plus what a person's tick asks for (clearing a failure
-  mark). One update, then exit; with `--every`, an update every DURATION until Ctrl-C.
-* `jr2 work --dashboard N` costs no extra backlog read: it shows the Ready-set the pool read last
-  (`WorkSource.last`), checked every few seconds, written at most once per
-  `--dashboard-interval`; a fresh read only after a tick changed the tracker. When the run
-  ends, one last update once the interval allows it (Ctrl-C skips it). A webhook delivery about
-  the dashboard issue never wakes the pool: jr2's own edit is ignored, a person's makes the
-  dashboard look at the body at once (`receiver`).
+Both open the issue through the tracker (`HasDashboard.dashboard`), check it once
+(`Board.check`), refuse one of the backlog's own items, and hide it from the backlog from then
+on (`hide_items`); the shortest write interval is the board's target's. `jr2 dashboard` reads
+the backlog read-only and writes only the dashboard (and what a tick asks): one update, or one
+every `--every` until Ctrl-C. `jr2 work --dashboard N` shows the Ready-set the pool read last,
+written at most once per `--dashboard-interval` (a fresh read only after a tick acted), with a
+last update when the run ends; a webhook delivery about the dashboard issue never wakes the pool
+(`receiver`: a person's edit makes the dashboard look at once, jr2's own is ignored).
 """
 
 from __future__ import annotations

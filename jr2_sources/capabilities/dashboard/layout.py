@@ -1,15 +1,11 @@
 """How a dashboard body is laid out: cut at jr2's section, its ticks, drawn, measured.
 
-Design note: `sync.Dashboard` keeps one issue body up to date the same way on every tracker
-(read, act on ticks, render, compare, write only when changed, at most once per interval);
-what differs is the body's format. GitHub, GitLab and a local file keep Markdown (`MARKDOWN`:
-`body.py` and `render.py`, the section between two HTML comments); Jira Cloud keeps an
-Atlassian Document Format document (`adf.ADF_LAYOUT`), Jira Data Center wiki markup
-(`wiki.WIKI_LAYOUT`). A `Board` names its layout with a `layout` attribute; a board without one
-is Markdown. The body is a string in all (Jira Cloud's: the ADF document as JSON), so the sync
-logic never looks inside it. How long a body may be is not the layout's to say but the board's
-target's (`target.Target`, the one place limits are named); a layout says how a body's size is
-counted against it (`size`).
+`sync.Dashboard` keeps a body the same way on every tracker; what differs is its format, a
+`Layout`: Markdown between two HTML comments (`MARKDOWN`: GitHub, GitLab, a local file), an ADF
+document (`adf.ADF_LAYOUT`: Jira Cloud) or wiki markup (`wiki.WIKI_LAYOUT`: Jira Data Center).
+A `Board` names its layout with a `layout` attribute (default Markdown). The body is a string in
+all, so the sync never looks inside it; how long it may be is the board's target's to say, how
+its size is counted the layout's (`size`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The dashboard section as data: built once from the Ready-set, then formatted by a serializer
-(`render` Markdown, `adfrender` ADF, `wikirender` Jira wiki markup), which only formats it.
+(`render` Markdown, `adfrender` ADF, `wikirender` Jira wiki markup).
 
-A `Section` holds the source, the counts line and six `Part`s in the order shown: failed,
-approval, claimed, waiting, ready, blocked (only items in the source's scope: a box must never
-act outside what the user selected). A `Row` holds an item's id, url, clipped title and the
-other columns as `Cell`s: `Text` is tracker text (each serializer escapes it), `Code` a name
-shown in code, `Why` the reasons an item is blocked, a plain `str` a literal (dates, counts).
-Failed and approval rows carry a box (`box`, `gate`, `ticked`).
-
-`lay_out` fits a serialized section into a budget, the same for every format: the graph takes
-at most a third (at most `max_nodes` nodes, then a quarter of them, else a line saying it is left
-out), the parts `share` the rest (small ones take what they need, the others split what is left
-evenly), and a section too large even so is one line saying so, or nothing.
+A `Section` holds the source, the counts line and six `Part`s in the order shown (failed,
+approval, claimed, waiting, ready, blocked; items in the source's scope only). A `Row`'s other
+columns are `Cell`s: `Text` (tracker text, escaped by each serializer), `Code` (a name shown in
+code), `Why` (the reasons an item is blocked), a plain `str` (a literal). Failed and approval
+rows carry a box (`box`, `gate`, `ticked`). `lay_out` fits a serialized section into a budget:
+the graph at most a third (`max_nodes` nodes, then a quarter of them, else a line saying it is
+left out), the parts `share` the rest, and a section too large even so is one line, or nothing.
 """
 
 from __future__ import annotations
@@ -22,12 +18,11 @@ from datetime import datetime
 from functools import partial
 
 from jr2_sources.readyset import BlockedEntry, ReadySet, Reason, iso_utc
-from jr2_sources.report import _claim_words, _clip, _md_graph
+from jr2_sources.report import _claim_words, _clip, graph_of, share
 
 from .body import TickKind, tick_key
 
-__all__ = ["Code", "Part", "PendingGate", "Row", "Section", "Text", "Why", "build", "lay_out",
-           "share"]
+__all__ = ["Code", "Part", "PendingGate", "Row", "Section", "Text", "Why", "build", "lay_out"]
 
 TITLE = 80  # title characters on a line
 REASON = 200  # failure-reason characters on a line
@@ -85,7 +80,7 @@ class Section:
     counts: str
     done: int | None
     parts: tuple[Part, ...]
-    graph: Callable[[int], str]  # the mermaid Markdown of at most n nodes
+    graph: Callable[[int], tuple[str, str] | None]  # `report.graph_of` of at most n nodes
     max_nodes: int
 
 
@@ -140,18 +135,7 @@ def build(rs: ReadySet, gates: Sequence[PendingGate] = (),
         ("approval", "awaiting approval"), ("waiting", "waiting for retry"),
         ("blocked", "blocked")])
     return Section(_clip(rs.source, 200), counts, rs.counts["done"], parts,
-                   partial(_md_graph, rs), max_nodes)
-
-
-def share(builders: Sequence[Callable[[int], str]], budget: int) -> list[str]:
-    """Parts sharing `budget`: small ones take what they need, the others split the rest."""
-    need = [len(b(budget)) for b in builders]
-    shares = [0] * len(builders)
-    left = budget
-    for n, i in enumerate(sorted(range(len(builders)), key=lambda i: need[i])):
-        shares[i] = min(need[i], left // (len(builders) - n))
-        left -= shares[i]
-    return [b(shares[i]) for i, b in enumerate(builders)]
+                   partial(graph_of, rs), max_nodes)
 
 
 def join_lines(parts: list[str]) -> str:

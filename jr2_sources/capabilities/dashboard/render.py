@@ -1,21 +1,10 @@
 """The dashboard section (`model.Section`) as GitHub Markdown, with checkboxes.
 
-Design notes
-------------
-* What a person acts on comes first: **Failed** (a `retry` box per item: ticking it clears jr2's
-  failure mark so the item is offered again) and **Awaiting approval** (an `approve` box per
-  gate); then **In progress** (holder, since, lease), **Waiting for retry** (`retry_after`),
-  **Ready**, **Blocked** (why) and the **Graph** (a mermaid block). Only items in the source's
-  scope are shown: a box must never act outside what the user selected.
-* Built to a budget, the room the body leaves (GitHub refuses a body over 65,536 characters),
-  as `model.lay_out` shares it; each part cut with an "… and N more" line.
-* Escaping is the report's (`jr2_sources.report`): control characters blanked, markdown
-  punctuation, `<`, `[`, `|` escaped, `@`, `#` and `GH-26` defused, ids in code spans. So a
-  title cannot break a table, start a line, draw a checkbox or close an HTML comment, and
-  posting the dashboard pings nobody.
-* The section holds no clock: it changes only when the state does, so an unchanged backlog is
-  never rewritten (`sync.py`). The "last changed" line is added apart (`stamp`) and ignored when
-  comparing (`core`).
+What a person acts on comes first: **Failed** (a `retry` box per item) and **Awaiting
+approval** (an `approve` box per gate), then the tables and the **Graph**, built to the room the
+body leaves (`model.lay_out`). Escaping is the report's, so a title cannot break a table, start
+a line, draw a box or close an HTML comment, and the dashboard pings nobody. The section holds
+no clock: the "last changed" line is added apart (`stamp`) and ignored when comparing (`core`).
 """
 
 from __future__ import annotations
@@ -26,13 +15,13 @@ from datetime import datetime
 
 from jr2_sources.readyset import ReadySet, iso_utc
 from jr2_sources.report import (
-    _URL_UNSAFE,
     _md_code,
     _md_code_plain,
     _md_text,
-    _one_line,
     describe_reasons,
     md_block,
+    md_graph,
+    md_item,
     md_more_row,
 )
 
@@ -70,8 +59,7 @@ def _cell(c: Cell) -> str:
 
 
 def _item(r: Row) -> str:
-    code = _md_code(r.item_id)
-    return f"[{code}](<{_one_line(r.url).translate(_URL_UNSAFE)}>)" if r.url else code
+    return md_item(r.item_id, r.url)
 
 
 def _task(r: Row) -> str:
@@ -104,7 +92,8 @@ def markdown(s: Section, budget: int) -> str:
     head = (f"## jr2 dashboard of {_md_code_plain(s.source)}\n\n**{s.counts}**"
             + ("" if s.done is None else f" ({s.done:,} done)") + "\n")
     return lay_out(
-        s, budget, head=head, parts=[_part(p) for p in s.parts], graph=s.graph,
+        s, budget, head=head, parts=[_part(p) for p in s.parts],
+        graph=lambda n: md_graph(s.graph(n)),
         left_out="### Graph\n\n_left out: too large for the issue body; see "
                  "`jr2 ready --format mermaid`_\n",
         too_big="_jr2: the dashboard does not fit in the room the issue body leaves "

@@ -1,10 +1,7 @@
-"""Keeping the dashboard issue out of the backlog it reports on.
-
-Design note: the dashboard issue must never be offered as work, even if a person later gives it
-the backlog's label. `hide_items` makes the tracker report those ids as outside the scope
-(`in_scope=False`), which the WorkSource already never offers, claims, settles or counts. It
-wraps the tracker's own `snapshot` (and `changes`, when it reads by deltas) on the instance,
-so the tracker keeps every other capability as it is, whatever later issues add to the seam.
+"""Keeping the dashboard issue out of the backlog it reports on: `hide_items` makes the tracker
+report those ids as outside the scope (`in_scope=False`), which the WorkSource never offers,
+claims or settles, whatever label a person gives the issue later. It wraps the instance's own
+`snapshot` (and `changes`), so the tracker keeps every other capability.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """Keeping the dashboard issue up to date: read the body, act on ticks, write only what changed.
 
-* One `update()`: read the body, cut it at jr2's section, act on the boxes a person ticked there
-  (each once), render the section from the Ready-set, and compare it with the body's, ignoring
-  the "last changed" line: equal, no write. Otherwise wait until `interval` seconds have passed
-  since this process's last write (never below the target's shortest interval), read the body
-  again and write it back only if it is still the body the section was built on: a person's
-  text outside the section exactly as read. A body changed in between starts the update over
-  (at most `_ROUNDS` times).
-* Ticks: **retry** clears jr2's failure mark of a failed item in scope (`Board.retry`);
-  **approve** answers a waiting gate through the `GateDesk`. A tick is consumed once; one that
-  cannot be acted on now is drawn ticked again and tried on the next update.
-* Who may tick is the board's to check (`Board.check`: on GitHub the dashboard issue's author
-  must have write access).
-* Limits: each board names its own (`target.Target`: the most characters, the shortest
-  interval, and why); the layout says how characters are counted.
-* A board that can compare and set (a local file) raises `BodyChanged` when the body moved
-  right before its write; the update starts over.
-* `own(body)` tells a body this process wrote last, so the dashboard's own edit wakes nothing.
-
-Design notes: docs/design/dashboard.md; costs: docs/performance.md.
+* One `update()`: read the body, cut it at jr2's section, act on the boxes ticked there (each
+  once), render the section and compare it with the body's (no "last changed" line): equal, no
+  write. Else wait for `interval` since this process's last write, read the body again and
+  write only if it is still the body the section was built on (a person's text kept exactly);
+  a body changed in between (or `BodyChanged` from a board that compares and sets) starts over,
+  at most `_ROUNDS` times.
+* Ticks: **retry** clears the failure mark of a failed item in scope (`Board.retry`),
+  **approve** answers a waiting gate through the `GateDesk`. One that cannot be acted on now is
+  drawn ticked again and tried next time. Who may tick is the board's to check.
+* Limits are the board's target's; `own(body)` tells the body this process wrote last.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """What the place a dashboard is written to allows: how long its text may be and how often it may
-be written, with the reason in the tracker's own words.
-
-Design note: the limits belong to the dashboard's target, not to GitHub. A `Board` says what its
-tracker allows with a `target` attribute (a `Target`); `target_of` reads it, and a board that
-names none (a plugin's, written before targets existed) gets GitHub's, the strictest known, as
-before. The section is built to `limit` (`render.render_section`'s budget), a body over it is
-never sent, and `--write-interval`/`--dashboard-interval` below `min_interval` are refused in one
-line that cites the target's own reason (`check_interval`).
+be written, with the reason in the tracker's own words. A `Board` names its `target`;
+`target_of` gives GitHub's, the strictest known, for a board that names none. A body over
+`limit` is never sent; an interval below `min_interval` is refused in one line
+(`check_interval`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """The dashboard in Jira wiki markup: Jira Data Center's description, read-only (no boxes).
 
-Design notes
-------------
-* Data Center's REST API (v2) gives and takes the description as a string of Jira's wiki markup
-  ("Text formatting notation": `h3.` headings, `||head||` and `|cell|` tables, `[text|url]`
-  links, `{{monospace}}`, `{noformat}` blocks, `{anchor:NAME}`, `\\X` escaping a special
-  character). Wiki markup has no checkbox, so this dashboard is **read-only**: it shows the same
-  report as the others, and says how to act where a person is anyway (remove the failed label;
-  comment `/jr2 approve NAME` on the issue). `ticks` is always empty.
-* Markers: two anchors, `{anchor:jr2-dashboard-start}` and `{anchor:jr2-dashboard-end}`, which
-  Jira renders as nothing (an anchor is a link target), so, as on GitHub, the section is fenced
-  invisibly; cutting and merging is `body.split`/`body.merge` with these markers.
-* Escaping: control characters blanked, then every character that starts markup (`\\`, `*`,
-  `_`, `+`, `-`, `^`, `~`, `?`, `{`, `}`, `[`, `]`, `|`, `!`, `#`) escaped with a backslash, so a
-  title cannot open a table cell, a macro, a link or a mention (`[~name]`), and posting the
-  dashboard pings nobody.
-* Size: Jira's 32,767-character limit of a text field (`adf.ADF_LIMIT`, named by the Jira
-  board's target), counted in UTF-16 units as Java does (`size`).
+Wiki markup has no checkbox, so the dashboard shows the report and says how to act (remove the
+failed label; comment `/jr2 approve NAME`); `ticks` is always empty. The section is fenced by two
+anchors, which Jira renders as nothing (`WIKI_START`, `WIKI_END`, cut and merged by `body`).
+Every character that starts markup is escaped with a backslash (`wikirender.wiki_text`), so a
+title cannot open a cell, a macro, a link or a mention. Size: UTF-16 units, as Java counts.
 """
 
 from __future__ import annotations

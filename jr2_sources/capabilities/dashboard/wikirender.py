@@ -1,26 +1,19 @@
-"""The read-only dashboard section (`model.Section`) in Jira wiki markup (Data Center; see
-`wiki.py`).
-
-Every part is a wiki table, cut as `model.lay_out` shares the budget ("… and N more" rows):
-**Failed** (with the reason and how to retry: remove the failed label), **Awaiting approval**
-(the gate, the reason, how to answer: a `/jr2 approve NAME` comment on the issue), **In
-progress**, **Waiting for retry**, **Ready**, **Blocked**, then the **Graph** (mermaid text in a
-`{noformat}` block). Every tracker text goes through `wiki_text` (see the escaping note in
-`wiki.py`).
+"""The read-only dashboard section (`model.Section`) in Jira wiki markup (Data Center; `wiki.py`):
+every part a wiki table (with how to retry or answer where a box would be), cut as `model.lay_out`
+shares the budget, then the **Graph** in a `{noformat}` block; tracker text through `wiki_text`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from jr2_sources.readyset import ReadySet
 from jr2_sources.report import _one_line, cut_lines, describe_reasons
 
 from .adfjson import size
-from .model import MAX_REFS, Cell, Code, Part, PendingGate, Row, Section, Text, Why, build, lay_out
+from .model import MAX_REFS, Cell, Code, Part, Row, Section, Text, Why, lay_out
 
-__all__ = ["render_wiki", "wiki", "wiki_text"]
+__all__ = ["wiki", "wiki_text"]
 
 _SPECIAL = re.compile(r"([\\*_+\-^~?{}\[\]|!#])")
 _URL = re.compile(r"https?://[^\s|\]\[{}]+\Z")
@@ -67,17 +60,13 @@ def _part(p: Part) -> Callable[[int], str]:
                                     lambda n: f"|_… and {n:,} more_|{blanks}", size)
 
 
-_FENCE = re.compile(r"```mermaid\n(.*?)\n```", re.DOTALL)
-
-
 def _graph(s: Section, max_nodes: int) -> str:
-    md = s.graph(max_nodes)
-    code = _FENCE.search(md)
-    if code is None or "{noformat}" in code.group(1):
+    graph = s.graph(max_nodes)
+    if graph is None or "{noformat}" in graph[1]:
         return ""
-    note = re.search(r"^_(.+)_$", md[:code.start()], re.MULTILINE)
-    said = f"_{wiki_text(note.group(1))}_\n" if note else ""
-    return f"h3. Graph\n{said}{{noformat}}\n{code.group(1)}\n{{noformat}}\n"
+    note, code = graph
+    said = f"_{wiki_text(note)}_\n" if note else ""
+    return f"h3. Graph\n{said}{{noformat}}\n{code}\n{{noformat}}\n"
 
 
 def wiki(s: Section, budget: int) -> str:
@@ -93,9 +82,3 @@ def wiki(s: Section, budget: int) -> str:
         too_big="_jr2: the dashboard does not fit in the room the description leaves "
                 f"({max(budget, 0):,} characters); shorten the text outside jr2's section_")
 
-
-def render_wiki(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = (),
-                max_nodes: int = 100) -> str:
-    """The section of `rs` in at most `budget` characters (UTF-16 units), or "" when not even a
-    line saying so fits."""
-    return wiki(build(rs, gates, max_nodes=max_nodes), budget)

@@ -1,23 +1,13 @@
 """An incremental Ready-set: one snapshot, then deltas, each costing what it touches.
 
-`compute_ready_set` stays the reference; `IncrementalReadySet` keeps the items of the last
-snapshot and takes `Delta`s instead:
-
-* A `Delta` names the items that changed (`items`, as the source sees them now) and the ids
-  that are not open items of the set, with their state as a blocker (`left`: `done`, `missing`,
-  or `open` outside the filter); `left` may name ids the set never held (an outside blocker).
-* A reverse index (who references each id) lets a delta re-evaluate exactly the items touched
-  and their dependents. Only references held by items the delta does not deliver are rewritten;
-  a delivered item's state as a blocker is `open` unless `as_blocker` says otherwise.
-* Leases end with time: `advance(now)` re-evaluates the claims that ended (a heap by expiry).
-* Ready items sit in a heap by run order; `ready_items()` yields them lazily.
-* Conflict groups and the global cap are indexed per group; the cap applies when the set is read.
-* `ready_set()` builds the complete `ReadySet` on request; a property test checks it equals
-  `compute_ready_set` after any sequence of deltas.
-
-The set owns the `SnapshotItem`s it is given: it rewrites their references' state in place.
-
-Design notes: docs/design/deltas.md.
+`IncrementalReadySet` keeps the items of the last snapshot and takes `Delta`s (the changed
+items, and the ids that left with their state as a blocker). A reverse index (who references
+each id) re-evaluates exactly the items touched and their dependents; only references held by
+items the delta does not deliver are rewritten (a delivered item is `open` as a blocker unless
+`as_blocker` says otherwise). Lease ends and retry times are heaps by time (`advance`), ready
+items a heap by run order (`ready_items()`, lazy), conflict groups indexed per group; the global
+cap applies when the set is read. `ready_set()` builds the complete `ReadySet`, which a property
+test checks against `compute_ready_set`. The set rewrites its items' references in place.
 """
 
 from __future__ import annotations
@@ -58,15 +48,10 @@ _OrderKey = tuple[bool, int, bool, float, str]
 
 @dataclass(slots=True)
 class Delta:
-    """What changed since the last snapshot or delta (see the module notes).
-
-    `items`: the items now in the set whose data changed, as the source sees them (in any
-    order). `left`: ids not in the set now, each with its state as a blocker. `as_blocker`: for
-    a delivered item whose state as a blocker is not `open`, the reference the items naming it
-    hold now (its `state` and `pr`, as a full snapshot's references carry them); a delivered
-    item it does not name is `open`. `done_count`: the source's count now (None when it cannot
-    say cheaply).
-    """
+    """What changed since the last snapshot or delta: `items` (changed, as the source sees them
+    now, in any order); `left` (ids not in the set now, each with its state as a blocker, maybe
+    ids the set never held); `as_blocker` (for a delivered item that is not `open` as a blocker,
+    the reference naming it: `state` and `pr`); `done_count` (None: the source cannot say)."""
 
     items: list[SnapshotItem] = field(default_factory=list)
     left: dict[str, BlockerState] = field(default_factory=dict)

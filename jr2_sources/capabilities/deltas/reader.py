@@ -1,18 +1,11 @@
 """What a running pool reads before each claim: the Ready-set, kept current by deltas when it can.
 
-A tracker with only `snapshot()` is read in full each time and the Ready-set recomputed. One that
-inherits `ReadsDeltas` (`changes(full=False) -> Snapshot | Delta`) is read once in full, then in
-deltas applied to an `IncrementalReadySet`. `resync_every` seconds after the last full reading the
-next one is full again, and a tracker answers a full `Snapshot` itself on any sign of a gap.
-
-`first_reading` and `prime`: `jr2 work` checks the source with one full reading before the pool
-starts and hands it to the reader as its first reading.
-
-`ReadyView` is what a claim needs: the ready items in run order (lazily), the counts, the live
-holders and the failure marks; a `ReadySet` (for reports) is built only on request. Items with
-`in_scope=False` count neither as blocked nor as held.
-
-Design notes: docs/design/deltas.md.
+A tracker with only `snapshot()` is read in full each time. One that inherits `ReadsDeltas` is
+read once in full, then by deltas applied to an `IncrementalReadySet`, in full again
+`resync_every` seconds after the last full reading (or when it answers a `Snapshot` itself on a
+sign of a gap). `prime` takes `first_reading`, the full reading `jr2 work` checks the source
+with, as the first reading. `ReadyView` is what a claim needs (a `ReadySet` is built only on
+request); items with `in_scope=False` count neither as blocked nor as held.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """`SinceReader`: one delta of a tracker read by "what changed since", over a `SinceWindow`.
 
-A tracker gives its queries; the reader does the rest once:
-
-* `page(since)`: its "updated since" query, one page (oldest update first). The window walks
-  the pages by time, with its overlap and sweeps, and keeps what is news.
-* `direct(key)`: one object read directly (webhook marks, and what a tracker chases). The key
-  is forgotten first, so it is rebuilt even when unchanged; one that is gone raises `WindowGap`.
-* `leaves(key, obj, skip)`: its leave judgement: the state as a blocker of an object that is no
-  item of the set now (closed, out of the filter, settled by this process), else None.
-* `item_of` / `items_of`: the items built of the others, one by one or in one batch.
-
-Every sign of a gap (`WindowGap`, from the window or a query) is recorded (`window.last_gap`)
-and answered with None: the caller reads in full. So is a delta that failed half-way: the next
-reading is full. Items this process settled (`skip`) leave the set as `open`.
+A tracker gives its queries (`page`, `direct`, `leaves`, `key_of`, `updated_of`, `ident`,
+`marks`, `item_of` / `items_of`) and the hooks it needs; the reader walks the window's pages,
+reads directly what webhooks marked, judges leaves and builds the `Delta`. Every sign of a gap
+(`WindowGap`) is recorded (`window.last_gap`) and answered with None, as is a delta that failed
+half-way (the next reading is full). Items this process settled (`skip`) leave as `open`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,17 @@
-"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since", shared by the GitHub
-source and the GitLab and Redmine plugins (Jira keeps its own: `trackers/jira/deltas.py`).
+"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since" (GitHub, and the
+GitLab and Redmine plugins; Jira keeps its own, `trackers/jira/deltas.py`).
 
-* After a full reading the watermark is the server's time when it began (its first answer's
-  `Date`). A delta lists the issues updated since `watermark - overlap` (default 10 s), oldest
-  first; the watermark moves to the newest `updated_at` listed.
-* Every issue object read is remembered by a digest: one listed again unchanged is not news.
-* Pages are walked by time (`since` the last `updated_at` of a full page), never by number.
-* `mark(keys)` names issues a verified webhook delivery concerns; the next delta reads each one
-  directly. A full reading clears only the marks made before it began (`begin`).
-* Any sign of a gap makes the tracker answer with a full snapshot: the time filter refused, more
+* After a full reading the watermark is the server's time when it began. A delta lists the
+  issues updated since the watermark less a reach, oldest first, page by page by time (never by
+  number); the watermark moves to the newest `updated_at` listed. An issue listed again
+  unchanged (same digest) is not news.
+* Sweeps: a delta reaches back `RECENT`; every `SWEEP_EVERY` seconds one reaches back `overlap +
+  SWEEP_EVERY`, so an update listed up to `overlap` late is still seen.
+* `mark(keys)`: issues a verified webhook names, read directly by the next delta; a full reading
+  clears only the marks made before it began (`begin`).
+* Any sign of a gap raises `WindowGap` (a full snapshot is read): the time filter refused, more
   than `max_pages` pages, a page that cannot move on, the server's clock behind the watermark by
-  more than the overlap, a marked issue gone, or `want_full` (the scope itself may have changed).
-  `gap()` records why.
-* Sweeps: a delta reaches back only `RECENT` (2 s) before the newest update it saw; every
-  `SWEEP_EVERY` seconds (5 s) one sweep reaches back `overlap + SWEEP_EVERY`, so an update listed
-  up to `overlap` late is still seen, at most `SWEEP_EVERY` later. Unchanged polls stay one 304.
-
-Design notes: docs/design/deltas.md.
+  more than the overlap, a marked issue gone, or `want_full`. `gap()` records why.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""`jr2 work`'s option of the feedback loop, `--on-feedback rerun|nothing` (`policy.apply` checks
-it against the run's other options); `jr2 work KIND: --help` lists it only for kinds that
-declare the capability."""
+"""`jr2 work`'s option of the feedback loop, `--on-feedback rerun|nothing`."""
 
 from __future__ import annotations
 
@@ -20,4 +18,3 @@ WORK_OPTIONS = options(
                       "JR2_FEEDBACK_JSON / JR2_FEEDBACK_TEXT (needs --max-attempts 2 or more; "
                       "GitHub: --done-when merged --on-success review)."),
 )
-"""`jr2 work`'s options of the feedback loop."""

@@ -1,12 +1,9 @@
 """What a worker gets of its item's feedback: `JR2_FEEDBACK_JSON` and `JR2_FEEDBACK_TEXT`.
 
-* `Feedback` holds the head SHA, the failing checks (name, conclusion, summary, details URL),
-  the reviews that request changes (author, body) and their review comments (author, body,
-  path, line), as a tracker read them; nothing in it is a secret.
-* `key` names the feedback for "once per head SHA and feedback": the SHA and the ids of what was
-  found, so the same feedback read twice (a restart, a second pool) has the same key.
-* Each file is at most `LIMIT` bytes: the longest bodies are cut first, each cut saying so.
-* `write` puts both files beside the item's file and returns the two variables.
+`Feedback` holds what a tracker read on one head SHA: failing checks, reviews requesting
+changes and their comments (nothing secret). Its `key` (the SHA and a digest of what was found)
+is the same for the same feedback read twice (a restart, a second pool). Each file is at most
+`LIMIT` bytes, the longest bodies cut first, each cut saying so.
 """
 
 from __future__ import annotations

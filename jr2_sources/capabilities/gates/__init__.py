@@ -1,8 +1,8 @@
-"""Approval gates (`jr2 work --gate NAME`). A tracker declares them by inheriting `KeepsGates`
-(`mixin`). `policy` is how a worker asks, how a person answers and what the next attempt is
-told; `comments` reads gates from a comment thread; `approvals` is the `approvals` gate of a
-live run (`jr2 send approvals ...`); `desk` answers gates from the dashboard. Only the mixin is
-exported here, so declaring the capability imports nothing else."""
+"""Approval gates (`jr2 work --gate NAME`), declared with `KeepsGates` (`mixin`, the only name
+exported here). `policy`: how a worker asks, a person answers and the next attempt is told;
+`comments`: gates read from a comment thread; `approvals`: the `approvals` gate of a live run;
+`desk`: gates answered from the dashboard.
+"""
 
 from .mixin import KeepsGates
 

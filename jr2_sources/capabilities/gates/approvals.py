@@ -1,14 +1,9 @@
 """`jr2 send approvals approve|reject`: answer an approval gate through a live `jr2 work` run.
 
-Design note: a run of `jr2 work --gate NAME` over a source that records answers itself (`local:`,
-whose answers live in the claim store; `answer_gate`) opens one persistent gate of the run host,
-`approvals`, accepting `approve` (`{"item": ID, "gate": NAME}`) and `reject` (the same, plus an
-optional `reason`). A delivery answers through `jr2_sources.capabilities.gates.policy.answer`,
-exactly as
-`jr2 local approve|reject` does, and wakes the pool so the item runs at once; a gate that does
-not await an answer is refused (`jr2 send` prints why and exits 2). The answer is in the store
-before `jr2 send` returns, so it outlives the run. On the trackers a person answers on the
-tracker instead: there is no `approvals` gate.
+Over a source that records answers itself (`local:`'s claim store), a `--gate` run opens the
+persistent gate `approvals`, accepting `approve` (`{"item": ID, "gate": NAME}`) and `reject`
+(plus an optional `reason`). A delivery answers through `policy.answer` (as `jr2 local
+approve|reject` does) and wakes the pool; a gate that awaits no answer is refused (exit 2).
 """
 
 from __future__ import annotations

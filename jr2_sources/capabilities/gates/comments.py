@@ -1,23 +1,13 @@
 """Approval gates read from an issue's comment thread (trackers whose claims are comments).
 
-Design note: parking an item (`jr2 work --gate`, `jr2_sources.capabilities.gates.policy`) edits
-jr2's claim comment into a `jr2:gate` marker (`{"gate": NAME, "reason": ...}`); the edit's server
-time is when the gate was asked. A person answers with a comment whose first line is `/jr2 approve
-NAME` or
-`/jr2 reject NAME [reason]`, created at or after that time (or an answer given another way, a
-label on GitHub, passed in as `others`). The first such answer by someone
-`can_answer` accepts (write access, checked by the tracker) decides the gate; answers by others
-are ignored and named (`Gate`'s `ignored`), so a report can say why the item still waits.
-jr2's own comments never answer as comments: they start with its hidden marker, never with
-`/jr2`; only a `jr2:answer` marker (`answer_marker`), which jr2 posts for an answer given through
-it (`jr2_sources.capabilities.gates.policy.answer`: the dashboard, which checks who ticked), counts.
-A later `jr2:gate` marker for the same gate (the worker asked again) starts over. An answer
-marker names the request it answers (`request`, `kit.markers.request_ref`) and counts for that
-request only, so a copy of it answers no later request; the thread given here has been read
-through `kit.markers` (markers by accounts the pool does not trust, and unsigned ones with a
-marker key, are already left out).
-
-This module is pure: `can_answer` is the tracker's permission check (cached there).
+Parking edits jr2's claim comment into a `jr2:gate` marker; the edit's time is when the gate was
+asked, and a later request of the same gate starts over. The first answer after it by someone
+`can_answer` accepts (write access, the tracker's check) decides: a comment whose first line is
+`/jr2 approve NAME` or `/jr2 reject NAME [reason]`, an answer given another way (`others`: a
+label on GitHub), or a `jr2:answer` marker jr2 posted for an answer given through it
+(`answer_marker`; it names the request it answers, so a copy answers no later one). Others'
+answers are ignored and named (`Gate.ignored`); jr2's own comments never answer as comments.
+The thread has been read through `kit.markers` already. Pure: no I/O here.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Approval gates on the dashboard: the `GateDesk` over a tracker's gates
-(`jr2_sources.capabilities.gates.policy`).
+"""Approval gates on the dashboard: the `GateDesk` over a tracker's gates.
 
-Design note: a tracker that `KeepsGates` reads each item's gates back as `SnapshotItem.gates`;
-an item whose gate awaits an answer is blocked with the reason `awaiting_approval`. The dashboard
-draws an **approve** box for each, and a tick answers it through
-`jr2_sources.capabilities.gates.policy.answer` (the tracker's `answer_gate`), as `/jr2 approve NAME`
-from a writer would; `by` names the dashboard issue, so the answer says where it came from. Only
-items in the scope are listed.
-
-`jr2 dashboard` reads through a read-only tracker (it never writes the backlog's items but for
-what a tick asks), so it answers through a second, writable one opened on the first approve
+The dashboard draws an **approve** box for each item in scope whose gate awaits an answer; a
+tick answers it through `policy.answer` (`by` names the dashboard issue). `jr2 dashboard` reads
+through a read-only tracker, so it answers through a writable one opened on the first approve
 (`answering`); `jr2 work --dashboard` answers through the pool's own tracker.
 """
 

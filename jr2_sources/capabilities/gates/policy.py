@@ -2,19 +2,14 @@
 person answers, and what the next attempt is told.
 
 * Asking: a worker prints `jr2: await-approval NAME [reason]` and exits `EX_AWAIT_APPROVAL`
-  (79). Without the line, 79 asks for the one gate when `--gate` names exactly one. A gate the
+  (79); without the line, 79 asks for the one gate when `--gate` names exactly one. A gate the
   run was not given fails the item.
-* Parking: the tracker (`KeepsGates.park`) marks the item as awaiting that gate, releases its
-  claim and frees the slot; nothing is kept in the pool's memory.
-* Answering: where a person already is: a `/jr2 approve NAME` or `/jr2 reject NAME [reason]`
-  comment (or an answer label) by someone with write access, `jr2 local approve|reject`,
-  `jr2 send approvals ...`, or `answer()` (the dashboard). jr2's own comments never count.
-* The next attempt runs with `JR2_GATE_<NAME>=approved|rejected` (and `_REASON`); the worker
-  decides what a rejection means.
-* The Ready-set blocks an awaiting item with `awaiting_approval`; a pool with nothing else to do
-  ends `deadlocked` unless `--wait`.
-
-Design notes: docs/design/coordination.md.
+* Parking (`KeepsGates.park`): the tracker marks the item as awaiting and releases its claim.
+* Answering: a `/jr2 approve NAME` or `/jr2 reject NAME [reason]` comment (or an answer label) by
+  someone with write access, `jr2 local approve|reject`, `jr2 send approvals ...`, or
+  `answer()` (the dashboard). jr2's own comments never count.
+* The next attempt runs with `JR2_GATE_<NAME>=approved|rejected` (and `_REASON`). An awaiting
+  item is blocked with `awaiting_approval`.
 """
 
 from __future__ import annotations
@@ -31,23 +26,9 @@ from .mixin import KeepsGates
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-__all__ = [
-    "ASK_PREFIX",
-    "AWAITING_LABEL",
-    "EX_AWAIT_APPROVAL",
-    "REASON_MAX",
-    "Gate",
-    "GateRequest",
-    "GateStatus",
-    "answer",
-    "answer_command",
-    "answer_label",
-    "awaiting",
-    "check_name",
-    "cut_reason",
-    "env_for",
-    "parse_ask",
-]
+__all__ = ["ASK_PREFIX", "AWAITING_LABEL", "EX_AWAIT_APPROVAL", "REASON_MAX", "Gate", "GateRequest",
+           "GateStatus", "answer", "answer_command", "answer_label", "awaiting", "check_name",
+           "cut_reason", "env_for", "parse_ask"]
 
 EX_AWAIT_APPROVAL = 79
 """The exit code of a worker that asks for approval (see the module notes)."""
@@ -59,10 +40,8 @@ AWAITING_LABEL = "jr2:awaiting-approval"
 """The label jr2 (and only jr2) sets on a GitHub issue parked awaiting approval."""
 
 REASON_MAX = 500
-"""The most characters of a gate's reason jr2 keeps, a worker's or a person's: a longer one is
-cut, with a note saying so (the worker's whole line stays in the item's log). The request
-then fits in any tracker's comment (GitHub refuses a body over 65,536 characters), so the item
-is parked with a request an answer matches."""
+"""The most characters of a gate's reason jr2 keeps (a longer one is cut, saying so), so a
+request fits in any tracker's comment."""
 
 GateStatus = Literal["awaiting", "approved", "rejected"]
 

@@ -1,27 +1,17 @@
-"""Global caps and conflict groups on a comment tracker: group and slot claims on the comment
-thread of one coordination issue (`jr2 work --control-issue ID`).
-
-Every pool of the tracker posts to and reads the same thread, whose comment ids give the one
-order every pool agrees on:
+"""Global caps and conflict groups on a comment tracker: lock comments on the thread of one
+coordination issue (`jr2 work --control-issue ID`), whose ids give the order every pool agrees on.
 
 * look first: list the thread; a live lock for the same item or one of our groups, or
-  `global_cap` live locks, and we give way without posting. One listing serves the looks of one
-  Ready-set reading (`LockedClaims`).
-* acquire (before the item's claim): post a `jr2:lock` marker comment (item, groups, holder,
-  lease, nonce), list the thread, and yield (deleting ours) if a live lock with a lower id is
-  for the same item, shares a group, or `global_cap` such locks exist. Then the item's claim;
-  if it is lost, the lock is deleted at once.
-* renew edits the lock with the item's lease (a renewal past the lease has lost); settle and
-  parking delete it.
+  `global_cap` live locks, and we give way without posting (one listing per Ready-set reading).
+* acquire (before the item's claim): post a `jr2:lock` marker (item, groups, holder, lease,
+  nonce), list the thread, and yield (deleting ours) if a live lock with a lower id is for the
+  same item, shares a group, or `global_cap` such locks exist; a lost claim deletes it at once.
+* renew edits the lock with the item's lease; settle and parking delete it.
 * clean-up: a lock dead for one more lease (at most `GRACE`) is deleted by the next claimers, at
   most `SWEEP` per acquire; only complete `jr2:lock` markers by jr2 are ever deleted.
 * bounds: a lock counts for at most the reader's own `--lease`; groups over `GROUPS_BUDGET`
   characters are written as digests, else `all_groups`. A refused lock (`LockRefused`) skips the
   item; a refusal about the coordination issue ends the run.
-
-`LocksByComment` is the mixin a comment-claims tracker inherits to declare this.
-
-Design notes and costs: docs/design/coordination.md, docs/performance.md.
 """
 
 from __future__ import annotations
@@ -53,27 +43,14 @@ __all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThrea
 _LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
 _PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
 
-GRACE = 60.0
-"""A lock comment is dead, and cleaned up, one more lease after its lease ended, at most this
-many seconds after (module notes: clean-up)."""
-
-SWEEP = 3
-"""At most this many dead lock comments are deleted per acquire (module notes: clean-up)."""
-
-GROUPS_BUDGET = 4000
-"""The most characters a lock's groups take in its marker (module notes: bounds): far under
-every tracker's body limit (GitHub 65,536 characters, Jira 32,767, a Jira Cloud comment
-property 32,768 bytes), whatever an item's body names."""
-
-SHOWN = 5
-"""How many of a lock's groups its line for people names, each cut to `NAME_SHOWN`."""
-NAME_SHOWN = 40
+GRACE = 60.0  # a dead lock is cleaned up one more lease after its end, at most this later
+SWEEP = 3  # dead locks deleted per acquire, at most
+GROUPS_BUDGET = 4000  # characters of a lock's groups in its marker, far under any body limit
+SHOWN, NAME_SHOWN = 5, 40  # groups its line for people names, and characters of each
 
 RACE_PAUSE = 1.0
-"""When a pool that had to wait (its look found no room, or its lock had to yield) finds room,
-it first waits a random part of this many seconds and looks again: the pools that were waiting
-for the same slot then post one after the other, each seeing the one before, instead of all at
-the instant it freed; a pool that just released the slot takes it again at once."""
+"""A pool that had to wait and finds room waits a random part of this many seconds and looks
+again, so the pools waiting for one slot post one after the other, not all at once."""
 
 _DIGEST = 12  # hex digits of a group's digest (48 bits: a collision only makes a pool wait)
 _REFUSED = frozenset({400, 413, 422})  # the tracker refused the comment itself (its content)

@@ -1,18 +1,11 @@
 """What `jr2 ready --global-cap/--exclusive-by` counts: the limits as the pools keep them.
 
-Design note: on `local:` a pool's claim is its lock (`trackers/local/store.py`), so the live
-claims of the report are exactly what the pools count. On a comment tracker (GitHub, GitLab,
-Jira) a pool with the limits does two things (`capabilities/limits/comment_locks.py`): its Ready-set
-counts the live claims it reads, and its claim posts a lock comment on the coordination issue and
-yields while `--global-cap` earlier live locks exist or one names a group of the item. Only pools
-given the options post locks, and a lock may be for an item outside this report's filter (another
-pool's `--label` on the same coordination issue); pools without the options claim without one.
-So the two counts differ, and a pool is held back by either: `jr2 ready --control-issue ID`
-reads that issue's thread once (one listing, read-only: the same GET a pool makes) and the
-report counts both (`readyset.HeldLocks`: the cap reached by live claims or by live locks, a
-group held by a live claim or named by a live lock). Without `--control-issue` the report counts
-live claims only and says so on each `global_cap` line. A lock is live as for the pools: until
-its comment's `updated_at` plus its lease, judged by the server's clock of the listing.
+On `local:` the claims are the locks. On a comment tracker a pool with the limits is held back
+by the live claims it reads or by the live lock comments on its coordination issue (only pools
+given the options post locks, maybe for items outside this report's filter), so `--control-issue
+ID` reads that thread once (read-only) and the report counts both (`readyset.HeldLocks`); without
+it the report counts live claims only and says so. A lock is live as for the pools: until its
+comment's `updated_at` plus its lease, by the server's clock of the listing.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The mixins of the limits a tracker may keep: `KeepsLimits` (its own claim decides the global
-cap and the conflict groups, `local:`) and `ReadsBodies` (its items carry their bodies, so
-`--exclusive-by touches` can read their `Touches:` lines) and `LocksByComment` (lock comments
-on a coordination issue, `--control-issue`: the engine, `LockedClaims`, is in
-`comment_locks`)."""
+"""The mixins of the limits a tracker may keep: `KeepsLimits`, `ReadsBodies`, `LocksByComment`."""
 
 from __future__ import annotations
 

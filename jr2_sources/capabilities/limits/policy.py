@@ -1,22 +1,13 @@
 """Global caps and conflict groups: limits shared by every pool on the same tracker.
 
-`jr2 work --global-cap N` limits how many items are held at once by every pool on the same
-tracker; `--exclusive-by` puts items into conflict groups, two items of one group never running
-at once anywhere. Both are decided by the claim itself, in the tracker.
-
-* The same tracker: for `local:`, the claim store of one backlog file; on GitHub, Jira and GitLab,
-  the coordination issue every pool names (`--control-issue`).
-* Groups: `label:GLOB` (each matching label, case-insensitive) and `touches` (each name on a
-  `Touches: a, b` line of the body), one namespace, lower-case. `Limits.tag` writes them into
-  `SnapshotItem.groups`; `touches` needs a tracker that reads bodies (`want_bodies()`).
-* The Ready-set blocks an item of a held group with `group_busy` and, at the cap, every
-  would-be-ready item with `global_cap`; such items count as held, so a pool polls.
-* The claim is the lock: a group or a slot shares the item's lease. A tracker that decides the
-  claim, its groups and the cap together sets `Tracker.limits` (`local:`: one SQLite write
-  transaction); a comment tracker uses lock comments (`comment_locks.py`). Any other tracker
-  refuses the options at start.
-
-Design notes: docs/design/coordination.md.
+`--global-cap N` limits how many items every pool on the tracker holds at once (for `local:` the
+pools of one backlog file; elsewhere those naming one `--control-issue`); `--exclusive-by` puts
+items into conflict groups, two items of one group never running at once anywhere. Groups:
+`label:GLOB` (each matching label) and `touches` (each name on a `Touches: a, b` line of the
+body, which needs `ReadsBodies`), one lower-case namespace, written into `SnapshotItem.groups`
+by `Limits.tag`. The Ready-set blocks an item of a held group (`group_busy`) and, at the cap,
+every would-be-ready item (`global_cap`). The claim is the lock: a group or a slot shares the
+item's lease (`KeepsLimits`: in one transaction; a comment tracker: `comment_locks.py`).
 """
 
 from __future__ import annotations

@@ -1,27 +1,17 @@
 """`GitHubTracker`: the `Tracker` of `github:owner/repo`, a `LabelCommentTracker` whose HTTP
-calls are GitHub's REST API (what it shares with jr2-gitlab lives in `kit/labeltracker.py`).
+calls are GitHub's REST API.
 
-* Reading is `reader.IssueReader` (GETs only). This module writes only while claiming, renewing
-  and settling, and every write first refuses when `env.read_only`.
-* Claims follow `jr2_sources.kit.claims` through `kit.comment_claims`; winning re-reads the
-  issue (`still_to_do`).
+* Reading is `reader.IssueReader` (GETs only); every write first refuses when `env.read_only`.
 * Settling re-checks the claim, then closes or labels the issue and removes the claim label in
-  one `PATCH`, then edits the claim comment into its outcome: 4 writes per worked item plus one
-  per renewal. jr2 removes only its own claim label.
-* One issue that refuses a write (locked, deleted, gone) raises `ItemError` naming it; the run
-  goes on.
-* `--assign` needs a user token: installation tokens (`ghs_...`) are refused with it at start.
-* `webhook()` verifies a delivery and says whether it wakes the pool (`webhook.py`).
-* `jr2 work` reads deltas after one full snapshot (`delta.py`; `mergedelta.py` under
-  `--done-when merged`). Its first reading (`changes`) also lists the closed issues of the
-  filter that still carry `jr2:awaiting-approval` and takes the label off those jr2 parked (a
-  person closed them while no pool ran: `_untag_closed`); `jr2 ready` never does.
-* `on_success=review`: an open PR gets the review label; a merged one (or none) closes the issue;
-  a later snapshot settles ended reviews. `on_success=nothing` leaves the issue open.
-* The settle's labels come from the watch's read just before it (`fresh_issue`), else from a
-  conditional GET; a label a person adds in those two requests can be overwritten.
-
-Design notes: docs/design/github.md.
+  one `PATCH` (the labels from the watch's read just before, `fresh_issue`, else a conditional
+  GET), then edits the claim comment into its outcome. jr2 removes only its own labels.
+* One issue that refuses a write (locked, deleted) raises `ItemError` naming it.
+* `--assign` needs a user token: installation tokens are refused with it at start.
+* `jr2 work` reads deltas (`delta.py`; `mergedelta.py` under `--done-when merged`); its first
+  reading also takes `jr2:awaiting-approval` off the closed issues jr2 parked
+  (`_untag_closed`); `jr2 ready` never does.
+* `on_success=review`: an open PR gets the review label, a merged one (or none) closes the
+  issue, a later snapshot settles ended reviews; `on_success=nothing` leaves it open.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """GitHub App authentication: installation tokens from an App's id and private key.
 
-Design notes
-------------
-* Fleets of bots run as GitHub Apps: their own rate limit, their own identity (`name[bot]`) that
-  people can filter. `GITHUB_APP_ID` with `GITHUB_APP_PRIVATE_KEY` (the PEM text) or
-  `GITHUB_APP_PRIVATE_KEY_PATH` (a file) selects App auth; it wins over `GITHUB_TOKEN`.
-  `GITHUB_APP_INSTALLATION_ID` names the installation; without it the installation is found
-  from the repository (`GET /repos/{owner}/{repo}/installation`, authenticated by the App's JWT).
-* PyGithub does the App part (it is the `github` extra): `Auth.AppAuth` signs the JWT (RS256)
-  and `AppInstallationAuth` exchanges it for an installation token
-  (`POST /app/installations/{id}/access_tokens`) and asks for a new one shortly before the
-  current one expires (an hour), so a long run never sends an expired token. jr2's own
-  client (`client.py`) still sends every issue request; it asks `AppTokens.token()` for the
-  header each time.
-* The key and the tokens are secrets: never in a message, a log line or a repr; a failure is
-  one line that names the variable to check, never its value.
+`GITHUB_APP_ID` with `GITHUB_APP_PRIVATE_KEY` (the PEM) or `GITHUB_APP_PRIVATE_KEY_PATH` selects
+App auth, over `GITHUB_TOKEN`; `GITHUB_APP_INSTALLATION_ID` names the installation, else it is
+found from the repository (`GET /repos/{owner}/{repo}/installation`). PyGithub (the `github`
+extra) signs the JWT and exchanges it for installation tokens, renewed before they expire; jr2's
+client asks `AppTokens.token()` for each request's header. The key and the tokens never appear
+in a message, a log line or a repr; a failure names the variable to check.
 """
 
 from __future__ import annotations

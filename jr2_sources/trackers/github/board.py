@@ -1,23 +1,11 @@
 """The dashboard issue on GitHub (`jr2 dashboard github:o/r --issue N`, `jr2 work --dashboard N`).
 
-Design notes
-------------
-* The body is read with "Get an issue" (`GET /repos/{owner}/{repo}/issues/{issue_number}`,
-  conditional through the client's ETag cache: a 304 when nothing changed costs no rate limit)
-  and written with "Update an issue" (`PATCH` of the same path with `{"body": ...}` only, so no
-  other field a person set is touched). The PATCH takes no `If-Match`: how the window is bounded
-  is in `jr2_sources.capabilities.dashboard.sync`.
-* Who may tick: "Update an issue" says "Issue owners and users with push access or Triage role
-  can edit an issue". `check()` therefore reads the issue's author once and asks "Get repository
-  permissions for a user" (`GET /repos/{owner}/{repo}/collaborators/{username}/permission`):
-  an author without `admin` or `write` (`maintain` reads as `write` there) makes the issue
-  unfit as a dashboard, refused in one line. An author of type `Bot` (a GitHub App, installed
-  by the repository's admins; the permission endpoint knows no App users) is accepted. A pull
-  request is refused too (its body is a pull request's).
-* A retry tick removes the item's failed label (`DELETE .../labels/{name}`), exactly what a
-  person does by hand; a label already gone is fine.
-* `about(headers, body)` tells a webhook delivery about the dashboard issue apart: jr2's own
-  edit (the body it wrote last) or a person's (`issues` events carrying this issue).
+* Read with a conditional "Get an issue", written with "Update an issue" (`{"body": ...}` only).
+* Who may tick: `check()` refuses a pull request, and an issue whose author lacks `admin` or
+  `write` ("Get repository permissions for a user"); a `Bot` author (an App) is accepted.
+* A retry tick removes the item's failed label (one already gone is fine).
+* `about(headers, body)`: jr2's own edit (the body it wrote last) or a person's (`issues` events
+  carrying this issue).
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
-"""A thin REST client for the few GitHub endpoints the adapter uses: counted, conditional, spaced.
+"""The REST client of the GitHub source (`kit.rest.RestClient`): counted, conditional, spaced.
 
-Design notes
-------------
-* `jr2_sources.kit.rest.RestClient` (one `requests.Session`), not PyGithub: the adapter needs what
-  PyGithub hides — the `ETag` of every list page (to send `If-None-Match`), the response `Date`
-  (the server's clock is the claim protocol's clock) and an exact count of requests. PyGithub's
-  lazy completion can also send one GET per issue when an attribute the list lacks is read;
-  plain dicts cannot. What is GitHub's own is here: the headers, the ETag cache, points.
-* Every GET goes through `RestClient`'s ETag cache (4096 URLs): a repeated GET carries
-  `If-None-Match`, and a `304 Not Modified` (which GitHub does not count against the rate limit)
-  is answered from the cache. `stats` counts requests, 304s and rate-limit points.
-* Writes are spaced `write_spacing` apart: GitHub asks for at least one second between
-  mutating requests. Errors, redaction and same-origin links are `RestClient`'s.
-* A renamed or transferred repository: GitHub answers requests under its old name with a
-  redirect (`301 Moved Permanently`, documented for every repository operation jr2 uses;
-  GitHub's guidance is to follow it). Redirects are still never followed blindly (a write is
-  never replayed through one): on a 3xx for `/repos/OLD/...`, the client asks
-  `GET /repos/OLD` once; when that redirects too, it follows it with a GET (same origin only) to
-  the repository object, takes its `full_name`, says once (a warning) which name the repository
-  moved to, and from then on rewrites every request for OLD to the new name, including the
-  one that was redirected. When `GET /repos/OLD` answers 200 the repository did not move (an
-  issue was transferred out of it) and the 3xx is returned as it came.
+What is GitHub's own is here: the headers, the ETag cache of every GET (4096 URLs; a 304 costs
+no rate limit), `stats` of requests, 304s and points, writes spaced `write_spacing` apart. A
+renamed or transferred repository answers under its old name with a redirect, which is never
+followed blindly: on a 3xx for `/repos/OLD/...` the client asks `GET /repos/OLD`; when that
+redirects too, it reads the repository object there (same origin), warns once of the new name
+and rewrites every request for OLD from then on, the redirected one included. A 200 there (an
+issue transferred out) returns the 3xx as it came.
 """
 
 from __future__ import annotations

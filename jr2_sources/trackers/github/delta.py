@@ -1,23 +1,16 @@
 """GitHub deltas: after one full reading, only what changed (`GitHubTracker.changes`).
 
-* The question: the issues list with `since`, `state=all`, `sort=updated`, `direction=asc`,
-  conditional (an unchanged poll is one 304), read by the kit's `SinceReader`; without the user's
-  filters, so an issue that left the scope is seen and judged (`selects`).
-* When an issue's state as a blocker changes, the issues it blocks are read directly (`GET
-  .../dependencies/blocking`, only when it blocks open ones), and a sub-issue's parent too.
-* Another pool's claim is read again when its lease seems to end; this process's own claim is
-  not re-read. Blockers in other repositories are read again at most every `OUTSIDE_EVERY` s.
-* Webhooks mark what the list cannot see (dependency and sub-issue links, deletions,
-  transfers); a marked issue that is gone is a gap, and so is a `label` / `milestone` delivery
-  that may change the scope (`scopehooks.py`). Under `--done-when merged`, sidebar links come
-  from the issue events (`linkevents.py`).
-* `--detail` reads deltas too: only rebuilt issues have their links read again.
-* Servers without the summaries or the `dependencies/blocking` endpoint fall back to full
-  readings when a change needs chasing. A delta that fails half-way makes the next reading full.
-* An issue of the filter seen closed with the awaiting label on was closed while it waited for
-  approval: noted (`closed_awaiting`) for the adapter to take the label off (one request).
-
-Design notes: docs/design/github.md.
+* The issues list with `since`, `state=all`, `sort=updated`, conditional, read by the kit's
+  `SinceReader`, without the user's filters (an issue that left the scope is judged, `selects`).
+* When an issue's state as a blocker changes, the issues it blocks are read directly
+  (`dependencies/blocking`), and a sub-issue's parent too. Another pool's claim is read again
+  when its lease seems to end; outside blockers at most every `OUTSIDE_EVERY` s.
+* Webhooks mark what the list cannot see (links, deletions, transfers); a marked issue gone is a
+  gap, as is a delivery that may change the scope (`scopehooks.py`). `--done-when merged` adds
+  `mergedelta.py` and `linkevents.py`.
+* A server without the summaries or `dependencies/blocking` reads in full when a change needs
+  chasing. An issue of the filter seen closed with the awaiting label is noted
+  (`closed_awaiting`) for the adapter to take the label off.
 """
 
 from __future__ import annotations

@@ -1,26 +1,18 @@
 """The feedback loop on GitHub (`--on-feedback rerun`): what sends an issue in review back.
 
-* Signal, at no extra request: the GraphQL query that judges an issue's PRs (`pulls.py`) carries
-  the head's `statusCheckRollup` and, with the loop on, `latestOpinionatedReviews(writersOnly:
-  true)`. A head FAILURE/ERROR or a writer's CHANGES_REQUESTED is looked at once per head and
-  signal.
-* Feedback (REST, only then): the head's failing check runs and commit statuses, and the
-  CHANGES_REQUESTED reviews submitted on that head by users with write access (`can_answer`),
-  with their review comments. None of it on the head: nothing happens.
-* Once per head SHA and feedback (`report.Feedback.key`): a `jr2:feedback {"rerun": key}` marker
-  by the pool's own account, read back through the trust reader, then the review label comes
-  off and the issue is offered again; the claim that wins it finds the pending marker, reads the
-  feedback on the head it names for the worker (`extra["feedback"]`) and counts the attempt.
-  Two pools reading it at once may both post one: re-read, only the first marker's pool offers
-  the issue (the other deletes its copy); a copy is never pending, attempts are the highest one.
-  Attempts spent: a `jr2:failed` marker with the feedback as the reason, the failed label.
-* People win: settling into review records the worker's head (`{"review": sha}`); a head that
-  differs later (read again once per new head, since another pool may have rerun it) means a
-  person pushed, and a PR closed unmerged means a person closed it: the loop stops for that
-  issue (`extra["feedback_stopped"]`), which stays in review. Closing the issue ends it too.
-* A report (`jr2 ready`) reads no thread its listing counts under `MARKED` comments on: a review
-  marker sits beside its run's claim comment, so issues no loop put in review cost no request.
-* One issue that refuses (locked, gone) is one warning: the others and the run go on.
+* Signal, at no extra request: the PR query of `pulls.py` carries the head's
+  `statusCheckRollup` and `latestOpinionatedReviews(writersOnly: true)`; a FAILURE/ERROR or a
+  writer's CHANGES_REQUESTED is looked at once per head and signal.
+* Feedback (REST, only then): the head's failing check runs and statuses, and the
+  CHANGES_REQUESTED reviews on that head by writers (`can_answer`), with their comments.
+* Once per head SHA and feedback (`report.Feedback.key`): a trusted `jr2:feedback {"rerun": key}`
+  marker, the review label off, the issue offered again; the winning claim reads the feedback
+  for the worker (`extra["feedback"]`). Two pools posting one at once: only the first marker's
+  pool offers the issue, the other deletes its copy; a copy is never pending. Attempts spent:
+  failed, the feedback as the reason.
+* People win: a head other than the worker's (a person pushed) or a PR closed unmerged stops
+  the loop for that issue (`extra["feedback_stopped"]`). One issue that refuses is one warning.
+* A report (`jr2 ready`) reads no thread its listing counts under `MARKED` comments on.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""Who may answer an approval gate on GitHub (`jr2 work --gate`,
-`jr2_sources.capabilities.gates.policy`).
+"""Who may answer an approval gate on GitHub (`jr2 work --gate`): someone with write access.
 
-Design note: an answer counts only from someone with write access to the repository. GitHub's
-`author_association` on a comment does not say that (`COLLABORATOR` includes read-only
-collaborators, `MEMBER` any member of the owning organisation), so each answerer is checked
-with "Get repository permissions for a user", `GET /repos/{owner}/{repo}/collaborators/
-{username}/permission` (fixtures/github/openapi): `permission` `admin` or `write` (`maintain`
-is reported as `write`) may answer; `read`, `none` or a 404 (no collaborator) may not. Only
-comments that look like an answer (`/jr2 approve|reject NAME`, after the request) are checked,
-once per login per `TTL` seconds, so a gated item costs one request per answerer, not per poll.
-
-A label answers too: `jr2:approve:NAME` or `jr2:reject:NAME` on the issue. Who added it, and
-when, comes from "List issue events", `GET /repos/{owner}/{repo}/issues/{issue_number}/events`
-(its `labeled` events: `actor`, `label.name`, `created_at`), read only while the
-issue carries such a label; the actor is checked for write access the same way.
+Each answerer of a comment that looks like an answer is checked with "Get repository permissions
+for a user" (`admin` or `write` may; `read`, `none` or a 404 may not), once per login per `TTL`
+seconds. A label answers too (`jr2:approve:NAME`, `jr2:reject:NAME`): who added it, and when,
+comes from the issue's `labeled` events, read only while it carries such a label.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Pull requests linked to an issue from its sidebar ("Development"), seen by merge-aware deltas.
 
-GitHub documents such a link as the issue events `connected` and `disconnected` and in GraphQL
-(`closedByPullRequestsReferences`), but not as moving any `updated_at` or as any webhook, so the
-since-window of `delta.py` cannot see it.
-
-* Every `EVERY` seconds, only under `--done-when merged`, a delta reads the repository's issue
-  events (`GET /repos/{owner}/{repo}/issues/events`, conditional) from the first page on, until a
-  page's oldest event is older than the window, at most `MAX_PAGES` pages (more is a gap). The
-  issue and the PR of each new `connected` / `disconnected` event are marked for the next delta.
-* The window: events since the server's time of the last read, less `OVERLAP`; an event id is
-  taken once. A full reading starts the window at its own start.
-* Cost: one request every `EVERY` seconds (a 304 while nothing happened), none between.
-
-Design notes: docs/design/github.md.
+Such a link moves no `updated_at` and sends no webhook, so every `EVERY` seconds under `--done-when
+merged` a delta reads the repository's issue events (conditional) from the first page until a
+page's oldest event is older than the window (since the last read's server time less `OVERLAP`;
+at most `MAX_PAGES`, more is a gap). The issue and the PR of each new `connected` /
+`disconnected` event are marked for the next delta; an event id is taken once.
 """
 
 from __future__ import annotations

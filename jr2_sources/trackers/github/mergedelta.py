@@ -1,23 +1,12 @@
 """What a GitHub delta adds under `--done-when merged` (`GitHubChanges.merges`).
 
-A pull request merging need not move its issue, but it moves itself, and the since-window's list
-returns pull requests too: no request is added to find the changed ones. Judged again (one
-GraphQL query per 100, `IssueReader.judge`), among the issues a full reading judges:
-
-- the issues a changed PR was linked to at their last judgement (`pulls_of`);
-- the issues a changed PR's body mentions, and the issue whose jr2 branch is its head (asked
-  once per PR, `PullReader.heads`);
-- changed issues, except this process's own claim or a settle that left the issue open;
-- the issues whose judgement waits on checks (`waiting_for_checks`; with `--stack` the blocker
-  an item would start on), at every delta.
-
-When an issue's judgement changes, the items that name it are rebuilt (`holders`), each read
-directly (a conditional GET); a delivered item carries its state as a blocker
-(`Delta.as_blocker`). An issue judged only because something names it is read again when the
-last reference goes. `--stack`: `built` indexes the blocker a stacked item names in no reference.
-A PR linked from the sidebar is seen through `linkevents.py`.
-
-Design notes and costs: docs/design/github.md, docs/performance.md.
+The since-window lists changed pull requests too, so no request is added to find them. Judged
+again (one GraphQL query per 100, `IssueReader.judge`): the issues a changed PR was linked to
+(`pulls_of`), those its body mentions or whose jr2 branch is its head (`PullReader.heads`),
+changed issues (not this process's own claim or a settle that left it open), and at every delta
+those waiting on checks. When a judgement changes, the items that name it are rebuilt
+(`holders`, a conditional GET each), carrying its state as a blocker (`Delta.as_blocker`).
+`--stack`: `built` indexes the blocker a stacked item names in no reference.
 """
 
 from __future__ import annotations

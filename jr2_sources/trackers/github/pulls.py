@@ -1,28 +1,17 @@
 """The pull requests of an issue (`--done-when merged`): one GraphQL query per 100 issues.
 
-* Which issues are asked about: only open issues that block something (the issue's
-  `issue_dependencies_summary.blocking`, or a listed issue another one names in its body) or are
-  held in review (`--on-success review`); none asked, no query. One `POST /graphql` carries up
-  to 100 of them as `nodes(ids: ...)` (GitHub's limit on node ids): ceil(B/100) queries a poll
-  for B such issues, on top of the REST list pages. GraphQL has no conditional requests: each
-  is answered in full and costs rate limit even when nothing changed. By GitHub's formula
-  (connections counted at their `first`/`last`, summed, divided by 100) a full batch costs about
-  10 of GraphQL's 5,000 points an hour (100 `blocking`, 100 closing-PR and 100 head-branch
-  connections, 500 + 200 commit connections inside them). With `--on-feedback rerun` each PR asks
-  `latestOpinionatedReviews(first: 20, writersOnly: true)`: each writer's latest review that is
-  not a comment (`feedback.py`).
+* Asked about: open issues that block something, or are held in review; up to 100 per `POST
+  /graphql` (`nodes(ids: ...)`), about 10 of GraphQL's 5,000 points an hour a batch (no
+  conditional requests there); none asked, no query. With `--on-feedback rerun` each PR asks
+  `latestOpinionatedReviews(first: 20, writersOnly: true)` (`feedback.py`).
 * Every query shape built here (`every_query`) is valid against GitHub's schema: the tests check
   each against the vendored subset (`tools/vendor_github_schema.py`); the fake refuses others.
-* An issue's pull requests, jr2's own first: the PR whose head branch is jr2's branch for the
-  issue (`item_branch`: `jr2/issue-<number>`, the branch `JR2_ITEM_BRANCH` names for the worker),
-  found with an aliased `pullRequests(headRefName: ...)` per issue in the same query; then the
-  issue's `closedByPullRequestsReferences` (closing keywords, which GitHub honours only for PRs
-  into the default branch). Mere cross-references are never used.
-* Done (`judge`): a PR merged into the base (`--base`, default the repository's default branch)
-  makes its issue done; with `--require-checks` only when the merge commit's
-  `statusCheckRollup` (check runs *and* commit statuses, combined by GitHub) is SUCCESS — a
-  merge commit with no checks at all is then not green. An open PR: `unmerged`. None, or only
-  PRs closed unmerged: still `open` (the issue waits as any open blocker does).
+* An issue's PRs: the one whose head is jr2's branch for it (`item_branch`:
+  `jr2/issue-<number>`, found with an aliased `pullRequests(headRefName: ...)`), then its
+  `closedByPullRequestsReferences`; mere cross-references never count.
+* Done (`judge`): a PR merged into the base (`--base`, default the default branch); with
+  `--require-checks` only when the merge commit's `statusCheckRollup` is SUCCESS (no checks is
+  not green). An open PR: `unmerged`. None, or only closed unmerged: `open`.
 """
 
 from __future__ import annotations

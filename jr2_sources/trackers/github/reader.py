@@ -2,22 +2,13 @@
 
 * A full reading is ceil(N/100) conditional list pages, plus one list each for the claim and the
   failure label when a filter narrows the list (marked issues are always in the snapshot).
-* Native blockers and sub-issues come as each issue's summaries; with `detail` (`jr2 ready`)
-  each blocked issue's `dependencies/blocked_by` and `sub_issues` are read to name them. A server
-  without the summaries is read per issue; one without the endpoints warns once.
-* Blockers written in bodies (`refs.body_refs`) outside the listed set are looked up with a GET
-  each: closed or `done_label` is done, 404/410/301 missing, 403 inaccessible.
-* `--done-when merged` (`pulls.py`): the open issues that block something have their pull
-  requests read (one GraphQL query per 100): merged into the base is done, an open PR
-  `unmerged`, red checks under `--require-checks` `not_green`. Each issue names jr2's branch for
-  it and hands its blockers over (`extra.blockers`); `--stack` starts an item with one blocker
-  whose PR is open and green from that PR's head (`extra.stack_on`).
-* `--on-success review`: an issue with the review label waits for its own PR; `review_moves`
-  asks the adapter to close or unlabel ended reviews.
-* Only issues carrying the claim label have their comments read; leases are judged in server
-  time.
-
-Design notes: docs/design/github.md.
+* Native blockers and sub-issues come as summaries; with `detail` (`jr2 ready`) each blocked
+  issue's are read to name them. Blockers in bodies (`refs.body_refs`) outside the set are
+  looked up (closed or `done_label`: done; 404/410/301 missing; 403 inaccessible).
+* `--done-when merged` (`pulls.py`): an issue names jr2's branch for it and hands its blockers
+  over (`extra.blockers`); `--stack` starts an item on an open, green blocker's PR head
+  (`extra.stack_on`). `--on-success review`: `review_moves` settles ended reviews.
+* Only issues with the claim label have their comments read; leases judged in server time.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Issue ids (`owner/repo#12`) and the blockers people write in issue bodies.
 
-Design note: a body line like `Depends on #12, octo/lib#3 and https://github.com/o/r/issues/7`
-names blockers. A keyword (`depends on`, `blocked by`, `needs`; any case, an optional colon) is
-followed by one or more references (`#12`, `owner/repo#12`, or an issue/PR URL on any host, so
-GitHub Enterprise links work), separated by commas, `and`, `&` or spaces. Fenced and inline code
-is skipped, as are HTML comments (an unclosed `<!--` hides the rest of the body, as GitHub renders
-it; every pattern is linear in the body's length, bodies being anyone's input), self-references and
-duplicates are dropped, order is kept. Repository names are
-compared case-insensitively (GitHub's are) and spelled as the user spelled the target.
+A keyword (`depends on`, `blocked by`, `needs`; any case, an optional colon) followed by
+references (`#12`, `owner/repo#12`, an issue or PR URL on any host) separated by commas, `and`,
+`&` or spaces names blockers. Code and HTML comments are skipped (an unclosed `<!--` hides the
+rest, as GitHub renders it), self-references and duplicates dropped, order kept; every pattern
+is linear in the body. Repository names compare case-insensitively, spelled as the target is.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""GitHub `label` and `milestone` deliveries that may change what the user's filter selects.
-
-An issue can enter or leave the scope without its `updated_at` moving (a label the filter uses
-renamed or deleted, a milestone it names renamed or deleted), which a delta cannot see.
-`scope_change` says whether one delivery can change what the reading selects; the adapter then
-makes the next reading full (`SinceWindow.want_full`) and looks a milestone title up again.
-
-* `label`: `deleted`, or `edited` with a rename, when the old or new name is one the reading
-  judges by (`--label`, `--exclude-label`, `--done-label`, jr2's marks), compared
-  case-insensitively. `created` and edits without a rename never do.
-* `milestone` with `--milestone TITLE`: `created`, `deleted`, or a title edit to or from TITLE;
-  with a NUMBER: that milestone deleted; with `*` or `none`: any deleted. `closed` and `opened`
-  never do.
-* Only deliveries for the configured repository (`repository.full_name`) count.
-
-Design notes: docs/design/github.md.
+"""GitHub `label` and `milestone` deliveries that may change what the user's filter selects
+(which no `updated_at` shows): `scope_change` says so, and the adapter makes the next reading
+full and looks a milestone title up again. A `label` `deleted`, or renamed, whose old or new name
+the reading judges by (case-insensitively); a `milestone` created, deleted or retitled to or from
+`--milestone TITLE`, a NUMBER's deleted, any deleted for `*` or `none`. Only deliveries for the
+configured repository count.
 """
 
 from __future__ import annotations

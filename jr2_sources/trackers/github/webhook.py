@@ -1,22 +1,12 @@
 """GitHub webhook deliveries: verify the signature, drop replays, decide whether to wake.
 
-* `X-Hub-Signature-256: sha256=<hex>` (HMAC-SHA256 of the raw body) is checked in constant time
-  by the shared `jr2_sources.capabilities.webhooks` pieces; a repeated `X-GitHub-Delivery` is
-  acknowledged and ignored. Bodies come as JSON or form-encoded (`payload=<json>`).
-* What wakes: `issues`, `issue_dependencies` and `sub_issues` for the configured repository
-  (`repository.full_name`; a delivery without it is judged by the issues it carries); with
-  `--done-when merged` also `pull_request`, `check_suite`, `check_run` and `status`, and with
-  `--on-feedback rerun` `pull_request_review`. `ping` and every other event are acknowledged and
-  ignored.
-* A waking delivery names the issues it concerns (`Verdict.touched`), read directly by the next
-  delta.
-* A `label` or `milestone` delivery that may change the scope (`scopehooks.py`) wakes with
-  `Verdict.full`.
-* An `issue_comment` wakes only when it answers a gate (`/jr2 approve|reject NAME`); jr2's own
-  comments never do.
-
-`receive` is what `GitHubTracker.webhook` runs for `POST /webhook` on the run host. Design
-notes: docs/design/github.md.
+`X-Hub-Signature-256` is checked in constant time; a repeated `X-GitHub-Delivery` is acknowledged
+and ignored; bodies may be form-encoded (`payload=<json>`). `issues`, `issue_dependencies` and
+`sub_issues` of the configured repository wake (with `--done-when merged` also `pull_request`,
+`check_suite`, `check_run`, `status`; with `--on-feedback rerun` `pull_request_review`), naming
+the issues they concern (`Verdict.touched`); a `label` or `milestone` change of scope wakes with
+`Verdict.full`; an `issue_comment` only when it answers a gate. `receive` is the adapter's
+`webhook`.
 """
 
 from __future__ import annotations

@@ -1,26 +1,15 @@
 """`JiraTracker`: the `Tracker` of `jira:SERVER` (snapshot, claim, renew, settle, wake).
 
-* A snapshot is one search with exactly the user's JQL narrowed to open issues
-  (`jql.scope_jql`), never widened; a report adds the marked issues outside it as
-  `in_scope=False`. Every write to an issue no snapshot had in scope is refused (`ItemError`).
-* Blockers: `issuelinks` of the configured type carrying an `inwardIssue` (on A, `inwardIssue: B`
-  reads "A is blocked by B"). Done is status category `done`; a missing category or status is
-  looked up (404 missing, 401/403 inaccessible).
-* Issues assigned to someone other than jr2's account are a person's, unless they carry jr2's
-  marks.
-* Claims follow `jr2_sources.kit.claims` over comments (`now` is the listing's `Date`); the
-  winner re-reads the issue, then adds the claim label (`update.labels.add`), optionally the
-  assignee and a transition.
-* Without `--on-success-transition` a done issue stays open; its `jr2:done` marker makes it done
-  for every pool (a report finds them with one phrase search).
-* Markers live in the comment body on Data Center and in a comment property on Cloud
-  (`markers`); renewals pass `notifyUsers=false`.
-* Settling re-checks the claim, applies the outcome, removes the claim label, then edits the
-  claim comment. jr2 never removes an assignee.
-* `--exclusive-by touches` reads descriptions only while asked (`want_bodies`, `description.py`).
-* A running pool reads by deltas (`deltas.py`); held items are watched with one search.
-
-Design notes: docs/design/jira.md.
+* A snapshot is one search with exactly the user's JQL narrowed to open issues, never widened; a
+  report adds the marked issues outside it as `in_scope=False`. A write to an issue no snapshot
+  had in scope is refused (`ItemError`) unless a search shows the filter selects it now.
+* Blockers: `issuelinks` of the configured type carrying an `inwardIssue`. Done is status
+  category `done`. An issue assigned to someone else is a person's, unless it carries jr2's marks.
+* Claims by comment (`kit.comment_claims`); the winner adds the claim label, optionally the
+  assignee and a transition. Without `--on-success-transition` a done issue stays open, its
+  `jr2:done` marker counting for every pool. jr2 never removes an assignee.
+* Markers live in the body on Data Center, in a comment property on Cloud (`markers.py`);
+  renewals pass `notifyUsers=false`. A running pool reads by deltas (`deltas.py`).
 """
 
 from __future__ import annotations

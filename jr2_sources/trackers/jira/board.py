@@ -1,23 +1,13 @@
-"""The dashboard issue on Jira (`jr2 dashboard jira:SITE --issue KEY`, `jr2 work --dashboard
-KEY`): the `Board` of `jr2_sources.capabilities.dashboard` over one issue's description.
+"""The dashboard issue on Jira (`--issue KEY`): the `Board` over one issue's description.
 
-* Cloud: read with `GET /rest/api/3/issue/{key}?fields=description&expand=changelog`, written
-  with `PUT /rest/api/3/issue/{key}` and `{"fields": {"description": DOC}}` only; an ADF
-  document with action items for boxes (`capabilities.dashboard.adf`).
-* Data Center: read-only; the description is wiki markup (REST v2), which has no checkboxes, so
-  the report is drawn without boxes, saying how to act by hand (`capabilities.dashboard.wiki`).
-* Who ticked: the changelog names the authors of every description edit since jr2's own last
-  one; a tick is acted on only when each of them has *Edit Issues* on the item it acts on
-  (checked as gate answers are, cached 5 minutes). Otherwise the tick is ignored, drawn unticked
-  again and said. A tick acted on once is remembered.
-* Limits (`JIRA`): 32,767 characters counted as Jira counts them; writes at least 10 s apart,
-  one a minute by default.
-* A retry tick removes the failed label (`update.labels.remove`). Only this description and what
-  a tick asks are written, through `JiraClient.for_writes`.
-* `about(headers, body)`: a `jira:issue_updated` delivery naming this key; jr2's own edit is told
-  by its author with a write of this process not yet delivered.
-
-Design notes: docs/design/dashboard.md.
+* Cloud: an ADF document with action items for boxes, read with `expand=changelog` and written
+  with `{"fields": {"description": DOC}}` only (`capabilities.dashboard.adf`). Data Center:
+  read-only wiki markup without boxes (`capabilities.dashboard.wiki`).
+* Who ticked: every author of a description edit since jr2's own last one must have *Edit
+  Issues* on the item a tick acts on (cached 5 minutes), else the tick is ignored, drawn
+  unticked and said. A retry tick removes the failed label.
+* Limits (`JIRA`): 32,767 characters as Jira counts them, writes at least 10 s apart. `about`:
+  a `jira:issue_updated` delivery naming this key; jr2's own edit is told apart by its author.
 """
 
 from __future__ import annotations

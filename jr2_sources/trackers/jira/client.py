@@ -1,20 +1,11 @@
 """A counted, retried, spaced client over the `jira` package for the endpoints jr2 uses.
 
-* The `jira` package does the talking with its own retries off (`max_retries=0`). Searches are
-  posted with a body jr2 builds: on Cloud `POST /rest/api/2/search/jql` (`nextPageToken`,
-  `reconcileIssues`), on Data Center `POST /rest/api/2/search` (`startAt`), only the fields jr2
-  reads, by id.
-* Other calls go through the package's session as plain requests: `request()` returns the JSON,
-  the `Date` (the claim protocol's clock) and the headers.
-* One retry layer (`jr2_sources.kit.retry`): 429/503 wait `Retry-After`, other 5xx, connection
-  errors and truncated bodies back off, within the budget.
-* Errors are one line with Jira's own text; `JIRAError.__str__` (which prints the credentials)
-  is never used, and messages are scrubbed of the token.
-* `search_at` also says when the server answered the first page: where a delta starts from.
-* `stats` counts every response and connection failure. A read-only client refuses every write;
-  search and `comment/list` POSTs only read and are allowed.
-
-Design notes: docs/design/jira.md.
+Searches are posted with a body jr2 builds (Cloud: `POST /rest/api/2/search/jql`, page tokens,
+`reconcileIssues`; Data Center: `POST /rest/api/2/search`), only the fields jr2 reads; other
+calls go through the package's session as plain requests (`request()`: JSON, `Date`, headers).
+Retries only in `kit.retry`; errors are one line with Jira's text, scrubbed of the token.
+`search_at` says when the server answered the first page; `stats` counts every response. A
+read-only client refuses every write but the searches and `comment/list`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
-"""Jira deltas: one full reading, then only what changed (`JiraTracker.changes`).
+"""Jira deltas: one full reading, then at most two searches whatever N (`JiraTracker.changes`).
 
-After one full reading, `changes()` answers a `Delta` from at most two searches whatever N, and a
-full `Snapshot` whenever it cannot be sure:
-
-* In scope: `(<filter>) AND statusCategory != Done AND (updated >= "T" OR key in (<to read>))`,
-  `T` the server's time when the previous reading began less `delta_overlap` (2 minutes), a JQL
-  literal in the searching account's time zone (asked again after each full reading).
-* Left the scope: the projects read and the outside blockers, `updated >= "T" ... AND NOT
-  (<scope>)`, `status` and `updated` only, judged locally (`Delta.left`; an outside blocker's new
-  state).
-* Read again whatever their time: issues this process wrote, issues a verified delivery named,
-  another pool's claim whose lease ends now, and parked issues; on Cloud in `reconcileIssues`.
-  A deleted issue is confirmed by a direct read and leaves as `missing`; a moved one (same id,
-  new key) leaves under its old key.
-* Link and comment changes are not relied on to move `updated`: their deliveries mark both
-  issues, and `--resync-every` bounds what a missed one hides. A filter that moves with time
-  (`jql.moves_with_time`) is checked again at the claim.
-* Signs of a gap: no earlier reading, no `Date`, the server's clock going back, a refused delta
-  search, more keys than `jql.MAX_KEYS`. A delta that fails half-way makes the next one full.
-
-Why Jira does not use the kit's `SinceWindow`: docs/design/jira.md.
+* In scope: `(<filter>) AND statusCategory != Done AND (updated >= "T" OR key in (<to read>))`, T
+  the server's time when the last reading began less `delta_overlap`, in the account's time zone.
+* Left the scope: the same time in the projects read and the outside blockers, `AND NOT
+  (<scope>)`, judged locally (`Delta.left`).
+* Read again whatever their time: issues written here or named by a delivery, another pool's
+  claim whose lease ends, parked issues. A deleted issue is confirmed and leaves as `missing`; a
+  moved one leaves under its old key.
+* Signs of a gap (no earlier reading, no `Date`, the clock going back, a refused search, more
+  keys than `jql.MAX_KEYS`, a delta that failed half-way) make the reading full.
 """
 
 from __future__ import annotations

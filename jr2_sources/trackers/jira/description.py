@@ -1,17 +1,7 @@
-"""An issue's description as plain text, for `--exclusive-by touches`
-(`jr2_sources.capabilities.limits.policy`).
-
-* The adapter asks the search for `description` only while `touches` is in use
-  (`JiraTracker.want_bodies`); a description edit moves `updated`, so the next delta brings it.
-* REST v2, which every pool and report reads on Cloud and Data Center alike, answers a string
-  (wiki markup); a plain `Touches: a, b` line stays as written, and the policy's pattern skips
-  list and quote prefixes and bold marks.
-* REST v3 answers an Atlassian Document Format tree: `description_text` walks it in order, the
-  text nodes of one block making one line (a `hardBreak` starts a new one), marks ignored. No
-  pool reaches this branch (the dashboard is the only v3 call, on its own issue); it is kept,
-  tested on Atlassian's node shapes, for a caller that reads a v3 description.
-
-Design notes: docs/design/jira.md.
+"""An issue's description as plain text, for `--exclusive-by touches`, asked for only while it is
+in use (`JiraTracker.want_bodies`). REST v2 answers wiki markup, kept as written; a v3 Atlassian
+Document Format tree is walked in order by `description_text`, one line per block (a `hardBreak`
+starts one), marks ignored.
 """
 
 from __future__ import annotations

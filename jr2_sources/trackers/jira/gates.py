@@ -1,18 +1,10 @@
-"""Who may answer an approval gate on Jira (`jr2 work --gate`,
-`jr2_sources.capabilities.gates.policy`).
+"""Who may answer an approval gate on Jira: someone with *Edit Issues* on the issue.
 
-* A comment answer (`/jr2 approve NAME`, `/jr2 reject NAME [reason]` after jr2's `jr2:gate`
-  marker) counts only from someone with the *Edit Issues* permission on the issue, checked with
-  `GET /rest/api/2/user/permission/search?permissions=EDIT_ISSUES&issueKey=KEY` (`accountId` on
-  Cloud, `username` on Data Center), once per (answerer, project) per `TTL` seconds.
-* That call needs *Administer Projects* of jr2's account; refused (403), every answer is ignored,
-  the report names the answerers and jr2 warns once.
-* A label answers too (`jr2:approve:NAME`, `jr2:reject:NAME`): who added it comes from the
-  issue's changelog (`expand=changelog`, the labels in `toString` and not in `fromString`), read
-  only while the issue carries an answer label and a gate request; its author is checked the same
-  way. Cloud returns the latest 100 histories. jr2 removes no answer label.
-
-Design notes: docs/design/jira.md.
+Checked with `GET /rest/api/2/user/permission/search?permissions=EDIT_ISSUES&issueKey=KEY`, once
+per (answerer, project) per `TTL`; that needs *Administer Projects* of jr2's account, and refused
+(403) every answer is ignored, with one warning. A label answers too (`jr2:approve:NAME`,
+`jr2:reject:NAME`): its author comes from the changelog (Cloud: the latest 100 histories), read
+only while the issue carries an answer label and a gate request. jr2 removes no answer label.
 """
 
 from __future__ import annotations

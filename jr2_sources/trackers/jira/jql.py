@@ -1,15 +1,10 @@
 """Building the JQL jr2 sends: exactly the user's filter, open issues only.
 
-Design note: the user's JQL is kept verbatim, split only at a top-level `ORDER BY` (outside
-quoted strings), which stays at the end, where JQL requires it:
-
     (<user filter>) AND statusCategory != Done ORDER BY <user order>
 
-Only the user's filter selects work: jr2 never widens it (a label clause would cover the whole
-site, and a pool would claim another team's issues). For a report, jr2's marked issues that
-fell out of the filter may be shown read-only; that search is bounded to the projects the
-filter's own results name (`marked_outside_jql`), never site-wide, and the JQL is not parsed.
-Labels and project keys are quoted with `"` and `\\` escaped.
+The user's JQL is kept verbatim, split only at a top-level `ORDER BY`, and never widened. A
+report's search for jr2's marked issues beside the filter is bounded to the projects the
+filter's own results name (`marked_outside_jql`). Labels and keys are quoted, `"` and `\\` escaped.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The claim marker on Jira Cloud: kept in a comment property, the body is for people.
 
-Design note: the claim protocol (`jr2_sources.kit.claims`) reads a marker at the start of a comment
-body, `<!-- jr2:claim {...} -->`, and needs its JSON back byte for byte. Jira Data Center
-stores a comment body (wiki markup) verbatim, so the marker lives in the body there. Jira Cloud
-stores every comment as an Atlassian Document Format document and converts a REST v2 body (wiki
-markup) into it and back; ADF has no node for an HTML comment, and `{...}` is wiki-markup macro
-syntax, so nothing promises that the marker comes back. What Atlassian's description does
-promise (swagger-v3.v3.json, `Comment.properties`: "A list of comment properties. Optional on
-create and update.") is comment properties, made for machine-readable data, read back with
-`POST /rest/api/2/comment/list?expand=properties` (the same operation as `/rest/api/3/...`;
-`GET .../comment` only expands `renderedBody`). So on Cloud:
-
-* writing: the marker is split off the body (`split`): the body keeps only the line for people,
-  the marker's kind and JSON go into the comment property `jr2` ({"kind": ..., "fields": {...}});
-* reading: `join` puts the marker back in front of the body, so the protocol stays tracker-blind.
-
-A property is not shown to people and survives any body conversion.
+The claim protocol reads `<!-- jr2:claim {...} -->` at the start of a body and needs its JSON
+back byte for byte. Data Center keeps a body verbatim; Cloud converts it to ADF and back, which
+promises nothing for an HTML comment, but keeps comment properties (read with `POST
+/rest/api/2/comment/list?expand=properties`). So on Cloud `split` moves the marker into the
+property `jr2` (`{"kind": ..., "fields": {...}}`), the body keeping the line for people, and
+`join` puts it back in front of the body when reading.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Jira webhook deliveries: which ones can change the Ready-set, and which are jr2's own echo.
 
-Design notes
-------------
-* Jira sends one delivery per change and site-wide (a webhook's optional JQL filter narrows it;
-  the guide shows one). A comment arrives as `comment_created` / `comment_updated` /
-  `comment_deleted` and also as `jira:issue_updated` with `issue_event_type_name`
-  `issue_commented`, `issue_comment_edited` or `issue_comment_deleted` (Atlassian's webhook
-  guide, "Issue: updated" and the comment events).
-  A comment never makes an issue ready: another pool's claim or release comes with a label
-  edit. So comment deliveries do not wake; nor does an update whose changelog is empty.
-* Own writes: before jr2 edits labels, assigns or transitions an issue it records the echo it
-  expects (`Echoes.expect`: issue key, field, value). A `jira:issue_updated` whose changelog
-  items are all such echoes was caused by this process and does not wake (the
-  process's own writes, not everything its account does; a pool sharing the account wakes us).
-  Echoes are matched once and forgotten after `ttl` seconds (a lost delivery leaves none).
-* Scope: a delivery about an issue of a project the last snapshot did not name does not wake
-  (the projects come from the search results, never from parsing JQL). Link events name issue
-  ids, not keys, so they always wake.
+* Comment deliveries (`comment_*`, or `jira:issue_updated` of a comment event) and updates with
+  an empty changelog do not wake.
+* Own writes: before editing labels, the assignee or the status jr2 records the echo it expects
+  (`Echoes.expect`); an update whose changelog items are all such echoes does not wake. Echoes
+  match once and are forgotten after `ttl`.
+* A delivery about a project the last snapshot did not name does not wake; link events (ids,
+  not keys) always do.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The backlog file people write for the local Work Source (`local:PATH`).
 
-Design note: a backlog is a TOML (or JSON) document holding `[[items]]`, each with an id, a title,
-its blockers (`needs`, ids in the same file) and a few optional fields. The file is validated in
-one pydantic call over the whole document (`TypeAdapter`, built once) so that a 100k-item
-backlog stays fast. TOML is read by `tomli` when it is installed (compiled, about twice as fast
-as the standard library's `tomllib`, which is its pure-Python copy) and by `tomllib` otherwise.
-
-The rules that span items (duplicate ids, an item that needs itself or is its own parent, empty
-ids) live in a validator on `Backlog`, so every `Backlog`, however built, keeps them. Unknown
-blocker or parent ids are not errors: the Ready-set reports them as missing blockers. Parent
-cycles longer than one item are not errors either: like `needs` cycles, they are the Ready-set's
-to report.
-
-Every problem becomes one `BacklogError` line that names the file and, where it can, the line
-and column (syntax) or the item (validation), in the shape compilers use: `backlog.toml:12:5: ...`.
+A TOML (or JSON) document of `[[items]]`, each with an id, a title, its blockers (`needs`) and a
+few optional fields, validated in one pydantic call (`TypeAdapter`, built once) so a 100k-item
+backlog stays fast; TOML is read by `tomli` when installed, else `tomllib`. The rules that span
+items (duplicate or empty ids, an item that needs itself or is its own parent) are a validator
+on `Backlog`; unknown ids and longer cycles are the Ready-set's to report. Every problem is one
+`BacklogError` line naming the file and the line and column or the item (`backlog.toml:12:5:`).
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""The dashboard of a `local:` backlog: a markdown file (`jr2 dashboard local:backlog.toml --issue
-PATH.md`, `jr2 work local:... --dashboard PATH.md`), the `Board` of
-`jr2_sources.capabilities.dashboard`.
-
-* jr2 never writes the backlog file, so the dashboard is a file of its own, holding the same
-  marked section as the GitHub dashboard, merged the same way: text outside the markers is kept
-  byte for byte. A missing file is an empty body.
-* Written atomically (a temporary file in the same directory, synced, then `os.replace`); a
-  symbolic link is followed; the file keeps its permission bits (a new one gets 0644).
-* Right before the rename the file's bytes are compared with the body read last; if a person
-  saved in between, nothing is written and `BodyChanged` starts the update over.
-* Ticks: **retry** clears the item's failure as `jr2 local retry` does, **approve** answers the
-  gate as `jr2 local approve` does; the first tick opens a writable claim store.
-* Limits (`LOCAL`): 1,048,576 characters; the write interval may go down to 1 s.
-* No webhooks: `about` is never about this board.
-
-Design notes: docs/design/dashboard.md.
+"""The dashboard of a `local:` backlog: a markdown file of its own (`--issue PATH.md`), holding the
+same marked section as GitHub's, text outside the markers kept byte for byte (a missing file is an
+empty body). Written atomically (a synced temporary file, `os.replace`; a symbolic link is
+followed, permission bits kept, a new file 0644), and only if its bytes are still those read
+last (else `BodyChanged`). Ticks act as `jr2 local retry` and `jr2 local approve` do, through a
+writable claim store opened on the first. Limits (`LOCAL`): 1,048,576 characters, 1 s. No
+webhooks.
 """
 
 from __future__ import annotations

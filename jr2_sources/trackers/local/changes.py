@@ -1,26 +1,15 @@
 """Change detection for the local source: what changed since the last look, at its own cost.
 
-Design notes
-------------
-A running pool asks before every claim; re-reading a 10,000-item backlog and its claim store each
-time made a drain quadratic. `LocalChanges.changes()` answers with a `Delta` instead, and falls
-back to a full `Snapshot` whenever it cannot be sure:
+`LocalChanges.changes()` answers a `Delta`, or a full `Snapshot` whenever it cannot be sure:
 
-* The backlog file is re-read only when its identity changed: `(st_mtime_ns, st_size, st_ino)`
-  (an editor that saves by rename gives a new inode; one that rewrites in place a new mtime or
-  size). Any change of the file gives a full snapshot: people edit rarely, and a full read is
-  the one reading that cannot miss a moved dependency. The adapter hands over only a reading
-  it trusts: half a save never reaches this module (`saving.py`).
-* The claim store is re-read only when another connection committed: SQLite's
-  `PRAGMA data_version` moves for other connections' commits, never for this one's. Its own
-  writes (claim, renew, release, settle) are noted by the adapter AFTER they commit
-  (`note(id)`), and the next delta re-reads just those rows. When the version moved (another
-  pool, `jr2 local retry`), the whole store is read and compared with the mirror kept here, and
-  the rows that differ are the delta: O(claims + outcomes), still no backlog work.
-* The delta lists the rebuilt items that the snapshot lists and, for the others, their state
-  as a blocker (`Delta.left`): the incremental Ready-set updates their dependents.
-* The data version is read before the rows, so a commit landing in between is seen again on the
-  next look (a redundant read, never a missed one).
+* A changed backlog file (its `(st_mtime_ns, st_size, st_ino)`) gives a full snapshot; the
+  adapter hands over only a reading it trusts (`saving.py`).
+* The claim store is re-read only when another connection committed (`PRAGMA data_version`). The
+  adapter notes its own writes after they commit (`note(id)`), and the next delta re-reads those
+  rows; when the version moved, the whole store is compared with the mirror kept here.
+* The delta rebuilds the changed items the snapshot lists and gives the others' state as a
+  blocker (`Delta.left`). The version is read before the rows, so a commit in between is seen
+  again next time, never missed.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""How the local source turns its backlog and claim store into `SnapshotItem`s, one item at a time.
-
-One set of rules serves both readings: the full snapshot (`jr2 ready`, a resynchronisation) and the
-deltas of a running pool (`changes.py`), which rebuild only the items that changed. Keeping the
-rule per item in one place is what makes the two agree.
-
-`ItemView` holds what the rules read: the parsed backlog (and, computed once per file version,
-its items by id and its children by parent), the claim, outcome, retry and gate rows (a mirror
-the delta reader keeps current), and the label filter. A view may hold the rows of a few items
-only (watching held items): then what it says of those items is right, and of their blockers'
-states is not read.
+"""How the local source turns its backlog and claim store into `SnapshotItem`s, one item at a time:
+the one set of rules of the full snapshot and of the deltas (`changes.py`), so the two agree.
+`ItemView` holds what the rules read (the parsed backlog with its items and children indexed once
+per file version, the claim, outcome, retry and gate rows, the label filter); a view holding the
+rows of a few items only is right about those items, not about their blockers' states.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """A backlog being saved: when a reading of the file that lost something may be trusted.
 
-Editors and scripts do not always save atomically: for a moment the file can be empty or cut
-short and still be valid TOML, and its mtime alone never proves that it is still.
-
-The rule (`SaveGuard`): a reading that lost something since the last good reading (an item id
-that reading had, or bytes) is suspect. It is trusted only once this process has seen the same
-file, key (mtime, size, inode) and bytes (a BLAKE2 digest) in readings at least `age` apart by
-its own monotonic clock (`CONFIRM_AGE`, 1 s). Until then the source keeps waiting, so nothing
-downstream (the Ready-set, `drained`, `deadlocked`, people win, the dashboard) sees it. A reading
-that only added needs no confirmation.
-
-Cost: nothing while the file is unchanged; a suspect reading waits looking at the file's key
-every `STEP` (a stat) and stops as soon as it moves. The caller (`LocalTracker.backlog`) tries a
-few times, then keeps the last good backlog; a reading seen before counts from its first sighting.
-
-Design notes: docs/design/local.md.
+A save is not always atomic: for a moment the file can be empty or cut short and still valid
+TOML, its mtime no proof of stillness. A reading that lost something since the last good one (an
+item id, or bytes) is suspect (`SaveGuard`), trusted only once this process has seen the same
+key (mtime, size, inode) and bytes (a BLAKE2 digest) in readings at least `CONFIRM_AGE` apart by
+its monotonic clock; a reading that only added needs no confirmation. A suspect reading waits
+looking at the key every `STEP`; the caller (`LocalTracker.backlog`) tries a few times, then keeps
+the last good backlog.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The local Work Source (`local:PATH`): a backlog file people write, claims in SQLite.
 
-jr2 never rewrites the backlog file. Claims, leases and outcomes live in
-`<state>/local/<slug-hash of the backlog's absolute path>.sqlite` (`store.py`). A dry run opens
-that store read-only if it exists and otherwise creates nothing. A running pool reads deltas
-(`changes()`, `changes.py`).
-
-Every path that reads the file goes through `backlog()`: a changed file is read only once it was
-last modified at least `STABLE_AGE` ago, a reading during which the file's key moved is thrown
-away, and a reading that lost items or bytes is confirmed over `CONFIRM_AGE` (`saving.py`). A file
-that changed and does not parse keeps the last good backlog for `invalid_grace` (one warning,
-then at most one every `WARN_EVERY`), then ends the run with exit 4. `jr2 ready` reads the file
-as it is.
-
-Scope: `--label` selects items; one outside it with a claim or outcome in the store is listed
-`in_scope=False`. People win (`watch`): an item marked done or removed while a worker holds it is
-taken back, judged only from a file at least `WATCH_AGE` old (and a confirmed reading for an item
-that left).
-
-Design notes: docs/design/local.md.
+jr2 never rewrites the backlog. Claims, leases and outcomes live in `<state>/local/<slug-hash of
+the backlog's path>.sqlite` (`store.py`); a dry run opens it read-only if it exists and creates
+nothing. A running pool reads deltas (`changes.py`). Every reading goes through `backlog()`: a
+changed file is read once it is `STABLE_AGE` old, a reading during which its key moved is thrown
+away, one that lost something is confirmed (`saving.py`); a file that stops parsing keeps the last
+good backlog for `invalid_grace` (warned at most every `WARN_EVERY`), then ends the run (exit 4).
+`--label` selects items (one outside it with jr2's marks is `in_scope=False`). People win: an item
+marked done or removed while held is taken back, judged from a file at least `WATCH_AGE` old.
 """
 
 from __future__ import annotations

@@ -1,26 +1,17 @@
-"""Claims, leases and outcomes of the local Work Source, in one SQLite file.
-
-The store is the coordinator between pools: any number of processes open the same file, in WAL
-mode (`busy_timeout` 10 s, `synchronous=NORMAL`). Every method is one short transaction; a claim
-is one conditional upsert, so two pools never both win an item:
+"""Claims, leases and outcomes of the local Work Source, in one SQLite file (WAL mode) that any
+number of processes open. Every method is one short transaction; a claim is one conditional
+upsert, so two pools never both win an item:
 
     insert the claim, unless the item has an outcome;
     on an existing claim, take it over only if its lease expired or the holder is the same one.
 
-* `attempt` counts the holders of the current claim (takeovers); the `retries` table keeps the
-  attempts of `--max-attempts` and the earliest next one.
-* Global caps and conflict groups are decided in the claim's `BEGIN IMMEDIATE` transaction
-  (count live claims, look for a live claim sharing a group in `claim_groups`); groups share the
-  claim's lease.
-* Approval gates live in the `gates` table; `park` deletes the claim and writes the awaiting row
-  in one transaction, and a claim is refused while the item awaits.
-* Other processes' writes are seen through `PRAGMA data_version`.
-* Schema `SCHEMA_VERSION` (5): a writer upgrades an older file in the transaction that checks its
-  version; a reader never does; an older jr2 refuses a newer file in one line.
-* `open_readonly` never creates or writes the database.
-* A `ClaimStore` may be shared by the threads of one process; each process opens its own.
-
-Design notes: docs/design/local.md.
+* `attempt` counts the holders of the current claim; the `retries` table keeps `--max-attempts`
+  records. Global caps and conflict groups are decided in the claim's `BEGIN IMMEDIATE`
+  transaction (`claim_groups`); gates live in `gates` (`park` swaps the claim for the awaiting
+  row in one transaction). Other processes' writes show in `PRAGMA data_version`.
+* Schema `SCHEMA_VERSION`: a writer upgrades an older file in the transaction that checks it, a
+  reader never; an older jr2 refuses a newer file. `open_readonly` never creates or writes.
+* A `ClaimStore` may be shared by one process's threads; each process opens its own.
 """
 
 from __future__ import annotations
@@ -38,16 +29,8 @@ from typing import Literal, Self
 
 from jr2_core.errors import SourceError
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "ClaimRow",
-    "ClaimStore",
-    "GateRow",
-    "OutcomeRow",
-    "OutcomeStatus",
-    "StoreError",
-    "StoreState",
-]
+__all__ = ["SCHEMA_VERSION", "ClaimRow", "ClaimStore", "GateRow", "OutcomeRow", "OutcomeStatus",
+           "StoreError", "StoreState"]
 
 OutcomeStatus = Literal["done", "failed"]
 
@@ -438,15 +421,8 @@ class ClaimStore:
         with self._write() as conn:
             return _drop_claim(conn, item_id, holder)
 
-    def settle(
-        self,
-        item_id: str,
-        holder: str,
-        status: OutcomeStatus,
-        reason: str | None = None,
-        now: float | None = None,
-        retry: tuple[int, float] | None = None,
-    ) -> bool:
+    def settle(self, item_id: str, holder: str, status: OutcomeStatus, reason: str | None = None,
+               now: float | None = None, retry: tuple[int, float] | None = None) -> bool:
         """Record how `item_id` ended and drop the claim, only if `holder` still holds it.
 
         With `retry` (attempts spent, earliest next attempt), a failure is recorded to be
@@ -560,12 +536,8 @@ class ClaimStore:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
 
