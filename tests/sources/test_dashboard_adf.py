@@ -15,7 +15,6 @@ import pytest
 from adfschema import SCHEMA, valid
 
 from jr2_core.errors import ItemError
-from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
 from jr2_sources.capabilities.dashboard.adf import (
     ADF_LAYOUT,
     ADF_LIMIT,
@@ -26,6 +25,9 @@ from jr2_sources.capabilities.dashboard.adf import (
     size,
 )
 from jr2_sources.capabilities.dashboard.adfrender import render_nodes
+from jr2_sources.capabilities.dashboard.body import BrokenMarkers, Tick
+from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,

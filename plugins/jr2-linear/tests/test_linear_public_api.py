@@ -14,7 +14,7 @@ import jr2_sources.kit
 PACKAGE = Path(__file__).resolve().parents[1] / "jr2_linear"
 PUBLIC_MODULES = {"jr2_sources.testing", "jr2_sources.capabilities.gates.policy",
                   "jr2_sources.kit.claims", "jr2_sources.kit.retry",
-                  "jr2_sources.capabilities.dashboard"}
+                  "jr2_sources.capabilities.dashboard.target"}
 EXPORTS = {"jr2_core": set(jr2_core.__all__), "jr2_sources": set(jr2_sources.__all__),
            "jr2_sources.kit": set(jr2_sources.kit.__all__)}
 ROOTS = {"jr2_core", "jr2_sources"}

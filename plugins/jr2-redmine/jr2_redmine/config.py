@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, field_validator
 
-from jr2_sources import Duration, LabelOptions, Tracker
+from jr2_sources import Tracker
+from jr2_sources.kit import Duration, LabelOptions
 
 
 class RedmineConfig(LabelOptions, Tracker.Options):

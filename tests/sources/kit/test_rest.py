@@ -1,4 +1,4 @@
-"""`jr2_sources.RestClient`, the body the GitHub and GitLab clients share: what a subclass gets
+"""`jr2_sources.kit.RestClient`, the body the GitHub and GitLab clients share: what a subclass gets
 without writing it (tested through both trackers too; here, what neither tracker shows)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import responses
 from pydantic import SecretStr
 
 from jr2_core.errors import SourceError, SourceHTTPError
-from jr2_sources import RestClient
+from jr2_sources.kit import RestClient
 from jr2_sources.kit.retry import RetryPolicy
 
 API = "https://tracker.example/api"
