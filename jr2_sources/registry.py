@@ -8,8 +8,9 @@ bool fields take `--flag` / `--no-flag`. `--help` names each option's value by i
 `N`, `close|label|nothing`, or an `OptionHint`'s metavar such as `DURATION`) and shows defaults in
 the words a user would type (`10m`, `on`), leaving out defaults that mean "not set".
 
-A kind's config model may be given as a function returning it (`SourceKind.config`), called when
-a model is first needed, so loading the plugins imports no pydantic.
+A kind's config model, factory and tracker class may each be named as `module:attr` (`SourceKind`),
+imported when first needed (as click's lazy subcommands are), so registering a kind imports none
+of its modules.
 
 A kind is checked when it is first used (`Registry.get`), not when the plugins load, so `jr2
 --help` never pays for it and one broken kind never hides the others: its tracker class must
@@ -26,6 +27,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, cast
 
@@ -58,32 +60,51 @@ class SourceKind:
     named source's `token_env` stands in for (None: the kind takes no token)."""
 
     name: str
-    config: type[BaseModel] | Callable[[], type[BaseModel]]
-    """The config model, or a function returning it (called once, when a model is first
-    needed: `model_of`), so registering the kind imports no pydantic."""
-    factory: Callable[[Any, SourceEnv], Any]
+    config: type[BaseModel] | str
+    """The config model, or its `module:attr`, imported when a model is first needed
+    (`model_of`)."""
+    factory: Callable[[Any, SourceEnv], Any] | str
+    """What builds the tracker (often the tracker class itself), or its `module:attr`, imported
+    when a source is first built (`factory_of`)."""
     help: str = ""
     plugin: str = ""
     target_is_path: bool = False
     token_var: str | None = None
-    tracker: type | Callable[[], type] | None = None
-    """The kind's tracker class (a `jr2_sources.Tracker` subclass), or a function returning it,
+    tracker: type | str | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), or its `module:attr`,
     checked on first use. Its mixins are the kind's capabilities (`kind_capabilities`); None:
     not declared (every option is offered, and the tracker refuses what it cannot do)."""
 
 
-_models: dict[Any, type[BaseModel]] = {}
+def resolve(target: Any) -> Any:
+    """A kind's model, factory or tracker class: `target` itself, or the attribute a
+    `module:attr` string names, its module imported now (once: Python keeps it)."""
+    if not isinstance(target, str):
+        return target
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"{target!r}: expected module:attr")
+    return getattr(import_module(module), attr)
+
+
+def factory_of(kind: SourceKind) -> Callable[[Any, SourceEnv], Any]:
+    """What builds the kind's tracker (`SourceKind.factory`, imported when named)."""
+    factory: Callable[[Any, SourceEnv], Any] = resolve(kind.factory)
+    return factory
+
+
+_models: dict[str, type[BaseModel]] = {}
 
 
 def model_of(kind: SourceKind) -> type[BaseModel]:
-    """The kind's config model, loading it on first use (`SourceKind.config` as a function),
-    and checking then that its options do not collide with jr2's own."""
+    """The kind's config model, imported on first use when named by `module:attr`, and
+    checked then that its options do not collide with jr2's own."""
     cfg = kind.config
     if isinstance(cfg, type):
         return cfg
     model = _models.get(cfg)
     if model is None:
-        model = cfg()
+        model = resolve(cfg)
         clash = _option_clash(model)
         if clash:
             raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: "
@@ -122,11 +143,10 @@ def missing_methods(cls: type) -> list[str]:
 
 
 def tracker_class(kind: SourceKind) -> type | None:
-    """The kind's tracker class (`SourceKind.tracker`, loaded when a function), or None when the
+    """The kind's tracker class (`SourceKind.tracker`, imported when named), or None when the
     kind declares none."""
-    if kind.tracker is None:
-        return None
-    return kind.tracker if isinstance(kind.tracker, type) else kind.tracker()
+    cls: type | None = resolve(kind.tracker)
+    return cls
 
 
 def kind_capabilities(kind: SourceKind) -> tuple[str, ...] | None:
@@ -144,7 +164,7 @@ def kind_problems(kind: SourceKind) -> list[str]:
     """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
     missing required methods. Empty when it is fine."""
     problems: list[str] = []
-    if isinstance(kind.config, type):  # a model given as a function is checked when loaded
+    if isinstance(kind.config, type):  # a model named by `module:attr` is checked when loaded
         clash = _option_clash(kind.config)
         if clash:
             problems.append(clash)
