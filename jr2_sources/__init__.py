@@ -4,8 +4,8 @@ and only that, so registering a plugin imports nothing else:
 - `Tracker` (`tracker`, with its `Options` = `TrackerOptions`): the four required methods
   (snapshot, claim, renew, settle; optional watch, close); `ReadOnly` / `ReadOnlyError`: the one
   read-only wrapper of a dry run; `ItemError`: one item's failure.
-- `Snapshot`, `SnapshotItem`, `BlockerRef`, `Claim`, `ReadySet`, `Reason`, `compute_ready_set`
-  (`readyset`): what a tracker reads and the Ready-set computed from it; `Delta`
+- `Snapshot`, `SnapshotItem`, `BlockerRef`, `BlockerState`, `Claim`, `ReadySet`, `Reason`,
+  `compute_ready_set` (`readyset`): what a tracker reads and the Ready-set computed from it; `Delta`
   (`capabilities.deltas.incremental`): what an optional `changes()` answers between snapshots.
 - `capabilities_of`, `CAPABILITIES`, `Capability` (`capabilities`) and the mixins a tracker
   inherits to declare each optional capability: `ReadsDeltas`, `KeepsAttempts` (with `Attempt`),
@@ -33,6 +33,7 @@ from .capabilities.trust import TrustsMarkers
 from .capabilities.webhooks import TakesWebhooks
 from .readyset import (
     BlockerRef,
+    BlockerState,
     Claim,
     ReadySet,
     Reason,
@@ -47,6 +48,7 @@ __all__ = [
     "CAPABILITIES",
     "Attempt",
     "BlockerRef",
+    "BlockerState",
     "Capability",
     "Claim",
     "Delta",

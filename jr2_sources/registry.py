@@ -36,6 +36,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from jr2_core.errors import ConfigError, UsageError, error_words
 
 from .capabilities import capabilities_of
+from .kit.durations import format_duration, parse_duration
 from .optionhint import OptionHint
 
 if TYPE_CHECKING:
@@ -390,10 +391,6 @@ def kind_help(kind: SourceKind) -> str:
 
 def _duration_text(seconds: float) -> str:
     """`300` -> `5m` (the kit's `format_duration`)."""
-    # function-local: importing `kit.durations` runs `jr2_sources.kit`, whose trackers import
-    # the registry
-    from .kit.durations import format_duration
-
     return format_duration(seconds)
 
 
@@ -401,8 +398,6 @@ def _seconds(value: Any) -> Any:
     """`10m`-style durations (the kit's `Duration`)."""
     if value is None:
         return None
-    from .kit.durations import parse_duration  # function-local: as in `_duration_text`
-
     return parse_duration(value)
 
 

@@ -36,7 +36,9 @@ from jr2_sources import (
     SourceEnv,
     TakesWebhooks,
 )
-from jr2_sources.kit import LabelCommentTracker, Verdict, claims
+from jr2_sources.capabilities.webhooks import Verdict
+from jr2_sources.kit import claims
+from jr2_sources.kit.labeltracker import LabelCommentTracker
 from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, api_url, resolve_token

@@ -13,7 +13,8 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from jr2_sources.kit import Duration, LabelOptions
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.labeloptions import LabelOptions
 
 # GitLab paths: letters, digits, `_`, `-`, `.`; nested groups allowed (group/sub/project).
 _PROJECT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+$")

@@ -38,15 +38,10 @@ from jr2_sources import (
     TakesWebhooks,
     TrustsMarkers,
 )
-from jr2_sources.kit import (
-    ClaimsByComment,
-    CommentClaims,
-    DeliveryDeduper,
-    MarkerTrust,
-    Verdict,
-    claims,
-    marker_key,
-)
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict
+from jr2_sources.kit import claims
+from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.markers import MarkerTrust, marker_key
 from jr2_sources.kit.retry import RetryPolicy
 
 from . import operations as ops

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from jr2_core import ConfigError, SourceHTTPError
-from jr2_sources.kit import RestClient, RestResponse
+from jr2_sources.kit.rest import RestClient, RestResponse
 
 USER_AGENT = "jr2-redmine-source"
 PAGE = 100

@@ -10,7 +10,7 @@ import responses
 from pydantic import SecretStr
 
 from jr2_core.errors import SourceError, SourceHTTPError
-from jr2_sources.kit import RestClient
+from jr2_sources.kit.rest import RestClient
 from jr2_sources.kit.retry import RetryPolicy
 
 API = "https://tracker.example/api"
