@@ -3,7 +3,7 @@
 Design note: `label` maps to the `labels` parameter of `GET /projects/:id/issues` (server-side:
 issues must carry all of them); `exclude_label` and the priority map are applied client-side.
 The label options are `jr2_sources.kit.labeloptions.LabelOptions`, shared with GitHub.
-Durations accept `30s`/`10m` strings (`jr2_sources.kit.Duration`).
+Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations.Duration`).
 """
 
 from __future__ import annotations

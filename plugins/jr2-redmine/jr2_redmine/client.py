@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* `jr2_sources.kit.RestClient` (one `requests.Session`, retries in one layer, spaced writes,
+* `jr2_sources.kit.rest.RestClient` (one `requests.Session`, retries in one layer, spaced writes,
   redacted one-line errors); what is Redmine's own is here: the key goes in the
   `X-Redmine-API-Key` header (a `SecretStr`, unwrapped only to build it), lists page by
   `offset`/`limit` (100, Redmine's most) until `total_count`, and errors are Redmine's

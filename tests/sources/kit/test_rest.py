@@ -1,5 +1,6 @@
-"""`jr2_sources.kit.RestClient`, the body the GitHub and GitLab clients share: what a subclass gets
-without writing it (tested through both trackers too; here, what neither tracker shows)."""
+"""`jr2_sources.kit.rest.RestClient`, the body the GitHub and GitLab clients share: what a
+subclass gets without writing it (tested through both trackers too; here, what neither tracker
+shows)."""
 
 from __future__ import annotations
 
