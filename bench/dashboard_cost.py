@@ -22,7 +22,8 @@ from typing import Any
 sys.path[:0] = ["tests", "tests/trackers/github", "tests/trackers/jira",
                  "plugins/jr2-gitlab/tests"]
 
-from jr2_sources.capabilities.dashboard import Dashboard, split, ticks  # noqa: E402
+from jr2_sources.capabilities.dashboard.body import split, ticks  # noqa: E402
+from jr2_sources.capabilities.dashboard.sync import Dashboard  # noqa: E402
 from jr2_sources.readyset import compute_ready_set  # noqa: E402
 
 N = 200

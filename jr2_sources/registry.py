@@ -3,10 +3,11 @@
 Plugins fill the registry through the `jr2_register_sources` hook. The options after SOURCE are
 fields of the kind's config model, parsed here from the command line (names with `-` for `_`;
 list fields repeat; bools take `--flag` / `--no-flag`) and validated by the model, so every kind
-gets `--help` and one-line errors. A kind's model may be a function returning it, called when
-first needed. A kind is checked on first use (`Registry.get`): its tracker class must implement
-the required methods, and its options must not collide with `RESERVED_OPTIONS` or start with
-`jr2_` (the names jr2 keeps for options of its own).
+gets `--help` and one-line errors. A kind's config model, factory and tracker class may each be
+named as `module:attr` (`SourceKind`), imported when first needed, so registering a kind imports
+none of its modules. A kind is checked on first use (`Registry.get`): its tracker class must
+implement the required methods, and its options must not collide with `RESERVED_OPTIONS` or
+start with `jr2_` (the names jr2 keeps for options of its own).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, cast
 
@@ -24,6 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from jr2_core.errors import ConfigError, UsageError, error_words
 
 from .capabilities import capabilities_of
+from .kit.durations import format_duration, parse_duration
 from .optionhint import OptionHint
 
 if TYPE_CHECKING:
@@ -48,32 +51,51 @@ class SourceKind:
     named source's `token_env` stands in for (None: the kind takes no token)."""
 
     name: str
-    config: type[BaseModel] | Callable[[], type[BaseModel]]
-    """The config model, or a function returning it (called once, when a model is first
-    needed: `model_of`), so registering the kind imports no pydantic."""
-    factory: Callable[[Any, SourceEnv], Any]
+    config: type[BaseModel] | str
+    """The config model, or its `module:attr`, imported when a model is first needed
+    (`model_of`)."""
+    factory: Callable[[Any, SourceEnv], Any] | str
+    """What builds the tracker (often the tracker class itself), or its `module:attr`, imported
+    when a source is first built (`factory_of`)."""
     help: str = ""
     plugin: str = ""
     target_is_path: bool = False
     token_var: str | None = None
-    tracker: type | Callable[[], type] | None = None
-    """The kind's tracker class (a `jr2_sources.Tracker` subclass), or a function returning it,
+    tracker: type | str | None = None
+    """The kind's tracker class (a `jr2_sources.Tracker` subclass), or its `module:attr`,
     checked on first use. Its mixins are the kind's capabilities (`kind_capabilities`); None:
     not declared (every option is offered, and the tracker refuses what it cannot do)."""
 
 
-_models: dict[Any, type[BaseModel]] = {}
+def resolve(target: Any) -> Any:
+    """A kind's model, factory or tracker class: `target` itself, or the attribute a
+    `module:attr` string names, its module imported now (once: Python keeps it)."""
+    if not isinstance(target, str):
+        return target
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"{target!r}: expected module:attr")
+    return getattr(import_module(module), attr)
+
+
+def factory_of(kind: SourceKind) -> Callable[[Any, SourceEnv], Any]:
+    """What builds the kind's tracker (`SourceKind.factory`, imported when named)."""
+    factory: Callable[[Any, SourceEnv], Any] = resolve(kind.factory)
+    return factory
+
+
+_models: dict[str, type[BaseModel]] = {}
 
 
 def model_of(kind: SourceKind) -> type[BaseModel]:
-    """The kind's config model, loading it on first use (`SourceKind.config` as a function),
-    and checking then that its options do not collide with jr2's own."""
+    """The kind's config model, imported on first use when named by `module:attr`, and
+    checked then that its options do not collide with jr2's own."""
     cfg = kind.config
     if isinstance(cfg, type):
         return cfg
     model = _models.get(cfg)
     if model is None:
-        model = cfg()
+        model = resolve(cfg)
         clash = _option_clash(model)
         if clash:
             raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: "
@@ -112,11 +134,10 @@ def missing_methods(cls: type) -> list[str]:
 
 
 def tracker_class(kind: SourceKind) -> type | None:
-    """The kind's tracker class (`SourceKind.tracker`, loaded when a function), or None when the
+    """The kind's tracker class (`SourceKind.tracker`, imported when named), or None when the
     kind declares none."""
-    if kind.tracker is None:
-        return None
-    return kind.tracker if isinstance(kind.tracker, type) else kind.tracker()
+    cls: type | None = resolve(kind.tracker)
+    return cls
 
 
 def kind_capabilities(kind: SourceKind) -> tuple[str, ...] | None:
@@ -134,7 +155,7 @@ def kind_problems(kind: SourceKind) -> list[str]:
     """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
     missing required methods. Empty when it is fine."""
     problems: list[str] = []
-    if isinstance(kind.config, type):  # a model given as a function is checked when loaded
+    if isinstance(kind.config, type):  # a model named by `module:attr` is checked when loaded
         clash = _option_clash(kind.config)
         if clash:
             problems.append(clash)
@@ -360,10 +381,6 @@ def kind_help(kind: SourceKind) -> str:
 
 def _duration_text(seconds: float) -> str:
     """`300` -> `5m` (the kit's `format_duration`)."""
-    # function-local: importing `kit.durations` runs `jr2_sources.kit`, whose trackers import
-    # the registry
-    from .kit.durations import format_duration
-
     return format_duration(seconds)
 
 
@@ -371,8 +388,6 @@ def _seconds(value: Any) -> Any:
     """`10m`-style durations (the kit's `Duration`)."""
     if value is None:
         return None
-    from .kit.durations import parse_duration  # function-local: as in `_duration_text`
-
     return parse_duration(value)
 
 

@@ -3,7 +3,7 @@
 Design: `jr2 work` is this function plus a command line. The click command parses its options
 and prints; everything between (the source and its Tracker, the WorkSource over it, the worker
 runner, the workspace, the Pool, the run host with its webhook and signal handling) is built
-here, once, so a Python user who calls `jr2_sources.work(...)` gets exactly what `jr2 work`
+here, once, so a Python user who calls `work(...)` gets exactly what `jr2 work`
 does, and the two cannot drift apart. The checks that need no claim (the COMMAND exists, the
 durations parse, `--listen`/`--tls-*`/the webhook secret, one snapshot of the source) all run
 before the run starts, so bad input claims nothing.

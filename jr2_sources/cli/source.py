@@ -15,7 +15,7 @@ from jr2_core.errors import ConfigError, UsageError
 from jr2_sources.capabilities import unsupported_options
 from jr2_sources.hooks import load_registry
 from jr2_sources.projectconfig import resolve_source
-from jr2_sources.registry import SourceEnv, kind_capabilities, kind_help, split_source
+from jr2_sources.registry import SourceEnv, factory_of, kind_capabilities, kind_help, split_source
 from jr2_sources.tracker import as_tracker
 
 
@@ -81,7 +81,7 @@ def open_source(spec: str, options: list[str], state: Path, *, read_only: bool
     """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
     kind, config = resolve_source(spec, options, load_registry())
     try:
-        adapter = kind.factory(config, SourceEnv(state_dir=state, read_only=read_only))
+        adapter = factory_of(kind)(config, SourceEnv(state_dir=state, read_only=read_only))
     except ModuleNotFoundError as exc:
         raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
                          f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"

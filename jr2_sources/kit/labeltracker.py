@@ -80,7 +80,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     need_issues: ClassVar[str] = "write issues"
 
     config: Any  # a LabelOptions model with `target`
-    client: Any  # a jr2_sources.RestClient
+    client: Any  # a jr2_sources.kit.rest.RestClient
 
     def __init__(self, config: LabelOptions, env: SourceEnv, client: Any, *,
                  look_first: bool = False, spread: float = 0.0) -> None:

@@ -1,8 +1,9 @@
 """`jr2 --help` and `jr2 --version` import no optional tracker client and no HTTP server, and
 the commands are loaded lazily (click's lazy subcommands): listing them imports none of their
-modules, and each is listed with its own help. Time itself is measured by bench/cli_start.py
-(a test would flake on a busy machine); what a test can pin down is that those modules are not
-imported at all.
+modules, and each is listed with its own help. Registering the plugins imports only what
+registering needs: the tracker seam, and of each tracker only its registering module. Time
+itself is measured by bench/cli_start.py (a test would flake on a busy machine); what a test can
+pin down is that those modules are not imported at all.
 """
 
 from __future__ import annotations
@@ -30,6 +31,25 @@ def test_help_and_version_import_no_tracker_client_nor_http_server(argv: list[st
     loaded = _modules_after(code)
     assert "jr2_core.cli" in loaded
     assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+NOT_FOR_REGISTERING = ("rich", "tenacity", "jr2_sources.cli.compose", "jr2_sources.cli.liveview",
+                       "jr2_sources.worksource", "jr2_sources.report",
+                       "jr2_sources.kit.comment_claims", "jr2_sources.kit.markers",
+                       "jr2_sources.kit.rest", "jr2_sources.capabilities.dashboard.sync",
+                       "jr2_sources.capabilities.gates.comments")
+
+
+def test_help_imports_of_each_tracker_only_its_registering_module() -> None:
+    code = ("from jr2_core.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after(code)
+    assert {"jr2_sources.trackers.local.plugin", "jr2_sources.trackers.github.plugin",
+            "jr2_sources.hooks"} <= loaded  # the plugins were registered
+    assert sorted(m for m in NOT_FOR_REGISTERING if m in loaded) == []
+    trackers = sorted(m for m in loaded if m.startswith("jr2_sources.trackers.")
+                      and m.count(".") > 2 and not m.endswith(".plugin"))
+    assert trackers == []  # no LocalConfig, no LocalTracker, no adapter
 
 
 def test_help_still_lists_the_commands_plugins_register() -> None:

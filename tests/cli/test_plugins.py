@@ -178,7 +178,7 @@ class Hooked(LocalTracker, TakesWebhooks):
 
 @hookimpl
 def jr2_register_sources(register):
-    register(SourceKind("hooked", LocalConfig, LocalTracker, tracker=lambda: Hooked))
+    register(SourceKind("hooked", LocalConfig, LocalTracker, tracker="hookedplug:Hooked"))
     register(SourceKind("undeclared", LocalConfig, LocalTracker))
 '''
 

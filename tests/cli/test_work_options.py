@@ -27,7 +27,7 @@ def test_retry_options_without_attempts_to_retry_are_a_usage_error(tmp_path: Pat
 
 
 def test_retry_options_with_attempts_and_the_defaults_are_accepted(tmp_path: Path) -> None:
-    from jr2_sources import work
+    from jr2_sources.cli.compose import work
 
     (tmp_path / "b.toml").write_text('[[items]]\nid = "A"\ntitle = "a"\n')
     with pytest.raises(UsageError, match="--transient-exit retries an item"):

@@ -11,19 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jr2_core.errors import ItemError
-from jr2_sources.capabilities.dashboard import (
-    BODY_LIMIT,
-    END,
-    START,
-    BrokenMarkers,
-    Dashboard,
-    PendingGate,
-    hide_items,
-    merge,
-    render_section,
-    split,
-    ticks,
-)
+from jr2_sources.capabilities.dashboard.body import END, START, BrokenMarkers, merge, split, ticks
+from jr2_sources.capabilities.dashboard.render import BODY_LIMIT, PendingGate, render_section
+from jr2_sources.capabilities.dashboard.scope import hide_items
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,

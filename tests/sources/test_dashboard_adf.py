@@ -15,7 +15,6 @@ import pytest
 from adfschema import SCHEMA, valid
 
 from jr2_core.errors import ItemError
-from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate, Tick
 from jr2_sources.capabilities.dashboard.adf import (
     ADF_LAYOUT,
     ADF_LIMIT,
@@ -26,7 +25,10 @@ from jr2_sources.capabilities.dashboard.adf import (
     size,
 )
 from jr2_sources.capabilities.dashboard.adfrender import adf
+from jr2_sources.capabilities.dashboard.body import BrokenMarkers, Tick
 from jr2_sources.capabilities.dashboard.model import build
+from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,

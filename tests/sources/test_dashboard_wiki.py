@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jr2_sources.capabilities.dashboard import BrokenMarkers, Dashboard, PendingGate
 from jr2_sources.capabilities.dashboard.adf import ADF_LIMIT, size
+from jr2_sources.capabilities.dashboard.body import BrokenMarkers
 from jr2_sources.capabilities.dashboard.model import build
+from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_LAYOUT, WIKI_START
 from jr2_sources.capabilities.dashboard.wikirender import wiki, wiki_text
 from jr2_sources.readyset import (

@@ -1,6 +1,8 @@
 """No import cycle in jr2_sources: the graph of every `import`/`from` statement of the package,
 top-level and function-local alike (an import inside a function only hides a cycle until the
-function runs), has no cycle. Imports under `if TYPE_CHECKING:` never run and are left out."""
+function runs), has no cycle. Imports under `if TYPE_CHECKING:` never run and are left out.
+Importing `a.b.c` runs the package `a.b`'s `__init__` first, so it counts as an import of `a.b`
+too (from outside `a.b`: a module inside it runs after its package has begun)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
     """Each module of `package` (its files under `root`) -> the modules of `package` it imports
-    anywhere in its file: `from a import b` counts `a.b` when that is a module, else `a`."""
+    anywhere in its file: `from a import b` counts `a.b` when that is a module, else `a`; and
+    the packages each of those is in, but the ones the importing module is in itself."""
     modules = _modules(root, package)
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, is_package) in modules.items():
@@ -59,7 +62,15 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name:
                     graph[name].add(target)
+                    graph[name].update(p for p in _packages_of(target) if p in modules
+                                       and p != name and p not in _packages_of(name))
     return graph
+
+
+def _packages_of(module: str) -> set[str]:
+    """The packages `module` is in: `a.b.c` -> {`a`, `a.b`}."""
+    parts = module.split(".")
+    return {".".join(parts[:n]) for n in range(1, len(parts))}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -118,4 +129,17 @@ def test_a_cycle_hidden_in_a_function_is_found_and_type_checking_imports_are_not
     (pkg / "e.py").write_text("from . import d\n")
     graph = import_graph(pkg, "pkg")
     assert graph["pkg.sub"] == {"pkg.sub.b"} and graph["pkg.d"] == set()
-    assert cycles(graph) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
+    assert cycles(graph) == [["pkg.a", "pkg.c", "pkg.sub", "pkg.sub.b"]]
+
+
+def test_a_cycle_through_a_packages_init_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "hub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "hub" / "__init__.py").write_text("from .x import X\n")  # re-exports its module
+    (pkg / "hub" / "x.py").write_text("from pkg.user import f\nX = 1\n")
+    (pkg / "hub" / "y.py").write_text("Y = 2\n")
+    (pkg / "user.py").write_text("from pkg.hub.y import Y\nf = Y\n")  # runs the hub first
+    graph = import_graph(pkg, "pkg")
+    assert graph["pkg.user"] == {"pkg.hub.y", "pkg.hub"} and graph["pkg.hub.x"] == {"pkg.user"}
+    assert cycles(graph) == [["pkg.hub", "pkg.hub.x", "pkg.user"]]

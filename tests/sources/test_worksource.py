@@ -10,7 +10,8 @@ import pytest
 
 from jr2_core import Next, Outcome
 from jr2_core.errors import UsageError
-from jr2_sources import Claim, Snapshot, SnapshotItem, Tracker, WorkItem, WorkSource
+from jr2_sources import Claim, Snapshot, SnapshotItem, Tracker
+from jr2_sources.worksource import WorkItem, WorkSource
 
 
 class Scripted(Tracker):

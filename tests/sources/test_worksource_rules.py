@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from jr2_core import Context, Failure, Outcome, pool, start
-from jr2_sources import ReadOnly, ReadOnlyError, SnapshotItem, Tracker, WorkSource
+from jr2_sources import ReadOnly, ReadOnlyError, SnapshotItem, Tracker
 from jr2_sources.kit.fence import Fence
 from jr2_sources.testing import MemoryItem, MemoryTracker
+from jr2_sources.worksource import WorkSource
 
 
 def ws_of(tracker: Any, **kw: Any) -> WorkSource:

@@ -36,8 +36,10 @@ from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import layer_options
 from jr2_sources.tracker import ReadOnly
 
-from . import Dashboard, check_interval, hide_items, target_of
 from .mixin import HasDashboard
+from .scope import hide_items
+from .sync import Dashboard
+from .target import check_interval, target_of
 
 log = logging.getLogger("jr2.dashboard")
 

@@ -30,7 +30,7 @@ from jr2_sources.capabilities.deltas.sincewindow import (
     iso_z,
 )
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
-from jr2_sources.kit import labels_of
+from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 from .client import GitHubHTTPError

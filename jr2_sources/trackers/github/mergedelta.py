@@ -16,7 +16,7 @@ import threading
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources.kit import labels_of
+from jr2_sources.kit.labeltracker import labels_of
 
 from .pulls import issue_of_branch
 from .refs import body_refs, item_id, same_repo, split_id

@@ -22,7 +22,8 @@ from typing import Any
 
 from jr2_core.errors import ConfigError
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
-from jr2_sources.kit import claims, labels_of
+from jr2_sources.kit import claims
+from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.kit.markers import MarkerTrust
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 

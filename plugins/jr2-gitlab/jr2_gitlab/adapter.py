@@ -31,14 +31,14 @@ from jr2_sources import (
     Delta,
     HasDashboard,
     KeepsGates,
-    LabelCommentTracker,
     LocksByComment,
     Snapshot,
     SourceEnv,
     TakesWebhooks,
-    Verdict,
 )
+from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.kit import claims
+from jr2_sources.kit.labeltracker import LabelCommentTracker
 from jr2_sources.kit.retry import RetryPolicy
 
 from .client import GitLabClient, api_url, resolve_token

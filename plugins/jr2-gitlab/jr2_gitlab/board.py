@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import SourceHTTPError, UsageError
-from jr2_sources.capabilities.dashboard import Target
+from jr2_sources.capabilities.dashboard.target import Target
 
 from .refs import encode_project, item_id
 from .webhook import wakes

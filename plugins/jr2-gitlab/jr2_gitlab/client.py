@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from pydantic import SecretStr
 
 from jr2_core import ConfigError, SourceHTTPError
-from jr2_sources import RestClient, RestResponse
+from jr2_sources.kit.rest import RestClient, RestResponse
 
 USER_AGENT = "jr2-gitlab-source"
 DEFAULT_URL = "https://gitlab.com"

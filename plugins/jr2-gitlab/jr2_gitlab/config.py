@@ -3,7 +3,7 @@
 Design note: `label` maps to the `labels` parameter of `GET /projects/:id/issues` (server-side:
 issues must carry all of them); `exclude_label` and the priority map are applied client-side.
 The label options are `jr2_sources.kit.labeloptions.LabelOptions`, shared with GitHub.
-Durations accept `30s`/`10m` strings (`jr2_sources.Duration`).
+Durations accept `30s`/`10m` strings (`jr2_sources.kit.durations.Duration`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from jr2_sources import Duration, LabelOptions
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.labeloptions import LabelOptions
 
 # GitLab paths: letters, digits, `_`, `-`, `.`; nested groups allowed (group/sub/project).
 _PROJECT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+$")

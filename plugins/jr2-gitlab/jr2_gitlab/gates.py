@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from jr2_core import SourceHTTPError
+from jr2_sources.capabilities.gates.comments import gates_of
 from jr2_sources.capabilities.gates.policy import Gate, GateStatus, answer_label
-from jr2_sources.kit import gates_of
 from jr2_sources.kit.claims import Comment
 
 from .client import GitLabClient

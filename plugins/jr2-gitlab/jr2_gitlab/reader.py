@@ -27,7 +27,9 @@ from typing import Any, Literal
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
 from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
-from jr2_sources.kit import MarkerTrust, claims, labels_of
+from jr2_sources.kit import claims
+from jr2_sources.kit.labeltracker import labels_of
+from jr2_sources.kit.markers import MarkerTrust
 
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig

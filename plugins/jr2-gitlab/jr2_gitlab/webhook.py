@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jr2_sources import DeliveryDeduper, Verdict, header
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header
 
 from .refs import same_project
 

@@ -16,8 +16,9 @@ import pytest
 from fake_gitlab import TOKEN, FakeGitLab
 from gitlab_helpers import make_adapter
 
-from jr2_sources.capabilities.dashboard import END, START, Dashboard, split, ticks
+from jr2_sources.capabilities.dashboard.body import END, START, split, ticks
 from jr2_sources.capabilities.dashboard.command import DashboardLoop
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import compute_ready_set
 
 P = "g/p"

@@ -29,9 +29,6 @@ from typing import Any, ClassVar
 from jr2_core import Outcome, UsageError
 from jr2_sources import (
     Attempt,
-    ClaimsByComment,
-    CommentClaims,
-    DeliveryDeduper,
     Delta,
     ItemError,
     ReadsDeltas,
@@ -40,9 +37,11 @@ from jr2_sources import (
     SourceEnv,
     TakesWebhooks,
     TrustsMarkers,
-    Verdict,
 )
-from jr2_sources.kit import MarkerTrust, claims, marker_key
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict
+from jr2_sources.kit import claims
+from jr2_sources.kit.comment_claims import ClaimsByComment, CommentClaims
+from jr2_sources.kit.markers import MarkerTrust, marker_key
 from jr2_sources.kit.retry import RetryPolicy
 
 from . import operations as ops

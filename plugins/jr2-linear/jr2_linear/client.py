@@ -31,7 +31,8 @@ from typing import Any
 from pydantic import SecretStr
 
 from jr2_core import ConfigError, SourceError, SourceHTTPError
-from jr2_sources import Redactor, parse_http_date
+from jr2_sources.kit.redact import Redactor
+from jr2_sources.kit.rest import parse_http_date
 from jr2_sources.kit.retry import Retryable, RetryPolicy, WriteSpacer, retry_or_fail, unreachable
 
 DEFAULT_URL = "https://api.linear.app/graphql"

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from jr2_sources import Duration, Tracker
-from jr2_sources.kit import TRUST_HELP
+from jr2_sources import Tracker
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.markers import TRUST_HELP
 
 _TEAM = re.compile(r"^[A-Za-z0-9_]{1,10}$")
 StateType = Literal["triage", "backlog", "unstarted", "started"]

@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from jr2_sources.kit import Ignored, MarkerTrust, claims
+from jr2_sources.kit import claims
+from jr2_sources.kit.markers import Ignored, MarkerTrust
 
 MARKER_KEY = "jr2"
 

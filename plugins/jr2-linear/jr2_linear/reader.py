@@ -33,7 +33,8 @@ from typing import Any
 
 from jr2_core import UsageError
 from jr2_sources import BlockerRef, Delta, Snapshot, SnapshotItem
-from jr2_sources.kit import Ignored, MarkerTrust, claims
+from jr2_sources.kit import claims
+from jr2_sources.kit.markers import Ignored, MarkerTrust
 
 from . import operations as ops
 from .client import Answer, LinearClient

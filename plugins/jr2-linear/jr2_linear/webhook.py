@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Callable, Collection, Mapping
 
-from jr2_sources import DeliveryDeduper, Verdict, header, verify_signature
+from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 
 REPLAY_WINDOW = 60.0
 """Seconds a delivery's `webhookTimestamp` may differ from now."""

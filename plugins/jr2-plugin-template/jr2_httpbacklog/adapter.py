@@ -43,7 +43,7 @@ from jr2_sources import (
     Tracker,
     TrustsMarkers,
 )
-from jr2_sources.kit import TRUST_HELP, Ignored, MarkerTrust
+from jr2_sources.kit.markers import TRUST_HELP, Ignored, MarkerTrust
 
 
 class HttpBacklogConfig(Tracker.Options):

@@ -36,9 +36,11 @@ from typing import Any
 
 from jr2_core import Outcome, UsageError
 from jr2_core.errors import ItemError, SourceHTTPError
-from jr2_sources import Attempt, Delta, LabelCommentTracker, RestResponse, Snapshot, SourceEnv
+from jr2_sources import Attempt, Delta, Snapshot, SourceEnv
 from jr2_sources.kit import claims
 from jr2_sources.kit.comment_claims import REUSE_LISTING
+from jr2_sources.kit.labeltracker import LabelCommentTracker
+from jr2_sources.kit.rest import RestResponse
 from jr2_sources.kit.retry import RetryPolicy
 
 from .client import RedmineClient, RedmineHTTPError, now_text, resolve_key

@@ -2,7 +2,7 @@
 
 Design notes
 ------------
-* `jr2_sources.RestClient` (one `requests.Session`, retries in one layer, spaced writes,
+* `jr2_sources.kit.rest.RestClient` (one `requests.Session`, retries in one layer, spaced writes,
   redacted one-line errors); what is Redmine's own is here: the key goes in the
   `X-Redmine-API-Key` header (a `SecretStr`, unwrapped only to build it), lists page by
   `offset`/`limit` (100, Redmine's most) until `total_count`, and errors are Redmine's
@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from jr2_core import ConfigError, SourceHTTPError
-from jr2_sources import RestClient, RestResponse
+from jr2_sources.kit.rest import RestClient, RestResponse
 
 USER_AGENT = "jr2-redmine-source"
 PAGE = 100

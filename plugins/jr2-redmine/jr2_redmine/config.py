@@ -24,7 +24,9 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, field_validator
 
-from jr2_sources import Duration, LabelOptions, Tracker
+from jr2_sources import Tracker
+from jr2_sources.kit.durations import Duration
+from jr2_sources.kit.labeloptions import LabelOptions
 
 
 class RedmineConfig(LabelOptions, Tracker.Options):

@@ -31,8 +31,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jr2_sources import SnapshotItem
-from jr2_sources.kit import BlockerState, Page, SinceReader, SinceWindow, WindowGap, iso_z
+from jr2_sources import BlockerState, SnapshotItem
+from jr2_sources.capabilities.deltas.since import SinceReader
+from jr2_sources.capabilities.deltas.sincewindow import Page, SinceWindow, WindowGap, iso_z
 
 from .client import RedmineHTTPError, parse_time
 from .reader import item_id

@@ -1,5 +1,6 @@
-"""`jr2_sources.RestClient`, the body the GitHub and GitLab clients share: what a subclass gets
-without writing it (tested through both trackers too; here, what neither tracker shows)."""
+"""`jr2_sources.kit.rest.RestClient`, the body the GitHub and GitLab clients share: what a
+subclass gets without writing it (tested through both trackers too; here, what neither tracker
+shows)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import responses
 from pydantic import SecretStr
 
 from jr2_core.errors import SourceError, SourceHTTPError
-from jr2_sources import RestClient
+from jr2_sources.kit.rest import RestClient
 from jr2_sources.kit.retry import RetryPolicy
 
 API = "https://tracker.example/api"

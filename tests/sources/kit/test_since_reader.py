@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jr2_sources.kit import BlockerState, Page, SinceReader, WindowGap
-from jr2_sources.readyset import SnapshotItem
+from jr2_sources.capabilities.deltas.since import SinceReader
+from jr2_sources.capabilities.deltas.sincewindow import Page, WindowGap
+from jr2_sources.readyset import BlockerState, SnapshotItem
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

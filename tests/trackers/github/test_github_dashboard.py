@@ -17,8 +17,9 @@ import pytest
 from gh_helpers import make_adapter
 from gh_openapi import request_problems, response_problems
 
-from jr2_sources.capabilities.dashboard import END, START, Dashboard, split, ticks
+from jr2_sources.capabilities.dashboard.body import END, START, split, ticks
 from jr2_sources.capabilities.dashboard.command import DashboardLoop
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub

@@ -15,9 +15,9 @@ from typing import Any
 from adfschema import valid
 from jira_helpers import make_adapter
 
-from jr2_sources.capabilities.dashboard import Dashboard
 from jr2_sources.capabilities.dashboard.adf import ADF_LAYOUT, END_TEXT, START_TEXT, dumps, key_of
 from jr2_sources.capabilities.dashboard.command import DashboardLoop
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_START
 from jr2_sources.capabilities.webhooks import Verdict
 from jr2_sources.readyset import compute_ready_set

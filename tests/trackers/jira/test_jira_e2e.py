@@ -38,7 +38,7 @@ def test_the_plugin_registers_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     assert res.stdout.split() == ["False", "False"]
     plugins.load(refresh=True)
     kind = load_registry().get("jira")
-    assert model_of(kind).__name__ == "JiraConfig"  # the model is named by a function
+    assert model_of(kind).__name__ == "JiraConfig"  # the model is named by module:attr
 
 
 def test_ready_json_subprocess_only_reads(fake: FakeJira, tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ import pytest
 
 from clihelp import JR2, env, wait_for
 from jr2_core.errors import UsageError
-from jr2_sources.capabilities.dashboard import END, START, Dashboard, split, ticks
+from jr2_sources.capabilities.dashboard.body import END, START, split, ticks
+from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.trackers.local.board import LocalBoard
