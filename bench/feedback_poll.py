@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from jr2_core import Outcome
-from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
@@ -46,7 +46,7 @@ def measure(n: int, loop: bool) -> tuple[float, int, int]:
         for number in numbers:
             assert worker.claim(SnapshotItem(id=f"o/r#{number}", title="x"), "w", 600)
             prs[number] = fake.pulls.open_pr("o/r", f"jr2/issue-{number}")
-            worker.record(f"o/r#{number}", "w", Outcome(status="done"), Attempt(1))
+            worker.finish(f"o/r#{number}", "w", Outcome(status="done"), Attempt(1))
         before = len(fake.requests())
         pool(fake, Path(d) / "r", False, read_only=True).snapshot()  # `jr2 ready`
         report = len(fake.requests()) - before

@@ -93,7 +93,7 @@ def claim_cost(fake: FakeGitHub) -> dict[str, int]:
     s1 = a.client.stats.snapshot()
     assert not b.claim(SnapshotItem(id=f"o/r#{n}"), "bench-b", 600)
     lost = b.client.stats.snapshot()
-    a.record(f"o/r#{n}", "bench-a", Outcome("done"))
+    a.finish(f"o/r#{n}", "bench-a", Outcome("done"))
     s2 = a.client.stats.snapshot()
     return {"claim": s1["requests"] - s0["requests"], "settle": s2["requests"] - s1["requests"],
             "writes": s2["writes"] - s0["writes"], "lost_claim": lost["requests"]}
@@ -133,7 +133,7 @@ def per_claim(make: Callable[[], Any], *, deltas: bool) -> dict[str, float]:
         t1 = sent()
         item = first_ready(view, held.id)
         assert a.claim(item, "bench-pool", 600)
-        a.record(held.id, "bench-pool", Outcome("done"))  # the running one ends
+        a.finish(held.id, "bench-pool", Outcome("done"))  # the running one ends
         held = item
         t2 = sent()
         reader.read().ready.close()  # what `next` reads before the next claim: one claim and

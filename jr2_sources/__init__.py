@@ -9,7 +9,7 @@ and only that, so registering a plugin imports nothing else:
   (`capabilities.deltas.incremental`): what an optional `changes()` answers between snapshots.
 - `capabilities_of`, `CAPABILITIES`, `Capability` (`capabilities`) and the mixins a tracker
   inherits to declare each optional capability: `ReadsDeltas`, `KeepsAttempts` (with `Attempt`),
-  `KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsGates`, `HasDashboard`, `TakesWebhooks`,
+  `KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsApprovals`, `HasDashboard`, `TakesWebhooks`,
   `TrustsMarkers`, `TakesFeedback`.
 - `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
   added by `hooks`).
@@ -22,13 +22,13 @@ REST client, retries, webhooks, comment claims, label options), `jr2_sources.wor
 """
 
 from .capabilities import CAPABILITIES, Capability, capabilities_of
+from .capabilities.approvals import KeepsApprovals
+from .capabilities.attempts import Attempt, KeepsAttempts
 from .capabilities.dashboard import HasDashboard
 from .capabilities.deltas import ReadsDeltas
 from .capabilities.deltas.incremental import Delta
 from .capabilities.feedback import TakesFeedback
-from .capabilities.gates import KeepsGates
 from .capabilities.limits import KeepsLimits, LocksByComment, ReadsBodies
-from .capabilities.retries import Attempt, KeepsAttempts
 from .capabilities.trust import TrustsMarkers
 from .capabilities.webhooks import TakesWebhooks
 from .readyset import (
@@ -54,8 +54,8 @@ __all__ = [
     "Delta",
     "HasDashboard",
     "ItemError",
+    "KeepsApprovals",
     "KeepsAttempts",
-    "KeepsGates",
     "KeepsLimits",
     "LocksByComment",
     "ReadOnly",

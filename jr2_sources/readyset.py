@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
-from jr2_sources.capabilities.gates.policy import Gate, awaiting
+from jr2_sources.capabilities.approvals.policy import Approval, awaiting
 
 if TYPE_CHECKING:
     from .kit.markers import Ignored
@@ -102,16 +102,17 @@ class SnapshotItem:
     """False for an item the user's filter does not select, read only to show jr2's marks on it
     (a claim or failure left from another scope): never offered, claimed or settled."""
     attempts: int = 0
-    """Attempts spent so far that ended in a transient failure (`jr2_sources.capabilities.retries`),
+    """Attempts spent so far that ended in a transient failure
+    (`jr2_sources.capabilities.attempts`),
     as the tracker records them; 0 when the item has none waiting to be retried."""
     retry_after: datetime | None = None
     """The earliest time of the next attempt after a transient failure: until then it waits."""
     groups: tuple[str, ...] = ()
     """The conflict groups of the item (`jr2_sources.capabilities.limits.policy`, `--exclusive-by`),
     sorted: while another item of one of them holds a live claim, it waits (`group_busy`)."""
-    gates: tuple[Gate, ...] = ()
+    gates: tuple[Approval, ...] = ()
     """The item's approval gates as the tracker records them
-    (`jr2_sources.capabilities.gates.policy`): one awaiting an answer blocks the item
+    (`jr2_sources.capabilities.approvals.policy`): one awaiting an answer blocks the item
     (`awaiting_approval`); answered ones are handed to its next attempt."""
     ignored: tuple[Ignored, ...] = ()
     """jr2 markers on the item that changed nothing (`jr2_sources.kit.markers`: by an account

@@ -42,14 +42,14 @@ from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, StateFull, UsageError
 from jr2_core.jsondata import jsonable
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import EX_AWAIT_APPROVAL, ApprovalRequest
+from jr2_sources.capabilities.attempts import Attempt, AttemptPolicy, KeepsAttempts
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, GateRequest
 from jr2_sources.capabilities.limits import KeepsLimits
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.policy import Limits
-from jr2_sources.capabilities.retries import Attempt, AttemptPolicy, KeepsAttempts
 
 from .kit.bounds import Bounds
 from .kit.fence import Fence
@@ -213,7 +213,7 @@ class WorkSource:
                                  "conflict groups between pools yet (drop --global-cap and "
                                  "--exclusive-by)")
         self.gates = frozenset(gates)
-        if self.gates and not isinstance(self.tracker, KeepsGates):
+        if self.gates and not isinstance(self.tracker, KeepsApprovals):
             raise UsageError(f"{self.tracker.name}: this source cannot park an item awaiting "
                              "approval, so it cannot use --gate")
         self.holder = holder
@@ -580,7 +580,7 @@ class WorkSource:
 
     # -- approval gates -----------------------------------------------------------------------
 
-    def _gate_asked(self, item_id: str, outcome: Outcome) -> tuple[GateRequest | None, Outcome]:
+    def _gate_asked(self, item_id: str, outcome: Outcome) -> tuple[ApprovalRequest | None, Outcome]:
         """The gate a failed worker asked for (exit `EX_AWAIT_APPROVAL`), when it is one of the
         run's `--gate`s; an ask this run cannot honour becomes a failure saying why."""
         failure = outcome.failure
@@ -591,10 +591,10 @@ class WorkSource:
         asked = detail.get("await_approval")
         if isinstance(asked, dict) and isinstance(asked.get("gate"), str):
             reason = asked.get("reason")
-            request: GateRequest | None = GateRequest(
+            request: ApprovalRequest | None = ApprovalRequest(
                 asked["gate"], reason if isinstance(reason, str) else None)
         elif len(self.gates) == 1:
-            request = GateRequest(next(iter(self.gates)))
+            request = ApprovalRequest(next(iter(self.gates)))
         else:
             request = None
         if request is not None and request.name in self.gates:
@@ -605,10 +605,10 @@ class WorkSource:
         why = f"asked for approval of {what}, which this run does not have (--gate: {given})"
         return None, Outcome("failed", failure=Failure(why, detail=detail))
 
-    async def _park(self, item_id: str, request: GateRequest) -> Outcome | None:
+    async def _park(self, item_id: str, request: ApprovalRequest) -> Outcome | None:
         """Park the item awaiting approval of `request` (the tracker releases the claim)."""
         parker = self._locks or self.tracker
-        if not isinstance(parker, LockedClaims | KeepsGates):  # refused at start: --gate
+        if not isinstance(parker, LockedClaims | KeepsApprovals):  # refused at start: --gate
             raise UsageError(f"{self.tracker.name}: this source cannot park an item")
         try:
             await self._call(parker.park, item_id, self.holder, request)

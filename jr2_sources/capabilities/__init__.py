@@ -2,7 +2,7 @@
 
 Beyond `Tracker`'s four required methods, each capability is a slice owning all of it (what the
 WorkSource calls, its `jr2 work` / `jr2 ready` options, the helpers a tracker reuses): `deltas`,
-`retries`, `limits`, `gates`, `dashboard`, `webhooks`, `trust`, `feedback`. A tracker declares
+`retries`, `limits`, `approvals`, `dashboard`, `webhooks`, `trust`, `feedback`. A tracker declares
 one by inheriting its mixin (`CAPABILITIES`); the layer asks `isinstance`, the registry
 `capabilities_of(tracker class)`, so `jr2 work KIND: --help` lists only the options the kind
 supports. A slice declares its options once, as one decorator (`options`: `WORK_OPTIONS`,
@@ -38,7 +38,7 @@ class Capability:
 CAPABILITIES: tuple[Capability, ...] = (
     Capability("deltas", "jr2_sources.capabilities.deltas.mixin:ReadsDeltas",
                "read by what changed since the last reading (`changes`)"),
-    Capability("retries", "jr2_sources.capabilities.retries:KeepsAttempts",
+    Capability("attempts", "jr2_sources.capabilities.attempts:KeepsAttempts",
                "keeps the attempt record (`settle` takes an `Attempt`)",
                ("--max-attempts", "--transient-exit", "--retry-backoff", "--retry-backoff-max")),
     Capability("limits", "jr2_sources.capabilities.limits.mixin:KeepsLimits",
@@ -49,8 +49,8 @@ CAPABILITIES: tuple[Capability, ...] = (
                ("--global-cap", "--exclusive-by", "--control-issue")),
     Capability("bodies", "jr2_sources.capabilities.limits.mixin:ReadsBodies",
                "items carry their bodies (`--exclusive-by touches`; `want_bodies`)"),
-    Capability("gates", "jr2_sources.capabilities.gates.mixin:KeepsGates",
-               "parks items awaiting approval and records answers (`park`, `answer_gate`)",
+    Capability("approvals", "jr2_sources.capabilities.approvals.mixin:KeepsApprovals",
+               "parks items awaiting approval and records answers (`park`, `answer_approval`)",
                ("--gate",)),
     Capability("dashboard", "jr2_sources.capabilities.dashboard.mixin:HasDashboard",
                "keeps a dashboard issue (`dashboard`)", ("--dashboard", "--dashboard-interval")),

@@ -29,19 +29,19 @@ from jr2_core.commands import host_and_wait, progress_printer
 from jr2_core.commands import observers as with_plugins
 from jr2_core.errors import UsageError
 from jr2_core.runs import RunResult
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.live import attach_approvals
+from jr2_sources.capabilities.approvals.policy import check_name
+from jr2_sources.capabilities.attempts import EX_TEMPFAIL, AttemptPolicy
 from jr2_sources.capabilities.dashboard.command import (
     DashboardLoop,
     interval_seconds,
     open_dashboard,
 )
 from jr2_sources.capabilities.deltas.reader import first_reading
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.approvals import attach_approvals
-from jr2_sources.capabilities.gates.policy import check_name
 from jr2_sources.capabilities.limits import KeepsLimits, LocksByComment
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.policy import Limits
-from jr2_sources.capabilities.retries import EX_TEMPFAIL, AttemptPolicy
 from jr2_sources.capabilities.webhooks import TakesWebhooks, attach_webhook
 from jr2_sources.hooks import load_registry
 from jr2_sources.kit.durations import parse_duration
@@ -208,7 +208,7 @@ def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap
     state_dir = resolve_state(state, create=True)
     names = _gate_names(gates)
     adapter, config = open_source(source, list(options), state_dir, read_only=False)
-    if names and not isinstance(adapter, KeepsGates):
+    if names and not isinstance(adapter, KeepsApprovals):
         raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
                          "so it cannot use --gate")
     locks = _limited(adapter, limits, control_issue)
@@ -272,7 +272,8 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
 
 
 def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked (`jr2_sources.capabilities.gates.policy.check_name`)."""
+    """`--gate NAME` (repeatable), checked
+    (`jr2_sources.capabilities.approvals.policy.check_name`)."""
     try:
         return frozenset(check_name(g) for g in gates)
     except ValueError as exc:

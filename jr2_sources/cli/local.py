@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from jr2_core.cli import fail, resolve_state, state_option
-from jr2_sources.capabilities.gates.policy import answer
+from jr2_sources.capabilities.approvals.policy import answer
 
 from .source import open_source
 

@@ -32,8 +32,8 @@ from jr2_core import Context, Failure
 from jr2_core.errors import UsageError
 from jr2_core.paths import safe_name
 from jr2_core.timeouts import wait_for
+from jr2_sources.capabilities.approvals.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.capabilities.feedback.report import write as feedback_files
-from jr2_sources.capabilities.gates.policy import EX_AWAIT_APPROVAL, env_for, parse_ask
 from jr2_sources.kit.fence import Fence
 from jr2_sources.kit.redact import Redactor
 from jr2_sources.kit.sizes import format_size

@@ -18,10 +18,10 @@ import click
 from jr2_core.cli import fail, state_option
 from jr2_core.jsondata import jsonable
 from jr2_core.text import one_line
-from jr2_sources.capabilities import retries, webhooks
+from jr2_sources.capabilities import attempts, webhooks
+from jr2_sources.capabilities.approvals import options as gates_options
 from jr2_sources.capabilities.dashboard import options as dashboard_options
 from jr2_sources.capabilities.feedback import options as feedback_options
-from jr2_sources.capabilities.gates import options as gates_options
 from jr2_sources.capabilities.limits import options as limits_options
 from jr2_sources.report import describe_reasons
 
@@ -50,7 +50,7 @@ class WorkCommand(SourceCommand):
 @click.option("--port", type=click.IntRange(0, 65535), default=0,
               help="Port of the run host on 127.0.0.1 (0: any free port).")
 @webhooks.WORK_OPTIONS
-@retries.WORK_OPTIONS
+@attempts.WORK_OPTIONS
 @feedback_options.WORK_OPTIONS
 @limits_options.WORK_OPTIONS
 @gates_options.WORK_OPTIONS

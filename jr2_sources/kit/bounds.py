@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..capabilities.gates.policy import cut_reason
+from ..capabilities.approvals.policy import cut_reason
 from .claims import MAX_LEASE, Comment
 
 __all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
-from jr2_sources.capabilities.retries import KeepsAttempts
+from jr2_sources.capabilities.attempts import KeepsAttempts
 
 from ..tracker import Tracker
 from .bounds import NO_BOUNDS, Bounds, bounded
@@ -37,8 +37,8 @@ from .claims import Comment, Kind, Marker, holder_of, markers, render_marker, re
 from .retry import abort_retries_when
 
 if TYPE_CHECKING:
-    from jr2_sources.capabilities.gates.policy import Gate
-    from jr2_sources.capabilities.retries import Attempt
+    from jr2_sources.capabilities.approvals.policy import Approval
+    from jr2_sources.capabilities.attempts import Attempt
     from jr2_sources.readyset import SnapshotItem
 
 
@@ -106,7 +106,7 @@ REUSE_LISTING = 1.0
 """Seconds a listing the watch took stays good for the settle's claim check (module notes)."""
 
 
-def parked_since(found: list[Marker], gates: tuple[Gate, ...]) -> bool:
+def parked_since(found: list[Marker], gates: tuple[Approval, ...]) -> bool:
     """Whether a `jr2:gate` marker in `found` was asked after the snapshot that knew `gates`: a
     gate the snapshot did not know, or knew only from before this request (an answered gate's
     time is its answer's, at or after its request). Server times of one tracker throughout."""
@@ -157,7 +157,7 @@ class CommentClaims:
             held = self._held.get(key)
         return None if held is None or held.settled else held
 
-    def _look(self, key: str, gates: tuple[Gate, ...] = ()) -> bool:
+    def _look(self, key: str, gates: tuple[Approval, ...] = ()) -> bool:
         """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
         where the tracker has them: free when unchanged) and give up at once when another live
         claim holds the item or it is no longer to do (`still_to_do`: another pool settled it
@@ -178,12 +178,12 @@ class CommentClaims:
         return (holder_of(comments, now) is None and not self._parked(key, found, gates)
                 and self.thread.still_to_do(key, found))
 
-    def _parked(self, key: str, found: list[Marker], gates: tuple[Gate, ...]) -> bool:
+    def _parked(self, key: str, found: list[Marker], gates: tuple[Approval, ...]) -> bool:
         """Parked since the claimer's snapshot (see the module's note on gates)."""
         return parked_since(found, gates) and self.thread.parked(key)
 
     def claim(self, key: str, holder: str, lease: float, attempts: int = 0,
-              gates: tuple[Gate, ...] = ()) -> bool:
+              gates: tuple[Approval, ...] = ()) -> bool:
         """Claim `key` for `holder`; True when won (see the module's note). `attempts` and
         `gates`: the attempts spent and the gates known by the snapshot the item was chosen by
         (`SnapshotItem.attempts`, `SnapshotItem.gates`)."""
@@ -297,7 +297,7 @@ class CommentClaims:
         if held is not None:
             self.settle(held, "released", {}, f"jr2: released by {self.who(holder)}.", None)
 
-    def record(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
+    def finish(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
                on_failed: Callable[[], None], retry_hint: str,
                attempt: Attempt | None = None) -> bool:
         """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it; `done` runs
@@ -360,7 +360,7 @@ class ClaimsByComment(KeepsAttempts, Tracker):
     """`claim` / `renew` / `settle` of a tracker whose claims are comments: delegated to its
     `claims` engine, and refused with a one-line error on a read-only adapter (a report never
     writes). The adapter sets `name`, `read_only` and `claims`, names its `tracker`, and
-    implements `record` (done or failed); `settle` sends `cancelled` to `release`."""
+    implements `finish` (done or failed); `settle` sends `cancelled` to `release`."""
 
     tracker: ClassVar[str] = "the tracker"
     name: str
@@ -388,7 +388,7 @@ class ClaimsByComment(KeepsAttempts, Tracker):
         self._writable()
         self.claims.release(item_id, holder)
 
-    def record(self, item_id: str, holder: str, outcome: Outcome,
+    def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         """Record a `done` or `failed` outcome and drop the claim (the tracker's own), with the
         attempt record when `jr2 work --max-attempts` counts attempts."""
@@ -399,4 +399,4 @@ class ClaimsByComment(KeepsAttempts, Tracker):
         if outcome.status == "cancelled":
             self.release(item_id, holder)
         else:
-            self.record(item_id, holder, outcome, attempt)
+            self.finish(item_id, holder, outcome, attempt)

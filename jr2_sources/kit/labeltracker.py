@@ -25,12 +25,16 @@ from typing import Any, ClassVar
 
 from jr2_core import Outcome
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.capabilities.approvals.comments import record_answer
+from jr2_sources.capabilities.approvals.policy import (
+    AWAITING_LABEL,
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.capabilities.gates.comments import record_answer
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL, GateRequest, GateStatus
 from jr2_sources.capabilities.limits import ReadsBodies
-from jr2_sources.capabilities.retries import Attempt
 from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import DeliveryDeduper
 
@@ -422,15 +426,15 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         nobody may, so an unchecked answer never counts)."""
         return False
 
-    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
-                    by: str | None = None) -> bool:
-        """Record an answer given through jr2 (`jr2_sources.capabilities.gates.policy.answer`:
+    def answer_approval(self, item_id: str, name: str, status: ApprovalStatus,
+                    reason: str | None = None, by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.capabilities.approvals.policy.answer`:
         the dashboard) as a `jr2:answer` comment, when the gate awaits one; False otherwise."""
         self._writable()
         self.issue_path(item_id)
         return record_answer(self, item_id, name, status, reason, by, self.can_answer)
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+    def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
         """Park the issue awaiting approval (see the module notes)."""
         self._writable()
         self.issue_path(item_id)  # a foreign id is refused before anything is written
@@ -445,7 +449,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         self.claims.settle(held, "gate", {"gate": name, "reason": request.reason}, text,
                            lambda: self.mark_parked(item_id))
 
-    def record(self, item_id: str, holder: str, outcome: Outcome,
+    def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         cfg = self.config
@@ -458,7 +462,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             self.mark_failed(item_id)
             self.take_off_awaiting(item_id)
 
-        if self.claims.record(item_id, holder, outcome, on_done=done, on_failed=failed,
+        if self.claims.finish(item_id, holder, outcome, on_done=done, on_failed=failed,
                               retry_hint=f"Remove the `{cfg.failed_label}` label to offer it "
                                          "again.", attempt=attempt):
             with self._lock:

@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 from jr2_core import Failure, Outcome
 from jr2_core.errors import ItemError
-from jr2_sources.capabilities.gates.mixin import KeepsGates
-from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.approvals.mixin import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.mixin import LocksByComment
 from jr2_sources.capabilities.trust import TrustsMarkers
@@ -308,10 +308,10 @@ class SourceConformance:
             assert (kind, who) in shown, f"{ids[key]}: the {kind} marker is not shown: {shown}"
         tr = as_tracker(adapter)
         assert tr.claim(ready[ids["A"]], "pool@h", self.lease * 30), "the forged claim held A"
-        if isinstance(adapter, KeepsGates):
+        if isinstance(adapter, KeepsApprovals):
             e = ready[ids["E"]]
             assert tr.claim(e, "pool@h", self.lease * 30)
-            adapter.park(ids["E"], "pool@h", GateRequest("deploy"))
+            adapter.park(ids["E"], "pool@h", ApprovalRequest("deploy"))
             stranger.post(ids["E"], Forged("answer", {"gate": "deploy", "status": "approved",
                                                       "reason": None, "by": stranger.account}))
             entry = next(x for x in _ready_set(adapter).blocked if x.item.id == ids["E"])

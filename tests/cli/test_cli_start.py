@@ -37,7 +37,7 @@ NOT_FOR_REGISTERING = ("rich", "tenacity", "jr2_sources.cli.compose", "jr2_sourc
                        "jr2_sources.worksource", "jr2_sources.report",
                        "jr2_sources.kit.comment_claims", "jr2_sources.kit.markers",
                        "jr2_sources.kit.rest", "jr2_sources.capabilities.dashboard.sync",
-                       "jr2_sources.capabilities.gates.comments")
+                       "jr2_sources.capabilities.approvals.comments")
 
 
 def test_help_imports_of_each_tracker_only_its_registering_module() -> None:

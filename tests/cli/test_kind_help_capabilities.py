@@ -45,7 +45,7 @@ def test_kind_help_lists_only_the_options_the_kind_supports(kind: str, command: 
 
 def test_each_kind_shows_what_its_tracker_declares() -> None:
     assert kind_capabilities(load_registry().get("local")) == (
-        "deltas", "retries", "limits", "bodies", "gates", "dashboard")
+        "deltas", "attempts", "limits", "bodies", "approvals", "dashboard")
     github = options_shown("work", "github")
     assert {"--gate", "--control-issue", "--webhook-secret-env", "--dashboard"} <= github
     local = options_shown("work", "local")
@@ -83,14 +83,14 @@ def test_no_mixin_hides_a_method_its_tracker_implements(kind: str) -> None:
 
 
 def test_a_mixin_listed_before_the_base_that_implements_it_is_found() -> None:
-    from jr2_sources.capabilities.gates import KeepsGates
+    from jr2_sources.capabilities.approvals import KeepsApprovals
     from jr2_sources.kit.labeltracker import LabelCommentTracker
 
-    class Wrong(KeepsGates, LabelCommentTracker):
+    class Wrong(KeepsApprovals, LabelCommentTracker):
         pass
 
-    class Right(LabelCommentTracker, KeepsGates):
+    class Right(LabelCommentTracker, KeepsApprovals):
         pass
 
-    assert "park: KeepsGates hides LabelCommentTracker's" in shadowed(Wrong)
+    assert "park: KeepsApprovals hides LabelCommentTracker's" in shadowed(Wrong)
     assert shadowed(Right) == []

@@ -188,14 +188,14 @@ def test_hook_jr2_kind_capabilities(backlog: Path, tmp_path: Path) -> None:
     e = env(PYTHONPATH=str(tmp_path / "site"))
     res = jr2("plugins", cwd=backlog, env=e)
     assert res.returncode == 0, res.stderr
-    local = "deltas, retries, limits, bodies, gates, dashboard"  # LocalTracker's mixins
+    local = "deltas, attempts, limits, bodies, approvals, dashboard"  # LocalTracker's mixins
     assert ("jr2_sources.trackers.local.plugin (built-in)  [jr2 0.1.0]\n"
             "  source kinds: local\n"
             f"  capabilities of local: {local}\n") in res.stdout
     assert ("  source kinds: hooked, undeclared\n"
             f"  capabilities of hooked: {local}, webhooks\n"
             "  capabilities of undeclared: not known\n") in res.stdout
-    assert "  capabilities of github: deltas, retries, comment_locks, bodies, gates, " \
+    assert "  capabilities of github: deltas, attempts, comment_locks, bodies, approvals, " \
            "dashboard, webhooks, trust, feedback\n" in res.stdout
     infos = {i["name"]: i for i in json.loads(jr2("plugins", "--json", cwd=backlog,
                                                    env=e).stdout)}

@@ -280,7 +280,7 @@ def test_two_waiting_pools_run_an_approved_item_once(tmp_path: Path, kind: str) 
 
 
 def test_gate_is_refused_at_start_where_the_source_cannot_park() -> None:
-    """A tracker without `gates` cannot park an item: `--gate` is refused at start, in one
+    """A tracker without `approvals` cannot park an item: `--gate` is refused at start, in one
     line (`jr2 work` prints it and exits 2), before anything is claimed."""
     from jr2_core import Outcome
     from jr2_core.errors import UsageError

@@ -253,11 +253,11 @@ def test_two_pools_never_run_an_item_at_once_while_it_is_retried(tmp_path: Path,
 
 
 def test_max_attempts_is_refused_where_the_source_keeps_no_record() -> None:
-    """A tracker without `retries` cannot keep the count: refused at start, in one line;
+    """A tracker without `attempts` cannot keep the count: refused at start, in one line;
     --max-attempts 1 (the default) is what it always did."""
     from jr2_core import Outcome
     from jr2_core.errors import UsageError
-    from jr2_sources.capabilities.retries import AttemptPolicy
+    from jr2_sources.capabilities.attempts import AttemptPolicy
     from jr2_sources.readyset import Snapshot, SnapshotItem
     from jr2_sources.tracker import Tracker
     from jr2_sources.worksource import WorkSource

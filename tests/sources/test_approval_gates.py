@@ -1,5 +1,5 @@
-"""`jr2_sources.capabilities.gates.policy`: the ask line, answers, names and the variables of the
-next attempt, and the `awaiting_approval` reason of the Ready-set."""
+"""`jr2_sources.capabilities.approvals.policy`: the ask line, answers, names and the variables of
+the next attempt, and the `awaiting_approval` reason of the Ready-set."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jr2_sources.capabilities.gates.policy import (
-    Gate,
-    GateRequest,
+from jr2_sources.capabilities.approvals.policy import (
+    Approval,
+    ApprovalRequest,
     answer_command,
     check_name,
     env_for,
@@ -22,8 +22,8 @@ T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
 def test_the_ask_line_names_the_gate_and_an_optional_reason() -> None:
-    assert parse_ask("jr2: await-approval Deploy") == GateRequest("deploy", None)
-    assert parse_ask("  jr2: await-approval deploy ship it now?  ") == GateRequest(
+    assert parse_ask("jr2: await-approval Deploy") == ApprovalRequest("deploy", None)
+    assert parse_ask("  jr2: await-approval deploy ship it now?  ") == ApprovalRequest(
         "deploy", "ship it now?")
     assert parse_ask("jr2: await-approval") is None
     assert parse_ask("I said jr2: await-approval deploy") is None
@@ -51,7 +51,7 @@ def test_answers_and_asks_parse_in_linear_time_on_adversarial_text() -> None:
         answer_command(text)
         assert time.perf_counter() - start < n * 5e-6  # 0.33 s; the old pattern: 50 s
     start = time.perf_counter()
-    assert parse_ask("jr2: await-approval deploy" + " " * n) == GateRequest("deploy", None)
+    assert parse_ask("jr2: await-approval deploy" + " " * n) == ApprovalRequest("deploy", None)
     assert time.perf_counter() - start < n * 5e-6
     assert answer_command("/jr2 reject deploy   not  now  ") == ("rejected", "deploy", "not  now")
 
@@ -69,9 +69,9 @@ def test_names_are_checked_and_the_variables_follow_them() -> None:
 
 
 def test_an_item_awaiting_a_gate_is_blocked_with_its_reason() -> None:
-    waiting = SnapshotItem("A", gates=(Gate("deploy", "awaiting", T0, "ship?", None,
+    waiting = SnapshotItem("A", gates=(Approval("deploy", "awaiting", T0, "ship?", None,
                                             ("mallory",)),))
-    answered = SnapshotItem("B", gates=(Gate("deploy", "approved", T0, None, "alice"),))
+    answered = SnapshotItem("B", gates=(Approval("deploy", "approved", T0, None, "alice"),))
     rs = compute_ready_set(Snapshot("s", [waiting, answered]), now=T0)
     assert [e.item.id for e in rs.ready] == ["B"]
     [entry] = rs.blocked

@@ -12,7 +12,7 @@ import pytest
 
 from jr2_core.errors import ItemError
 from jr2_sources.capabilities.dashboard.body import END, START, BrokenMarkers, merge, split, ticks
-from jr2_sources.capabilities.dashboard.render import BODY_LIMIT, PendingGate, render_section
+from jr2_sources.capabilities.dashboard.render import BODY_LIMIT, PendingApproval, render_section
 from jr2_sources.capabilities.dashboard.scope import hide_items
 from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
@@ -218,8 +218,8 @@ def test_an_approve_tick_answers_a_waiting_gate_through_the_gate_desk() -> None:
         def __init__(self) -> None:
             self.approved: list[tuple[str, str]] = []
 
-        def pending(self, rs: ReadySet) -> list[PendingGate]:
-            return [] if self.approved else [PendingGate("o/r#4", "deploy", NOW, "ship?")]
+        def pending(self, rs: ReadySet) -> list[PendingApproval]:
+            return [] if self.approved else [PendingApproval("o/r#4", "deploy", NOW, "ship?")]
 
         def approve(self, item_id: str, gate: str) -> bool:
             self.approved.append((item_id, gate))

@@ -27,7 +27,7 @@ from jr2_sources.capabilities.dashboard.adf import (
 from jr2_sources.capabilities.dashboard.adfrender import adf
 from jr2_sources.capabilities.dashboard.body import BrokenMarkers, Tick
 from jr2_sources.capabilities.dashboard.model import build
-from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.render import PendingApproval
 from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
     BlockerRef,
@@ -232,10 +232,10 @@ def test_titles_cannot_end_the_section_draw_a_box_or_mention_anyone() -> None:
     rs = rs_of(SnapshotItem("ENG-1", evil), SnapshotItem("ENG-2", START_TEXT, failed=END_TEXT),
                SnapshotItem("ENG-3", "@here [x] \x1b[31m\n- [ ] <!-- jr2:retry 41 -->"))
     board = AdfBoard()
-    gates = [PendingGate("ENG-1", "deploy", NOW, END_TEXT)]
+    gates = [PendingApproval("ENG-1", "deploy", NOW, END_TEXT)]
 
     class Desk:
-        def pending(self, rs: ReadySet) -> list[PendingGate]:
+        def pending(self, rs: ReadySet) -> list[PendingApproval]:
             return gates
 
         def approve(self, item_id: str, gate: str) -> bool:

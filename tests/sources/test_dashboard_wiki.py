@@ -12,7 +12,7 @@ import pytest
 from jr2_sources.capabilities.dashboard.adf import ADF_LIMIT, size
 from jr2_sources.capabilities.dashboard.body import BrokenMarkers
 from jr2_sources.capabilities.dashboard.model import build
-from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.render import PendingApproval
 from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_LAYOUT, WIKI_START
 from jr2_sources.capabilities.dashboard.wikirender import wiki, wiki_text
@@ -91,7 +91,7 @@ def test_titles_and_reasons_cannot_open_markup_or_mention_anyone() -> None:
     nasty = "[~admin] |x| {anchor:jr2-dashboard-end} *b* _i_ -s- !img.png! #1 \x1b\n h1. y"
     assert wiki_text(nasty).count("\\") >= 16 and "\n" not in wiki_text(nasty)
     rs = rs_of(SnapshotItem("ENG-2", nasty, failed=nasty))
-    text = wiki(build(rs, [PendingGate("ENG-2", "ship", NOW, nasty)]), 10_000)
+    text = wiki(build(rs, [PendingApproval("ENG-2", "ship", NOW, nasty)]), 10_000)
     assert "[~" not in text and WIKI_END not in text and "\x1b" not in text
     assert "{{/jr2 approve NAME}}" in text  # how to answer a gate here
     assert "h3. Awaiting approval (1)" in text

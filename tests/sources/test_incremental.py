@@ -25,8 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jr2_sources.capabilities.approvals.policy import Approval
 from jr2_sources.capabilities.deltas.incremental import Delta, IncrementalReadySet
-from jr2_sources.capabilities.gates.policy import Gate
 from jr2_sources.readyset import (
     BlockerRef,
     BlockerState,
@@ -114,7 +114,7 @@ class World:
             blockers=blockers, children=[self.ref(k) for k in kids],
             failed=th.failed, claim=claim,
             groups=tuple(sorted(g for g in th.labels if g.startswith("g"))),
-            gates=() if th.gate is None else (Gate("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
+            gates=() if th.gate is None else (Approval("deploy", th.gate, T0, "why"),))  # type: ignore[arg-type]
 
     def done_count(self) -> int:
         return sum(1 for th in self.things.values()

@@ -28,8 +28,8 @@ import click
 from jr2_core.cli import EXIT_INTERRUPTED, resolve_state, state_option
 from jr2_core.errors import Jr2Error, UsageError
 from jr2_core.timeouts import wait_for
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.desk import TrackerGates
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.desk import TrackerApprovals
 from jr2_sources.cli.source import SourceCommand, open_source, source_or_help
 from jr2_sources.kit.durations import parse_duration
 from jr2_sources.readyset import compute_ready_set
@@ -64,9 +64,9 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
     """The `Dashboard` of issue `issue` of `adapter`'s tracker, checked against the backlog
     `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
     (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
-    tracker that keeps approval gates (`KeepsGates`) gets approve boxes
-    (`capabilities.gates.desk.TrackerGates`), answered through `adapter`, or through the tracker
-    `answering` opens (when `adapter` is read-only)."""
+    tracker that keeps approval gates (`KeepsApprovals`) gets approve boxes
+    (`capabilities.approvals.desk.TrackerApprovals`), answered through `adapter`, or through the
+    tracker `answering` opens (when `adapter` is read-only)."""
     if not isinstance(adapter, HasDashboard):
         raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
                          "(GitHub, GitLab, Jira, local; see docs/guides/dashboard.md)")
@@ -78,8 +78,8 @@ def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: floa
                          "source's filter, so it would be offered as work); use an issue "
                          "outside the filter, or a closed one")
     hide_items(adapter, [board.item_id])
-    if gates is None and isinstance(adapter, KeepsGates):
-        gates = TrackerGates(adapter, board.name, answering=answering)
+    if gates is None and isinstance(adapter, KeepsApprovals):
+        gates = TrackerApprovals(adapter, board.name, answering=answering)
     return Dashboard(board, interval=interval, gates=gates)
 
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from jr2_sources.readyset import ReadySet
 
 from . import body as md
-from .render import PendingGate, core, render_section, stamp
+from .render import PendingApproval, core, render_section, stamp
 
 __all__ = ["MARKDOWN", "Layout", "MarkdownLayout"]
 
@@ -37,7 +37,7 @@ class Layout(Protocol):
         """What of a section is compared to decide whether to write (no "last changed")."""
         ...
 
-    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
+    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
                keep: set[str], now: datetime, limit: int) -> str:
         """The section for `rs` (comparable with `core`), within the room `parts` leave in
         `limit`; "" when not even a line fits."""
@@ -65,7 +65,7 @@ class MarkdownLayout:
     def core(self, section: str) -> str:
         return core(section)
 
-    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
+    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
                keep: set[str], now: datetime, limit: int) -> str:
         room = limit - md.framing(parts) - len(stamp(now)) - 2
         return render_section(rs, budget=room, gates=gates, keep_ticked=keep)

@@ -22,7 +22,7 @@ from jr2_sources.report import _claim_words, _clip, graph_of, share
 
 from .body import TickKind, tick_key
 
-__all__ = ["Code", "Part", "PendingGate", "Row", "Section", "Text", "Why", "build", "lay_out"]
+__all__ = ["Code", "Part", "PendingApproval", "Row", "Section", "Text", "Why", "build", "lay_out"]
 
 TITLE = 80  # title characters on a line
 REASON = 200  # failure-reason characters on a line
@@ -30,7 +30,7 @@ MAX_REFS = 10
 
 
 @dataclass(frozen=True, slots=True)
-class PendingGate:
+class PendingApproval:
     """A gate an item waits on, as the dashboard shows it (see `sync.GateDesk`)."""
 
     item_id: str
@@ -84,7 +84,7 @@ class Section:
     max_nodes: int
 
 
-def build(rs: ReadySet, gates: Sequence[PendingGate] = (),
+def build(rs: ReadySet, gates: Sequence[PendingApproval] = (),
           keep: set[str] | frozenset[str] = frozenset(), max_nodes: int = 100) -> Section:
     """The section of `rs`; `keep`: keys (`body.tick_key`) of boxes drawn ticked again."""
     gated = {g.item_id for g in gates}

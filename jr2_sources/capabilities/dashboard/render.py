@@ -26,9 +26,21 @@ from jr2_sources.report import (
 )
 
 from .body import tick_key
-from .model import MAX_REFS, Cell, Code, Part, PendingGate, Row, Section, Text, Why, build, lay_out
+from .model import (
+    MAX_REFS,
+    Cell,
+    Code,
+    Part,
+    PendingApproval,
+    Row,
+    Section,
+    Text,
+    Why,
+    build,
+    lay_out,
+)
 
-__all__ = ["BODY_LIMIT", "PendingGate", "core", "markdown", "render_section", "stamp"]
+__all__ = ["BODY_LIMIT", "PendingApproval", "core", "markdown", "render_section", "stamp"]
 
 BODY_LIMIT = 65_536
 """GitHub's limit on an issue body, in characters ("body is too long (maximum is 65536
@@ -100,7 +112,7 @@ def markdown(s: Section, budget: int) -> str:
                 f"({max(budget, 0):,} characters); shorten the text outside jr2's section_")
 
 
-def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingGate] = (),
+def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingApproval] = (),
                    keep_ticked: set[str] | frozenset[str] = frozenset(),
                    max_nodes: int = 100) -> str:
     """The dashboard section of `rs` in at most `budget` characters (without the "last

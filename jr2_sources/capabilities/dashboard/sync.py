@@ -27,7 +27,7 @@ from jr2_sources.readyset import ReadySet
 
 from .body import BodyParts, BrokenMarkers, Tick
 from .layout import MARKDOWN, Layout
-from .render import PendingGate
+from .render import PendingApproval
 from .target import target_of
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
@@ -90,7 +90,7 @@ class Board(Protocol):
 class GateDesk(Protocol):
     """Where the dashboard finds the gates that wait for an answer and answers one."""
 
-    def pending(self, rs: ReadySet) -> list[PendingGate]:
+    def pending(self, rs: ReadySet) -> list[PendingApproval]:
         """The gates of items in `rs` waiting for an answer now."""
         ...
 
@@ -102,7 +102,7 @@ class GateDesk(Protocol):
 class NoGates:
     """A `GateDesk` with no gates (a tracker or a run without approval gates)."""
 
-    def pending(self, rs: ReadySet) -> list[PendingGate]:
+    def pending(self, rs: ReadySet) -> list[PendingApproval]:
         return []
 
     def approve(self, item_id: str, gate: str) -> bool:

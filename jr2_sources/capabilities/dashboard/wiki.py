@@ -17,7 +17,7 @@ from jr2_sources.readyset import ReadySet, iso_utc
 
 from . import body as md
 from .adfjson import size
-from .model import PendingGate, build
+from .model import PendingApproval, build
 from .wikirender import wiki
 
 __all__ = ["WIKI_END", "WIKI_LAYOUT", "WIKI_START", "WikiLayout"]
@@ -43,7 +43,7 @@ class WikiLayout:
     def core(self, section: str) -> str:
         return _STAMP.sub("", section.replace("\r\n", "\n")).strip("\n")
 
-    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingGate],
+    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
                keep: set[str], now: datetime, limit: int) -> str:
         room = limit - size(self.merge(parts, "", now)) - 2
         return wiki(build(rs, gates), room)

@@ -18,7 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from jr2_sources.capabilities.gates.policy import awaiting
+from jr2_sources.capabilities.approvals.policy import awaiting
 from jr2_sources.readyset import (
     BlockedEntry,
     BlockerRef,

@@ -30,8 +30,8 @@ from typing import Any, Protocol, cast
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
-from jr2_sources.capabilities.gates.mixin import KeepsGates
-from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.approvals.mixin import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.mixin import LocksByComment
 from jr2_sources.kit.claims import MAX_LEASE, Comment
 from jr2_sources.readyset import SnapshotItem
@@ -457,11 +457,11 @@ class LockedClaims:
         finally:
             self._unlock(item_id)
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+    def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
         """`--gate`: the tracker parks the item (its claim released), and the item's group and
         slot locks go as on a settle: a parked item holds no place while it waits, and takes
         them again when it is claimed after its answer."""
-        if not isinstance(self.tracker, KeepsGates):
+        if not isinstance(self.tracker, KeepsApprovals):
             raise UsageError(f"{self.name}: this source cannot park an item awaiting approval")
         try:
             self.tracker.park(item_id, holder, request)

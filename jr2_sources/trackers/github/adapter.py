@@ -26,13 +26,13 @@ from pydantic import SecretStr
 
 from jr2_core import Outcome
 from jr2_core.errors import ConfigError, ItemError, SourceHTTPError, UsageError
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.feedback import TakesFeedback
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.capabilities.limits import LocksByComment
-from jr2_sources.capabilities.retries import Attempt
 from jr2_sources.capabilities.webhooks import TakesWebhooks, Verdict
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import LabelCommentTracker, labels_of
@@ -75,7 +75,7 @@ def _client(config: GitHubConfig, name: str) -> tuple[GitHubClient, AppTokens | 
                         token_source=source), tokens
 
 
-class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsApprovals,
                     TakesWebhooks, TakesFeedback):
     """A `Tracker` over one GitHub repository's issues."""
 
@@ -377,8 +377,8 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
         return self.reader.gates.can_answer(who)
 
     def mark_parked(self, key: str) -> None:
-        """Park (`jr2_sources.capabilities.gates.policy`): ONE PATCH swaps the claim label for the
-        awaiting label."""
+        """Park (`jr2_sources.capabilities.approvals.policy`): ONE PATCH swaps the claim label for
+        the awaiting label."""
         self._settle_issue(key, {}, add=AWAITING_LABEL)
 
     def take_off_awaiting(self, key: str) -> None:
@@ -390,11 +390,11 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGate
             return
         super().take_off_awaiting(key)
 
-    def record(self, item_id: str, holder: str, outcome: Outcome,
+    def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         self._number(item_id)  # a foreign id is refused before anything is written
-        super().record(item_id, holder, outcome, attempt)
+        super().finish(item_id, holder, outcome, attempt)
 
     def identity(self) -> list[str]:
         """The account of the pool's credentials (ISSUE-NOTES 6): an App's `<slug>[bot]`, the

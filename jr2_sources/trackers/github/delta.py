@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.deltas.since import SinceReader
 from jr2_sources.capabilities.deltas.sincewindow import (
@@ -29,7 +30,6 @@ from jr2_sources.capabilities.deltas.sincewindow import (
     WindowGap,
     iso_z,
 )
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.readyset import BlockerState, SnapshotItem
 

@@ -21,17 +21,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core.errors import ConfigError
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.kit.markers import MarkerTrust
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
+from .approvals import ApprovalReader
 from .client import GitHubClient, GitHubHTTPError
 from .config import GitHubConfig
 from .delta import GitHubChanges
 from .feedback import FeedbackLoop
-from .gates import GateReader
 from .pulls import Links, PullReader, PullRequest, item_branch, judge
 from .refs import (
     body_refs,
@@ -103,7 +103,7 @@ class IssueReader:
         # `--assignee none --assign`: the token's login, whose assignment is jr2's own and does
         # not take an issue out of scope (ISSUE-NOTES 2); set by the adapter (`_list`)
         self.own_login: Callable[[], str] | None = None
-        self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
+        self.gates = ApprovalReader(client, config.target)  # --gate: who may answer (gates.py)
         self.markers = markers  # whose markers count (kit/markers.py): every listing goes through
         self.gates.own = markers.own
         self.feedback: FeedbackLoop | None = None  # --on-feedback rerun (feedback.py)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from jr2_sources.capabilities.gates.policy import answer_command
+from jr2_sources.capabilities.approvals.policy import answer_command
 from jr2_sources.capabilities.webhooks import DeliveryDeduper, Verdict, header, verify_signature
 
 from .refs import repo_of_api_url, same_repo

@@ -23,14 +23,14 @@ from typing import Any
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.comments import record_answer
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest, ApprovalStatus
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.comments import record_answer
-from jr2_sources.capabilities.gates.policy import GateRequest, GateStatus
 from jr2_sources.capabilities.limits import LocksByComment, ReadsBodies
-from jr2_sources.capabilities.retries import Attempt
 from jr2_sources.capabilities.trust import TrustsMarkers
 from jr2_sources.capabilities.webhooks import (
     DeliveryDeduper,
@@ -49,12 +49,12 @@ from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import GONE, OUT_OF_SCOPE, taken_back
 
 from . import markers
+from .approvals import ApprovalReader
 from .board import JiraBoard
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
 from .deltas import JiraDeltas
 from .description import description_text
-from .gates import GateReader
 from .jql import (
     MAX_KEYS,
     keys_clause,
@@ -87,8 +87,8 @@ def _comment(raw: Mapping[str, Any]) -> Comment | None:
         return None
 
 
-class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashboard, TakesWebhooks,
-                  TrustsMarkers, ClaimsByComment):
+class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasDashboard,
+                  TakesWebhooks, TrustsMarkers, ClaimsByComment):
     """A `Tracker` over the issues a JQL filter selects on one Jira site."""
 
     tracker = "Jira"
@@ -118,7 +118,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         self._scoped: set[str] = set()  # every key a snapshot of this process had in scope
         self._projects: frozenset[str] = frozenset()  # the projects the last results named
         self._echoes = Echoes()
-        self._gates = GateReader(  # --gate: who may answer (gates.py)
+        self._gates = ApprovalReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
         self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
         # a filter with functions or relative dates can drop an issue that never changes, which
@@ -500,7 +500,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         finally:
             self._deltas.note(item_id)
 
-    def record(self, item_id: str, holder: str, outcome: Outcome,
+    def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         name = self.config.on_success_transition
@@ -510,7 +510,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
             if name:
                 self._transition(item_id, name, strict=True)
 
-        done = self.claims.record(
+        done = self.claims.finish(
             item_id, holder, outcome, on_done=finish,
             on_failed=lambda: self._labels(item_id, add=label),
             retry_hint=f"Remove the label {label} to offer it again.", attempt=attempt)
@@ -518,8 +518,8 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
             with self._lock:
                 self._done_here.add(item_id)
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
-        """Park the issue awaiting approval (`jr2_sources.capabilities.gates.policy`): the claim
+    def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
+        """Park the issue awaiting approval (`jr2_sources.capabilities.approvals.policy`): the claim
         comment becomes a `jr2:gate` marker saying how to answer, and the claim label stays (as
         while a retry waits): that is how every pool finds the gate again. One write."""
         self._writable()
@@ -536,9 +536,9 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsGates, HasDashb
         finally:  # a comment edit need not move `updated`: the next delta reads it again
             self._deltas.note(item_id)
 
-    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
-                    by: str | None = None) -> bool:
-        """Record an answer given through jr2 (`jr2_sources.capabilities.gates.policy.answer`:
+    def answer_approval(self, item_id: str, name: str, status: ApprovalStatus,
+                    reason: str | None = None, by: str | None = None) -> bool:
+        """Record an answer given through jr2 (`jr2_sources.capabilities.approvals.policy.answer`:
         the dashboard) as a `jr2:answer` comment, when the gate awaits one; False otherwise."""
         self._writable()
         self._guard(item_id)

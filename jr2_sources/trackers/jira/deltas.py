@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jr2_core.errors import SourceHTTPError
+from jr2_sources.capabilities.approvals.policy import awaiting
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.capabilities.gates.policy import awaiting
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
 from .client import JiraHTTPError, parse_jira_time

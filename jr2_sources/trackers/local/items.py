@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from jr2_sources.capabilities.gates.policy import Gate
+from jr2_sources.capabilities.approvals.policy import Approval
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .store import ClaimRow, GateRow, OutcomeRow
@@ -99,7 +99,7 @@ class ItemView:
             if claim is not None else None,
             branch=it.branch, extra={"body": it.body} if it.body else {},
             in_scope=self.selected(it),
-            gates=tuple(Gate(g.name, g.status, _ts(g.at), g.reason, g.by)  # type: ignore[arg-type]
+            gates=tuple(Approval(g.name, g.status, _ts(g.at), g.reason, g.by)  # type: ignore[arg-type]
                         for g in self.gates.get(item_id, ())),
         )
 

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 from jr2_core import Outcome
 from jr2_core.errors import SourceError, UsageError
 from jr2_core.paths import safe_name
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest
+from jr2_sources.capabilities.attempts import Attempt, KeepsAttempts
 from jr2_sources.capabilities.dashboard.mixin import HasDashboard
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.policy import GateRequest
 from jr2_sources.capabilities.limits import KeepsLimits, ReadsBodies
-from jr2_sources.capabilities.retries import Attempt, KeepsAttempts
 from jr2_sources.readyset import Snapshot, SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.tracker import Tracker, taken_back
@@ -63,8 +63,8 @@ WARN_EVERY = 5.0
 
 
 
-class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGates, HasDashboard,
-                   Tracker):
+class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsApprovals,
+                   HasDashboard, Tracker):
     """A `Tracker` over a backlog file and a SQLite claim store: read by deltas, with the
     attempt record, the limits (in the claim transaction: `store.py`) and the gates in the
     claim store, and a markdown file as its dashboard."""
@@ -249,16 +249,16 @@ class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsGa
         finally:
             self._changes.note(item_id)
 
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+    def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
         try:
             self._writable().park(item_id, holder, request.name, request.reason)
         finally:
             self._changes.note(item_id)
 
-    def answer_gate(self, item_id: str, name: str, status: str, reason: str | None = None,
+    def answer_approval(self, item_id: str, name: str, status: str, reason: str | None = None,
                     by: str | None = None) -> bool:
         """A person's answer to a gate (`jr2 local approve|reject`,
-        `jr2_sources.capabilities.gates.policy.answer`): False when that gate does not await an
+        `jr2_sources.capabilities.approvals.policy.answer`): False when that gate does not await an
         answer."""
         if item_id not in self.backlog().by_id():
             raise UsageError(f"{self.config.target}: no item {item_id!r}")

@@ -30,7 +30,7 @@ from jr2_core import UsageError
 from jr2_sources import (
     Delta,
     HasDashboard,
-    KeepsGates,
+    KeepsApprovals,
     LocksByComment,
     Snapshot,
     SourceEnv,
@@ -49,7 +49,7 @@ from .refs import encode_project, item_id, same_project, split_id
 from .webhook import receive
 
 
-class GitLabTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsGates,
+class GitLabTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsApprovals,
                     TakesWebhooks):
     """A `Tracker` over one GitLab project's issues."""
 

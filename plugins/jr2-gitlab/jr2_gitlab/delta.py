@@ -25,9 +25,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from jr2_sources import BlockerState, Claim, SnapshotItem
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.capabilities.deltas.since import SinceReader
 from jr2_sources.capabilities.deltas.sincewindow import Page, SinceWindow, WindowGap, iso_z
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
 from jr2_sources.kit.labeltracker import labels_of
 
 from .client import GitLabHTTPError

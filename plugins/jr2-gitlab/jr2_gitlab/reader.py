@@ -26,15 +26,15 @@ from typing import Any, Literal
 
 from jr2_core import SourceError
 from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.kit.markers import MarkerTrust
 
+from .approvals import ApprovalReader
 from .client import GitLabClient, GitLabHTTPError
 from .config import GitLabConfig
 from .delta import GitLabChanges
-from .gates import GateReader
 from .refs import (
     body_refs,
     encode_project,
@@ -87,7 +87,7 @@ class IssueReader:
         self._warned = False
         self.began: datetime | None = None  # the server's time when the last full list began
         self.changes: GitLabChanges | None = None  # set by an adapter that reads deltas
-        self.gates = GateReader(client, config.target)  # --gate: who may answer (gates.py)
+        self.gates = ApprovalReader(client, config.target)  # --gate: who may answer (gates.py)
         self.markers = markers  # whose markers count (jr2's kit.markers): every listing
         self.gates.own = markers.own
 

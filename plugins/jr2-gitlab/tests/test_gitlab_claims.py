@@ -96,7 +96,7 @@ def test_done_closes_and_removes_only_the_claim_label(fake: FakeGitLab) -> None:
     fake.issue("g/p", iid)["assignees"] = [{"id": 9, "username": "grace"}]
     a = make_adapter(fake.url)
     assert a.claim(_item(iid), "p@h", 60)
-    a.record(f"g/p#{iid}", "p@h", Outcome("done", output="ok"))
+    a.finish(f"g/p#{iid}", "p@h", Outcome("done", output="ok"))
     issue = fake.issue("g/p", iid)
     assert issue["state"] == "closed"
     assert issue["labels"] == ["agent", "needs-review"]
@@ -108,7 +108,7 @@ def test_failed_marks_the_issue_with_the_reason(fake: FakeGitLab) -> None:
     iid = fake.add_issue("g/p", "fails")
     a = make_adapter(fake.url)
     assert a.claim(_item(iid), "p@h", 60)
-    a.record(f"g/p#{iid}", "p@h", Outcome("failed", failure=Failure("tests broke")))
+    a.finish(f"g/p#{iid}", "p@h", Outcome("failed", failure=Failure("tests broke")))
     assert fake.issue("g/p", iid)["labels"] == ["jr2:failed"]
     item = a.snapshot().items[0]
     assert item.failed == "tests broke"

@@ -198,7 +198,7 @@ def test_our_own_claim_costs_a_delta_one_request_and_a_release_is_read_whole(
     assert got["g/p#2"].claim.holder == "pool-a"
     assert [b.id for b in got["g/p#2"].item.blockers] == ["g/p#1"]
     assert [c.id for c in got["g/p#2"].item.children] == ["g/p#7"]
-    a.record("g/p#2", "pool-a", Outcome("failed", failure=Failure("broke")))
+    a.finish("g/p#2", "pool-a", Outcome("failed", failure=Failure("broke")))
     sent = step()
     assert any(p.endswith("/issues/2/links") for p in sent), sent
     assert any(p.endswith("/issues/2/notes") for p in sent), sent

@@ -244,12 +244,12 @@ class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
         self._write(key, "Jr2IssueMove", ops.MOVE, {"id": issue["id"],
                                                     "input": {"stateId": done}})
 
-    def record(self, item_id: str, holder: str, outcome: Outcome,
+    def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
         self._writable()
         self._ids(item_id)
         try:
-            if self.claims.record(item_id, holder, outcome,
+            if self.claims.finish(item_id, holder, outcome,
                                   on_done=lambda: self.mark_done(item_id),
                                   on_failed=lambda: None,
                                   retry_hint="Delete this attachment to offer it again.",

@@ -11,9 +11,9 @@ import jr2_core
 import jr2_sources
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jr2_linear"
-PUBLIC_MODULES = {"jr2_sources.testing", "jr2_sources.capabilities.gates.policy",
-                  "jr2_sources.capabilities.gates.comments", "jr2_sources.capabilities.webhooks",
-                  "jr2_sources.capabilities.deltas.since",
+PUBLIC_MODULES = {"jr2_sources.testing", "jr2_sources.capabilities.approvals.policy",
+                  "jr2_sources.capabilities.approvals.comments",
+                  "jr2_sources.capabilities.webhooks", "jr2_sources.capabilities.deltas.since",
                   "jr2_sources.capabilities.deltas.sincewindow",
                   "jr2_sources.capabilities.dashboard.target"}
 KIT = "jr2_sources.kit"

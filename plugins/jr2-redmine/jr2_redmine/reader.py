@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core import ConfigError
 from jr2_sources import BlockerRef, Claim, Snapshot, SnapshotItem
-from jr2_sources.capabilities.gates.policy import AWAITING_LABEL
+from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 from jr2_sources.kit.rest import RestResponse
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from jr2_sources.capabilities.gates.policy import Gate
+from jr2_sources.capabilities.approvals.policy import Approval
 from jr2_sources.kit.claims import Comment, Marker, render_marker
 from jr2_sources.kit.comment_claims import CommentClaims
 
@@ -64,14 +64,14 @@ def test_a_request_made_after_the_snapshot_on_a_parked_item_loses_the_claim() ->
 
 def test_a_request_the_snapshot_knew_answered_does_not_stop_the_claim() -> None:
     thread = Thread([gate_request(1, 50)], parked=True)
-    approved = (Gate("deploy", "approved", T0 + timedelta(seconds=70), None, "alice"),)
+    approved = (Approval("deploy", "approved", T0 + timedelta(seconds=70), None, "alice"),)
     assert CommentClaims(thread).claim("o/r#1", "me", 60.0, 0, approved) is True
     assert thread.marked
 
 
 def test_asked_again_after_the_answer_the_snapshot_knew_loses() -> None:
     thread = Thread([gate_request(1, 80)], parked=True)
-    approved = (Gate("deploy", "approved", T0 + timedelta(seconds=70), None, "alice"),)
+    approved = (Approval("deploy", "approved", T0 + timedelta(seconds=70), None, "alice"),)
     assert CommentClaims(thread).claim("o/r#1", "me", 60.0, 0, approved) is False
 
 

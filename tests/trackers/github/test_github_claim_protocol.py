@@ -118,7 +118,7 @@ def test_success_closes_and_never_touches_human_labels_or_assignees(fake: FakeGi
     a = make_adapter(fake.url, assign=True)
     assert a.claim(item(n), "pool-a", 60)
     assert fake.issue("o/r", n).assignees == ["alice", "jr2-bot"]
-    a.record("o/r#1", "pool-a", Outcome("done"))
+    a.finish("o/r#1", "pool-a", Outcome("done"))
     issue = fake.issue("o/r", n)
     assert (issue.state, issue.state_reason) == ("closed", "completed")
     assert issue.labels == ["agent", "bug"] and "alice" in issue.assignees
@@ -138,7 +138,7 @@ def test_a_settled_item_costs_four_writes(fake: FakeGitHub) -> None:
         fake.clear_log()
         a = make_adapter(fake.url, **opts)
         assert a.claim(item(n), "pool-a", 60)
-        a.record(f"o/r#{n}", "pool-a", outcome)
+        a.finish(f"o/r#{n}", "pool-a", outcome)
         writes = [(e["method"], e["path"].rsplit("/", 2)[-2:]) for e in fake.requests()
                   if e["method"] in WRITES]
         assert len(writes) == 4, writes
@@ -149,7 +149,7 @@ def test_failure_labels_and_says_why_in_the_one_comment(fake: FakeGitHub) -> Non
     n = fake.add_issue("o/r", labels=["agent"])
     a = make_adapter(fake.url)
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", Outcome("failed", failure=Failure("exit 3: tests failed")))
+    a.finish("o/r#1", "pool-a", Outcome("failed", failure=Failure("exit 3: tests failed")))
     issue = fake.issue("o/r", n)
     assert issue.state == "open" and issue.labels == ["agent", "jr2:failed"]
     [mk] = jr2_comments(fake, n)
@@ -166,7 +166,7 @@ def test_success_with_a_done_label_keeps_it_open_but_done(fake: FakeGitHub) -> N
     n = fake.add_issue("o/r")
     a = make_adapter(fake.url, on_success="label", done_label="jr2:done")
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", Outcome("done"))
+    a.finish("o/r#1", "pool-a", Outcome("done"))
     assert fake.issue("o/r", n).state == "open"
     assert fake.issue("o/r", n).labels == ["jr2:done"]
     assert not make_adapter(fake.url, on_success="label", done_label="jr2:done").snapshot().items
@@ -176,7 +176,7 @@ def test_success_with_nothing_is_not_offered_again_by_this_process(fake: FakeGit
     n = fake.add_issue("o/r")
     a = make_adapter(fake.url, on_success="nothing")
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", Outcome("done"))
+    a.finish("o/r#1", "pool-a", Outcome("done"))
     assert fake.issue("o/r", n).state == "open" and fake.issue("o/r", n).labels == []
     assert not a.snapshot().items
 
@@ -194,7 +194,7 @@ def test_a_late_contender_loses_to_a_settled_claim(fake: FakeGitHub, options: di
     n = fake.add_issue("o/r")
     a, b = make_adapter(fake.url, **options), make_adapter(fake.url, **options)
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", outcome)
+    a.finish("o/r#1", "pool-a", outcome)
     assert not b.claim(item(n), "pool-b", 60)
     assert [mk.holder for mk in jr2_comments(fake, n)] == ["pool-a"]
 
@@ -203,7 +203,7 @@ def test_a_reopened_issue_can_be_claimed_again(fake: FakeGitHub) -> None:
     n = fake.add_issue("o/r")
     a = make_adapter(fake.url)
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", Outcome("done"))
+    a.finish("o/r#1", "pool-a", Outcome("done"))
     fake.issue("o/r", n).state = "open"  # a person reopens it: do it again
     assert [e.item.id for e in rs_of(make_adapter(fake.url)).ready] == ["o/r#1"]
     assert make_adapter(fake.url).claim(item(n), "pool-b", 60)
@@ -213,7 +213,7 @@ def test_release_offers_the_item_again(fake: FakeGitHub) -> None:
     n = fake.add_issue("o/r", labels=["agent"])
     a = make_adapter(fake.url)
     assert a.claim(item(n), "pool-a", 60)
-    a.record("o/r#1", "pool-a", Outcome("cancelled"))
+    a.finish("o/r#1", "pool-a", Outcome("cancelled"))
     assert fake.issue("o/r", n).labels == ["agent"]
     assert [mk.kind for mk in jr2_comments(fake, n)] == ["released"]
     assert [e.item.id for e in rs_of(a).ready] == ["o/r#1"]
@@ -226,7 +226,7 @@ def test_settling_after_losing_the_claim_changes_nothing_on_the_issue(fake: Fake
     assert a.claim(item(n), "pool-a", 30)
     fake.advance(31)
     assert b.claim(item(n), "pool-b", 30)
-    a.record("o/r#1", "pool-a", Outcome("done"))
+    a.finish("o/r#1", "pool-a", Outcome("done"))
     issue = fake.issue("o/r", n)
     assert issue.state == "open" and issue.labels == ["jr2:claimed"]  # pool-b's label stays
     assert [(mk.kind, mk.holder) for mk in jr2_comments(fake, n)] == [
@@ -240,7 +240,7 @@ def test_a_dry_run_sends_no_writes(fake: FakeGitHub) -> None:
     fake.add_issue("o/r", body="depends on #1 and x/y#4")
     writer = make_adapter(fake.url)
     assert writer.claim(item(1), "pool-a", 60)
-    writer.record("o/r#1", "pool-a", Outcome("failed", failure=Failure("boom")))
+    writer.finish("o/r#1", "pool-a", Outcome("failed", failure=Failure("boom")))
     assert writer.claim(item(3), "pool-a", 60)
     fake.clear_log()
     report = make_adapter(fake.url, read_only=True)
@@ -329,7 +329,7 @@ def test_a_worked_item_reads_its_issue_three_times_and_its_thread_twice(
                             ("GET", "issue"), ("POST", "labels")]
     fake.clear_log()
     assert a.watch([f"o/r#{n}"], "pool-a") == {}
-    a.record(f"o/r#{n}", "pool-a", Outcome("done"))
+    a.finish(f"o/r#{n}", "pool-a", Outcome("done"))
     assert _calls(fake) == [("GET", "issue"), ("GET", "comments"), ("PATCH", "issue"),
                             ("PATCH", "comment")]
     assert fake.issue("o/r", n).state == "closed"
@@ -381,7 +381,7 @@ def test_a_settle_lists_the_thread_itself_unless_the_watch_just_did(
     monkeypatch.setattr(comment_claims, "REUSE_LISTING", 0.0)
     monkeypatch.setattr("jr2_sources.kit.labeltracker.REUSE_LISTING", 0.0)
     fake.clear_log()
-    a.record(f"o/r#{stale}", "pool-a", Outcome("done"))
+    a.finish(f"o/r#{stale}", "pool-a", Outcome("done"))
     assert _calls(fake) == [("GET", "comments"), ("GET", "issue"), ("PATCH", "issue"),
                             ("PATCH", "comment")]
     monkeypatch.undo()
@@ -390,7 +390,7 @@ def test_a_settle_lists_the_thread_itself_unless_the_watch_just_did(
     assert a.watch([f"o/r#{renewed}"], "pool-a") == {}
     assert a.renew(f"o/r#{renewed}", "pool-a", 60)
     fake.clear_log()
-    a.record(f"o/r#{renewed}", "pool-a", Outcome("done"))
+    a.finish(f"o/r#{renewed}", "pool-a", Outcome("done"))
     assert _calls(fake) == [("GET", "comments"), ("PATCH", "issue"), ("PATCH", "comment")]
     assert fake.issue("o/r", renewed).state == "closed"
 
@@ -408,6 +408,6 @@ def test_a_settle_by_the_watchs_listing_judges_the_lease_at_the_settles_time(
     real = comment_claims.time.monotonic
     monkeypatch.setattr(comment_claims, "REUSE_LISTING", 3600.0)
     monkeypatch.setattr(comment_claims.time, "monotonic", lambda: real() + 31)
-    a.record(f"o/r#{n}", "pool-a", Outcome("done"))
+    a.finish(f"o/r#{n}", "pool-a", Outcome("done"))
     assert fake.issue("o/r", n).state == "open"
     assert [mk.kind for mk in jr2_comments(fake, n)] == ["released"]

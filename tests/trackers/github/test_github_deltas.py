@@ -200,7 +200,7 @@ def _drain_costs(fake: FakeGitHub, a: GitHubTracker) -> dict[str, list[int]]:
         view.ready.close()
         assert a.claim(item, "pool-a", 600)
         costs["claim"].append(read())
-        a.record(item.id, "pool-a", Outcome("done"))
+        a.finish(item.id, "pool-a", Outcome("done"))
         costs["settle"].append(read())
     return costs
 
@@ -336,7 +336,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas(fake: FakeGitH
     the gate marker); a collaborator answers with a `/jr2 approve` comment. The deltas of a
     pool that read the backlog before see both: blocked awaiting approval, then ready with the
     gate approved, as a full reading says."""
-    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
+    from jr2_sources.capabilities.approvals.policy import ApprovalRequest, awaiting
 
     fake.add_issue("o/r", "gated")
     fake.add_issue("o/r", "free")
@@ -348,7 +348,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas(fake: FakeGitH
                          resync_every=None)
     reader.read().ready.close()
     assert b.claim(b.reader.build_item(_json(fake, 1), [], set()), "pool-b", 600)
-    b.park("o/r#1", "pool-b", GateRequest("deploy", "ship it?"))
+    b.park("o/r#1", "pool-b", ApprovalRequest("deploy", "ship it?"))
     fake.advance(1)
     reader.read().ready.close()
     last = reader.last

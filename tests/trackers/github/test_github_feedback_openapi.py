@@ -11,7 +11,7 @@ from gh_helpers import make_adapter
 from gh_openapi import operation, request_problems, response_problems
 
 from jr2_core import Outcome
-from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 
@@ -26,7 +26,7 @@ def _loop(fake: FakeGitHub) -> list[dict[str, Any]]:
     head = fake.pulls.pull("o/r", pr).head_sha
     fake.pulls.add_check("o/r", head, conclusion="failure", summary="1 test failed")
     fake.pulls.add_status("o/r", head, "error", context="ci/legacy")
-    pool.record(f"o/r#{n}", "pool-1", Outcome(status="done"), Attempt(1))  # into review
+    pool.finish(f"o/r#{n}", "pool-1", Outcome(status="done"), Attempt(1))  # into review
     fake.pulls.review("o/r", pr, "alice", "CHANGES_REQUESTED", "fix it",
                       comments=(("src/a.py", 3, "here"),))
     pool.snapshot()  # reads the feedback and sends the issue back

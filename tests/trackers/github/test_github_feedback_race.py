@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from jr2_core import Outcome
-from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.kit.claims import Marker
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
@@ -42,7 +42,7 @@ def test_a_slow_pools_copy_of_the_feedback_offers_nothing_after_the_rerun_ran(
     number = fake.add_issue("o/r", "Change")
     assert worker.claim(SnapshotItem(id="o/r#1", title="x"), "w", 600)
     pr = fake.pulls.open_pr("o/r", "jr2/issue-1")
-    worker.record("o/r#1", "w", Outcome(status="done"), Attempt(1))
+    worker.finish("o/r#1", "w", Outcome(status="done"), Attempt(1))
     fake.pulls.add_check("o/r", fake.pulls.pull("o/r", pr).head_sha, conclusion="failure")
     fast, slow = pool(fake, tmp_path / "a"), pool(fake, tmp_path / "b")
     slow.reader.snapshot(False)  # the slow pool judged the red check ...
@@ -53,7 +53,7 @@ def test_a_slow_pools_copy_of_the_feedback_offers_nothing_after_the_rerun_ran(
     item = SnapshotItem(id="o/r#1", title="x")
     assert worker.claim(item, "w", 600) and item.extra["feedback"]["checks"]  # the rerun
     fake.pulls.push("o/r", pr)  # its fix
-    worker.record("o/r#1", "w", Outcome(status="done"), Attempt(2))
+    worker.finish("o/r#1", "w", Outcome(status="done"), Attempt(2))
     assert fake.issue("o/r", 1).labels == ["jr2:in-review"]
     read = slow.reader.read_comments
     calls = iter([before])

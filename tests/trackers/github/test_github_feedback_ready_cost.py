@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from test_github_pulls_e2e import blocked_reasons
 
 from jr2_core import Outcome
-from jr2_sources.capabilities.retries import Attempt
+from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
@@ -37,7 +37,7 @@ def into_review(fake: FakeGitHub, state: Path, *, loop: bool,
         number = fake.add_issue("o/r", f"issue {i}")
         assert pool.claim(SnapshotItem(id=f"o/r#{number}", title="x"), "w", 600)
         pr = fake.pulls.open_pr("o/r", f"jr2/issue-{number}")
-        pool.record(f"o/r#{number}", "w", Outcome(status="done"), Attempt(1))
+        pool.finish(f"o/r#{number}", "w", Outcome(status="done"), Attempt(1))
         assert fake.issue("o/r", number).labels == ["jr2:in-review"]
         out.append((number, pr))
     return out

@@ -7,8 +7,8 @@ from __future__ import annotations
 from gh_helpers import make_adapter
 
 from jr2_core import Outcome
-from jr2_sources.capabilities.gates import KeepsGates
-from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.approvals import KeepsApprovals
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.testing.fakes.github_server import FakeGitHub
@@ -22,12 +22,12 @@ def test_parking_releases_the_items_group_and_slot_and_its_answer_lets_it_claim_
     tracker = make_adapter(fake.url, label=["agent"])
     pool = LockedClaims(tracker, f"o/r#{control}")
     pool.global_cap = 1
-    assert isinstance(tracker, KeepsGates)
+    assert isinstance(tracker, KeepsApprovals)
     item_a = SnapshotItem(id=f"o/r#{a}", groups=("area/db",))
     item_b = SnapshotItem(id=f"o/r#{b}", groups=("area/db",))
     assert pool.claim(item_a, "pool-1", 60)
     assert not pool.claim(item_b, "pool-2", 60)  # the group (and the one slot) is taken
-    pool.park(f"o/r#{a}", "pool-1", GateRequest("deploy", "ship it?"))
+    pool.park(f"o/r#{a}", "pool-1", ApprovalRequest("deploy", "ship it?"))
     assert "jr2:awaiting-approval" in fake.issue("o/r", a).labels
     assert fake.comments_of("o/r", control) == []  # the lock went with the claim
     assert pool.claim(item_b, "pool-2", 60)  # the parked item holds no place while it waits

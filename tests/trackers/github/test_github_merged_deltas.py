@@ -198,7 +198,7 @@ def test_at_n_1000_a_poll_and_a_claim_cost_at_most_2_requests_a_merge_3_and_one_
         costs["unchanged"].append(len(read()))
         assert a.claim(item, "pool-a", 600)
         costs["claim"].append(len(read()))
-        a.record(item.id, "pool-a", Outcome("done"))  # --on-success nothing: stays open
+        a.finish(item.id, "pool-a", Outcome("done"))  # --on-success nothing: stays open
         worked.add(item.id)
         costs["settle"].append(len(read()))
     assert len(costs["claim"]) >= 3, costs
@@ -352,7 +352,7 @@ def test_our_settles_that_leave_issues_open_cost_the_next_delta_no_graphql(
         read()
         fake.pulls.open_pr("o/r", item_branch(number), "main")  # the worker's PR, open
         read()  # seen while held: its head, then its issue judged
-        a.record(item.id, "pool-a", Outcome("done"))
+        a.finish(item.id, "pool-a", Outcome("done"))
         worked.add(item.id)
         sent = read()
         assert "/graphql" not in sent, sent

@@ -55,11 +55,11 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     for n in (a, e):
         assert pool.claim(SnapshotItem(id=f"o/r#{n}"), "pool-1", 60)
         assert pool.renew(f"o/r#{n}", "pool-1", 60)
-    pool.record(f"o/r#{a}", "pool-1", Outcome(status="done"))
-    pool.record(f"o/r#{e}", "pool-1", Outcome(status="failed", failure=Failure(reason="x")))
+    pool.finish(f"o/r#{a}", "pool-1", Outcome(status="done"))
+    pool.finish(f"o/r#{e}", "pool-1", Outcome(status="failed", failure=Failure(reason="x")))
     labeller = make_adapter(fake.url, on_success="label", done_label="done")
     assert labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-2", 60)
-    labeller.record(f"o/r#{b}", "pool-2", Outcome(status="done"))
+    labeller.finish(f"o/r#{b}", "pool-2", Outcome(status="done"))
     assert labeller.claim(SnapshotItem(id=f"o/r#{d}"), "pool-2", 60)
     labeller.release(f"o/r#{d}", "pool-2")
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)  # done: no post
@@ -67,12 +67,12 @@ def _scenario(fake: FakeGitHub, **options: Any) -> None:
     assert not labeller.claim(SnapshotItem(id=f"o/r#{b}"), "pool-3", 60)
     # an approval gate (`--gate`): parked, answered by comments (a writer, a stranger: the
     # permission endpoint) and by a label (the issue's events), read back by a report
-    from jr2_sources.capabilities.gates.policy import GateRequest
+    from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 
     f = fake.add_issue("o/r", "f", labels=["agent"], milestone=ms)
     fake.permissions.update(alice="write", bob="maintain")
     assert pool.claim(SnapshotItem(id=f"o/r#{f}"), "pool-1", 60)
-    pool.park(f"o/r#{f}", "pool-1", GateRequest("deploy", "why"))
+    pool.park(f"o/r#{f}", "pool-1", ApprovalRequest("deploy", "why"))
     fake.add_comment("o/r", f, "/jr2 approve deploy", "stranger")
     fake.add_comment("o/r", f, "/jr2 approve deploy", "alice")
     fake.add_label_by("o/r", f, "jr2:reject:deploy", "bob")
@@ -195,17 +195,17 @@ def test_on_enterprise_server_jr2_asks_a_missing_endpoint_once_and_the_rest_vali
 
 
 def test_the_dashboard_answers_a_gate_through_jr2() -> None:
-    """`jr2_sources.capabilities.gates.policy.answer` (what the dashboard calls) records a
+    """`jr2_sources.capabilities.approvals.policy.answer` (what the dashboard calls) records a
     `jr2:answer` comment when the gate awaits one, and the snapshot reads it as the answer, by whom
     it names; a second answer is refused (False), nothing written."""
-    from jr2_sources.capabilities.gates.policy import GateRequest, answer
+    from jr2_sources.capabilities.approvals.policy import ApprovalRequest, answer
 
     with FakeGitHub(capture=True) as fake:
         fake.next_number.setdefault("o/r", 1)
         n = fake.add_issue("o/r", "f", labels=["agent"])
         pool = make_adapter(fake.url, label=["agent"])
         assert pool.claim(SnapshotItem(id=f"o/r#{n}"), "pool-1", 60)
-        pool.park(f"o/r#{n}", "pool-1", GateRequest("deploy"))
+        pool.park(f"o/r#{n}", "pool-1", ApprovalRequest("deploy"))
         assert answer(pool, f"o/r#{n}", "deploy", approve=False, reason="no", by="carol")
         [item] = pool.snapshot().items
         [gate] = item.gates

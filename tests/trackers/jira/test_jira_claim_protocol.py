@@ -120,7 +120,7 @@ def test_failure_marks_the_issue_and_keeps_peoples_labels(fake: FakeJira) -> Non
     key = fake.add_issue("A", labels=["agent", "frontend"])
     ad = make_adapter(fake.url, jql=JQL, on_success_transition="Done")
     assert ad.claim(_item(ad, key), "p@h", 60)
-    ad.record(key, "p@h", Outcome("failed", failure=Failure("tests failed: 3 of 10")))
+    ad.finish(key, "p@h", Outcome("failed", failure=Failure("tests failed: 3 of 10")))
     it = fake.issue(key)
     assert it.labels == ["agent", "frontend", "jr2:failed"]
     assert [b.split(" ")[1] for b in fake.comment_bodies(key)] == ["jr2:failed"]
@@ -137,7 +137,7 @@ def test_success_transitions_and_removes_only_the_claim_label(fake: FakeJira) ->
     fake.add_link(a, b)
     ad = make_adapter(fake.url, jql=JQL, on_success_transition="Done")
     assert ad.claim(_item(ad, a), "p@h", 60)
-    ad.record(a, "p@h", Outcome("done"))
+    ad.finish(a, "p@h", Outcome("done"))
     assert fake.issue(a).status == "Done" and fake.issue(a).labels == ["agent"]
     rs = compute_ready_set(ad.snapshot(), now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == [b]
@@ -148,7 +148,7 @@ def test_without_a_success_transition_a_done_issue_is_not_claimed_again(fake: Fa
     p1, p2 = make_adapter(fake.url, jql=JQL), make_adapter(fake.url, jql=JQL)
     item = _item(p1, key)
     assert p1.claim(item, "p1@h", 60)
-    p1.record(key, "p1@h", Outcome("done"))
+    p1.finish(key, "p1@h", Outcome("done"))
     assert key not in {it.id for it in p1.snapshot().items}
     assert p2.claim(item, "p2@h", 60) is False
 

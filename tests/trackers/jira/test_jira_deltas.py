@@ -524,7 +524,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas() -> None:
     the claim label kept), then a person with Edit Issues answers with a `/jr2 approve`
     comment. A comment need not move the issue's `updated` (the fake's does not), so the
     deltas read parked issues again every time: the pool sees the answer at its next poll."""
-    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
+    from jr2_sources.capabilities.approvals.policy import ApprovalRequest, awaiting
 
     fake = FakeJira().start()
     try:
@@ -535,7 +535,7 @@ def test_a_parked_issue_and_its_answer_comment_are_seen_by_deltas() -> None:
         other = make_adapter(fake.url, jql=JQL)
         [x] = [it for it in other.snapshot().items if it.id == k["e9"]]
         assert other.claim(x, "other@host", 60)
-        other.park(k["e9"], "other@host", GateRequest("deploy", "ship it?"))
+        other.park(k["e9"], "other@host", ApprovalRequest("deploy", "ship it?"))
         assert k["e9"] not in [it.id for it in reader.read().ready]
         last = reader.last
         assert last is not None
@@ -561,7 +561,7 @@ def test_an_issue_this_pool_parked_is_read_again_and_its_answer_seen() -> None:
     """The pool that parks an issue (a comment edit, the claim label kept: `updated` need not
     move) reads it again in its next delta, so it knows the issue parked and then sees a
     person's answer comment at the next poll (not at its lease's end or the resync)."""
-    from jr2_sources.capabilities.gates.policy import GateRequest, awaiting
+    from jr2_sources.capabilities.approvals.policy import ApprovalRequest, awaiting
 
     fake = FakeJira().start()
     try:
@@ -573,7 +573,7 @@ def test_an_issue_this_pool_parked_is_read_again_and_its_answer_seen() -> None:
         view.ready.close()
         assert ad.claim(x, HOLDER, 600)
         reader.read().ready.close()
-        ad.park(k["e9"], HOLDER, GateRequest("deploy"))
+        ad.park(k["e9"], HOLDER, ApprovalRequest("deploy"))
         assert k["e9"] not in [it.id for it in reader.read().ready]
         last = reader.last
         assert last is not None

@@ -72,10 +72,10 @@ def _work(fake: FakeJira) -> None:
                       on_success_transition="Done", in_progress_transition="In Progress")
     item = next(it for it in ad.snapshot().items if it.id == a)
     assert ad.claim(item, "p@h", 60) and ad.renew(a, "p@h", 60)
-    ad.record(a, "p@h", Outcome("done"))
+    ad.finish(a, "p@h", Outcome("done"))
     item = next(it for it in ad.snapshot().items if it.id == b)
     assert ad.claim(item, "p@h", 60)
-    ad.record(b, "p@h", Outcome("failed", failure=Failure("boom")))
+    ad.finish(b, "p@h", Outcome("failed", failure=Failure("boom")))
     make_adapter(fake.url, jql="project = ENG", read_only=True).snapshot()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from jira_helpers import make_adapter
 
-from jr2_sources.capabilities.gates.policy import GateRequest
+from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.testing.fakes.jira_server import FakeJira
 
 JQL = "project = ENG AND labels = agent"
@@ -22,7 +22,7 @@ def test_an_answer_label_counts_from_an_editor_only(cloud: bool) -> None:
         ad = make_adapter(jira.url, jql=JQL)
         [item] = ad.snapshot().items
         assert ad.claim(item, "pool-1", 600)
-        ad.park(key, "pool-1", GateRequest("deploy", "ship it?"))
+        ad.park(key, "pool-1", ApprovalRequest("deploy", "ship it?"))
         jira.clear_log()
         [gate] = next(i for i in ad.snapshot().items if i.id == key).gates
         assert gate.status == "awaiting"

@@ -111,7 +111,7 @@ def test_renewals_and_marker_edits_email_no_watcher(fake: FakeJira) -> None:
     for _ in range(6):
         assert ad.renew(key, "p@h", 60)
     assert [n for n in fake.notifications[before:] if n[1] == "comment updated"] == []
-    ad.record(key, "p@h", Outcome("done"))
+    ad.finish(key, "p@h", Outcome("done"))
     edits = fake.requests("PUT", r"/comment/\d+$")
     assert len(edits) == 7 and all(e["query"].get("notifyUsers") == "false" for e in edits)
     assert ("comment updated" not in {why for _, why in fake.notifications})
@@ -158,7 +158,7 @@ def test_done_without_a_transition_releases_the_dependents(fake: FakeJira) -> No
     rs = compute_ready_set(ad.snapshot(), now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == [a]
     assert ad.claim(rs.ready[0].item, "p@h", 60)
-    ad.record(a, "p@h", Outcome("done"))
+    ad.finish(a, "p@h", Outcome("done"))
     assert fake.issue(a).status == "To Do"
     rs = compute_ready_set(ad.snapshot(), now=datetime.now(UTC))
     assert [e.item.id for e in rs.ready] == [b]
@@ -244,7 +244,7 @@ def test_a_report_counts_an_issue_settled_done_without_a_transition_as_done(clou
         pool = make_adapter(fake.url, jql="project = ENG")
         item = next(it for it in pool.snapshot().items if it.id == a)
         assert pool.claim(item, "p@h", 60)
-        pool.record(a, "p@h", Outcome("done"))
+        pool.finish(a, "p@h", Outcome("done"))
         fake.add_comment(c, "a person writes: jr2 done? not yet", "someone")  # words prove nothing
         report = make_adapter(fake.url, jql="project = ENG", read_only=True)
         rs = compute_ready_set(report.snapshot(), now=datetime.now(UTC))

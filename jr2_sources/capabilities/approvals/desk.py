@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jr2_sources.capabilities.dashboard.render import PendingGate
+from jr2_sources.capabilities.dashboard.render import PendingApproval
 from jr2_sources.readyset import ReadySet
 
 from .policy import answer, awaiting
 
-__all__ = ["TrackerGates"]
+__all__ = ["TrackerApprovals"]
 
 
-class TrackerGates:
+class TrackerApprovals:
     """The gates of `tracker`'s items, answered from the dashboard `board_name`."""
 
     def __init__(self, tracker: Any, board_name: str, *,
@@ -30,12 +30,12 @@ class TrackerGates:
         self._answering = answering
         self._writer: Any = None if answering is not None else tracker
 
-    def pending(self, rs: ReadySet) -> list[PendingGate]:
+    def pending(self, rs: ReadySet) -> list[PendingApproval]:
         out = []
         for e in rs.blocked:
             gate = awaiting(e.item) if e.item.in_scope and e.item.gates else None
             if gate is not None:
-                out.append(PendingGate(e.item.id, gate.name, gate.at, gate.reason))
+                out.append(PendingApproval(e.item.id, gate.name, gate.at, gate.reason))
         return out
 
     def approve(self, item_id: str, gate: str) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from jr2_core import define_event
 from jr2_core.errors import GateError, UsageError
 
-from .mixin import KeepsGates
+from .mixin import KeepsApprovals
 from .policy import answer
 
 GATE_ID = "approvals"
@@ -39,7 +39,7 @@ class Reject(Approve):
 def attach_approvals(run: Any, tracker: Any) -> bool:
     """Open the `approvals` gate on `run` when `tracker` records answers; True if opened."""
 
-    if not isinstance(tracker, KeepsGates):
+    if not isinstance(tracker, KeepsApprovals):
         return False
     events = [define_event(name="approve", description="Approve the gate of an item.",
                            input=Approve),

@@ -6,7 +6,7 @@ asked, and a later request of the same gate starts over. The first answer after 
 `/jr2 approve NAME` or `/jr2 reject NAME [reason]`, an answer given another way (`others`: a
 label on GitHub), or a `jr2:answer` marker jr2 posted for an answer given through it
 (`answer_marker`; it names the request it answers, so a copy answers no later one). Others'
-answers are ignored and named (`Gate.ignored`); jr2's own comments never answer as comments.
+answers are ignored and named (`Approval.ignored`); jr2's own comments never answer as comments.
 The thread has been read through `kit.markers` already. Pure: no I/O here.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 from jr2_sources.kit.claims import Comment, Marker, markers, parse_marker, render_marker
 from jr2_sources.kit.markers import request_ref
 
-from .policy import Gate, GateStatus, answer_command, cut_reason
+from .policy import Approval, ApprovalStatus, answer_command, cut_reason
 
-__all__ = ["Answer", "answer_marker", "gates_of", "record_answer"]
+__all__ = ["Answer", "answer_marker", "approvals_of", "record_answer"]
 
-Answer = tuple[datetime, GateStatus, str, str | None, str | None]
+Answer = tuple[datetime, ApprovalStatus, str, str | None, str | None]
 """An answer given another way than a comment (a label, on GitHub): when, approved or rejected,
 the gate, who, why."""
 
@@ -33,7 +33,7 @@ TRUSTED = "\0jr2:"
 person it names: not checked again."""
 
 
-def answer_marker(name: str, status: GateStatus, reason: str | None,
+def answer_marker(name: str, status: ApprovalStatus, reason: str | None,
                   by: str | None, request: str | None = None) -> str:
     """The comment jr2 posts to record an answer given through it (the dashboard, which has
     checked who ticked the box): a hidden `jr2:answer` marker naming the gate request it
@@ -78,8 +78,8 @@ def _requests(thread: list[Comment]) -> dict[str, Marker]:
     return requests
 
 
-def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | None],
-             others: Iterable[Answer] = ()) -> tuple[Gate, ...]:
+def approvals_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | None],
+             others: Iterable[Answer] = ()) -> tuple[Approval, ...]:
     """The gates recorded in a comment thread: each gate's newest request and its first answer
     after it, among the thread's `/jr2` comments and `others` (label answers), in time order.
     `can_answer(who)`: True may answer; False may not (the answer is ignored and named); None
@@ -87,10 +87,10 @@ def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | Non
     thread = sorted(comments, key=lambda c: c.id)
     requests = _requests(thread)
     answers = sorted([*_answers(thread, requests), *others], key=lambda a: a[0])
-    out: list[Gate] = []
+    out: list[Approval] = []
     for name, mk in sorted(requests.items()):
         reason = mk.fields.get("reason")
-        asked = Gate(name, "awaiting", mk.updated_at,
+        asked = Approval(name, "awaiting", mk.updated_at,
                      cut_reason(reason) if isinstance(reason, str) else None)
         ignored: list[str] = []
         for at, status, gate, who, why in answers:
@@ -104,20 +104,21 @@ def gates_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | Non
                 ignored.append(who or "?")
                 continue
             by = who[len(TRUSTED):] or None if trusted and who is not None else who
-            asked = Gate(name, status, at, why, by)
+            asked = Approval(name, status, at, why, by)
             break
         out.append(asked if asked.status != "awaiting" or not ignored
-                   else Gate(name, "awaiting", asked.at, asked.reason, None, tuple(ignored)))
+                   else Approval(name, "awaiting", asked.at, asked.reason, None, tuple(ignored)))
     return tuple(out)
 
 
-def record_answer(thread: Any, key: str, name: str, status: GateStatus, reason: str | None,
+def record_answer(thread: Any, key: str, name: str, status: ApprovalStatus, reason: str | None,
                   by: str | None, can_answer: Callable[[str], bool | None]) -> bool:
-    """Answer the gate `name` of `key` through jr2 (`jr2_sources.capabilities.gates.policy.answer`):
+    """Answer the gate `name` of `key` through jr2
+    (`jr2_sources.capabilities.approvals.policy.answer`):
     when it awaits an answer now, post an `answer_marker` comment on `thread` (a `CommentThread`)
     and say True; else False, nothing written."""
     comments, _ = thread.list_comments(key)
-    now = {g.name: g for g in gates_of(comments, can_answer)}
+    now = {g.name: g for g in approvals_of(comments, can_answer)}
     if name not in now or now[name].status != "awaiting":
         return False
     asked = _requests(sorted(comments, key=lambda c: c.id))[name]

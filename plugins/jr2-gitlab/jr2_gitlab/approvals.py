@@ -1,8 +1,9 @@
 """Who may answer an approval gate on GitLab (`jr2 work --gate`,
-`jr2_sources.capabilities.gates.policy`).
+`jr2_sources.capabilities.approvals.policy`).
 
 Design note: an answer (`/jr2 approve NAME` or `/jr2 reject NAME [reason]`, a note after jr2's
-`jr2:gate` marker, read by `jr2_sources.capabilities.gates.comments`) counts only from a member who
+`jr2:gate` marker, read by `jr2_sources.capabilities.approvals.comments`) counts only from a member
+who
 may push: GitLab's "Get a member of a group or project, including inherited and invited members",
 `GET /projects/:id/members/all/:user_id` (doc/api/members.md), with `access_level` 30
 (Developer) or more; a lower role or a 404 (no member) may not answer. A note names its author
@@ -29,22 +30,22 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from jr2_core import SourceHTTPError
-from jr2_sources.capabilities.gates.comments import gates_of
-from jr2_sources.capabilities.gates.policy import Gate, GateStatus, answer_label
+from jr2_sources.capabilities.approvals.comments import approvals_of
+from jr2_sources.capabilities.approvals.policy import Approval, ApprovalStatus, answer_label
 from jr2_sources.kit.claims import Comment
 
 from .client import GitLabClient
 from .refs import encode_project, parse_time
 
-Answer = tuple[datetime, GateStatus, str, str | None, str | None]
-"""A label answer (as `jr2_sources.kit.gates_of` takes it): when, approved or rejected, the
+Answer = tuple[datetime, ApprovalStatus, str, str | None, str | None]
+"""A label answer (as `jr2_sources.kit.approvals_of` takes it): when, approved or rejected, the
 gate, who, why."""
 
 TTL = 300.0
 DEVELOPER = 30
 
 
-class GateReader:
+class ApprovalReader:
     """The gates of one project's issues, with each answerer's role checked."""
 
     def __init__(self, client: GitLabClient, project: str) -> None:
@@ -101,9 +102,9 @@ class GateReader:
         return out
 
     def of(self, comments: Iterable[Comment], iid: int | None = None,
-           labels: Iterable[str] = ()) -> tuple[Gate, ...]:
+           labels: Iterable[str] = ()) -> tuple[Approval, ...]:
         """The gates recorded in one issue's notes (and, while issue `iid` carries an answer
         label, its label events)."""
         others = self.labelled(iid) if iid is not None and any(
             answer_label(x) for x in labels) else []
-        return gates_of(comments, self.can_answer, others)
+        return approvals_of(comments, self.can_answer, others)

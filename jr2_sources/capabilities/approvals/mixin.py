@@ -1,5 +1,5 @@
-"""`KeepsGates`: the mixin a tracker inherits to park items awaiting approval (module notes of
-`jr2_sources.capabilities.gates.policy`)."""
+"""`KeepsApprovals`: the mixin a tracker inherits to park items awaiting approval (module notes of
+`jr2_sources.capabilities.approvals.policy`)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,26 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .policy import GateRequest, GateStatus
+    from .policy import ApprovalRequest, ApprovalStatus
 
-__all__ = ["KeepsGates"]
+__all__ = ["KeepsApprovals"]
 
 
-class KeepsGates(ABC):
+class KeepsApprovals(ABC):
     """Declares approval gates (`jr2 work --gate`): the tracker parks an item awaiting a
     person's answer (`park`), reads its gates back as `SnapshotItem.gates`, and records an
-    answer given through jr2 (`answer_gate`: the dashboard, `jr2 send approvals`,
+    answer given through jr2 (`answer_approval`: the dashboard, `jr2 send approvals`,
     `jr2 local approve`)."""
 
     @abstractmethod
-    def park(self, item_id: str, holder: str, request: GateRequest) -> None:
+    def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
         """Record that `item_id` awaits approval of `request.name` and end `holder`'s claim
         (the item is not offered until a person answers)."""
         raise NotImplementedError
 
     @abstractmethod
-    def answer_gate(self, item_id: str, name: str, status: GateStatus, reason: str | None = None,
-                    by: str | None = None) -> bool:
+    def answer_approval(self, item_id: str, name: str, status: ApprovalStatus,
+                    reason: str | None = None, by: str | None = None) -> bool:
         """Record an answer given through jr2 when the gate awaits one: True when recorded,
         False when it awaits none (already answered, never asked)."""
         raise NotImplementedError

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Iterable
 
 from jr2_core.errors import SourceHTTPError
-from jr2_sources.capabilities.gates.comments import Answer, gates_of
-from jr2_sources.capabilities.gates.policy import Gate, answer_label
+from jr2_sources.capabilities.approvals.comments import Answer, approvals_of
+from jr2_sources.capabilities.approvals.policy import Approval, answer_label
 from jr2_sources.kit.claims import Comment, markers
 
 from .client import JiraClient, parse_jira_time
@@ -26,7 +26,7 @@ log = logging.getLogger("jr2.jira")
 TTL = 300.0
 
 
-class GateReader:
+class ApprovalReader:
     """The gates of one Jira site's issues, with each answerer's Edit Issues checked."""
 
     def __init__(self, client: JiraClient, is_me: Callable[[str], bool] = lambda _: False
@@ -92,10 +92,10 @@ class GateReader:
         return out
 
     def of(self, key: str, comments: Iterable[Comment],
-           labels: Iterable[str] = ()) -> tuple[Gate, ...]:
+           labels: Iterable[str] = ()) -> tuple[Approval, ...]:
         """The gates recorded in the comments of the issue `key` (and, while it carries an
         answer label, in its change history)."""
         thread = list(comments)
         asked = any(mk.kind == "gate" for mk in markers(thread))  # a claimed issue: no history
         others = self.labelled(key) if asked and any(answer_label(x) for x in labels) else []
-        return gates_of(thread, lambda who: self.can_edit(who, key), others)
+        return approvals_of(thread, lambda who: self.can_edit(who, key), others)

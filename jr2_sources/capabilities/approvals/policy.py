@@ -4,7 +4,7 @@ person answers, and what the next attempt is told.
 * Asking: a worker prints `jr2: await-approval NAME [reason]` and exits `EX_AWAIT_APPROVAL`
   (79); without the line, 79 asks for the one gate when `--gate` names exactly one. A gate the
   run was not given fails the item.
-* Parking (`KeepsGates.park`): the tracker marks the item as awaiting and releases its claim.
+* Parking (`KeepsApprovals.park`): the tracker marks the item as awaiting and releases its claim.
 * Answering: a `/jr2 approve NAME` or `/jr2 reject NAME [reason]` comment (or an answer label) by
   someone with write access, `jr2 local approve|reject`, `jr2 send approvals ...`, or
   `answer()` (the dashboard). jr2's own comments never count.
@@ -21,14 +21,28 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jr2_core.errors import UsageError
 
-from .mixin import KeepsGates
+from .mixin import KeepsApprovals
 
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-__all__ = ["ASK_PREFIX", "AWAITING_LABEL", "EX_AWAIT_APPROVAL", "REASON_MAX", "Gate", "GateRequest",
-           "GateStatus", "answer", "answer_command", "answer_label", "awaiting", "check_name",
-           "cut_reason", "env_for", "parse_ask"]
+__all__ = [
+    "ASK_PREFIX",
+    "AWAITING_LABEL",
+    "EX_AWAIT_APPROVAL",
+    "REASON_MAX",
+    "Approval",
+    "ApprovalRequest",
+    "ApprovalStatus",
+    "answer",
+    "answer_command",
+    "answer_label",
+    "awaiting",
+    "check_name",
+    "cut_reason",
+    "env_for",
+    "parse_ask",
+]
 
 EX_AWAIT_APPROVAL = 79
 """The exit code of a worker that asks for approval (see the module notes)."""
@@ -43,7 +57,7 @@ REASON_MAX = 500
 """The most characters of a gate's reason jr2 keeps (a longer one is cut, saying so), so a
 request fits in any tracker's comment."""
 
-GateStatus = Literal["awaiting", "approved", "rejected"]
+ApprovalStatus = Literal["awaiting", "approved", "rejected"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
 # Possessive whitespace and a reason taken to the end of its line, then stripped: anyone can
@@ -55,13 +69,13 @@ _LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
-class Gate:
+class Approval:
     """One gate of an item as the tracker records it: its name, whether it awaits an answer or
     was approved or rejected, when (asked, or answered), the reason (the worker's while it
     awaits; the person's for a rejection) and who answered."""
 
     name: str
-    status: GateStatus
+    status: ApprovalStatus
     at: datetime
     reason: str | None = None
     by: str | None = None
@@ -75,7 +89,7 @@ class Gate:
 
 
 @dataclass(frozen=True, slots=True)
-class GateRequest:
+class ApprovalRequest:
     """What a worker asked: the gate's name and its optional reason."""
 
     name: str
@@ -100,26 +114,26 @@ def cut_reason(text: str | None) -> str | None:
     return f"{text[:REASON_MAX]}… (cut: {len(text):,} characters in all)"
 
 
-def parse_ask(line: str) -> GateRequest | None:
+def parse_ask(line: str) -> ApprovalRequest | None:
     """The request in one stdout line `jr2: await-approval NAME [reason]`, or None; the reason
     is cut to `REASON_MAX` characters."""
     m = _ASK.match(line.strip())
     if m is None:
         return None
-    return GateRequest(m.group(1).lower(), cut_reason(m.group(2)))
+    return ApprovalRequest(m.group(1).lower(), cut_reason(m.group(2)))
 
 
-def answer_command(text: str) -> tuple[GateStatus, str, str | None] | None:
+def answer_command(text: str) -> tuple[ApprovalStatus, str, str | None] | None:
     """A person's answer in a comment whose first line is `/jr2 approve NAME` or `/jr2 reject
     NAME [reason]`: (approved | rejected, the gate, the reason), else None."""
     m = _ANSWER.match(text or "")
     if m is None:
         return None
-    status: GateStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
+    status: ApprovalStatus = "approved" if m.group(1).lower() == "approve" else "rejected"
     return status, m.group(2).lower(), cut_reason((m.group(3) or "").strip())
 
 
-def answer_label(label: str) -> tuple[GateStatus, str] | None:
+def answer_label(label: str) -> tuple[ApprovalStatus, str] | None:
     """A person's answer as a label `jr2:approve:NAME` or `jr2:reject:NAME` (GitHub; who added
     it is read from the issue's events): (approved | rejected, the gate), else None."""
     m = _LABEL.match(label.strip())
@@ -128,7 +142,7 @@ def answer_label(label: str) -> tuple[GateStatus, str] | None:
     return ("approved" if m.group(1).lower() == "approve" else "rejected"), m.group(2).lower()
 
 
-def awaiting(item: SnapshotItem) -> Gate | None:
+def awaiting(item: SnapshotItem) -> Approval | None:
     """The gate `item` waits on (the oldest request when several), or None."""
     found = [g for g in item.gates if g.status == "awaiting"]
     return min(found, key=lambda g: g.at) if found else None
@@ -159,8 +173,8 @@ def answer(tracker: Any, item_id: str, name: str, *, approve: bool, reason: str 
     (already answered, never asked). `by` is who answered (the person who ticked the box).
     A tracker that cannot record answers raises `UsageError`."""
 
-    if not isinstance(tracker, KeepsGates):
+    if not isinstance(tracker, KeepsApprovals):
         raise UsageError(f"{tracker.name}: gates cannot be answered through jr2 here; answer "
                          "on the tracker")
-    status: GateStatus = "approved" if approve else "rejected"
-    return bool(tracker.answer_gate(item_id, check_name(name), status, reason, by))
+    status: ApprovalStatus = "approved" if approve else "rejected"
+    return bool(tracker.answer_approval(item_id, check_name(name), status, reason, by))

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
-from jr2_sources.capabilities.gates.comments import Answer, gates_of
-from jr2_sources.capabilities.gates.policy import Gate, answer_label
+from jr2_sources.capabilities.approvals.comments import Answer, approvals_of
+from jr2_sources.capabilities.approvals.policy import Approval, answer_label
 from jr2_sources.kit.claims import Comment
 from jr2_sources.kit.labeltracker import parse_time
 
@@ -24,7 +24,7 @@ TTL = 300.0
 WRITE = frozenset({"admin", "write"})
 
 
-class GateReader:
+class ApprovalReader:
     """The gates of one repository's issues, with the answerers' write access checked."""
 
     def __init__(self, client: GitHubClient, repo: str) -> None:
@@ -75,8 +75,8 @@ class GateReader:
         return out
 
     def of(self, comments: Iterable[Comment], number: int,
-           labels: Iterable[str] = ()) -> tuple[Gate, ...]:
+           labels: Iterable[str] = ()) -> tuple[Approval, ...]:
         """The gates recorded in issue `number`'s comments (and, while it carries an answer
         label, its label events)."""
         others = self.labelled(number) if any(answer_label(x) for x in labels) else []
-        return gates_of(comments, self.can_answer, others)
+        return approvals_of(comments, self.can_answer, others)
