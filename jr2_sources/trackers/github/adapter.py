@@ -239,10 +239,14 @@ class GitHubTracker(LocksByComment, HasDashboard, LabelCommentTracker, KeepsAppr
             self._done_here.discard(key)
 
     def claim(self, item: SnapshotItem, holder: str, lease: float) -> bool:
-        """As every comment claim; a won rerun of the feedback loop gets its feedback."""
+        """As every comment claim; a won rerun of the feedback loop gets its feedback, unless a
+        person pushed since it was recorded: then the claim is given back and the issue goes
+        back in review, where the loop stays stopped (`feedback.py`)."""
         won = super().claim(item, holder, lease)
-        if won and self.feedback_loop is not None:
-            self.feedback_loop.won(item)
+        if won and self.feedback_loop is not None and not self.feedback_loop.won(item):
+            self.release(item.id, holder)
+            self.relabel(item.id, drop=self.config.claim_label, add=self.config.review_label)
+            return False
         return won
 
     def _to_review(self, key: str) -> None:

@@ -10,8 +10,9 @@
   for the worker (`extra["feedback"]`). Two pools posting one at once: only the first marker's
   pool offers the issue, the other deletes its copy; a copy is never pending. Attempts spent:
   failed, the feedback as the reason.
-* People win: a head other than the worker's (a person pushed) or a PR closed unmerged stops
-  the loop for that issue (`extra["feedback_stopped"]`). One issue that refuses is one warning.
+* People win: a head other than the worker's (a person pushed, also after the feedback was
+  recorded: `won` reads the head before a rerun) or a PR closed unmerged stops the loop for that
+  issue (`extra["feedback_stopped"]`). One issue that refuses is one warning.
 * A report (`jr2 ready`) reads no thread its listing counts under `MARKED` comments on.
 """
 
@@ -219,21 +220,30 @@ class FeedbackLoop:
         self.t.delete_comment(item_id(self.repo, number), posted)
         return False
 
-    def won(self, item: SnapshotItem) -> None:
-        """A claim on `item` was just won: a pending rerun gives it its feedback and attempt."""
+    def won(self, item: SnapshotItem) -> bool:
+        """A claim on `item` was just won: a pending rerun gives it its feedback and attempt.
+        False when a person pushed since the feedback was recorded: they took over, so the
+        rerun must not run (the caller gives the claim back and the issue stays in review)."""
         number = int(item.id.rsplit("#", 1)[1])
         comments, _ = self.t.reader.read_comments(number)
         mk = pending(claims.markers(comments))
         pr_number = mk.fields.get("pr") if mk is not None else None
         if mk is None or not isinstance(pr_number, int):
-            return
+            return True
         head = str(mk.fields.get("head") or "")
+        pulls = self.t.reader.pulls
+        now = pulls.head_sha(pr_number) if pulls is not None and head else None
+        if now is not None and now != head:
+            self.stopped[number] = (f"a person pushed to pull request #{pr_number} after the "
+                                    f"feedback on {head[:7]} (head {now[:7]})")
+            return False
         url = str(mk.fields.get("url") or "") or None
         feedback = self.read(pr_number, head, url) or Feedback(head, url)  # (re-run: gone)
         item.extra["feedback"] = json.loads(feedback.bounded()[0])
         attempt = mk.fields.get("attempt")
         if isinstance(attempt, int) and attempt > 1:
             item.attempts = attempt - 1
+        return True
 
     def read(self, pr: int, sha: str, url: str | None) -> Feedback:
         """The feedback on head `sha` of pull request `pr` (module notes): REST GETs."""

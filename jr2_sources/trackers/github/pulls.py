@@ -49,10 +49,14 @@ def issue_of_branch(head: str | None) -> int | None:
     return int(rest) if rest.isdigit() else None
 
 
+_HEAD_OID = "commits(last: 1) { nodes { commit { oid } } }"
+
+
 def heads_query(numbers: Sequence[int]) -> str:
-    """The GraphQL query for the head branches of pull requests `numbers` (aliased `p<number>`:
-    `Repository.pullRequest(number:)`, null for a number that is no pull request)."""
-    prs = "\n".join(f"    p{n}: pullRequest(number: {n}) {{ headRefName }}" for n in numbers)
+    """The GraphQL query for the head branches and head commits of pull requests `numbers`
+    (aliased `p<number>`: `Repository.pullRequest(number:)`, null for no pull request)."""
+    prs = "\n".join(f"    p{n}: pullRequest(number: {n}) {{ headRefName {_HEAD_OID} }}"
+                     for n in numbers)
     return f"""query($owner: String!, $name: String!) {{
   repository(owner: $owner, name: $name) {{
 {prs}
@@ -180,13 +184,25 @@ class PullReader:
     def heads(self, numbers: Sequence[int]) -> dict[int, str | None]:
         """The head branch of each pull request in `numbers` (None: no such PR), 100 a query
         (`mergedelta.py`: which issue a PR on jr2's branch is for)."""
-        out: dict[int, str | None] = {}
+        return {n: None if node is None else str(node.get("headRefName") or "")
+                for n, node in self._pull_nodes(numbers).items()}
+
+    def head_sha(self, number: int) -> str | None:
+        """The head commit of pull request `number` now (None: no such PR, or no commit)."""
+        node = self._pull_nodes([number])[number]
+        commits = ((node or {}).get("commits") or {}).get("nodes") or []
+        oid = ((commits[-1] or {}).get("commit") or {}).get("oid") if commits else None
+        return str(oid) if oid else None
+
+    def _pull_nodes(self, numbers: Sequence[int]) -> dict[int, dict[str, Any] | None]:
+        """The `heads_query` node of each pull request in `numbers`, 100 a query."""
+        out: dict[int, dict[str, Any] | None] = {}
         numbers = sorted(numbers)
         for batch in (numbers[i:i + BATCH] for i in range(0, len(numbers), BATCH)):
             repository = self._ask(heads_query(batch), {}).get("repository") or {}
             for n in batch:
                 node = repository.get(f"p{n}")
-                out[n] = str(node.get("headRefName") or "") if isinstance(node, dict) else None
+                out[n] = node if isinstance(node, dict) else None
         return out
 
     def _ask(self, text: str, variables: dict[str, Any]) -> dict[str, Any]:

@@ -159,6 +159,36 @@ def test_a_persons_push_stops_the_loop_and_the_report_says_so(
     assert "feedback loop stopped: a person pushed" in text
 
 
+def test_a_persons_push_after_the_feedback_was_recorded_stops_the_rerun(
+        fake: FakeGitHub, tmp_path: Path) -> None:
+    from pydantic import SecretStr
+
+    from jr2_sources.registry import SourceEnv
+    from jr2_sources.trackers.github.adapter import GitHubTracker
+    from jr2_sources.trackers.github.client import GitHubClient
+    from jr2_sources.trackers.github.config import GitHubConfig
+
+    fake.add_issue("o/r", "Change")
+    plan = {"o/r#1": [["open main", "headcheck failure"], ["pr 2", "push"]]}
+    work(fake, tmp_path, plan, *LOOP)
+    config = GitHubConfig(target="o/r", write_spacing=0.001, done_when="merged",
+                          on_success="review")
+    client = GitHubClient(fake.url, SecretStr("x"), label="github:o/r", write_spacing=0.001)
+    recorder = GitHubTracker(config, SourceEnv(state_dir=tmp_path / "a"), client=client)
+    recorder.start_feedback(3, here=False)
+    recorder.snapshot()  # records the red check and sends the issue back; killed before a rerun
+    assert [m["head"] for m in markers(fake, 1, "feedback") if "rerun" in m]
+    assert "jr2:in-review" not in fake.issue("o/r", 1).labels
+    fake.pulls.push("o/r", 2)  # a person pushes a fix while no worker runs
+    res, runs = work(fake, tmp_path, plan, *LOOP)
+    assert [r[0] for r in runs] == ["o/r#1"], res.stderr  # the first run only: no rerun
+    assert feedback_seen(tmp_path) == []
+    assert fake.issue("o/r", 1).labels == ["jr2:in-review"]  # back in review, for the person
+    [stopped] = [r for r in blocked_reasons(fake, tmp_path, *REPORT)["o/r#1"]
+                 if r["kind"] == "feedback_stopped"]
+    assert stopped["reason"].startswith("a person pushed to jr2/issue-1")
+
+
 def test_a_person_closing_the_pr_stops_the_loop(fake: FakeGitHub, tmp_path: Path) -> None:
     fake.add_issue("o/r", "Change")
     plan = {"o/r#1": ["open main"]}
