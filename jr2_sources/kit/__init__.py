@@ -17,7 +17,7 @@ a config model) costs that piece only.
 
 The capabilities' helpers live in their slices: webhooks (`verify_signature`, `hmac_sha256`,
 `header`, `DeliveryDeduper`, `Verdict`, `attach_webhook`: `jr2_sources.capabilities.webhooks`),
-gates read from a thread (`approvals_of`: `...gates.comments`), deltas by update time
+gates read from a thread (`approvals_of`: `...approvals.comments`), deltas by update time
 (`SinceWindow`, `WindowGap`, `Page`, `iso_z`: `...deltas.sincewindow`; `SinceReader`:
 `...deltas.since`); `BlockerState` is `jr2_sources.readyset`'s.
 """

@@ -40,6 +40,9 @@ from jr2_sources.readyset import (
 )
 from jr2_sources.tracker import ReadOnly, ReadOnlyError, Tracker, as_tracker
 
+from .publicapi import PUBLIC_MODULES as PUBLIC_MODULES
+from .publicapi import private_imports as private_imports
+
 MISSING = "MISSING"
 """The key a reference item needs that is never seeded: `Target.ids` maps it to an id that
 does not exist in the tracker (`{..., MISSING: "o/r#999"}`)."""
