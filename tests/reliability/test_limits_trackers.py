@@ -243,7 +243,8 @@ def test_four_pools_on_jira_never_run_two_issues_that_touch_the_same_thing(
         assert not [b for b in jira.comment_bodies(control) if "jr2:lock" in b]
 
 
-@pytest.mark.parametrize("cloud", [True, False], ids=["cloud", "dc"])
+@pytest.mark.parametrize("cloud", [True, pytest.param(False, marks=pytest.mark.soak)],
+                         ids=["cloud", "dc"])
 def test_lock_comments_of_a_killed_jira_pool_are_cleaned_up_and_people_comments_stay(
         tmp_path: Path, cloud: bool) -> None:
     """Jira (Cloud: the lock marker rides in a comment property; Data Center: in the body): a

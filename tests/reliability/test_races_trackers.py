@@ -31,12 +31,12 @@ def race(tmp_path: Path, kind: str, k: int, n: int, seed: int, deps: int) -> Non
         print(fig.line(f"{kind}_race K={k} seed={seed}"))
 
 
-@pytest.mark.parametrize(("k", "seed"), [(2, 1), (4, 2)])
+@pytest.mark.parametrize(("k", "seed"), [pytest.param(2, 1, marks=pytest.mark.soak), (4, 2)])
 def test_github_race(tmp_path: Path, k: int, seed: int) -> None:
     race(tmp_path, "github", k, 32, seed, deps=16)
 
 
-@pytest.mark.parametrize(("k", "seed"), [(2, 3), (4, 4)])
+@pytest.mark.parametrize(("k", "seed"), [pytest.param(2, 3, marks=pytest.mark.soak), (4, 4)])
 def test_jira_race(tmp_path: Path, k: int, seed: int) -> None:
     race(tmp_path, "jira", k, 32, seed, deps=16)
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from fake_gitlab import TOKEN, FakeGitLab
 
 WORKER = r'''
@@ -133,6 +134,7 @@ def _overlap(runs: list[tuple[str, float, float]]) -> int:
     return most
 
 
+@pytest.mark.soak  # the same clean-up runs by default for GitHub and Jira (tests/reliability)
 def test_lock_notes_of_a_killed_pool_are_cleaned_up_through_jr2_work(tmp_path: Path) -> None:
     """A pool holding the lock of an area/db issue under --global-cap 2 is killed with SIGKILL
     and leaves its lock note on the coordination issue. Two pools of --cap 2 started at once

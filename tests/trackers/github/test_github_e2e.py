@@ -184,8 +184,13 @@ def race(fake: FakeGitHub, tmp_path: Path, issues: int, pools: int = 4) -> float
     return took
 
 
+def test_four_pools_race_over_60_issues(fake: FakeGitHub, tmp_path: Path) -> None:
+    race(fake, tmp_path, 60)
+
+
+@pytest.mark.soak
 def test_four_pools_race_over_200_issues(fake: FakeGitHub, tmp_path: Path) -> None:
-    race(fake, tmp_path, 200)  # about 6 s
+    race(fake, tmp_path, 200)
 
 
 @pytest.mark.soak
