@@ -109,11 +109,12 @@ def _redmine_missing() -> str | None:
 
 
 def _processes(rest: list[str]) -> list[str]:
-    """`-n 2` (pytest-xdist) unless the arguments choose: the suite mostly waits (leases,
-    subprocesses, fake servers), so two processes halve its time on CI's two cores (14 min
-    to 6.5 min here); `-n 0` or `-p no:xdist` runs it in one."""
+    """`-n 2 --dist worksteal` (pytest-xdist) unless the arguments choose: the suite mostly
+    waits (leases, subprocesses, fake servers), so two processes halve its time on CI's two
+    cores, and an idle one takes over the other's queue rather than waiting at the end;
+    `-n 0` or `-p no:xdist` runs it in one."""
     chosen = any(a == "no:xdist" or a.startswith(("-n", "--numprocesses")) for a in rest)
-    return [] if chosen else ["-n", "2"]
+    return [] if chosen else ["-n", "2", "--dist", "worksteal"]
 
 
 if __name__ == "__main__":
