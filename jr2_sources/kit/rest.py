@@ -69,8 +69,8 @@ class RequestStats:
 
 @dataclass
 class RestResponse:
-    """A parsed answer: JSON `data`, the server's `date`, the next page's URL, and whether it
-    came from a cache of conditional GETs (`cached`: the server said 304)."""
+    """A parsed answer: JSON `data`, the server's `date`, the next and last pages' URLs, and
+    whether it came from a cache of conditional GETs (`cached`: the server said 304)."""
 
     status: int
     data: Any
@@ -78,6 +78,7 @@ class RestResponse:
     next_url: str | None = None
     cached: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    last_url: str | None = None
 
 
 FAMILY_KEEP = 4
@@ -273,7 +274,8 @@ class RestClient:
         date = parse_http_date(resp.headers.get("Date"))
         if status == 304 and cached is not None:
             kept = cached[1]
-            return RestResponse(304, kept.data, date, kept.next_url, True, resp.headers)
+            return RestResponse(304, kept.data, date, kept.next_url, True, resp.headers,
+                                kept.last_url)
         if status >= 400:
             self._raise_for(resp, need)
         if 300 <= status < 400:  # e.g. an issue transferred or a project moved
@@ -285,7 +287,8 @@ class RestClient:
             except ValueError:
                 raise Retryable(f"HTTP {status}: unparsable (truncated?) body") from None
         nxt = self.next_url(resp, url) if method == "GET" else None
-        answer = RestResponse(status, data, date, nxt, False, resp.headers)
+        last = resp.links.get("last", {}).get("url") if method == "GET" else None
+        answer = RestResponse(status, data, date, nxt, False, resp.headers, last and str(last))
         etag = resp.headers.get("ETag")
         if method == "GET" and etag and status == 200 and self.etag_cache_size > 0:
             with self._lock:

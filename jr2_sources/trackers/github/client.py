@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.kit.redact import Redactor
@@ -110,6 +110,34 @@ class GitHubClient(RestClient):
             raise GitHubHTTPError(f"{self.label}: the token cannot {need} (HTTP {first.status}: "
                                   "redirected elsewhere)", first.status)
         return items, first
+
+    def get_open(self, path: str, params: Mapping[str, Any]) -> tuple[list[Any], RestResponse]:
+        """Every open issue of a list (and the first page's answer), none missed while others
+        close or change during the walk: sorted by update, oldest first (a change moves an issue
+        to the end), the pages read from the last back to the second (an issue that leaves
+        moves only later ones, towards pages still to read), then the first again. The items
+        read last come first. A list without a `last` link is walked forwards."""
+        query = {"per_page": 100, **params, "sort": "updated", "direction": "asc"}
+        first = self.get(path, query)
+        items, nxt = list(first.data or []), first.next_url
+        if first.last_url is None or first.status in _REDIRECTS:
+            for _ in range(self.max_pages - 1):
+                if nxt is None:
+                    break
+                page = self.call("GET", nxt, None, "read issues")
+                items, nxt = [*items, *(page.data or [])], page.next_url
+            return items, first
+        split = urlsplit(first.last_url)
+        pairs = parse_qsl(split.query)
+        last = min(int(dict(pairs).get("page", "1")), self.max_pages)
+        urls = [split._replace(query=urlencode([(k, str(n) if k == "page" else v)
+                                                for k, v in pairs])).geturl()
+                for n in range(last, 1, -1)]
+        pages = [self.call("GET", url, None, "read issues").data or [] for url in urls]
+        again = self.get(path, query)
+        self._walked(self.url(path, query), urls)
+        return [*(again.data or []), *(i for page in reversed(pages) for i in page),
+                *items], first
 
     def _repo_of(self, url: str) -> str | None:
         path = urlsplit(url).path

@@ -1,7 +1,8 @@
 """Reading a repository into a `Snapshot`: the issues list, blockers, sub-issues, claims.
 
-* A full reading is ceil(N/100) conditional list pages, plus one list each for the claim and the
-  failure label when a filter narrows the list (marked issues are always in the snapshot).
+* A full reading is ceil(N/100) conditional list pages (and the first again when there are
+  more: `GitHubClient.get_open`), plus one list each for the claim and the failure label when
+  a filter narrows the list (marked issues are always in the snapshot).
 * Native blockers and sub-issues come as summaries; with `detail` (`jr2 ready`) each blocked
   issue's are read to name them. Blockers in bodies (`refs.body_refs`) outside the set are
   looked up (closed or `done_label`: done; 404/410/301 missing; 403 inaccessible).
@@ -117,7 +118,7 @@ class IssueReader:
 
     def _list_params(self) -> dict[str, Any]:
         cfg = self.config
-        params: dict[str, Any] = {"state": "open", "sort": "created", "direction": "asc"}
+        params: dict[str, Any] = {"state": "open"}
         if cfg.label:
             params["labels"] = ",".join(cfg.label)
         if cfg.milestone:
@@ -177,11 +178,11 @@ class IssueReader:
         the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
         cfg = self.config
         params = self._list_params()
-        found, first = self.client.get_all(self.issues_path(), params)
+        found, first = self.client.get_open(self.issues_path(), params)
         self.began = first.date
         if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
-            own, _ = self.client.get_all(self.issues_path(),
-                                         {**params, "assignee": self.own_login()})
+            own, _ = self.client.get_open(self.issues_path(),
+                                          {**params, "assignee": self.own_login()})
             found = [*found, *(issue for issue in own if not self.assignees(issue))]
         listed: dict[int, dict[str, Any]] = {}
         excluded = cfg.label_set(cfg.exclude_label)
@@ -192,8 +193,8 @@ class IssueReader:
         scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             for lab in self.mark_labels():
-                marked, _ = self.client.get_all(self.issues_path(),
-                                                {"state": "open", "labels": lab})
+                marked, _ = self.client.get_open(self.issues_path(),
+                                                 {"state": "open", "labels": lab})
                 for issue in marked:
                     listed.setdefault(int(issue["number"]), issue)
         elif excluded:

@@ -96,9 +96,9 @@ def test_checks_combine_check_runs_and_commit_statuses(fake: FakeGitHub) -> None
 
 def test_a_poll_costs_list_pages_plus_one_graphql_query_per_100_blockers(
         fake: FakeGitHub) -> None:
-    """250 issues block one each: ceil(500/100) = 5 list pages and ceil(250/100) = 3 GraphQL
-    queries; the next unchanged poll: 5 REST 304s (free) and the same 3 GraphQL queries (GraphQL
-    has no conditional requests)."""
+    """250 issues block one each: ceil(500/100) = 5 list pages (and the first again) and
+    ceil(250/100) = 3 GraphQL queries; the next unchanged poll: 6 REST 304s (free) and the same 3
+    GraphQL queries (GraphQL has no conditional requests)."""
     for n in range(1, 251):
         fake.add_issue("o/r", f"Blocker {n}")
     for n in range(251, 501):
@@ -111,14 +111,14 @@ def test_a_poll_costs_list_pages_plus_one_graphql_query_per_100_blockers(
     assert rs.entry("o/r#251").item.blockers[0].id == "o/r#1"  # named, no per-issue call
     sent = fake.requests()
     assert len([e for e in sent if e["path"] == "/graphql"]) == 3
-    assert len([e for e in sent if e["method"] == "GET"]) == 5
-    assert len(sent) == 8
+    assert len([e for e in sent if e["method"] == "GET"]) == 6
+    assert len(sent) == 9
     fake.clear_log()
     adapter.snapshot()
     again = fake.requests()
-    assert [e["status"] for e in again if e["method"] == "GET"] == [304] * 5
+    assert [e["status"] for e in again if e["method"] == "GET"] == [304] * 6
     assert len([e for e in again if e["path"] == "/graphql"]) == 3
-    assert len(again) == 8
+    assert len(again) == 9
 
 
 def test_closed_mode_sends_no_graphql(fake: FakeGitHub) -> None:

@@ -13,7 +13,7 @@ from gh_helpers import make_adapter
 from gh_mockapi import API, MockAPI, issue, labels
 
 from jr2_sources.readyset import ReadySet, compute_ready_set
-from jr2_sources.testing.fakes.github_server import FakeGitHub
+from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
 from jr2_sources.trackers.github.adapter import GitHubTracker
 
 APP = "/repos/octo/app/issues"
@@ -150,7 +150,7 @@ def test_filters_go_to_the_server_and_marked_issues_come_anyway(api: MockAPI) ->
     assert [it.id for it in snap.items] == ["o/r#1", "o/r#8", "o/r#9"]
     main = seen[0]
     assert main == {"state": "open", "labels": "agent,ui", "milestone": "4", "assignee": "none",
-                    "sort": "created", "direction": "asc", "per_page": "100"}
+                    "sort": "updated", "direction": "asc", "per_page": "100"}
     assert {q.get("labels") for q in seen[1:]} == {"jr2:claimed", "jr2:failed"}
     adapter.snapshot()
     assert api.count("GET", "milestones") == 1  # a title is resolved once per process
@@ -176,6 +176,35 @@ def test_readiness_costs_pages_plus_two_and_an_unchanged_poll_is_all_304(api: Mo
     assert second["requests"] - first["requests"] == first["requests"]
     assert second["not_modified"] == first["requests"]
     assert second["points"] == first["points"]  # a 304 costs no rate limit
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_a_full_reading_misses_no_open_issue_while_earlier_ones_close(fake: FakeGitHub,
+                                                                      edit: bool) -> None:
+    """Issues of the first page close (or change) while the pages are read: every issue
+    still open at the end was listed."""
+    seed(fake, "o/r", 350)
+    lists = []
+
+    def person(method: str, path: str) -> None:
+        if method != "GET" or path != "/repos/o/r/issues":
+            return
+        lists.append(path)
+        if len(lists) > 1:  # after the first page: its oldest issues leave (or move)
+            first = sorted(k for (_, k), i in fake.issues.items() if i.state == "open")[:3]
+            for number in first:
+                if edit:
+                    fake.edit_body("o/r", number, "edited")
+                else:
+                    fake.close_issue("o/r", number)
+
+    fake.hooks.append(person)
+    adapter = make_adapter(fake.url)
+    listed = {it.id for it in adapter.snapshot().items}
+    fake.hooks.clear()
+    still_open = {f"o/r#{k}" for (_, k), i in fake.issues.items() if i.state == "open"}
+    assert still_open - listed == set()
+    assert len(lists) == 5  # 4 pages, then the first again
 
 
 def test_label_names_compare_case_insensitively_as_on_github(fake: FakeGitHub) -> None:
