@@ -1,5 +1,4 @@
-"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since" (GitHub, and the
-GitLab and Redmine plugins; Jira keeps its own, `trackers/jira/deltas.py`).
+"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since" (every tracker).
 
 * After a full reading the watermark is the server's time when it began. A delta lists the
   issues updated since the watermark less a reach, oldest first, page by page by time (never by
@@ -63,8 +62,9 @@ class SinceWindow:
     notes). Thread-safe for `mark`; the rest is called by the one reading thread."""
 
     def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, paged: bool = True) -> None:
         self.overlap = overlap
+        self.paged = paged
         self.max_pages = max_pages
         self.clock = clock
         self._swept: tuple[float, datetime | None] | None = None  # last sweep: clock(), Date
@@ -76,6 +76,8 @@ class SinceWindow:
         self._full: tuple[str, int] | None = None  # a webhook asked for a full reading: why
         self._deliveries = 0  # marks and full-reading requests so far (under `_lock`)
         self._began_at: int | None = None  # `_deliveries` when the running full reading began
+        self.taken: set[Hashable] = set()  # the marks the running delta took
+        self.took = False  # whether the running delta took an object in
         self._lock = threading.Lock()
 
     # -- after a full reading -----------------------------------------------------------------
@@ -114,6 +116,8 @@ class SinceWindow:
         assert self.watermark is not None
         if after is not None:
             return after
+        if not self.paged:
+            return self.watermark - timedelta(seconds=self.overlap)
         return self.watermark - timedelta(seconds=self.overlap + SWEEP_EVERY if sweep
                                           else RECENT)
 
@@ -152,6 +156,9 @@ class SinceWindow:
                 self._server_now = server_now
             for obj in page:
                 self.take(fresh, key_of(obj), obj, updated_of(obj))
+            if not self.paged:
+                self.watermark = server_now
+                return fresh
             if len(page) < PER_PAGE:
                 if sweep:
                     self._swept = (started, first_date)
@@ -168,6 +175,7 @@ class SinceWindow:
         (`listed`, as `collect` reads them) moves the watermark: one read directly (a mark, a
         dependent, a parent) may be newer than what the list covered (a slow delta: a
         `Retry-After` wait), and moving past the list would skip what changed meanwhile."""
+        self.took = True
         if listed:
             self.advance(updated)
         if self.news(key, obj):
@@ -191,10 +199,14 @@ class SinceWindow:
             self.watermark = updated
 
     def skewed(self, server_now: datetime | None) -> bool:
-        """Is the server's clock behind the watermark by more than the overlap?"""
-        if server_now is None or self.watermark is None:
+        """Is the server's clock behind the watermark by more than the overlap (at all when not
+        `paged`, where no `Date` counts as behind)?"""
+        if self.watermark is None:
             return False
-        return server_now < self.watermark - timedelta(seconds=self.overlap)
+        if not self.paged:
+            return server_now is None or server_now < self.watermark
+        return server_now is not None and server_now < self.watermark - timedelta(
+            seconds=self.overlap)
 
     def gap(self, why: str) -> None:
         """Record a sign of a gap: the caller answers with a full snapshot."""
@@ -220,6 +232,7 @@ class SinceWindow:
         """The marked issues (cleared)."""
         with self._lock:
             marks, self._marks = self._marks, {}
+        self.taken |= set(marks)
         return set(marks)
 
     def unmark(self, keys: Iterable[Hashable]) -> None:

@@ -53,7 +53,7 @@ from .approvals import ApprovalReader
 from .board import JiraBoard
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
-from .deltas import JiraDeltas
+from .deltas import JiraChanges
 from .description import description_text
 from .jql import (
     MAX_KEYS,
@@ -120,7 +120,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         self._echoes = Echoes()
         self._gates = ApprovalReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
-        self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
+        self._deltas = JiraChanges(self, overlap=config.delta_overlap)
         # a filter with functions or relative dates can drop an issue that never changes, which
         # no delta sees: a claim then judges the scope again first (`claim`)
         self._moving = moves_with_time(config.jql)
@@ -184,10 +184,18 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last reading (`deltas.py`): a `Delta` from at most two
         searches, or a full `Snapshot` (the first time, when `full`, on any sign of a gap)."""
-        delta = self._deltas.changes(full=full)
-        if isinstance(delta, Delta):
-            with self._lock:
-                self._scoped |= {it.id for it in delta.items}
+        reader = self._deltas
+        delta = None if full else reader.read(set())
+        if delta is None:
+            if reader.window.last_gap:
+                log.info("%s: reading in full: %s", self.name, reader.window.last_gap)
+                reader.window.last_gap = None
+            reader.window.begin()  # webhook marks from now on outlive this reading
+            snap, found, at = self.read_scope()
+            reader.full_read(snap, found, at)
+            return snap
+        with self._lock:
+            self._scoped |= {it.id for it in delta.items}
         return delta
 
     def item_of(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
