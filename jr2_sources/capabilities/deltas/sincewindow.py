@@ -3,9 +3,12 @@
 * After a full reading the watermark is the server's time when it began. A delta lists the
   issues updated since the watermark less a reach, oldest first, page by page by time (never by
   number); the watermark moves to the newest `updated_at` listed. An issue listed again
-  unchanged (same digest) is not news.
+  unchanged (same digest, or the `fingerprint` a tracker gives) is not news.
 * Sweeps: a delta reaches back `RECENT`; every `SWEEP_EVERY` seconds one reaches back `overlap +
   SWEEP_EVERY`, so an update listed up to `overlap` late is still seen.
+* `paged=False` (Jira, local): the query answers every change at once (it follows its own page
+  tokens), each delta reaches back `overlap`, and the watermark is the server's time when the
+  answer began (no `Date`, or a clock behind the watermark, is a gap).
 * `mark(keys)`: issues a verified webhook names, read directly by the next delta; a full reading
   clears only the marks made before it began (`begin`).
 * Any sign of a gap raises `WindowGap` (a full snapshot is read): the time filter refused, more
@@ -62,16 +65,18 @@ class SinceWindow:
     notes). Thread-safe for `mark`; the rest is called by the one reading thread."""
 
     def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10,
-                 clock: Callable[[], float] = time.monotonic, paged: bool = True) -> None:
+                 clock: Callable[[], float] = time.monotonic, paged: bool = True,
+                 fingerprint: Callable[[Any], Any] = digest) -> None:
         self.overlap = overlap
         self.paged = paged
+        self.fingerprint = fingerprint  # what is compared to tell news (default: a digest)
         self.max_pages = max_pages
         self.clock = clock
         self._swept: tuple[float, datetime | None] | None = None  # last sweep: clock(), Date
         self._server_now: datetime | None = None  # the newest `Date` a page carried
         self.watermark: datetime | None = None
         self.last_gap: str | None = None
-        self._seen: dict[Hashable, bytes] = {}
+        self._seen: dict[Hashable, Any] = {}
         self._marks: dict[Hashable, int] = {}  # key -> the delivery count when marked
         self._full: tuple[str, int] | None = None  # a webhook asked for a full reading: why
         self._deliveries = 0  # marks and full-reading requests so far (under `_lock`)
@@ -92,7 +97,7 @@ class SinceWindow:
         """A full reading that began at server time `began` listed `issues` (key, object).
         It saw everything marked before it began (`begin`; all marks when it was not
         called); later marks and requests for a full reading stay for the next delta."""
-        self._seen = {key: digest(obj) for key, obj in issues}
+        self._seen = {key: self.fingerprint(obj) for key, obj in issues}
         self.watermark = began
         self._swept = (self.clock(), began)  # a full reading counts as a sweep
         with self._lock:
@@ -183,7 +188,7 @@ class SinceWindow:
 
     def news(self, key: Hashable, obj: Any) -> bool:
         """True when `obj` differs from what was last seen of `key` (and remember it)."""
-        d = digest(obj)
+        d = self.fingerprint(obj)
         if self._seen.get(key) == d:
             return False
         self._seen[key] = d

@@ -48,7 +48,7 @@ class LocalChanges(SinceReader[str]):
     """The last reading of a backlog and its claim store, and the rows that changed since."""
 
     def __init__(self, name: str, wanted: set[str]) -> None:
-        super().__init__(SinceWindow(paged=False))
+        super().__init__(SinceWindow(paged=False, fingerprint=lambda row: row))  # rows compare
         self.name = name
         self.wanted = wanted
         self._key: FileKey | None = None
@@ -121,8 +121,8 @@ class LocalChanges(SinceReader[str]):
             _put(view.outcomes, iid, state.outcomes.get(iid))
             _put(view.retries, iid, state.retries.get(iid))
             _put(view.gates, iid, state.gates.get(iid))
-            rows.append({"id": iid, "rows": (view.claims.get(iid), view.outcomes.get(iid),
-                                             view.retries.get(iid), view.gates.get(iid))})
+            rows.append((iid, view.claims.get(iid), view.outcomes.get(iid),
+                         view.retries.get(iid), view.gates.get(iid)))
         self._done_count += sum(1 for iid in touched if view.counted(iid)) - len(before)
         return rows, datetime.now(UTC)
 
@@ -133,7 +133,7 @@ class LocalChanges(SinceReader[str]):
         return []  # read by `page`: they are rows to compare
 
     def key_of(self, obj: Any) -> str:
-        return str(obj["id"])
+        return str(obj[0])
 
     def updated_of(self, obj: Any) -> datetime | None:
         return None
