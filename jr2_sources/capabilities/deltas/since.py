@@ -48,9 +48,10 @@ class SinceReader(ABC, Generic[K]):
         whose `page` lists only its scope (Jira); none by default."""
         return []
 
-    @abstractmethod
     def direct(self, key: K) -> Any:
-        """The object of `key`, read directly; raise `WindowGap` when it is gone."""
+        """The object of `key`, read directly; raise `WindowGap` when it is gone (a tracker
+        whose queries name its marks reads nothing directly)."""
+        raise NotImplementedError
 
     @abstractmethod
     def leaves(self, key: K, obj: Any, skip: set[str]) -> BlockerState | None:
@@ -64,9 +65,9 @@ class SinceReader(ABC, Generic[K]):
     def updated_of(self, obj: Any) -> datetime | None:
         """When an object read was last updated."""
 
-    @abstractmethod
     def ident(self, key: K) -> str:
-        """The item id of `key`."""
+        """The item id of `key` (default: the key as text)."""
+        return str(key)
 
     def item_of(self, key: K, obj: Any, delta: Delta) -> SnapshotItem | None:
         """The item `obj` is now, or None to build it in the batch (`items_of`)."""

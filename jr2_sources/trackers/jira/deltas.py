@@ -159,9 +159,6 @@ class JiraChanges(SinceReader[str]):
                        self._projects, self._forced | self._blockers)
         return self._search(jql, LEFT_FIELDS)[0] if jql else []
 
-    def direct(self, key: str) -> Any:
-        raise NotImplementedError  # no marks are read directly (`marks`)
-
     def key_of(self, obj: Any) -> str:
         return str(obj["key"])
 
@@ -170,9 +167,6 @@ class JiraChanges(SinceReader[str]):
             return parse_jira_time(str((obj.get("fields") or {}).get("updated")))
         except ValueError:
             return None
-
-    def ident(self, key: str) -> str:
-        return key
 
     # -- building --------------------------------------------------------------------------------
 

@@ -126,9 +126,6 @@ class LocalChanges(SinceReader[str]):
         self._done_count += sum(1 for iid in touched if view.counted(iid)) - len(before)
         return rows, datetime.now(UTC)
 
-    def direct(self, key: str) -> Any:
-        raise NotImplementedError  # nothing is read directly (`marks`)
-
     def marks(self) -> list[str]:
         return []  # read by `page`: they are rows to compare
 
@@ -137,9 +134,6 @@ class LocalChanges(SinceReader[str]):
 
     def updated_of(self, obj: Any) -> datetime | None:
         return None
-
-    def ident(self, key: str) -> str:
-        return key
 
     def leaves(self, key: str, obj: Any, skip: set[str]) -> BlockerState | None:
         assert self._view is not None
