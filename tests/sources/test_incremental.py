@@ -243,6 +243,10 @@ def _check(inc: IncrementalReadySet, world: World, children_block: bool,
     assert [it.id for it in inc.ready_items()] == [e.item.id for e in ref.ready]
     assert inc.counts == {"ready": len(ref.ready), "blocked": len(ref.blocked),
                           "claimed": len(ref.claimed)}
+    if global_cap is None or len(ref.claimed) < global_cap:  # at the cap ready items count blocked
+        filed = {e.item.id: "ready" for e in ref.ready} | {
+            e.item.id: "blocked" for e in ref.blocked} | {e.item.id: "claimed" for e in ref.claimed}
+        assert {iid: inc.status(iid) for iid in filed} == filed
 
 
 @settings(max_examples=300, deadline=None)

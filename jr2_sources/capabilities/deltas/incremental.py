@@ -6,8 +6,9 @@ each id) re-evaluates exactly the items touched and their dependents; only refer
 items the delta does not deliver are rewritten (a delivered item is `open` as a blocker unless
 `as_blocker` says otherwise). Lease ends and retry times are heaps by time (`advance`), ready
 items a heap by run order (`ready_items()`, lazy), conflict groups indexed per group; the global
-cap applies when the set is read. `ready_set()` builds the complete `ReadySet`, which a property
-test checks against `compute_ready_set`. The set rewrites its items' references in place.
+cap applies when the set is read. `ready_set()` is `compute_ready_set` over the items, for reports;
+a property test checks the set's own filing against it. The set rewrites its items' references
+in place.
 """
 
 from __future__ import annotations
@@ -20,24 +21,18 @@ from datetime import datetime
 
 from jr2_sources.capabilities.approvals.policy import awaiting
 from jr2_sources.readyset import (
-    BlockedEntry,
     BlockerRef,
     BlockerState,
     Claim,
-    ClaimedEntry,
-    ReadyEntry,
     ReadySet,
     Snapshot,
     SnapshotItem,
     Status,
-    _cycle_members,
     _order_key,
     _raise_duplicate,
     _utc,
-    _Why,
     capped,
-    find_cycles,
-    group_holders,
+    compute_ready_set,
     stopped,
 )
 
@@ -250,37 +245,8 @@ class IncrementalReadySet:
 
     def ready_set(self) -> ReadySet:
         """The complete Ready-set now, reasons and cycles included (O(N log N): for reports)."""
-        holders = {iid: c.holder for iid, c in self._claimed.items()}
-        ready: list[ReadyEntry] = []
-        blocked: list[SnapshotItem] = []
-        claimed: list[ClaimedEntry] = []
-        graph: dict[str, list[str]] = {}
-        for iid, it in self._items.items():
-            status = self._status[iid]
-            if status == "ready":
-                ready.append(ReadyEntry(it))
-            elif status == "claimed":
-                claimed.append(ClaimedEntry(it, self._claimed[iid]))
-            else:
-                blocked.append(it)
-            targets = [b.id for b in it.blockers if b.state == "open" and b.id in self._items]
-            if targets:
-                graph[iid] = targets
-        cycles = find_cycles(graph)
-        full = self._capped()
-        if full is not None and ready:
-            blocked.extend(e.item for e in ready)
-            ready = []
-        by_group = group_holders(self._items[i] for i in self._claimed)
-        why = _Why(holders, cycles, _cycle_members(cycles), self.children_block, self._now,
-                   by_group, full)
-        keys = self._keys
-        ready.sort(key=lambda e: keys[e.item.id])
-        blocked.sort(key=lambda it: keys[it.id])
-        claimed.sort(key=lambda e: keys[e.item.id])
-        return ReadySet(source=self.source, generated_at=self._now, ready=ready,
-                        blocked=[BlockedEntry(it, None, why) for it in blocked],
-                        claimed=claimed, cycles=cycles, done_count=self.done_count)
+        return compute_ready_set(self.snapshot(), now=self._now,
+                                 children_block=self.children_block, global_cap=self.global_cap)
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -1,17 +1,19 @@
 """`SinceReader`: one delta of a tracker read by "what changed since", over a `SinceWindow`.
 
 A tracker gives its queries (`page`, `direct`, `leaves`, `key_of`, `updated_of`, `ident`,
-`marks`, `item_of` / `items_of`) and the hooks it needs; the reader walks the window's pages,
-reads directly what webhooks marked, judges leaves and builds the `Delta`. Every sign of a gap
-(`WindowGap`) is recorded (`window.last_gap`) and answered with None, as is a delta that failed
-half-way (the next reading is full). Items this process settled (`skip`) leave as `open`.
+`marks`, `item_of` / `items_of`, and `leave_page` when `page` lists only its scope) and the hooks
+it needs; the reader walks the window's pages, reads directly what webhooks marked, judges leaves
+and builds the `Delta`. An object both queries answer is judged by the newer answer. Every sign
+of a gap (`WindowGap`) is recorded (`window.last_gap`) and answered with None; a delta that
+failed half-way makes the next reading full, one that failed before it took anything in keeps
+its marks for the next delta. Items this process settled (`skip`) leave as `open`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from jr2_sources.readyset import BlockerState, SnapshotItem
@@ -22,6 +24,7 @@ from .sincewindow import Page, SinceWindow, WindowGap
 __all__ = ["SinceReader"]
 
 K = TypeVar("K", bound=Hashable)
+_EPOCH = datetime.fromtimestamp(0, UTC)
 
 
 class SinceReader(ABC, Generic[K]):
@@ -31,6 +34,7 @@ class SinceReader(ABC, Generic[K]):
     def __init__(self, window: SinceWindow | None = None) -> None:
         self.window = window or SinceWindow()
         self.in_set: set[str] = set()  # ids delivered as items
+        self.leaving: set[K] = set()  # keys whose news came from `leave_page` (this delta)
         self._broken = True  # no full reading yet, or a delta failed half-way
 
     # -- the tracker's queries -------------------------------------------------------------------
@@ -39,9 +43,15 @@ class SinceReader(ABC, Generic[K]):
     def page(self, since: datetime) -> Page:
         """One page of the objects updated since `since`, oldest first, and the server's time."""
 
-    @abstractmethod
+    def leave_page(self, since: datetime) -> list[Any]:
+        """The objects updated since `since` that the scope no longer selects, for a tracker
+        whose `page` lists only its scope (Jira); none by default."""
+        return []
+
     def direct(self, key: K) -> Any:
-        """The object of `key`, read directly; raise `WindowGap` when it is gone."""
+        """The object of `key`, read directly; raise `WindowGap` when it is gone (a tracker
+        whose queries name its marks reads nothing directly)."""
+        raise NotImplementedError
 
     @abstractmethod
     def leaves(self, key: K, obj: Any, skip: set[str]) -> BlockerState | None:
@@ -55,9 +65,9 @@ class SinceReader(ABC, Generic[K]):
     def updated_of(self, obj: Any) -> datetime | None:
         """When an object read was last updated."""
 
-    @abstractmethod
     def ident(self, key: K) -> str:
-        """The item id of `key`."""
+        """The item id of `key` (default: the key as text)."""
+        return str(key)
 
     def item_of(self, key: K, obj: Any, delta: Delta) -> SnapshotItem | None:
         """The item `obj` is now, or None to build it in the batch (`items_of`)."""
@@ -103,9 +113,11 @@ class SinceReader(ABC, Generic[K]):
         if self._broken or not self.window.ready:
             return None
         self._broken = True  # until this delta is built whole
+        self.window.taken, self.window.took = set(), False
         try:
             self.prepare()
             fresh = self.listing()
+            self.window.took = True  # from here on the tracker's own state moves too
             self.after_listing(fresh)
             marked = self.read_marked(fresh)
             self.follow(fresh, marked, skip)
@@ -114,13 +126,35 @@ class SinceReader(ABC, Generic[K]):
         except WindowGap as gap:
             self.window.gap(str(gap))
             return None
+        except BaseException:
+            if not self.window.took:  # failed before it took anything in: the next delta
+                self.window.unmark(self.window.taken)  # reads it all again
+                self._broken = False
+            raise
         self._broken = False
         return delta
 
     def listing(self) -> dict[K, Any]:
         """The objects updated since the watermark (less the overlap) that are news."""
-        found = self.window.collect(self.page, self.key_of, self.updated_of)
+        self.leaving = set()
+        found = self.window.collect(self._both, self.key_of, self.updated_of)
         return {self.key_of(obj): obj for obj in found.values()}  # the keys, typed
+
+    def _both(self, since: datetime) -> Page:
+        """`page`, and `leave_page`'s objects where they are the newer answer (a tie: in scope)."""
+        objs, date = self.page(since)
+        out = self.leave_page(since)
+        if not out:
+            return objs, date
+        inside = {self.key_of(obj): obj for obj in objs}
+        for obj in out:
+            key = self.key_of(obj)
+            seen = inside.get(key)
+            if seen is None or (self.updated_of(seen) or _EPOCH) < (self.updated_of(obj)
+                                                                    or _EPOCH):
+                inside[key] = obj
+                self.leaving.add(key)
+        return list(inside.values()), date
 
     def take(self, fresh: dict[K, Any], obj: Any) -> None:
         """An object read directly into `fresh` when it is news (it does not move the window)."""

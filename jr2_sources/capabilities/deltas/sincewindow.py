@@ -1,12 +1,14 @@
-"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since" (GitHub, and the
-GitLab and Redmine plugins; Jira keeps its own, `trackers/jira/deltas.py`).
+"""`SinceWindow`: the bookkeeping of a tracker read by "what changed since" (every tracker).
 
 * After a full reading the watermark is the server's time when it began. A delta lists the
   issues updated since the watermark less a reach, oldest first, page by page by time (never by
   number); the watermark moves to the newest `updated_at` listed. An issue listed again
-  unchanged (same digest) is not news.
+  unchanged (same digest, or the `fingerprint` a tracker gives) is not news.
 * Sweeps: a delta reaches back `RECENT`; every `SWEEP_EVERY` seconds one reaches back `overlap +
   SWEEP_EVERY`, so an update listed up to `overlap` late is still seen.
+* `paged=False` (Jira, local): the query answers every change at once (it follows its own page
+  tokens), each delta reaches back `overlap`, and the watermark is the server's time when the
+  answer began (no `Date`, or a clock behind the watermark, is a gap).
 * `mark(keys)`: issues a verified webhook names, read directly by the next delta; a full reading
   clears only the marks made before it began (`begin`).
 * Any sign of a gap raises `WindowGap` (a full snapshot is read): the time filter refused, more
@@ -63,19 +65,24 @@ class SinceWindow:
     notes). Thread-safe for `mark`; the rest is called by the one reading thread."""
 
     def __init__(self, *, overlap: float = DEFAULT_OVERLAP, max_pages: int = 10,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, paged: bool = True,
+                 fingerprint: Callable[[Any], Any] = digest) -> None:
         self.overlap = overlap
+        self.paged = paged
+        self.fingerprint = fingerprint  # what is compared to tell news (default: a digest)
         self.max_pages = max_pages
         self.clock = clock
         self._swept: tuple[float, datetime | None] | None = None  # last sweep: clock(), Date
         self._server_now: datetime | None = None  # the newest `Date` a page carried
         self.watermark: datetime | None = None
         self.last_gap: str | None = None
-        self._seen: dict[Hashable, bytes] = {}
+        self._seen: dict[Hashable, Any] = {}
         self._marks: dict[Hashable, int] = {}  # key -> the delivery count when marked
         self._full: tuple[str, int] | None = None  # a webhook asked for a full reading: why
         self._deliveries = 0  # marks and full-reading requests so far (under `_lock`)
         self._began_at: int | None = None  # `_deliveries` when the running full reading began
+        self.taken: set[Hashable] = set()  # the marks the running delta took
+        self.took = False  # whether the running delta took an object in
         self._lock = threading.Lock()
 
     # -- after a full reading -----------------------------------------------------------------
@@ -90,7 +97,7 @@ class SinceWindow:
         """A full reading that began at server time `began` listed `issues` (key, object).
         It saw everything marked before it began (`begin`; all marks when it was not
         called); later marks and requests for a full reading stay for the next delta."""
-        self._seen = {key: digest(obj) for key, obj in issues}
+        self._seen = {key: self.fingerprint(obj) for key, obj in issues}
         self.watermark = began
         self._swept = (self.clock(), began)  # a full reading counts as a sweep
         with self._lock:
@@ -114,6 +121,8 @@ class SinceWindow:
         assert self.watermark is not None
         if after is not None:
             return after
+        if not self.paged:
+            return self.watermark - timedelta(seconds=self.overlap)
         return self.watermark - timedelta(seconds=self.overlap + SWEEP_EVERY if sweep
                                           else RECENT)
 
@@ -152,6 +161,9 @@ class SinceWindow:
                 self._server_now = server_now
             for obj in page:
                 self.take(fresh, key_of(obj), obj, updated_of(obj))
+            if not self.paged:
+                self.watermark = server_now
+                return fresh
             if len(page) < PER_PAGE:
                 if sweep:
                     self._swept = (started, first_date)
@@ -168,6 +180,7 @@ class SinceWindow:
         (`listed`, as `collect` reads them) moves the watermark: one read directly (a mark, a
         dependent, a parent) may be newer than what the list covered (a slow delta: a
         `Retry-After` wait), and moving past the list would skip what changed meanwhile."""
+        self.took = True
         if listed:
             self.advance(updated)
         if self.news(key, obj):
@@ -175,7 +188,7 @@ class SinceWindow:
 
     def news(self, key: Hashable, obj: Any) -> bool:
         """True when `obj` differs from what was last seen of `key` (and remember it)."""
-        d = digest(obj)
+        d = self.fingerprint(obj)
         if self._seen.get(key) == d:
             return False
         self._seen[key] = d
@@ -191,10 +204,14 @@ class SinceWindow:
             self.watermark = updated
 
     def skewed(self, server_now: datetime | None) -> bool:
-        """Is the server's clock behind the watermark by more than the overlap?"""
-        if server_now is None or self.watermark is None:
+        """Is the server's clock behind the watermark by more than the overlap (at all when not
+        `paged`, where no `Date` counts as behind)?"""
+        if self.watermark is None:
             return False
-        return server_now < self.watermark - timedelta(seconds=self.overlap)
+        if not self.paged:
+            return server_now is None or server_now < self.watermark
+        return server_now is not None and server_now < self.watermark - timedelta(
+            seconds=self.overlap)
 
     def gap(self, why: str) -> None:
         """Record a sign of a gap: the caller answers with a full snapshot."""
@@ -220,6 +237,7 @@ class SinceWindow:
         """The marked issues (cleared)."""
         with self._lock:
             marks, self._marks = self._marks, {}
+        self.taken |= set(marks)
         return set(marks)
 
     def unmark(self, keys: Iterable[Hashable]) -> None:

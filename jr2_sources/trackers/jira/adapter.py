@@ -53,7 +53,7 @@ from .approvals import ApprovalReader
 from .board import JiraBoard
 from .client import FIELDS, JiraClient, JiraHTTPError, parse_jira_time
 from .config import JiraConfig, resolve_auth, server_url
-from .deltas import JiraDeltas
+from .deltas import JiraChanges
 from .description import description_text
 from .jql import (
     MAX_KEYS,
@@ -120,7 +120,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         self._echoes = Echoes()
         self._gates = ApprovalReader(  # --gate: who may answer (gates.py)
             client, lambda who: self._is_me({"accountId": who, "name": who}))
-        self._deltas = JiraDeltas(self, overlap=config.delta_overlap)
+        self._deltas = JiraChanges(self, overlap=config.delta_overlap)
         # a filter with functions or relative dates can drop an issue that never changes, which
         # no delta sees: a claim then judges the scope again first (`claim`)
         self._moving = moves_with_time(config.jql)
@@ -154,7 +154,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         if self.read_only and not self.config.on_success_transition and found:
             self._find_done_left_open()
         for issue in found:
-            item = self._item(issue)
+            item = self.item_of(issue)
             if item is not None:
                 items.append(item)
         if self.read_only:
@@ -184,20 +184,19 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
         """What changed since the last reading (`deltas.py`): a `Delta` from at most two
         searches, or a full `Snapshot` (the first time, when `full`, on any sign of a gap)."""
-        delta = self._deltas.changes(full=full)
-        if isinstance(delta, Delta):
-            with self._lock:
-                self._scoped |= {it.id for it in delta.items}
+        reader = self._deltas
+        delta = None if full else reader.read(set())
+        if delta is None:
+            if reader.window.last_gap:
+                log.info("%s: reading in full: %s", self.name, reader.window.last_gap)
+                reader.window.last_gap = None
+            reader.window.begin()  # webhook marks from now on outlive this reading
+            snap, found, at = self.read_scope()
+            reader.full_read(snap, found, at)
+            return snap
+        with self._lock:
+            self._scoped |= {it.id for it in delta.items}
         return delta
-
-    def item_of(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
-        """One searched issue as a snapshot item (None: a person's, or settled here). `own`:
-        an issue this process holds is not listed for its comments (its claim is ours)."""
-        return self._item(issue, own=own)
-
-    def state_of(self, issue: Mapping[str, Any]) -> BlockerState:
-        """An issue's state as a blocker, from its status."""
-        return self._state_of(issue)
 
     def done_here(self, key: str) -> bool:
         """Did this process settle `key` as done (with no success transition)?"""
@@ -220,7 +219,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
                                  {project_of(k) for k in keys})
         out: list[SnapshotItem] = []
         for issue in self.client.search(jql) if jql else []:
-            if str(issue["key"]) not in keys and (item := self._item(issue)) is not None:
+            if str(issue["key"]) not in keys and (item := self.item_of(issue)) is not None:
                 item.in_scope = False
                 out.append(item)
         return out
@@ -257,7 +256,9 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
                 self._scoped.add(key)
         return selected
 
-    def _item(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
+    def item_of(self, issue: Mapping[str, Any], *, own: bool = False) -> SnapshotItem | None:
+        """One searched issue as a snapshot item (None: a person's, or settled here). `own`:
+        an issue this process holds is not listed for its comments (its claim is ours)."""
         cfg = self.config
         key = str(issue["key"])
         f: Mapping[str, Any] = issue.get("fields") or {}
@@ -266,12 +267,12 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         assignee = f.get("assignee")
         if key in self._done_here or (assignee and not marked and not self._is_me(assignee)):
             return None
-        blockers = [BlockerRef(str(other["key"]), self._state_of(other))
+        blockers = [BlockerRef(str(other["key"]), self.state_of(other))
                     for link in f.get("issuelinks") or []
                     if self._is_type(link.get("type"))
                     and isinstance(other := link.get("inwardIssue"), dict) and other.get("key")]
         children = [] if cfg.ignore_subtasks else [
-            BlockerRef(str(s["key"]), self._state_of(s)) for s in f.get("subtasks") or []
+            BlockerRef(str(s["key"]), self.state_of(s)) for s in f.get("subtasks") or []
             if isinstance(s, dict) and s.get("key")]
         parent = f.get("parent")
         comments: list[Comment] | None = None
@@ -327,7 +328,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         pid = str(priority.get("id") or "")
         return int(pid) if pid.isdigit() else None
 
-    def _state_of(self, other: Mapping[str, Any]) -> BlockerState:
+    def state_of(self, other: Mapping[str, Any]) -> BlockerState:
         """Done or open from a linked issue's inline status; looked up when it is missing. An
         issue this process settled as done (with no success transition) is done."""
         with self._lock:
@@ -369,7 +370,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
                 raise
         else:
             status = ((data or {}).get("fields") or {}).get("status")
-            state = self._state_of({"key": key, "fields": {"status": status}}) \
+            state = self.state_of({"key": key, "fields": {"status": status}}) \
                 if isinstance(status, dict) and status else "open"
         with self._lock:
             self._refs[key] = state
@@ -478,7 +479,7 @@ class JiraTracker(LocksByComment, ReadsDeltas, ReadsBodies, KeepsApprovals, HasD
         if found is None:
             taken = super().watch(item_ids, holder)
         else:
-            by_id = {it.id: it for issue in found if (it := self._item(issue, own=True))}
+            by_id = {it.id: it for issue in found if (it := self.item_of(issue, own=True))}
             taken = {k: why for k in item_ids if (why := taken_back(by_id.get(k), holder))}
         for key in [k for k, why in taken.items() if why == GONE]:
             try:

@@ -1,37 +1,23 @@
-"""A counted, retried, spaced client over the `jira` package for the endpoints jr2 uses.
+"""The kit's counted, retried, spaced REST client over the `jira` package's session.
 
 Searches are posted with a body jr2 builds (Cloud: `POST /rest/api/2/search/jql`, page tokens,
 `reconcileIssues`; Data Center: `POST /rest/api/2/search`), only the fields jr2 reads; other
-calls go through the package's session as plain requests (`request()`: JSON, `Date`, headers).
-Retries only in `kit.retry`; errors are one line with Jira's text, scrubbed of the token.
-`search_at` says when the server answered the first page; `stats` counts every response. A
+calls are plain requests (`request()`: JSON, `Date`, headers). Errors are one line with Jira's
+text, scrubbed of the token. `search_at` says when the server answered the first page. A
 read-only client refuses every write but the searches and `comment/list`.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
-
-import requests
 
 from jr2_core.errors import SourceError, SourceHTTPError, UsageError
-from jr2_sources.kit.redact import Redactor
-from jr2_sources.kit.rest import RequestStats, RestResponse, parse_http_date
-from jr2_sources.kit.retry import (
-    Retryable,
-    RetryPolicy,
-    WriteSpacer,
-    rate_limit_wait,
-    retry_or_fail,
-    unreachable,
-)
+from jr2_sources.kit.rest import RequestStats, RestClient, RestResponse
+from jr2_sources.kit.retry import Retryable, RetryPolicy, rate_limit_wait
 
 from .config import JiraAuth
 
@@ -64,59 +50,68 @@ def parse_jira_time(value: str) -> datetime:
 _HINT = {401: "unauthorized", 403: "forbidden", 404: "not found or no access", 400: "bad request"}
 
 
-class JiraClient:
-    """The Jira calls jr2 makes, counted and retried in one layer."""
+class _Answering:
+    """The `jira` package's session, its error statuses answered rather than raised (retries
+    and errors are `kit.rest`'s, as for every tracker)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.headers = session.headers
+
+    def request(self, method: str, url: str, *, timeout: Any = None, **kwargs: Any) -> Any:
+        from jira.exceptions import JIRAError
+
+        try:
+            return self.session.request(method, url, **kwargs)
+        except JIRAError as exc:
+            if exc.response is None:
+                raise Retryable(f"no answer ({(exc.text or 'empty response')[:80]})") from None
+            return exc.response
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class JiraClient(RestClient):
+    """The Jira calls jr2 makes, counted and retried in one layer (`kit.rest.RestClient` over
+    the `jira` package's session)."""
+
+    tracker = "Jira"
+    error_type = JiraHTTPError
 
     def __init__(self, server: str, auth: JiraAuth, *, label: str, write_spacing: float = 0.2,
                  policy: RetryPolicy | None = None, timeout: tuple[float, float] = (10.0, 30.0),
                  sleep: Callable[[float], None] = time.sleep, read_only: bool = False) -> None:
         from jira import JIRA
 
-        self.server = server.rstrip("/")
-        self.label = label
-        self.policy = policy or RetryPolicy()
-        self.sleep = sleep
-        self.read_only = read_only
-        self.fields: tuple[str, ...] = FIELDS  # what a search reads unless told (see adapter)
-        self.stats = Stats()
-        self._redact = Redactor([auth.token.get_secret_value()])
-        self._reached = False  # any answer yet (before one, an unreachable host is final)
         secret = auth.token.get_secret_value()
         creds: dict[str, Any] = ({"basic_auth": (auth.email, secret)} if auth.email
                                  else {"token_auth": secret})
-        self.jira = JIRA(server=self.server, options={"check_update": False}, max_retries=0,
-                         get_server_info=False, timeout=timeout, **creds)
-        self._session = self.jira._session
-        self._session.hooks.setdefault("response", []).append(self._count)
-        self._lock = threading.Lock()
-        self._spacer = WriteSpacer(write_spacing)
+        self.jira = JIRA(server=server.rstrip("/"), options={"check_update": False},
+                         max_retries=0, get_server_info=False, timeout=timeout, **creds)
+        super().__init__(server, auth.token, label=label, write_spacing=write_spacing,
+                         policy=policy, timeout=timeout, sleep=sleep,
+                         session=_Answering(self.jira._session))
+        self.server = self.base_url
+        self.read_only = read_only
+        self.fields: tuple[str, ...] = FIELDS  # what a search reads unless told (see adapter)
         self._info: dict[str, Any] | None = None
-        self._seen = threading.local()  # the `Date` of this thread's last response
 
-    # -- counting -------------------------------------------------------------------------------
+    def auth_headers(self) -> dict[str, str]:
+        return {}  # the package's session carries them
 
-    def _count(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
-        method = (resp.request.method or "GET").upper() if resp.request is not None else "GET"
-        self._seen.date = parse_http_date(resp.headers.get("Date"))
-        with self._lock:
-            self.stats.requests += 1
-            self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
-            if method != "GET" and not str(resp.url).split("?")[0].endswith(READS):
-                self.stats.writes += 1
+    def error_message(self, resp: Any) -> str:
+        return _jira_message(resp) or ""
 
     # -- the server -----------------------------------------------------------------------------
 
     def server_info(self) -> dict[str, Any]:
         """`GET /rest/api/2/serverInfo`, once per client."""
         if self._info is None:
-            info = self._retrying(self.jira.server_info, "read the server info")
+            info = self.get("/serverInfo", need="read the server info").data
             if not isinstance(info, dict):
                 raise SourceError(f"{self.label}: serverInfo is not a JSON object")
             self._info = info
-            self.jira.deploymentType = info.get("deploymentType")
-            nums = info.get("versionNumbers")
-            if isinstance(nums, list):
-                self.jira._version = tuple(nums)
         return self._info
 
     @property
@@ -134,56 +129,33 @@ class JiraClient:
     def search_at(self, jql: str, fields: tuple[str, ...] | None = None, *,
                   reconcile: tuple[int, ...] = ()) -> tuple[list[dict[str, Any]], datetime | None]:
         """`search`, and the server's time of the first page's answer (None when it sent no
-        `Date`). `reconcile`: issue ids to read consistently (Cloud, at most 50)."""
-        fields = self.fields if fields is None else fields
+        `Date`). `reconcile`: issue ids to read consistently (Cloud, at most 50). The body
+        holds only fields the description allows, with their types (the package's own search
+        methods send `"expand": null`, which Atlassian's schema does not allow)."""
+        body: dict[str, Any] = {"jql": jql, "fields": list(self.fields if fields is None
+                                                            else fields), "maxResults": PAGE}
+        cloud = self.is_cloud
+        if cloud and reconcile:
+            body["reconcileIssues"] = list(reconcile[:50])
         out: list[dict[str, Any]] = []
         at: datetime | None = None
-        self._seen.date = None
-        if self.is_cloud:
-            token: str | None = None
-            while True:
-                page = self._page(self._cloud_page(jql, token, fields, reconcile[:50]))
-                at = at or self._seen.date
-                out.extend(page.get("issues") or [])
-                token = page.get("nextPageToken")
-                if not token or page.get("isLast") is True:
-                    return out, at
-        start = 0
         while True:
-            page = self._page(self._dc_page(jql, start, fields))
-            at = at or self._seen.date
+            if not cloud:
+                body["startAt"] = len(out)
+            reply = self.request("POST", "/search/jql" if cloud else "/search", body=body,
+                                 need="search issues (check the JQL)")
+            page = reply.data
+            if not isinstance(page, dict):
+                raise SourceError(f"{self.label}: a search answered with no JSON object")
+            at = at or reply.date
             issues = page.get("issues") or []
             out.extend(issues)
-            start += len(issues)
-            total = page.get("total")
-            if not issues or (isinstance(total, int) and start >= total):
+            if cloud:
+                body["nextPageToken"] = page.get("nextPageToken")
+                if not body["nextPageToken"] or page.get("isLast") is True:
+                    return out, at
+            elif not issues or (isinstance(page.get("total"), int) and len(out) >= page["total"]):
                 return out, at
-
-    def _cloud_page(self, jql: str, token: str | None, fields: tuple[str, ...],
-                    reconcile: tuple[int, ...] = ()) -> Callable[[], Any]:
-        body: dict[str, Any] = {"jql": jql, "fields": list(fields), "maxResults": PAGE}
-        if token:
-            body["nextPageToken"] = token
-        if reconcile:
-            body["reconcileIssues"] = list(reconcile)
-        return lambda: self._search_post("/search/jql", body)
-
-    def _dc_page(self, jql: str, start: int, fields: tuple[str, ...]) -> Callable[[], Any]:
-        body = {"jql": jql, "startAt": start, "maxResults": PAGE, "fields": list(fields)}
-        return lambda: self._search_post("/search", body)
-
-    def _search_post(self, path: str, body: dict[str, Any]) -> Any:
-        """One search page through the package's session (it raises `JIRAError` on an error
-        status). The body holds only fields the description allows, with their types: the
-        package's own search methods send `"expand": null` (and `"properties": null` on Cloud),
-        which Atlassian's schema does not allow."""
-        return self._session.post(f"{self.server}{API}{path}", data=json.dumps(body)).json()
-
-    def _page(self, fn: Callable[[], Any]) -> dict[str, Any]:
-        page = self._retrying(fn, "search issues (check the JQL)")
-        if not isinstance(page, dict):
-            raise SourceError(f"{self.label}: a search answered with no JSON object")
-        return page
 
     # -- plain requests -------------------------------------------------------------------------
 
@@ -196,63 +168,18 @@ class JiraClient:
         """One REST call (`path` under `api`: /rest/api/2, or API3 for what only REST v3 says
         in ADF, the dashboard's description), retried; writes are spaced."""
         method = method.upper()
-        if method != "GET" and not path.endswith(READS):
+        write = method != "GET" and not path.endswith(READS)
+        if write:
             if self.read_only:
                 raise UsageError(f"{self.label}: read-only here (a report never writes to Jira)")
             self._spacer.wait()
-        url = f"{self.server}{api}{path}"
+        return self.call(method, self.url(api + path, params), body, need, write=write)
 
-        def once() -> Reply:
-            data = json.dumps(body) if body is not None else None
-            resp = self._session.request(method, url, params=dict(params or {}), data=data)
-            parsed: Any = None
-            if resp.status_code != 204 and resp.content:
-                parsed = resp.json()
-            return Reply(resp.status_code, parsed, parse_http_date(resp.headers.get("Date")),
-                         headers=resp.headers)
+    # -- errors ---------------------------------------------------------------------------------
 
-        result: Reply = self._retrying(once, need)
-        return result
-
-    # -- retries and errors ---------------------------------------------------------------------
-
-    def _retrying(self, fn: Callable[[], Any], need: str) -> Any:
-        return retry_or_fail(lambda: self._attempt(fn, need), self.policy, self.sleep,
-                             label=self.label, tracker="Jira", on_retry=self._count_retry)
-
-    def _count_retry(self) -> None:
-        with self._lock:
-            self.stats.retries += 1
-
-    def _attempt(self, fn: Callable[[], Any], need: str) -> Any:
-        from jira.exceptions import JIRAError
-
-        try:
-            result = fn()
-            self._reached = True
-            return result
-        except JIRAError as exc:
-            self._reached = self._reached or exc.status_code is not None
-            self._raise_for(exc.status_code, exc.response, exc.text, need)
-        except requests.Timeout:
-            raise Retryable("timed out") from None
-        except requests.ConnectionError as exc:
-            with self._lock:
-                self.stats.requests += 1
-            why = None if self._reached else unreachable(exc)
-            if why is not None:  # offline, or a wrong URL: not worth a retry
-                raise SourceError(f"{self.label}: cannot reach {urlsplit(self.server).hostname}: "
-                                  f"{why}") from None
-            raise Retryable(f"connection failed: {type(exc).__name__}") from None
-        except ValueError:  # a truncated or non-JSON body
-            raise Retryable("unparsable (truncated?) body") from None
-        raise AssertionError("unreachable")
-
-    def _raise_for(self, status: int | None, resp: Any, text: str | None, need: str) -> None:
-        if status is None:
-            raise Retryable(f"no answer ({(text or 'empty response')[:80]})")
-        headers: Mapping[str, str] = getattr(resp, "headers", None) or {}
-        message = self._redact(" ".join(str(_jira_message(resp) or text or "").split()))[:300]
+    def _raise_for(self, resp: Any, need: str) -> None:
+        status, headers = resp.status_code, resp.headers
+        message = self._redact(" ".join(self.error_message(resp).split()))[:300]
         if status >= 500 and status != 503:
             raise Retryable(f"HTTP {status}")
         if status in (429, 503):
@@ -271,13 +198,13 @@ class JiraClient:
             raise Retryable("HTTP 409: conflict")
         hint = message or _HINT.get(status, "error")
         if status == 401:
-            text_ = (f"{self.label}: the credentials were refused (HTTP 401: {hint}); check "
-                     "JIRA_EMAIL + JIRA_API_TOKEN (Cloud) or JIRA_PAT (Data Center)")
+            text = (f"{self.label}: the credentials were refused (HTTP 401: {hint}); check "
+                    "JIRA_EMAIL + JIRA_API_TOKEN (Cloud) or JIRA_PAT (Data Center)")
         elif status in (403, 404):
-            text_ = f"{self.label}: cannot {need} (HTTP {status}: {hint})"
+            text = f"{self.label}: cannot {need} (HTTP {status}: {hint})"
         else:
-            text_ = f"{self.label}: Jira refused to {need} (HTTP {status}: {hint})"
-        raise JiraHTTPError(text_, status)
+            text = f"{self.label}: Jira refused to {need} (HTTP {status}: {hint})"
+        raise JiraHTTPError(text, status)
 
     def for_writes(self) -> JiraClient:
         """This client (same session, counts and write spacing) allowed to write: for the one
@@ -286,9 +213,6 @@ class JiraClient:
         writer = copy.copy(self)
         writer.read_only = False
         return writer
-
-    def close(self) -> None:
-        self._session.close()
 
 
 def _jira_message(resp: Any) -> str | None:

@@ -1,20 +1,20 @@
-"""Jira deltas: one full reading, then at most two searches whatever N (`JiraTracker.changes`).
+"""Jira deltas: Jira's queries for the kit's `SinceReader`, at most two searches whatever N.
 
-* In scope: `(<filter>) AND statusCategory != Done AND (updated >= "T" OR key in (<to read>))`, T
-  the server's time when the last reading began less `delta_overlap`, in the account's time zone.
-* Left the scope: the same time in the projects read and the outside blockers, `AND NOT
-  (<scope>)`, judged locally (`Delta.left`).
-* Read again whatever their time: issues written here or named by a delivery, another pool's
-  claim whose lease ends, parked issues. A deleted issue is confirmed and leaves as `missing`; a
-  moved one leaves under its old key.
-* Signs of a gap (no earlier reading, no `Date`, the clock going back, a refused search, more
-  keys than `jql.MAX_KEYS`, a delta that failed half-way) make the reading full.
+* In scope (`page`): `(<filter>) AND statusCategory != Done AND (updated >= "T" OR key in (<to
+  read>))`, T the server's time when the last reading began less `delta_overlap`, in the
+  account's time zone (the window is not `paged`: the client follows `nextPageToken`).
+* Left the scope (`leave_page`): the same time in the projects read and the outside blockers,
+  `AND NOT (<scope>)`; such an issue leaves the set (`Delta.left`).
+* Read again whatever their time: issues written here or named by a delivery (the window's
+  marks), another pool's claim whose lease ends, parked issues. A deleted issue is confirmed and
+  leaves as `missing`; a moved one leaves under its old key.
+* Signs of a gap (no `Date`, the clock going back, a refused search, more keys than
+  `jql.MAX_KEYS`) make the reading full.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -24,6 +24,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from jr2_core.errors import SourceHTTPError
 from jr2_sources.capabilities.approvals.policy import awaiting
 from jr2_sources.capabilities.deltas.incremental import Delta
+from jr2_sources.capabilities.deltas.since import SinceReader
+from jr2_sources.capabilities.deltas.sincewindow import Page, SinceWindow, WindowGap
 from jr2_sources.readyset import BlockerState, Snapshot, SnapshotItem
 
 from .client import JiraHTTPError, parse_jira_time
@@ -45,7 +47,6 @@ LEASE_MARGIN = timedelta(seconds=5)
 def _zone(name: object) -> tzinfo | None:
     if not isinstance(name, str) or not name:
         return None
-
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -59,171 +60,155 @@ def _refs(item: SnapshotItem) -> set[str]:
             if r.state not in ("missing", "inaccessible")}
 
 
-class JiraDeltas:
-    """The mirror of the last reading of one adapter, and the searches for what changed."""
+class JiraChanges(SinceReader[str]):
+    """Jira's queries for the kit's `SinceReader`, and what a delta needs between readings."""
 
     def __init__(self, adapter: JiraTracker, *, overlap: float) -> None:
+        super().__init__(SinceWindow(overlap=overlap, paged=False))
         self.adapter = adapter
-        self.overlap = timedelta(seconds=overlap)
-        self._since: datetime | None = None  # server time the last reading began
-        self._stamps: dict[str, str] = {}  # key -> `updated` of each issue of the set
         self._ids: dict[str, int] = {}  # key -> the issue's id, for every issue read
         self._keys: dict[int, str] = {}  # the other way round (a moved issue keeps its id)
-        self._leases: dict[str, datetime] = {}  # key -> end of a live claim (this machine)
+        self._leases: dict[str, datetime] = {}  # key -> end of another pool's live claim
         self._parked: set[str] = set()  # keys awaiting an approval gate: read every delta
         self._refs: dict[str, set[str]] = {}  # key -> the keys it names as blockers/children
         self._named: Counter[str] = Counter()  # key -> how many issues of the set name it
-        self._seen_outside: dict[str, str] = {}  # key -> `updated` of a named issue outside
         self._projects: frozenset[str] = frozenset()
-        self._forced: set[str] = set()  # keys to read again whatever their time
-        self._forced_ids: set[int] = set()  # issue ids a delivery named (mapped when known)
-        self._deleted: set[str] = set()  # keys a delivery says were deleted
-        self._deleted_ids: set[int] = set()  # and their ids (mapped to the keys known here)
         self._zone: tzinfo | None = None
         self._zone_known = False
-        self._judging = False  # a delta's answers are being judged (the mirror changes)
-        self._lock = threading.Lock()
+        # this delta: keys read again, outside blockers, deletions confirmed, ids to reconcile,
+        # the keys the scope's search answered, the items built, moved keys and their state
+        self._forced: set[str] = set()
+        self._blockers: set[str] = set()
+        self._gone: set[str] = set()
+        self._reconcile: tuple[int, ...] = ()
+        self._inside: set[str] = set()
+        self._built: dict[str, SnapshotItem] = {}
+        self._moves: dict[str, BlockerState] = {}
 
     # -- what this process learns between readings -----------------------------------------------
 
     def note(self, key: str) -> None:
         """Read `key` again in the next delta (this process wrote to it)."""
-        with self._lock:
-            self._forced.add(key)
+        self.window.mark([key])
 
     def mark(self, *, keys: Iterable[str] = (), ids: Iterable[int] = (),
              deleted: Iterable[str] = (), deleted_ids: Iterable[int] = ()) -> None:
         """A verified webhook delivery named these issues (keys, or ids for link events), or
         says these were deleted."""
-        with self._lock:
-            self._forced.update(keys)
-            self._forced_ids.update(ids)
-            self._deleted.update(deleted)
-            self._deleted_ids.update(deleted_ids)
+        self.window.mark([*keys, *ids, *(("deleted", d) for d in (*deleted, *deleted_ids))])
 
-    # -- reading ---------------------------------------------------------------------------------
+    def marks(self) -> list[str]:
+        return []  # read in `prepare`: the searches name them
 
-    def changes(self, *, full: bool = False) -> Snapshot | Delta:
-        """What changed since the last call (module notes): a `Delta`, or a full `Snapshot`."""
-        with self._lock:
-            forced, self._forced = self._forced, set()
-            ids, self._forced_ids = self._forced_ids, set()
-            deleted, self._deleted = self._deleted, set()
-            deleted_ids, self._deleted_ids = self._deleted_ids, set()
-        deleted = deleted | {self._keys[i] for i in deleted_ids if i in self._keys}
-        try:
-            if full or self._since is None:
-                return self._full()
-            got = self._delta(forced, ids, deleted)
-            return got if got is not None else self._full()
-        except BaseException:
-            with self._lock:  # nothing learnt is lost when a reading fails
-                self._forced |= forced
-                self._forced_ids |= ids
-                self._deleted |= deleted
-                if self._judging:  # the mirror is half updated: the next reading is full
-                    self._since, self._judging = None, False
-            raise
-
-    def _full(self) -> Snapshot:
-        snap, found, at = self.adapter.read_scope()
-        stamps = {str(i["key"]): self._stamp(i) for i in found}
-        self._stamps, self._leases, self._refs = {}, {}, {}
-        self._parked = set()
-        self._named, self._seen_outside = Counter(), {}
-        self._projects = frozenset(project_of(k) for k in stamps)
+    def full_read(self, snap: Snapshot, found: list[dict[str, Any]], at: datetime | None) -> None:
+        """Start from a full reading (`JiraTracker.read_scope`'s answer)."""
+        self.start(at, ((str(i["key"]), i) for i in found), snap.items)
+        self._leases, self._refs, self._parked, self._named = {}, {}, set(), Counter()
+        self._projects = frozenset(project_of(str(i["key"])) for i in found)
         self._zone_known = False  # a person may have changed it: asked again by the next delta
         for issue in found:
             self._remember_id(issue)
         for item in snap.items:
-            self._hold(item, stamps.get(item.id, ""))
-        self._since = at
-        return snap
+            self._hold(item)
 
-    def _delta(self, forced: set[str], ids: set[int], deleted: set[str]) -> Delta | None:
-        ad = self.adapter
-        since = self._since
-        assert since is not None
-        by_id = self._keys
-        forced |= {by_id[i] for i in ids if i in by_id}
+    # -- the queries -----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """What to read whatever its time (module notes); a gap when that is too many keys."""
+        marks = self.window.take_marks()
+        deleted = {m[1] for m in marks if isinstance(m, tuple)}
+        deleted = {self._keys.get(d, "") if isinstance(d, int) else d for d in deleted} - {""}
+        forced = {m for m in marks if isinstance(m, str)}
+        forced |= {self._keys[m] for m in marks if isinstance(m, int) and m in self._keys}
         forced -= deleted
         # Jira drops a deleted issue's links: the issues naming it are read again (a direct read
         # confirms the deletion first: a delivery is not proof, and deletions are rare)
-        gone_keys = {k for k in sorted(deleted)
-                     if (k in self._stamps or k in self._named) and ad.is_missing(k)}
-        if gone_keys:
-            forced |= {k for k, refs in self._refs.items() if refs & gone_keys} - gone_keys
+        self._gone = {k for k in sorted(deleted) if (k in self.in_set or k in self._named)
+                      and self.adapter.is_missing(k)}
+        if self._gone:
+            forced |= {k for k, refs in self._refs.items() if refs & self._gone} - self._gone
         now = datetime.now(UTC)
         forced |= {k for k, end in self._leases.items() if end <= now + LEASE_MARGIN}
         forced |= self._parked - deleted
-        outside = {k for k in self._named if k not in self._stamps
-                   and project_of(k) not in self._projects}
-        if len(forced) > MAX_KEYS or len(forced | outside) > MAX_KEYS:
-            log.info("%s: %d issues to read again: reading in full", ad.name, len(forced))
-            return None
-        literal = jql_time(since - self.overlap, self._account_zone())
-        reconcile = tuple(sorted({self._ids[k] for k in forced if k in self._ids} |
-                                 {i for i in ids if i in by_id}))[:50]
+        self._blockers = {k for k in self._named if k not in self.in_set
+                          and project_of(k) not in self._projects}
+        if len(forced | self._blockers) > MAX_KEYS:
+            raise WindowGap(f"{len(forced)} issues to read again")
+        for key in forced:
+            self.window.forget(key)  # news even when unchanged
+        self._forced = forced
+        self._reconcile = tuple(sorted(self._ids[k] for k in forced if k in self._ids))[:50]
+        self._built, self._moves = {}, {}
+
+    def _search(self, jql: str, fields: tuple[str, ...] | None = None) -> Page:
         try:
-            inside, at = ad.client.search_at(changed_jql(ad.config.jql, literal, forced),
-                                              reconcile=reconcile)
-            jql = left_jql(ad.config.jql, literal, self._projects, forced | outside)
-            gone = ad.client.search_at(jql, LEFT_FIELDS, reconcile=reconcile)[0] if jql else []
+            return self.adapter.client.search_at(jql, fields, reconcile=self._reconcile)
         except JiraHTTPError as exc:
             if exc.status != 400:
                 raise
-            log.info("%s: a delta search was refused (%s): reading in full", ad.name, exc)
+            raise WindowGap(f"a delta search was refused ({exc})") from None
+
+    def page(self, since: datetime) -> Page:
+        literal = jql_time(since, self._account_zone())
+        found, at = self._search(changed_jql(self.adapter.config.jql, literal, self._forced))
+        self._inside = {str(i["key"]) for i in found}
+        return found, at
+
+    def leave_page(self, since: datetime) -> list[Any]:
+        jql = left_jql(self.adapter.config.jql, jql_time(since, self._account_zone()),
+                       self._projects, self._forced | self._blockers)
+        return self._search(jql, LEFT_FIELDS)[0] if jql else []
+
+    def key_of(self, obj: Any) -> str:
+        return str(obj["key"])
+
+    def updated_of(self, obj: Any) -> datetime | None:
+        try:
+            return parse_jira_time(str((obj.get("fields") or {}).get("updated")))
+        except ValueError:
             return None
-        if at is None or at < since:
-            return None
-        self._judging = True  # from here the mirror changes as the answers are judged
-        delta = Delta()
-        newer = {str(i["key"]): self._stamp(i) for i in inside}
-        for issue in gone:
+
+    # -- building --------------------------------------------------------------------------------
+
+    def after_listing(self, fresh: dict[str, Any]) -> None:
+        """Moved issues leave under their old key (out of the scope: in their state now)."""
+        for key, issue in fresh.items():
             moved = self._remember_id(issue)
-            if moved is not None and (moved in self._stamps or moved in self._named):
-                # moved out (or a blocker moved), under a new key
-                delta.left[moved] = self._left_state(moved, issue)
-                self._moved(moved)
-            key = str(issue["key"])
-            if key in newer and newer[key] >= self._stamp(issue):
-                continue  # both searches saw it: the newer answer wins (a tie: in scope)
-            if key in self._stamps or (key in self._named and (
-                    key in forced or self._seen_outside.get(key) != self._stamp(issue))):
-                delta.left[key] = self._left_state(key, issue)
-                self._drop(key)
-                self._seen_outside[key] = self._stamp(issue)
-        for issue in inside:
-            moved = self._remember_id(issue)
-            if moved is not None and (moved in self._stamps or moved in self._named):
-                # moved within the scope: it is read under its new key below
-                delta.left[moved] = "open"
-                self._moved(moved)
-            key = str(issue["key"])
-            stamp = self._stamp(issue)
-            if key in delta.left or (self._stamps.get(key) == stamp and key not in forced):
-                continue  # left per the newer answer, or unchanged since it was read
-            item = ad.item_of(issue, own=True)
-            if item is None:  # a person's now, or settled here: out of the set
-                if key in self._stamps:
-                    delta.left[key] = self._left_state(key, issue)
-                    self._drop(key)
-                elif key in self._named and (
-                        key in forced or self._seen_outside.get(key) != stamp):
-                    # a blocker outside the set (done, say) reopened and taken by a person:
-                    # in the filter, not in the set, and its dependents read its state now
-                    delta.left[key] = self._left_state(key, issue)
-                    self._seen_outside[key] = stamp
-                continue
-            self._projects |= {project_of(key)}
-            self._drop(key)
-            self._hold(item, stamp)
-            delta.items.append(item)
-        for key in sorted(gone_keys - delta.left.keys() - newer.keys()):
+            if moved is not None and (moved in self.in_set or moved in self._named):
+                self._moves[moved] = self._left_state(moved, issue) if key in self.leaving \
+                    else "open"
+                self._drop(moved)
+                self.window.mark(k for k, refs in self._refs.items() if moved in refs)
+
+    def leaves(self, key: str, obj: Any, skip: set[str]) -> BlockerState | None:
+        if key not in self.leaving:
+            item = self.adapter.item_of(obj, own=True)
+            if item is not None:
+                self._built[key] = item
+                return None
+        return self._left_state(key, obj)  # out of the scope, a person's, or settled here
+
+    def item_of(self, key: str, obj: Any, delta: Delta) -> SnapshotItem | None:
+        item = self._built.pop(key)
+        self._projects |= {project_of(key)}
+        self._drop(key)
+        self._hold(item)
+        return item
+
+    def dropped(self, ident: str, *, settled: bool) -> None:
+        self._drop(ident)
+
+    def finish(self, delta: Delta) -> None:
+        """Moved keys and confirmed deletions leave."""
+        built = {it.id for it in delta.items}
+        for key, state in self._moves.items():
+            if key not in built:
+                delta.left.setdefault(key, state)
+                self.in_set.discard(key)
+        for key in sorted(self._gone - delta.left.keys() - self._inside):
             delta.left[key] = "missing"
+            self.in_set.discard(key)
             self._drop(key)
-        self._since, self._judging = at, False
-        return delta
 
     # -- the mirror ------------------------------------------------------------------------------
 
@@ -244,15 +229,6 @@ class JiraDeltas:
                          "hours further back", ad.name)
             self._zone, self._zone_known = zone, True
         return self._zone
-
-    @staticmethod
-    def _stamp(issue: Mapping[str, Any]) -> str:
-        """The issue's `updated` as an ISO text that sorts in time order (UTC)."""
-        raw = (issue.get("fields") or {}).get("updated")
-        try:
-            return parse_jira_time(str(raw)).astimezone(UTC).isoformat()
-        except ValueError:
-            return ""
 
     def _remember_id(self, issue: Mapping[str, Any]) -> str | None:
         """Remember the issue's id; the key the set knows it by, when it was moved (a key of
@@ -280,9 +256,8 @@ class JiraDeltas:
         state = ad.state_of(issue)
         return "open" if state == "missing" else state
 
-    def _hold(self, item: SnapshotItem, stamp: str) -> None:
+    def _hold(self, item: SnapshotItem) -> None:
         key = item.id
-        self._stamps[key] = stamp
         if item.claim is not None and item.claim.lease_expires is not None:
             self._leases[key] = item.claim.lease_expires
         if item.gates and awaiting(item) is not None:
@@ -291,15 +266,7 @@ class JiraDeltas:
         self._refs[key] = refs
         self._named.update(refs)
 
-    def _moved(self, old: str) -> None:
-        """The issue known as `old` has a new key: the issues naming it by the old one are read
-        again in the next delta (their links name the new key by then)."""
-        self._drop(old)
-        with self._lock:
-            self._forced.update(k for k, refs in self._refs.items() if old in refs)
-
     def _drop(self, key: str) -> None:
-        self._stamps.pop(key, None)
         self._leases.pop(key, None)
         self._parked.discard(key)
         refs = self._refs.pop(key, set())

@@ -92,7 +92,7 @@ def project_of(key: str) -> str:
 
 
 def marked_by(data: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """The issues a delivery names, for the next delta to read again (`JiraDeltas.mark`):
+    """The issues a delivery names, for the next delta to read again (`JiraChanges.mark`):
     `keys` (an issue event's issue), `ids` (its id, or both issues of a link event: Jira names
     them by id, `sourceIssueId` / `destinationIssueId`), and for `jira:issue_deleted` the
     issue's key and id as `deleted` / `deleted_ids` (a moved issue keeps its id)."""

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,16 +54,6 @@ class BacklogError(UsageError):
 def _q(text: str) -> str:
     """Quote an id the way the messages show it: "T-3", escapes and all (stays one line)."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def children_of(items: Iterable[Any]) -> dict[str, list[str]]:
-    """Each parent id's children's ids, in file order, from the items' `parent` (the models'
-    and the hand-checked backlog's `children()`)."""
-    kids: dict[str, list[str]] = {}
-    for item in items:
-        if item.parent is not None:
-            kids.setdefault(item.parent, []).append(item.id)
-    return kids
 
 
 def _rule_problems(items: Sequence[Any]) -> list[str]:
@@ -138,7 +128,11 @@ class Backlog(BaseModel):
 
     def children(self) -> dict[str, list[str]]:
         """Map each parent id to its children's ids, in file order, derived from `parent`."""
-        return children_of(self.items)
+        kids: dict[str, list[str]] = {}
+        for item in self.items:
+            if item.parent is not None:
+                kids.setdefault(item.parent, []).append(item.id)
+        return kids
 
 
 _ADAPTER: TypeAdapter[Backlog] = TypeAdapter(Backlog)
@@ -221,47 +215,36 @@ def _json_error(err: json.JSONDecodeError, name: str) -> BacklogError:
     return BacklogError(f"{name}:{err.lineno}:{err.colno}: {err.msg}")
 
 
-def _decode(text: str, *, name: str, fmt: BacklogFormat) -> Any:
-    """The document as Python data, or a `BacklogError` pointing at the syntax error."""
-    if fmt == "toml":
+def _decode(text: str, name: str, suffix: str) -> Any:
+    """The document as Python data: TOML for .toml, JSON for .json, otherwise TOML if it parses
+    as TOML, else JSON (when neither parses, JSON's error if the text starts with `{`, else
+    TOML's); a `BacklogError` pointing at the syntax error."""
+    toml_err: _toml.TOMLDecodeError | None = None
+    if suffix != ".json":
         try:
             return _toml.loads(text)
         except _toml.TOMLDecodeError as err:
-            raise _toml_error(err, text, name) from None
+            if suffix == ".toml":
+                raise _toml_error(err, text, name) from None
+            toml_err = err
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise _json_error(err, name) from None
+        if toml_err is None or text.lstrip().startswith("{"):
+            raise _json_error(err, name) from None
+        raise _toml_error(toml_err, text, name) from None
 
 
-def _too_deep(name: str) -> BacklogError:
-    """A document nested deeper than the parsers recurse (`a = [[[[...]]]]`)."""
-    return BacklogError(f"{name}: nested too deeply to be a backlog")
+def _parse(text: str, name: str, suffix: str) -> Backlog:
+    try:
+        return validate(_decode(text.removeprefix("\ufeff"), name, suffix), name)
+    except RecursionError:  # nested deeper than the parsers recurse (`a = [[[[...]]]]`)
+        raise BacklogError(f"{name}: nested too deeply to be a backlog") from None
 
 
 def parse_backlog(text: str, *, name: str, fmt: BacklogFormat) -> Backlog:
     """Parse and validate a backlog document; `name` is the file name the errors show."""
-    text = text.removeprefix("\ufeff")
-    try:
-        return validate(_decode(text, name=name, fmt=fmt), name)
-    except RecursionError:
-        raise _too_deep(name) from None
-
-
-def _sniff(text: str, name: str) -> Any:
-    """The data of a file with no telling suffix: TOML if it parses as TOML, else JSON.
-
-    When neither parses, the error shown is JSON's if the text starts with `{`, else TOML's.
-    """
-    try:
-        return _toml.loads(text)
-    except _toml.TOMLDecodeError as toml_err:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as json_err:
-            if text.lstrip().startswith("{"):
-                raise _json_error(json_err, name) from None
-            raise _toml_error(toml_err, text, name) from None
+    return _parse(text, name, f".{fmt}")
 
 
 MAX_BYTES = 256 * 1024 * 1024
@@ -295,31 +278,12 @@ def read_bytes(path: Path) -> bytes:
         raise BacklogError(f"{name}: cannot read: {err.strerror or err}") from None
 
 
-def _read_data(path: Path, data: bytes | None = None) -> Any:
-    """The decoded document at `path` (or `data`, its bytes read already): TOML for .toml,
-    JSON for .json, otherwise sniffed."""
-    name = str(path)
-    if data is None:
-        data = read_bytes(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise BacklogError(f"{name}: not UTF-8 text (bad byte at offset {err.start})") from None
-    text = text.removeprefix("\ufeff")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".toml", ".json"):
-            return _decode(text, name=name, fmt="toml" if suffix == ".toml" else "json")
-        return _sniff(text, name)
-    except RecursionError:
-        raise _too_deep(name) from None
-
-
 def load_backlog(path: Path, data: bytes | None = None) -> Backlog:
     """Read the backlog at `path` (or `data`, its bytes when the caller read them already with
     `read_bytes`): TOML for .toml, JSON for .json, otherwise sniffed."""
-    doc = _read_data(path, data)
+    name = str(path)
     try:
-        return validate(doc, str(path))
-    except RecursionError:
-        raise _too_deep(str(path)) from None
+        text = (read_bytes(path) if data is None else data).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BacklogError(f"{name}: not UTF-8 text (bad byte at offset {err.start})") from None
+    return _parse(text, name, path.suffix.lower())

@@ -53,9 +53,8 @@ WATCH_AGE = 1.0
 """People win (`watch`) trusts a backlog file only once it was last modified this long ago."""
 CONFIRM_AGE = 1.0
 """A reading that lost items or bytes is trusted once this process saw it unchanged this long
-(`saving.py`): 0.2 s (`STABLE_AGE`) let a save stalled on a loaded machine through, 5 times
-in 12 runs of the non-atomic-save test with two busy loops beside it; 1 s, none in 12. At least
-`WATCH_AGE`, so people win never stops a worker from a reading younger than that either."""
+(`saving.py`; docs/design/local.md says why 1 s). At least `WATCH_AGE`, so people win never
+stops a worker from a reading younger than that either."""
 STABLE_WAIT = 2.0
 """The longest a read waits for a file that keeps changing (then the last good state holds)."""
 WARN_EVERY = 5.0
@@ -71,11 +70,8 @@ class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsAp
 
     inline = True
     """Called on the event loop, not in a thread (`Tracker.inline`): a claim or settle is one
-    SQLite transaction of a fraction of a millisecond, less than the thread hop around it, and a
-    DAG's serial chain waits for every hop. A transaction another pool's write lock delays waits
-    for that transaction (milliseconds); a backlog file edited mid-run is re-read on the loop,
-    once per edit, after waiting (at most `STABLE_WAIT`) for the save to settle, and an edit
-    that lost items or bytes after `CONFIRM_AGE` more (less when the save goes on: `saving.py`)."""
+    SQLite transaction, cheaper than the thread hop around it; a backlog edited mid-run is
+    re-read on the loop once per edit (waiting at most `STABLE_WAIT`, `saving.py`)."""
 
     def __init__(self, config: LocalConfig, env: SourceEnv) -> None:
         self.config = config
@@ -272,8 +268,8 @@ class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsAp
         did not change while it was read (raises otherwise: the WorkSource looks again later).
         Stopping a worker is worse than stopping it a second late, so this waits longer than a
         read does (`STABLE_AGE`): a save stalled half-way must not look like a person's edit.
-        It reads only the held items (their store rows, the cached backlog): the default's full
-        snapshot, before each settle, made a drain quadratic (2 s a claim at 100,000 items)."""
+        It reads only the held items (their store rows, the cached backlog), so it costs what
+        they number, not the backlog's size."""
         before = file_key(self.path)
         age = time.time() - before[0] / 1e9 if before[0] >= 0 else WATCH_AGE
         if age < WATCH_AGE:  # a deleted backlog is a decision too, once it stays gone
