@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jr2_sources.capabilities.dashboard.render import PendingApproval
+from jr2_sources.capabilities.dashboard.model import PendingApproval
 from jr2_sources.readyset import ReadySet
 
 from .policy import answer, awaiting

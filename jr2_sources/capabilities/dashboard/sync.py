@@ -27,7 +27,7 @@ from jr2_sources.readyset import ReadySet
 
 from .body import BodyParts, BrokenMarkers, Tick
 from .layout import MARKDOWN, Layout
-from .render import PendingApproval
+from .model import PendingApproval
 from .target import target_of
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
