@@ -14,21 +14,18 @@ marker reader applies it to every listing, so no protocol reads an unbounded fie
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..capabilities.approvals.policy import cut_reason
-from .claims import MAX_LEASE, Comment
+from .claims import MAX_LEASE, Comment, render_marker, split_marker
 
 __all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]
 
 HOLDER_MAX = 200
 """The most characters of a holder id read from a marker (jr2 writes `run-id@host`)."""
 
-_MARKER = re.compile(r"\A(\s*<!--\s*jr2:(\w+)\s+)(\{.*?\})(\s*-->)", re.DOTALL)
 _LEASED = frozenset({"claim", "lock"})
 
 
@@ -85,18 +82,11 @@ def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
 def bounded(comment: Comment, bounds: Bounds) -> Comment:
     """`comment` with its marker's fields within `bounds` (module notes); the same object when
     it carries no marker or nothing had to change."""
-    m = _MARKER.match(comment.body or "")
-    if m is None:
+    found = split_marker(comment.body)
+    if found is None:
         return comment
-    try:
-        fields = json.loads(m.group(3))
-    except ValueError:
-        return comment
-    if not isinstance(fields, dict):
-        return comment
-    kept = _bound_fields(m.group(2), fields, comment.updated_at, bounds)
+    kind, fields, text = found
+    kept = _bound_fields(kind, fields, comment.updated_at, bounds)
     if kept == fields:
         return comment
-    body = (m.group(1) + json.dumps(kept, sort_keys=True) + m.group(4)
-            + comment.body[m.end():])
-    return dataclasses.replace(comment, body=body)
+    return dataclasses.replace(comment, body=render_marker(kind, kept, text.removeprefix("\n")))

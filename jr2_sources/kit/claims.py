@@ -11,7 +11,8 @@ the lease ended has lost. Settling or releasing edits it into `jr2:done`, `jr2:f
 `jr2:released`; a failure to retry is a `jr2:failed` marker with `attempts` and `retry_after`
 (the newest settled marker carries the attempt record, `retry_record`). A lease read from a
 comment is capped at `MAX_LEASE`; `nonce` tells a pool's own comments apart (a retried POST may
-leave two). Pure: each tracker adapter turns its comment objects into `Comment`s.
+leave two). The other protocols' markers (`gate`, `answer`, `feedback`, `lock`) share the form
+(`split_marker`). Pure: each tracker adapter turns its comment objects into `Comment`s.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from typing import Any, Literal
 from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
-Kind = Literal["claim", "done", "failed", "released", "gate", "answer", "feedback"]
+Kind = Literal["claim", "done", "failed", "released", "gate", "answer", "feedback", "lock"]
 _MARKER = re.compile(
-    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer|feedback)\s+(\{.*?\})\s*-->",
-                     re.DOTALL)
+    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer|feedback|lock)\s+(\{.*?\})\s*-->",
+    re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +85,9 @@ def render_marker(kind: Kind, fields: dict[str, Any], text: str) -> str:
     return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{text}"
 
 
-def parse_marker(comment: Comment) -> Marker | None:
-    """The jr2 marker of a comment, or None when it is not one of jr2's."""
-    m = _MARKER.match(comment.body or "")
+def split_marker(body: str) -> tuple[Kind, dict[str, Any], str] | None:
+    """A body's jr2 marker: its kind, its JSON fields and the text after it (None: none)."""
+    m = _MARKER.match(body or "")
     if m is None:
         return None
     try:
@@ -96,7 +97,15 @@ def parse_marker(comment: Comment) -> Marker | None:
     if not isinstance(fields, dict):
         return None
     kind: Kind = m.group(1)  # type: ignore[assignment]
-    return Marker(kind, fields, comment.id, comment.created_at, comment.updated_at)
+    return kind, fields, body[m.end():]
+
+
+def parse_marker(comment: Comment) -> Marker | None:
+    """The jr2 marker of a comment, or None when it is not one of jr2's."""
+    found = split_marker(comment.body)
+    if found is None:
+        return None
+    return Marker(found[0], found[1], comment.id, comment.created_at, comment.updated_at)
 
 
 def markers(comments: Iterable[Comment]) -> list[Marker]:

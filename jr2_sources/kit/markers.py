@@ -16,16 +16,12 @@ import hmac
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_sources.capabilities.limits.comment_locks import lock_fields
-
-from .claims import Comment, Marker, parse_marker
+from .claims import Comment, Marker, render_marker, split_marker
 
 __all__ = ["KEY_VAR", "TRUST_HELP", "Ignored", "MarkerTrust", "Reading", "distinct", "marker_key",
            "request_ref", "signed_fields"]
@@ -39,10 +35,7 @@ TRUST_HELP = ("another account whose jr2 markers count, besides this pool's own 
               "a fleet whose pools use different accounts names the others)")
 """The help of a comment tracker's `trust` option (`--trust ACCOUNT`, `trust = [...]`)."""
 
-_HEAD = re.compile(r"\A\s*<!--\s*jr2:([a-z]+)\s+\{.*?\}\s*-->\n?", re.DOTALL)
-
 Why = Literal["author", "unsigned", "signature", "replayed"]
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SETTLED = frozenset({"done", "failed", "released", "gate"})
 
 
@@ -85,14 +78,6 @@ def request_ref(mk: Marker) -> str:
     """The name of one gate request (a `gate` marker): its comment and the time it was asked,
     which an answer's `request` field names (a later request of the same gate is another)."""
     return f"{mk.comment_id}@{mk.updated_at.isoformat()}"
-
-
-def _kind_and_fields(comment: Comment) -> tuple[str, dict[str, Any]] | None:
-    mk = parse_marker(comment)
-    if mk is not None:
-        return mk.kind, mk.fields
-    lock = lock_fields(comment.body)
-    return ("lock", lock) if lock is not None else None
 
 
 def _grants(kind: str, fields: dict[str, Any]) -> bool:
@@ -181,15 +166,11 @@ class MarkerTrust:
     def seal(self, item: str, body: str) -> str:
         """A comment body jr2 is about to post or edit on `item`'s thread, its marker signed
         when a key is set (any other body unchanged)."""
-        if self._key is None:
+        found = split_marker(body) if self._key is not None else None
+        if found is None:
             return body
-        found = _kind_and_fields(Comment(0, body, _EPOCH, _EPOCH))
-        head = _HEAD.match(body)
-        if found is None or head is None:
-            return body
-        kind, fields = found
-        fields = self.sign(item, kind, fields)
-        return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{body[head.end():]}"
+        kind, fields, text = found
+        return render_marker(kind, self.sign(item, kind, fields), text.removeprefix("\n"))
 
     def verify(self, item: str, kind: str, fields: dict[str, Any]) -> Why | None:
         """None when the marker may count as far as signing goes; else why it may not."""
@@ -209,11 +190,11 @@ class MarkerTrust:
         spent: set[str] = set()
         copies: list[tuple[Comment, str, str]] = []
         for c in sorted(comments, key=lambda c: c.id):
-            found = _kind_and_fields(c)
+            found = split_marker(c.body)
             if found is None:
                 kept.append(c)
                 continue
-            kind, fields = found
+            kind, fields, _ = found
             why: Why | None = None if self.trusts(c.author) else "author"
             if why is None:
                 why = self.verify(item, kind, fields)

@@ -33,14 +33,14 @@ from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
 from jr2_sources.capabilities.approvals.mixin import KeepsApprovals
 from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.mixin import LocksByComment
-from jr2_sources.kit.claims import MAX_LEASE, Comment
+from jr2_sources.kit.claims import MAX_LEASE, Comment, render_marker, split_marker
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.tracker import Tracker
 
 __all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread", "LockedClaims",
-           "LocksByComment", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
+           "LocksByComment", "Wanted", "digest", "group_fields", "lock_fields", "parse_lock",
+           "render_lock"]
 
-_LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
 _PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
 
 GRACE = 60.0  # a dead lock is cleaned up one more lease after its end, at most this later
@@ -145,23 +145,17 @@ class _Found:
 
 def render_lock(fields: dict[str, Any], text: str) -> str:
     """A lock comment's body: the hidden marker, then one line for people."""
-    return f"<!-- jr2:lock {json.dumps(fields, sort_keys=True)} -->\n{text}"
+    return render_marker("lock", fields, text)
 
 
 def lock_fields(body: str) -> dict[str, Any] | None:
-    """The JSON fields of a lock comment's marker, or None when `body` is not one (a tracker
-    that keeps markers outside the body, Jira Cloud, moves them with these)."""
-    m = _LOCK.match(body or "")
-    if m is None:
-        return None
-    try:
-        fields = json.loads(m.group(1))
-    except ValueError:
-        return None
-    return fields if isinstance(fields, dict) else None
+    """The JSON fields of a lock comment's marker, or None when `body` is not one."""
+    found = split_marker(body)
+    return found[1] if found is not None and found[0] == "lock" else None
 
 
-def _parse(comment: Comment) -> _Found | None:
+def parse_lock(comment: Comment) -> _Found | None:
+    """The lock a comment holds, or None when it is not a lock comment."""
     fields = lock_fields(comment.body)
     if fields is None:
         return None
@@ -184,7 +178,7 @@ def _parse(comment: Comment) -> _Found | None:
 
 def _found(comments: Iterable[Comment]) -> list[_Found]:
     """The lock comments among `comments`, in ascending id (the order every pool agrees on)."""
-    return sorted((f for c in comments if (f := _parse(c)) is not None),
+    return sorted((f for c in comments if (f := parse_lock(c)) is not None),
                   key=lambda f: f.comment_id)
 
 

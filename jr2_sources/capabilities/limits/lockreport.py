@@ -15,8 +15,7 @@ from typing import Any
 from jr2_core.errors import ItemError, SourceError, UsageError
 from jr2_sources.readyset import HeldLocks
 
-from .comment_locks import _parse as parse_lock
-from .comment_locks import lock_fields
+from .comment_locks import parse_lock
 from .mixin import KeepsLimits, LocksByComment
 from .policy import Limits
 
@@ -51,7 +50,6 @@ def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldL
         if found is None or not found.live(now):
             continue
         count += 1
-        item = (lock_fields(c.body) or {}).get("item")
         for g in sorted(found.groups):
-            groups.setdefault(g, item if isinstance(item, str) and item else "?")
+            groups.setdefault(g, found.item or "?")
     return HeldLocks(control_issue, count, groups, adapter.ignored_markers(control_issue))
