@@ -15,13 +15,12 @@
 
 from __future__ import annotations
 
-import email.utils
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit
 
@@ -34,23 +33,13 @@ from .retry import (
     Retryable,
     RetryPolicy,
     WriteSpacer,
+    parse_http_date,
     rate_limit_wait,
     retry_or_fail,
     unreachable,
 )
 
 __all__ = ["RequestStats", "RestClient", "RestResponse", "parse_http_date"]
-
-
-def parse_http_date(value: str | None) -> datetime | None:
-    """An RFC 7231 `Date` header as an aware datetime (None when absent or unparsable)."""
-    if not value:
-        return None
-    try:
-        dt = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
 @dataclass
