@@ -36,9 +36,8 @@ class ReadsBodies(ABC):  # noqa: B024 (a declaration with one optional hook)
 
 class LocksByComment(ABC):  # noqa: B024 (a declaration with one optional hook)
     """Declares limits kept by lock comments on a coordination issue (`--control-issue`): the
-    tracker's claims are comments and it has the comment thread `CommentLocks` writes to
-    (`LockThread`: `post_comment`, `list_comments`, `edit_comment`, `delete_comment` by item
-    key). The run puts `LockedClaims` around its claims."""
+    tracker's claims are comments and it has the comment calls `CommentLocks` needs
+    (`kit.comment_claims.Thread`). The run puts `LockedClaims` around its claims."""
 
     if TYPE_CHECKING:  # what the tracker it is mixed into has
         name: str
