@@ -41,8 +41,7 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
-    author: str | None = None
-    """Who wrote it (the tracker's login), where the reader keeps it (approval gates)."""
+    author: str | None = None  # the tracker's login of who wrote it, where the reader keeps it
 
 
 @dataclass(slots=True)
@@ -115,22 +114,15 @@ def markers(comments: Iterable[Comment]) -> list[Marker]:
     return found
 
 
-def live_claims(comments: Iterable[Comment], now: datetime) -> list[Marker]:
-    """The live claims at server time `now`, lowest comment id (the holder) first."""
-    return [mk for mk in markers(comments) if mk.is_live(now)]
-
-
 def holder_of(comments: Iterable[Comment], now: datetime) -> Marker | None:
-    """The claim that holds the item at server time `now`, or None."""
-    live = live_claims(comments, now)
-    return live[0] if live else None
+    """The claim that holds the item at server time `now` (the live one of lowest id), or None."""
+    return next((mk for mk in markers(comments) if mk.is_live(now)), None)
 
 
 def claim_of(comments: Iterable[Comment], now: datetime,
              local_now: datetime | None = None) -> Claim | None:
-    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`: its lease
-    end moved onto this machine's clock (`local_now`, default the current time), which is the
-    clock the Ready-set compares leases with."""
+    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`, its
+    lease end moved onto this machine's clock (`local_now`), which the Ready-set compares with."""
     mk = holder_of(comments, now)
     if mk is None:
         return None
@@ -148,10 +140,9 @@ def last_failure(comments: Iterable[Comment]) -> str | None:
 
 
 def retry_record(found: Iterable[Marker]) -> tuple[int, datetime | None]:
-    """The attempt record among `found` (markers in ascending id): the attempts spent and the
-    earliest next attempt, read from the newest settled marker when it is a transient failure
-    to retry; (0, None) otherwise (no failure yet, done, or a final failure, after which a
-    person's retry starts a fresh count). Claims and releases do not end a record."""
+    """The attempt record among `found` (ascending id): the attempts spent and the earliest next
+    attempt, from the newest done or failed marker when it is a failure to retry; else (0,
+    None), so a person's retry after a final failure starts a fresh count."""
     for mk in reversed(list(found)):
         if mk.kind not in ("done", "failed"):
             continue
