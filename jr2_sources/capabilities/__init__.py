@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, TypeVar
 
-__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "options",
+__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "options", "readings",
            "unsupported_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -98,3 +98,23 @@ def options(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
         return f
 
     return apply
+
+
+def readings(snapshot: Callable[..., Any], changes: Callable[..., Any] | None, *,
+             before: Callable[[], None] | None = None,
+             after: Callable[[Any], None] | None = None
+             ) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
+    """A tracker's `snapshot` and `changes` (None: it reads no deltas), each calling `before()`
+    first and `after(got)` on what it read: how a slice sees every reading."""
+
+    def around(read: Callable[..., Any]) -> Callable[..., Any]:
+        def reading(*args: Any, **kwargs: Any) -> Any:
+            if before is not None:
+                before()
+            got = read(*args, **kwargs)
+            if after is not None:
+                after(got)
+            return got
+        return reading
+
+    return around(snapshot), (around(changes) if changes is not None else None)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .claims import Comment, Marker, render_marker, split_marker
+from .claims import Comment, Kind, Marker, render_marker, split_marker
 
 __all__ = ["KEY_VAR", "TRUST_HELP", "Ignored", "MarkerTrust", "Reading", "distinct", "marker_key",
            "request_ref", "signed_fields"]
@@ -178,7 +178,7 @@ class MarkerTrust:
         kept: list[Comment] = []
         ignored: list[Ignored] = []
         spent: set[str] = set()
-        copies: list[tuple[Comment, str, str]] = []
+        copies: list[tuple[Comment, Kind, str]] = []
         for c in sorted(comments, key=lambda c: c.id):
             found = split_marker(c.body)
             if found is None:

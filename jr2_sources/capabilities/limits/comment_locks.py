@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
+from jr2_sources.capabilities import readings
 from jr2_sources.capabilities.approvals.mixin import KeepsApprovals
 from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.mixin import LocksByComment
@@ -350,15 +351,7 @@ class LockedClaims:
     def reading(self, snapshot: Callable[[], Any], changes: Callable[..., Any] | None
                 ) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
         """`snapshot` and `changes` (the tracker's readings), each calling `fresh` first."""
-        def fresh_snapshot() -> Any:
-            self.fresh()
-            return snapshot()
-
-        def fresh_changes(*args: Any, **kwargs: Any) -> Any:
-            self.fresh()
-            return changes(*args, **kwargs)  # type: ignore[misc]
-
-        return fresh_snapshot, (fresh_changes if changes is not None else None)
+        return readings(snapshot, changes, before=self.fresh)
 
     def check(self) -> None:
         """At start: the coordination issue exists and may be read (a refusal is bad input);

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import UsageError
+from jr2_sources.capabilities import readings
 
 from .mixin import ReadsBodies
 
@@ -125,18 +126,4 @@ class Limits:
     def tagging(self, snapshot: Callable[[], Snapshot], changes: ChangesFn | None
                 ) -> tuple[Callable[[], Snapshot], ChangesFn | None]:
         """A tracker's `snapshot` and `changes` (if any), each tagging what it reads."""
-        def read() -> Snapshot:
-            got = snapshot()
-            self.tag(got)
-            return got
-
-        if changes is None:
-            return read, None
-        fn = changes
-
-        def delta(*, full: bool = False) -> Snapshot | Delta:
-            got = fn(full=full)
-            self.tag(got)
-            return got
-
-        return read, delta
+        return readings(snapshot, changes, after=self.tag)
