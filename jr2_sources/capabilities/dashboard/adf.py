@@ -25,6 +25,7 @@ from jr2_sources.readyset import ReadySet, iso_utc
 from jr2_sources.report import _one_line, describe_reasons
 
 from .body import BodyParts, BrokenMarkers, Tick, TickKind, keyed_tick
+from .layout import Layout
 from .model import MAX_REFS, Cell, Code, Part, Row, Section, Why, build, lay_out
 
 __all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "adf", "dumps",
@@ -120,8 +121,8 @@ def marker_node(text: str) -> Node:
                                               "marks": [{"type": "em"}]}]}
 
 
-class AdfLayout:
-    """The dashboard in an ADF description (a `layout.Layout`; see the module notes)."""
+class AdfLayout(Layout):
+    """The dashboard in an ADF description (see the module notes)."""
 
     def split(self, body: str) -> BodyParts:
         nodes = loads_doc(body)["content"]

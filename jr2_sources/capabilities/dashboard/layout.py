@@ -10,7 +10,7 @@ Markdown: what a person acts on comes first, **Failed** (a `retry` box per item)
 approval** (an `approve` box per gate), then the tables and the **Graph**, built to the room the
 body leaves (`model.lay_out`). Escaping is the report's, so a title cannot break a table, start
 a line, draw a box or close an HTML comment, and the dashboard pings nobody. The "last changed"
-line is added apart (`stamp`) and ignored when comparing (`core`).
+line is added apart (`Layout.stamp`) and ignored when comparing (`Layout.core`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Protocol
 
 from jr2_sources.readyset import ReadySet, iso_utc
 from jr2_sources.report import (
@@ -47,51 +46,11 @@ from .model import (
     lay_out,
 )
 
-__all__ = ["MARKDOWN", "Layout", "MarkdownLayout", "core", "markdown", "render_section", "stamp"]
+__all__ = ["MARKDOWN", "Layout", "markdown", "render_section"]
 
 _STAMP = re.compile(r"^<sub>jr2: last changed [^<]*</sub>\s*$", re.MULTILINE)
 _INTRO = {"failed": "Tick **retry** to clear the failure: the item is offered again.",
           "approval": "Tick **approve** to answer the gate."}
-
-
-class Layout(Protocol):
-    """A body format: cut, ticks, compare, draw, merge and measure (see the module notes)."""
-
-    def split(self, body: str) -> md.BodyParts:
-        """Cut `body` at jr2's section; `body.BrokenMarkers` when its markers do not pair."""
-        ...
-
-    def ticks(self, section: str | None) -> list[md.Tick]:
-        """Every box jr2 drew in `section`, ticked or not."""
-        ...
-
-    def core(self, section: str) -> str:
-        """What of a section is compared to decide whether to write (no "last changed")."""
-        ...
-
-    def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
-               keep: set[str], now: datetime, limit: int) -> str:
-        """The section for `rs` within the room `parts` leave in `limit` ("": none fits)."""
-        ...
-
-    def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
-        """The whole body: `section` and its "last changed" line, a person's text kept."""
-        ...
-
-    def size(self, body: str) -> int:
-        """The body's size as the tracker counts it against its target's `limit`."""
-        ...
-
-
-def stamp(now: datetime) -> str:
-    """The "last changed" line written above the section's content."""
-    return f"<sub>jr2: last changed {iso_utc(now.replace(microsecond=0))}</sub>"
-
-
-def core(section: str) -> str:
-    """A section without its "last changed" line and surrounding blank lines, with `\r\n` read
-    as `\n` (GitHub's web editor saves CRLF): what is compared to decide whether to write."""
-    return _STAMP.sub("", section.replace("\r\n", "\n")).strip("\n")
 
 
 def _cell(c: Cell) -> str:
@@ -153,28 +112,42 @@ def render_section(rs: ReadySet, *, budget: int, gates: Sequence[PendingApproval
     return markdown(build(rs, gates, keep_ticked, max_nodes), budget)
 
 
-class MarkdownLayout:
-    """GitHub Markdown between HTML-comment markers (`body.py`)."""
+class Layout:
+    """A body format: cut, ticks, compare, draw, merge and measure (see the module notes). This
+    one is Markdown between the HTML comments `body.START` and `body.END`; a text format
+    differs in its markers and its "last changed" line (`stamp`, `stamped`)."""
+
+    start, end, stamped = md.START, md.END, _STAMP
 
     def split(self, body: str) -> md.BodyParts:
-        return md.split(body)
+        """Cut `body` at jr2's section; `body.BrokenMarkers` when its markers do not pair."""
+        return md.split(body, self.start, self.end)
 
     def ticks(self, section: str | None) -> list[md.Tick]:
+        """Every box jr2 drew in `section`, ticked or not."""
         return md.ticks(section)
 
     def core(self, section: str) -> str:
-        return core(section)
+        """What of a section is compared to decide whether to write (no "last changed")."""
+        return self.stamped.sub("", section.replace("\r\n", "\n")).strip("\n")
 
     def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
                keep: set[str], now: datetime, limit: int) -> str:
-        room = limit - md.framing(parts) - len(stamp(now)) - 2
+        """The section for `rs` within the room `parts` leave in `limit` ("": none fits)."""
+        room = limit - md.framing(parts) - len(self.stamp(now)) - 2
         return render_section(rs, budget=room, gates=gates, keep_ticked=keep)
 
+    def stamp(self, now: datetime) -> str:
+        """The "last changed" line written above the section's content."""
+        return f"<sub>jr2: last changed {iso_utc(now.replace(microsecond=0))}</sub>"
+
     def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
-        return md.merge(parts, f"{stamp(now)}\n\n{section}")
+        """The whole body: `section` and its "last changed" line, a person's text kept."""
+        return md.merge(parts, f"{self.stamp(now)}\n\n{section}", self.start, self.end)
 
     def size(self, body: str) -> int:
+        """The body's size as the tracker counts it against its target's `limit`."""
         return len(body)
 
 
-MARKDOWN = MarkdownLayout()
+MARKDOWN = Layout()

@@ -19,6 +19,7 @@ from jr2_sources.report import _one_line, cut_lines, describe_reasons
 
 from . import body as md
 from .adf import size
+from .layout import Layout
 from .model import (
     MAX_REFS,
     Cell,
@@ -46,29 +47,21 @@ _INTRO = {"failed": "To retry one, remove its failed label (ticking needs Jira C
                       "or {{/jr2 reject NAME REASON}} on it."}
 
 
-def stamp(now: datetime) -> str:
-    return f"_jr2: last changed {iso_utc(now.replace(microsecond=0))}_"
+class WikiLayout(Layout):
+    """A read-only dashboard in a wiki-markup description."""
 
-
-class WikiLayout:
-    """A read-only dashboard in a wiki-markup description (a `layout.Layout`)."""
-
-    def split(self, body: str) -> md.BodyParts:
-        return md.split(body, WIKI_START, WIKI_END)
+    start, end, stamped = WIKI_START, WIKI_END, _STAMP
 
     def ticks(self, section: str | None) -> list[md.Tick]:
         return []  # wiki markup has no checkboxes
-
-    def core(self, section: str) -> str:
-        return _STAMP.sub("", section.replace("\r\n", "\n")).strip("\n")
 
     def render(self, rs: ReadySet, parts: md.BodyParts, *, gates: Sequence[PendingApproval],
                keep: set[str], now: datetime, limit: int) -> str:
         room = limit - size(self.merge(parts, "", now)) - 2
         return wiki(build(rs, gates), room)
 
-    def merge(self, parts: md.BodyParts, section: str, now: datetime) -> str:
-        return md.merge(parts, f"{stamp(now)}\n\n{section}", WIKI_START, WIKI_END)
+    def stamp(self, now: datetime) -> str:
+        return f"_jr2: last changed {iso_utc(now.replace(microsecond=0))}_"
 
     def size(self, body: str) -> int:
         return size(body)
