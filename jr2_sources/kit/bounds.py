@@ -23,17 +23,15 @@ from .claims import MAX_LEASE, Comment, render_marker, split_marker
 
 __all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]
 
-HOLDER_MAX = 200
-"""The most characters of a holder id read from a marker (jr2 writes `run-id@host`)."""
+HOLDER_MAX = 200  # the most characters of a holder id read from a marker (`run-id@host`)
 
 _LEASED = frozenset({"claim", "lock"})
 
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """A pool's own settings, as bounds on the markers it reads (module notes): `lease` its
-    `--lease` (seconds), `retry` its `--retry-backoff-max` (seconds), `attempts` its
-    `--max-attempts`. The defaults bound nothing a pool could have written."""
+    """A pool's `--lease`, `--retry-backoff-max` (seconds) and `--max-attempts`, as bounds on the
+    markers it reads; the defaults bound nothing a pool could have written."""
 
     lease: float = MAX_LEASE
     retry: float = 7 * 86400.0
@@ -80,8 +78,7 @@ def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
 
 
 def bounded(comment: Comment, bounds: Bounds) -> Comment:
-    """`comment` with its marker's fields within `bounds` (module notes); the same object when
-    it carries no marker or nothing had to change."""
+    """`comment` with its marker's fields within `bounds` (itself when nothing had to change)."""
     found = split_marker(comment.body)
     if found is None:
         return comment

@@ -24,7 +24,6 @@ class TrackerApprovals:
 
     def __init__(self, tracker: Any, board_name: str, *,
                  answering: Callable[[], Any] | None = None) -> None:
-        """`answering`: opens the tracker answers are written through (default: `tracker`)."""
         self.tracker = tracker
         self.board_name = board_name
         self._answering = answering

@@ -23,9 +23,8 @@ __all__ = ["held_locks"]
 
 
 def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldLocks | None:
-    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing,
-    their claims are the locks or the limits are off); checks the options as `jr2 work` does,
-    each misuse a one-line usage error."""
+    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing), the
+    options checked as `jr2 work` checks them."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")

@@ -92,12 +92,10 @@ class Limits:
         return self.global_cap is not None or bool(self.rules)
 
     def prepare(self, adapter: Any) -> None:
-        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies
-        (`ReadsBodies.want_bodies()`: Jira reads them only on request); a source whose items
-        carry no bodies (no `ReadsBodies`) is refused in one line."""
+        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies (a
+        source whose items carry none is refused in one line)."""
         if not any(rule.glob is None for rule in self.rules):
             return
-
         if isinstance(adapter, ReadsBodies):
             adapter.want_bodies()
         else:
