@@ -49,12 +49,9 @@ __all__ = ["DashboardLoop", "dashboard_cmd", "interval_seconds", "open_dashboard
 def interval_seconds(option: str, value: float | str) -> float:
     """A write interval in seconds (the target's least is checked by `open_dashboard`)."""
     try:
-        seconds = parse_duration(value)
+        return parse_duration(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
-    if seconds <= 0:
-        raise UsageError(f"{option}: expected a duration above 0, e.g. 1m")
-    return seconds
 
 
 def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: float,
@@ -128,10 +125,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
     interval = interval_seconds("--write-interval", write_interval)
-    try:
-        period = None if every is None else parse_duration(every)
-    except ValueError as exc:
-        raise UsageError(f"--every: {exc}") from None
+    period = None if every is None else interval_seconds("--every", every)
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir),
                                   read_only=True)
     children_block = layer_options(config).children_block
