@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, TypeVar
 
-__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "options",
+__all__ = ["CAPABILITIES", "Capability", "capabilities_of", "mixin_of", "options", "readings",
            "unsupported_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,9 +25,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @dataclass(frozen=True)
 class Capability:
-    """One optional capability: its `name` (as `jr2 plugins` shows it), the mixin that declares
-    it (`module:Class`, imported on first use so this package imports nothing), what it gives,
-    and the options of `jr2 work`/`jr2 ready` that need it."""
+    """One optional capability: its `name`, the mixin that declares it (`module:Class`, imported
+    on first use), what it gives, and the options of `jr2 work`/`jr2 ready` that need it."""
 
     name: str
     mixin: str
@@ -74,23 +73,20 @@ def mixin_of(capability: Capability) -> type:
 
 
 def capabilities_of(tracker_or_class: object) -> tuple[str, ...]:
-    """The names of the capabilities a tracker (or a tracker class) declares, by the mixins it
-    inherits, in `CAPABILITIES` order."""
+    """The names of the capabilities a tracker (or its class) declares, in `CAPABILITIES` order."""
     cls = tracker_or_class if isinstance(tracker_or_class, type) else type(tracker_or_class)
     return tuple(c.name for c in CAPABILITIES if issubclass(cls, mixin_of(c)))
 
 
 def unsupported_options(capabilities: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
-    """The options of `jr2 work`/`jr2 ready` that need a capability not in `capabilities`
-    (an option two capabilities give, such as `--global-cap`, needs either)."""
+    """The options that need a capability not in `capabilities` (of two that give one, either)."""
     have = {o for c in CAPABILITIES if c.name in capabilities for o in c.options}
     return frozenset(o for c in CAPABILITIES if c.name not in capabilities
                      for o in c.options if o not in have)
 
 
 def options(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
-    """A slice's click options as one decorator, listed in `--help` in the order given (click
-    lists the options of stacked decorators top to bottom, so they are applied last first)."""
+    """A slice's click options as one decorator, listed in `--help` in the order given."""
 
     def apply(f: F) -> F:
         for decorate in reversed(decorators):
@@ -98,3 +94,23 @@ def options(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
         return f
 
     return apply
+
+
+def readings(snapshot: Callable[..., Any], changes: Callable[..., Any] | None, *,
+             before: Callable[[], None] | None = None,
+             after: Callable[[Any], None] | None = None
+             ) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
+    """A tracker's `snapshot` and `changes` (None: it reads no deltas), each calling `before()`
+    first and `after(got)` on what it read: how a slice sees every reading."""
+
+    def around(read: Callable[..., Any]) -> Callable[..., Any]:
+        def reading(*args: Any, **kwargs: Any) -> Any:
+            if before is not None:
+                before()
+            got = read(*args, **kwargs)
+            if after is not None:
+                after(got)
+            return got
+        return reading
+
+    return around(snapshot), (around(changes) if changes is not None else None)

@@ -23,16 +23,15 @@ EX_TEMPFAIL = 75
 
 
 class KeepsAttempts(ABC):  # noqa: B024 (a declaration: `settle` takes the attempt)
-    """Declares bounded retries (`jr2 work --max-attempts`): the tracker's `settle` takes a
-    fourth argument, the `Attempt | None` to record; its snapshot reads the record back as
-    `SnapshotItem.attempts` / `.retry_after`, and its claim refuses an item whose record changed
-    since the snapshot it was chosen from. Without it, `--max-attempts` > 1 is refused."""
+    """Declares bounded retries (`jr2 work --max-attempts`): `settle` takes the `Attempt | None`
+    to record, the snapshot reads it back (`SnapshotItem.attempts` / `.retry_after`), and a
+    claim refuses an item whose record changed since the snapshot it was chosen from."""
 
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One settled attempt, as an adapter records it: its number (1 = the first run) and, for
-    a transient failure that will be offered again, the earliest time of the next attempt."""
+    """One settled attempt: its number (1 = the first run) and, for a transient failure offered
+    again, the earliest time of the next one."""
 
     number: int
     retry_after: datetime | None = None

@@ -15,10 +15,8 @@ __all__ = ["TrustsMarkers"]
 
 class TrustsMarkers(ABC):  # noqa: B024 (a declaration: the tracker reads through `markers`)
     """Declares markers judged by authorship: every marker the tracker reads passes through
-    `markers` (a `MarkerTrust`: the pool's own account, the ones `--trust` names, and with
-    `JR2_MARKER_KEY` signatures), and each one it leaves out shows on its item's entry
-    (`SnapshotItem.ignored`). The conformance kit then checks that a stranger's markers change
-    nothing. A tracker whose state has no authors to judge (`local:`) does not declare it."""
+    `markers` (a `MarkerTrust`), each one left out shows on its item's entry
+    (`SnapshotItem.ignored`), and the conformance kit checks that a stranger's change nothing."""
 
     if TYPE_CHECKING:  # what the tracker it is mixed into has
         markers: MarkerTrust

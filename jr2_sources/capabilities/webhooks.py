@@ -35,26 +35,22 @@ class Verdict:
     wake: bool = False
     reason: str = ""
     touched: tuple[str, ...] = field(default=(), compare=False)
-    """The issues (tracker keys, e.g. GitHub numbers) the delivery names, when it wakes: a
-    tracker read by deltas reads them directly next (`kit.sincewindow.SinceWindow.mark`)."""
+    """The tracker keys the delivery names when it wakes: deltas read them directly next."""
     full: bool = field(default=False, compare=False)
-    """The delivery may change what the user's filter selects without moving any issue's update
-    time (a label or milestone the filter names was renamed or deleted): a tracker read by
-    deltas reads everything next (`kit.sincewindow.SinceWindow.want_full`)."""
+    """The delivery may change what the filter selects without moving any issue's update time
+    (a label it names was renamed): deltas read everything next."""
 
 
 Receiver = Callable[[Mapping[str, str], bytes, str | None], Verdict]
 
 
 class TakesWebhooks(ABC):
-    """Declares webhooks (`jr2 work --listen ... --webhook-secret-env NAME`): the tracker
-    verifies a delivery and says whether it can change the Ready-set. Without it,
-    `--webhook-secret-env` is refused."""
+    """Declares webhooks (`jr2 work --listen ... --webhook-secret-env NAME`)."""
 
     @abstractmethod
     def webhook(self, headers: Mapping[str, str], body: bytes, secret: str | None) -> Verdict:
-        """Verify one delivery (signature with `secret`, replay) and judge it: a `Verdict` whose
-        `wake` makes the pool look for work at once; 401 for a bad signature."""
+        """Verify one delivery (signature with `secret`, replay) and say whether it can change
+        the Ready-set (`wake`); 401 for a bad signature."""
         raise NotImplementedError
 
 

@@ -14,29 +14,24 @@ marker reader applies it to every listing, so no protocol reads an unbounded fie
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..capabilities.approvals.policy import cut_reason
-from .claims import MAX_LEASE, Comment
+from .claims import MAX_LEASE, Comment, render_marker, split_marker
 
 __all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]
 
-HOLDER_MAX = 200
-"""The most characters of a holder id read from a marker (jr2 writes `run-id@host`)."""
+HOLDER_MAX = 200  # the most characters of a holder id read from a marker (`run-id@host`)
 
-_MARKER = re.compile(r"\A(\s*<!--\s*jr2:(\w+)\s+)(\{.*?\})(\s*-->)", re.DOTALL)
 _LEASED = frozenset({"claim", "lock"})
 
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """A pool's own settings, as bounds on the markers it reads (module notes): `lease` its
-    `--lease` (seconds), `retry` its `--retry-backoff-max` (seconds), `attempts` its
-    `--max-attempts`. The defaults bound nothing a pool could have written."""
+    """A pool's `--lease`, `--retry-backoff-max` (seconds) and `--max-attempts`, as bounds on the
+    markers it reads; the defaults bound nothing a pool could have written."""
 
     lease: float = MAX_LEASE
     retry: float = 7 * 86400.0
@@ -83,20 +78,12 @@ def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
 
 
 def bounded(comment: Comment, bounds: Bounds) -> Comment:
-    """`comment` with its marker's fields within `bounds` (module notes); the same object when
-    it carries no marker or nothing had to change."""
-    m = _MARKER.match(comment.body or "")
-    if m is None:
+    """`comment` with its marker's fields within `bounds` (itself when nothing had to change)."""
+    found = split_marker(comment.body)
+    if found is None:
         return comment
-    try:
-        fields = json.loads(m.group(3))
-    except ValueError:
-        return comment
-    if not isinstance(fields, dict):
-        return comment
-    kept = _bound_fields(m.group(2), fields, comment.updated_at, bounds)
+    kind, fields, text = found
+    kept = _bound_fields(kind, fields, comment.updated_at, bounds)
     if kept == fields:
         return comment
-    body = (m.group(1) + json.dumps(kept, sort_keys=True) + m.group(4)
-            + comment.body[m.end():])
-    return dataclasses.replace(comment, body=body)
+    return dataclasses.replace(comment, body=render_marker(kind, kept, text.removeprefix("\n")))

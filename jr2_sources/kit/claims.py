@@ -11,7 +11,8 @@ the lease ended has lost. Settling or releasing edits it into `jr2:done`, `jr2:f
 `jr2:released`; a failure to retry is a `jr2:failed` marker with `attempts` and `retry_after`
 (the newest settled marker carries the attempt record, `retry_record`). A lease read from a
 comment is capped at `MAX_LEASE`; `nonce` tells a pool's own comments apart (a retried POST may
-leave two). Pure: each tracker adapter turns its comment objects into `Comment`s.
+leave two). The other protocols' markers (`gate`, `answer`, `feedback`, `lock`) share the form
+(`split_marker`). Pure: each tracker adapter turns its comment objects into `Comment`s.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from typing import Any, Literal
 from jr2_sources.readyset import Claim
 
 MAX_LEASE = 86400.0
-Kind = Literal["claim", "done", "failed", "released", "gate", "answer", "feedback"]
+Kind = Literal["claim", "done", "failed", "released", "gate", "answer", "feedback", "lock"]
 _MARKER = re.compile(
-    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer|feedback)\s+(\{.*?\})\s*-->",
-                     re.DOTALL)
+    r"\A\s*<!--\s*jr2:(claim|done|failed|released|gate|answer|feedback|lock)\s+(\{.*?\})\s*-->",
+    re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,7 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
-    author: str | None = None
-    """Who wrote it (the tracker's login), where the reader keeps it (approval gates)."""
+    author: str | None = None  # the tracker's login of who wrote it, where the reader keeps it
 
 
 @dataclass(slots=True)
@@ -84,9 +84,9 @@ def render_marker(kind: Kind, fields: dict[str, Any], text: str) -> str:
     return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{text}"
 
 
-def parse_marker(comment: Comment) -> Marker | None:
-    """The jr2 marker of a comment, or None when it is not one of jr2's."""
-    m = _MARKER.match(comment.body or "")
+def split_marker(body: str) -> tuple[Kind, dict[str, Any], str] | None:
+    """A body's jr2 marker: its kind, its JSON fields and the text after it (None: none)."""
+    m = _MARKER.match(body or "")
     if m is None:
         return None
     try:
@@ -96,7 +96,15 @@ def parse_marker(comment: Comment) -> Marker | None:
     if not isinstance(fields, dict):
         return None
     kind: Kind = m.group(1)  # type: ignore[assignment]
-    return Marker(kind, fields, comment.id, comment.created_at, comment.updated_at)
+    return kind, fields, body[m.end():]
+
+
+def parse_marker(comment: Comment) -> Marker | None:
+    """The jr2 marker of a comment, or None when it is not one of jr2's."""
+    found = split_marker(comment.body)
+    if found is None:
+        return None
+    return Marker(found[0], found[1], comment.id, comment.created_at, comment.updated_at)
 
 
 def markers(comments: Iterable[Comment]) -> list[Marker]:
@@ -106,22 +114,15 @@ def markers(comments: Iterable[Comment]) -> list[Marker]:
     return found
 
 
-def live_claims(comments: Iterable[Comment], now: datetime) -> list[Marker]:
-    """The live claims at server time `now`, lowest comment id (the holder) first."""
-    return [mk for mk in markers(comments) if mk.is_live(now)]
-
-
 def holder_of(comments: Iterable[Comment], now: datetime) -> Marker | None:
-    """The claim that holds the item at server time `now`, or None."""
-    live = live_claims(comments, now)
-    return live[0] if live else None
+    """The claim that holds the item at server time `now` (the live one of lowest id), or None."""
+    return next((mk for mk in markers(comments) if mk.is_live(now)), None)
 
 
 def claim_of(comments: Iterable[Comment], now: datetime,
              local_now: datetime | None = None) -> Claim | None:
-    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`: its lease
-    end moved onto this machine's clock (`local_now`, default the current time), which is the
-    clock the Ready-set compares leases with."""
+    """The claim that holds the item at server time `now`, as the Ready-set's `Claim`, its
+    lease end moved onto this machine's clock (`local_now`), which the Ready-set compares with."""
     mk = holder_of(comments, now)
     if mk is None:
         return None
@@ -139,10 +140,9 @@ def last_failure(comments: Iterable[Comment]) -> str | None:
 
 
 def retry_record(found: Iterable[Marker]) -> tuple[int, datetime | None]:
-    """The attempt record among `found` (markers in ascending id): the attempts spent and the
-    earliest next attempt, read from the newest settled marker when it is a transient failure
-    to retry; (0, None) otherwise (no failure yet, done, or a final failure, after which a
-    person's retry starts a fresh count). Claims and releases do not end a record."""
+    """The attempt record among `found` (ascending id): the attempts spent and the earliest next
+    attempt, from the newest done or failed marker when it is a failure to retry; else (0,
+    None), so a person's retry after a final failure starts a fresh count."""
     for mk in reversed(list(found)):
         if mk.kind not in ("done", "failed"):
             continue

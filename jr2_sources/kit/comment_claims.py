@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
 
-class CommentThread(Protocol):
-    """What a tracker adapter provides for `CommentClaims`, by item key."""
+class Thread(Protocol):
+    """A tracker's comment calls, by item key (what lock comments need too)."""
 
     def post_comment(self, key: str, body: str) -> int | None:
         """Post a comment; its id (None if the response did not say)."""
@@ -61,14 +61,17 @@ class CommentThread(Protocol):
         """Delete a comment (a comment that is already gone is fine)."""
         ...
 
+
+class CommentThread(Thread, Protocol):
+    """What a tracker adapter provides for `CommentClaims`, by item key."""
+
     def still_to_do(self, key: str, found: list[Marker]) -> bool:
         """After winning: is the item still open, unmarked, claimable? (may read the tracker)"""
         ...
 
     def parked(self, key: str) -> bool:
-        """Whether the item carries, now, the mark that tells readers it is parked awaiting
-        approval (GitHub/GitLab the awaiting label; Jira the claim label a parked issue keeps).
-        Asked only when the thread holds a gate request the claimer's snapshot did not know."""
+        """Whether the item carries, now, the mark of an item parked awaiting approval (asked
+        only when the thread holds a gate request the claimer's snapshot did not know)."""
         ...
 
     def mark_claimed(self, key: str) -> None:
@@ -82,7 +85,9 @@ class CommentThread(Protocol):
 
 @dataclass
 class Held:
-    """A claim this process holds: its comment, last server `updated_at`, lease and nonce."""
+    """A claim this process holds: its comment, last server `updated_at`, lease and nonce;
+    `lock` keeps a renewal and the settle apart (a late renewal must not revive a settled
+    claim); `seen`: the watch's last listing (`saw`), its server time and monotonic time."""
 
     key: str
     holder: str
@@ -92,14 +97,10 @@ class Held:
     nonce: str
     attempt: int = 1
     extra_ids: set[int] = field(default_factory=set)
-    # a renewal and the settle of one claim never interleave: a renewal still retrying after
-    # the worker ended must not turn the settled comment back into a live claim
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     settled: bool = False
     seen: tuple[list[Comment], datetime, float] | None = field(default=None, repr=False,
                                                                compare=False)
-    """The tracker's last listing of the thread while held (`CommentClaims.saw`): comments, the
-    server's time of the listing, and `time.monotonic()` when it was taken."""
 
 
 REUSE_LISTING = 1.0
@@ -107,9 +108,8 @@ REUSE_LISTING = 1.0
 
 
 def parked_since(found: list[Marker], gates: tuple[Approval, ...]) -> bool:
-    """Whether a `jr2:gate` marker in `found` was asked after the snapshot that knew `gates`: a
-    gate the snapshot did not know, or knew only from before this request (an answered gate's
-    time is its answer's, at or after its request). Server times of one tracker throughout."""
+    """Whether a `jr2:gate` marker in `found` was asked after the snapshot that knew `gates`
+    (a gate it did not know, or knew only from before this request)."""
     known = {g.name: g.at for g in gates}
     for mk in found:
         name = mk.fields.get("gate")
@@ -132,11 +132,11 @@ class CommentClaims:
                  look_first: bool = False, spread: float = 0.0,
                  sleep: Callable[[float], None] = time.sleep,
                  unread: Callable[[str], bool] | None = None) -> None:
-        """`unread(key)`: read the item; True when its thread holds no comment at all (then the
-        look's `still_to_do` may judge by that read: the tracker keeps it until its next write)."""
+        """`who`: a holder as the line for people writes it; `unread(key)`: read the item, True
+        when its thread holds no comment at all (the look need not list it)."""
         self.thread = thread
         self.unread = unread
-        self.who = who  # how a holder is written in the human line (e.g. as `code` on GitHub)
+        self.who = who
         self.look_first = look_first
         self.spread = spread
         self._sleep = sleep
@@ -158,13 +158,10 @@ class CommentClaims:
         return None if held is None or held.settled else held
 
     def _look(self, key: str, gates: tuple[Approval, ...] = ()) -> bool:
-        """Quieter claims (`look_first`): before posting, list the comments (a conditional GET
-        where the tracker has them: free when unchanged) and give up at once when another live
-        claim holds the item or it is no longer to do (`still_to_do`: another pool settled it
-        since our snapshot), so no comment (and no notification) is posted for a claim that
-        cannot win. After a claim of this process posted and lost (a race), the next claim
-        first waits a random part of `spread` seconds, once, so pools that raced do not post
-        at the same instant again. True: go on and post."""
+        """With `look_first`: list the comments before posting and give up when another live
+        claim holds the item or it is no longer to do, so no comment (no notification) is posted
+        for a claim that cannot win; after a lost race, first wait a random part of `spread`
+        seconds, once. True: go on and post."""
         if not self.look_first:
             return True
         with self._lock:
@@ -184,9 +181,8 @@ class CommentClaims:
 
     def claim(self, key: str, holder: str, lease: float, attempts: int = 0,
               gates: tuple[Approval, ...] = ()) -> bool:
-        """Claim `key` for `holder`; True when won (see the module's note). `attempts` and
-        `gates`: the attempts spent and the gates known by the snapshot the item was chosen by
-        (`SnapshotItem.attempts`, `SnapshotItem.gates`)."""
+        """Claim `key` for `holder`; True when won. `attempts`, `gates`: as the snapshot the
+        item was chosen by knew them."""
         if not self._look(key, gates):
             return False
         nonce = secrets.token_hex(8)
@@ -260,9 +256,8 @@ class CommentClaims:
         return True
 
     def saw(self, key: str, comments: list[Comment], now: datetime) -> None:
-        """The tracker listed `key`'s thread (as `list_comments` answers) at server time `now`
-        while this process holds it: the settle's claim check may use that listing (module
-        notes)."""
+        """The tracker listed held `key`'s thread at server time `now`: the settle's claim
+        check may use that listing."""
         held = self.held(key)
         if held is None:
             return
@@ -273,8 +268,8 @@ class CommentClaims:
             held.seen = (listed, now, time.monotonic())
 
     def _check(self, held: Held) -> tuple[list[Comment], datetime]:
-        """The listing the settle judges our claim by: the watch's, when fresh (module notes),
-        its server time moved on by the seconds since; else a new one."""
+        """The listing the settle judges our claim by: the watch's when fresh (its server time
+        moved on by the seconds since), else a new one."""
         seen, held.seen = held.seen, None
         if seen is not None:
             comments, now, at = seen
@@ -300,10 +295,9 @@ class CommentClaims:
     def finish(self, key: str, holder: str, outcome: Outcome, *, on_done: Callable[[], None],
                on_failed: Callable[[], None], retry_hint: str,
                attempt: Attempt | None = None) -> bool:
-        """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it; `done` runs
-        `on_done` (close, label, transition) and `failed` runs `on_failed` (the failed mark),
-        each only while the claim still holds; a failure with `attempt.retry_after` is recorded
-        to be retried then (no failed mark). True when a `done` was settled here."""
+        """Settle `holder`'s claim with a worker's outcome: `cancelled` releases it, `done` and
+        `failed` run `on_done` / `on_failed` while the claim holds, a failure to retry
+        (`attempt.retry_after`) is only recorded. True when a `done` was settled here."""
         if outcome.status == "cancelled":
             self.release(key, holder)
             return False
@@ -329,10 +323,9 @@ class CommentClaims:
 
     def settle(self, held: Held, kind: Kind, fields: dict[str, Any], text: str,
                action: Callable[[], None] | None, *, keep_mark: bool = False) -> None:
-        """Apply `action` and unmark (unless `keep_mark`) only while our claim still holds; then
-        turn the claim comment into its outcome (or `released`, when the claim was lost
-        meanwhile). A renewal in flight is waited for first; if it is retrying, it gives up at
-        once."""
+        """Apply `action` and unmark (unless `keep_mark`) only while our claim still holds, then
+        edit the claim comment into its outcome (`released` if lost meanwhile); a renewal in
+        flight is waited for, or gives up when retrying."""
         held.settled = True
         with held.lock:
             self._settle(held, kind, fields, text, action, keep_mark)
@@ -357,10 +350,9 @@ class CommentClaims:
 
 
 class ClaimsByComment(KeepsAttempts, Tracker):
-    """`claim` / `renew` / `settle` of a tracker whose claims are comments: delegated to its
-    `claims` engine, and refused with a one-line error on a read-only adapter (a report never
-    writes). The adapter sets `name`, `read_only` and `claims`, names its `tracker`, and
-    implements `finish` (done or failed); `settle` sends `cancelled` to `release`."""
+    """`claim` / `renew` / `settle` of a tracker whose claims are comments, delegated to its
+    `claims` and refused on a read-only adapter. The adapter sets `name`, `read_only`,
+    `claims` and `tracker`, and implements `finish` (done or failed)."""
 
     tracker: ClassVar[str] = "the tracker"
     name: str
@@ -390,8 +382,7 @@ class ClaimsByComment(KeepsAttempts, Tracker):
 
     def finish(self, item_id: str, holder: str, outcome: Outcome,
                attempt: Attempt | None = None) -> None:
-        """Record a `done` or `failed` outcome and drop the claim (the tracker's own), with the
-        attempt record when `jr2 work --max-attempts` counts attempts."""
+        """Record a `done` or `failed` outcome (and the attempt) and drop the claim."""
         raise NotImplementedError
 
     def settle(self, item_id: str, holder: str, outcome: Outcome,

@@ -23,8 +23,7 @@ _PRIORITY = re.compile(r"^(?P<label>.+)=(?P<n>-?\d+)$")
 
 def failed_label_differs(value: str, info: ValidationInfo) -> str:
     """A pydantic check for `failed_label`: it must differ from `claim_label` (declared before
-    it), or a failed item would look claimed. Reuse it in a model with
-    `_failed_differs = field_validator("failed_label")(failed_label_differs)`."""
+    it), or a failed item would look claimed."""
     if value == info.data.get("claim_label"):
         raise ValueError("must differ from --claim-label")
     return value
@@ -33,10 +32,8 @@ def failed_label_differs(value: str, info: ValidationInfo) -> str:
 class LabelOptions(BaseModel):
     """Label scope, label priorities and jr2's own labels, for a tracker's config model."""
 
-    priority_example: ClassVar[str] = "priority:high=1"
-    """A LABEL=N the tracker's users would write, for error messages."""
-    labels_ignore_case: ClassVar[bool] = False
-    """True for a tracker whose label names compare case-insensitively (GitHub)."""
+    priority_example: ClassVar[str] = "priority:high=1"  # a LABEL=N for error messages
+    labels_ignore_case: ClassVar[bool] = False  # label names compare case-insensitively (GitHub)
 
     label: list[str] = Field(default_factory=list,
                              description="only issues with this label (repeat: all of them)")
@@ -83,7 +80,7 @@ class LabelOptions(BaseModel):
         return name.casefold() if self.labels_ignore_case else name
 
     def label_set(self, labels: Iterable[str | None]) -> set[str]:
-        """`labels` as comparable keys (see `label_key`)."""
+        """`labels` as comparable keys."""
         return {self.label_key(name) for name in labels if name}
 
     def has_label(self, labels: Iterable[str], name: str | None) -> bool:
@@ -91,8 +88,7 @@ class LabelOptions(BaseModel):
         return name is not None and self.label_key(name) in self.label_set(labels)
 
     def priorities(self) -> dict[str, int]:
-        """The label-to-priority map (`priority:high=1` -> {"priority:high": 1}), keyed by
-        `label_key`."""
+        """The label-to-priority map (`priority:high=1` -> {"priority:high": 1})."""
         out: dict[str, int] = {}
         for v in self.priority_label:
             m = _PRIORITY.match(v)
@@ -101,18 +97,16 @@ class LabelOptions(BaseModel):
         return out
 
     def selects(self, labels: Iterable[str]) -> bool:
-        """Whether the user's label filter selects an issue with `labels` (`--label`, all of them;
-        no `--exclude-label`), judged ignoring jr2's own labels, so jr2's writes never move an
-        issue out of scope. An issue it does not select is listed only to show jr2's marks."""
+        """Whether the user's label filter selects an issue with `labels`, ignoring jr2's own
+        labels, so jr2's writes never move an issue out of scope."""
         mine = {self.claim_label, self.failed_label, self.done_label}
         have = set(labels)
         return set(self.label) - mine <= have and not (set(self.exclude_label) - mine) & have
 
     def settled_by(self, labels: Iterable[str],
                    found: Iterable[Marker]) -> Literal["labelled", "done"] | None:
-        """Why an open issue is no longer work: it carries the failed or the done label
-        ("labelled"), or it was done before and left open on purpose (`on_success` "nothing"
-        and a `jr2:done` marker among `found`: "done"). None: it is still work."""
+        """Why an open issue is no longer work: the failed or the done label ("labelled"), or
+        done before and left open on purpose (a `jr2:done` among `found`: "done"); else None."""
         if self.label_set([self.failed_label, self.done_label]) & self.label_set(labels):
             return "labelled"
         if self.on_success == "nothing" and any(mk.kind == "done" for mk in found):

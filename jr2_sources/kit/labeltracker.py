@@ -66,30 +66,26 @@ def labels_of(issue: dict[str, Any]) -> list[str]:
 
 
 class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComment):
-    """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`,
-    `tracker`, `open_state`, `edit_method` and the `need_*` hints, and implements the HTTP calls."""
+    """A tracker whose claims are comments and whose marks are labels. A subclass sets `kind`
+    (as in `kind:target`), `tracker`, the issue object's `open_state`, the comment paths, the
+    `need_*` hints (what a refusal says the token lacks), and implements the HTTP calls."""
 
     kind: ClassVar[str] = "tracker"
-    """The source kind, as in `kind:target`."""
     open_state: ClassVar[str] = "open"
-    """The `state` of an open issue in the tracker's issue object."""
     edit_method: ClassVar[str] = "PATCH"
-    """The HTTP method that edits a comment."""
     comments_segment: ClassVar[str] = "comments"
-    """The path below an issue where its comments live (`notes` on GitLab)."""
     need_comments: ClassVar[str] = "write issue comments"
-    comments_count: ClassVar[str | None] = None
-    """The field of the issue object that counts its comments (GitHub `comments`), if any: a
-    look before a claim (`look_first`) lists no thread the issue says is empty."""
     need_issues: ClassVar[str] = "write issues"
+    comments_count: ClassVar[str | None] = None
+    """The issue object's count of comments (GitHub `comments`), if any: a look before a claim
+    lists no thread the issue says is empty."""
 
     config: Any  # a LabelOptions model with `target`
     client: Any  # a jr2_sources.kit.rest.RestClient
 
     def __init__(self, config: LabelOptions, env: SourceEnv, client: Any, *,
                  look_first: bool = False, spread: float = 0.0) -> None:
-        """`look_first` and `spread`: as `CommentClaims` takes them (GitHub, whose every claim
-        comment notifies people, reads the thread before posting and spreads pools)."""
+        """`look_first` and `spread`: as `CommentClaims` takes them."""
         self.config = config
         self.name = f"{self.kind}:{self.config.target}"
         self.read_only = env.read_only
@@ -119,17 +115,14 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
 
     @abstractmethod
     def list_comments(self, key: str) -> tuple[list[claims.Comment], datetime]:
-        """Every comment of the issue as `trusted` reads it (the markers that count and every
-        comment without one), and the server's time of the listing."""
+        """Every comment of the issue as `trusted` reads it, and the server's time of it."""
 
     @abstractmethod
     def identity(self) -> list[str]:
-        """The accounts of the pool's own credentials, as comment authors name them (one
-        request at most; `markers` asks once per run)."""
+        """The accounts of the pool's own credentials, as comment authors name them."""
 
     def ignored_markers(self, key: str) -> tuple[Ignored, ...]:
-        """The markers the latest listing of `key`'s thread left out (`kit.markers`): for a
-        report that names them (the coordination issue's forged locks)."""
+        """The markers the latest listing of `key`'s thread left out (for the report)."""
         return self.markers.ignored_on(self.canonical(key))
 
     def trusted(self, key: str, comments: list[claims.Comment]) -> list[claims.Comment]:
@@ -137,7 +130,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return self.markers.read(key, comments).comments
 
     def labels_of(self, issue: dict[str, Any]) -> list[str]:
-        """The label names of an issue object (`labels_of` above, unless the tracker differs)."""
+        """The label names of an issue object."""
         return labels_of(issue)
 
     @abstractmethod
@@ -152,9 +145,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         """Close the issue as completed."""
 
     def read_issue(self, key: str) -> Any:
-        """One issue as the watch, a claim's check and `parked` read it (a `RestResponse`): a
-        conditional GET of `issue_path`; a tracker whose issue answer can carry its comments
-        too (Redmine's journals) reads them in the same request."""
+        """One issue as the watch, a claim's check and `parked` read it (a `RestResponse`)."""
         return self.client.get(self.issue_path(key))
 
     def comments_path(self, key: str) -> str:
@@ -165,15 +156,13 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return f"{self.comments_path(key)}/{comment_id}"
 
     def refused(self, key: str, exc: SourceHTTPError) -> Exception:
-        """The error to raise when the tracker refuses a write about the issue `key`: a
-        subclass turns the refusals that concern that one issue (locked, deleted) into an
-        `ItemError`; by default `exc` itself."""
+        """The error for a refused write about `key`: a subclass makes those that concern that
+        one issue (locked, deleted) an `ItemError`."""
         return exc
 
     def write(self, key: str, method: str, path: str, body: Any = None, *,
               need: str | None = None) -> Any:
-        """A write about one issue (`need`: default `need_issues`); a refusal raises
-        `refused(key, exc)`."""
+        """A write about one issue; a refusal raises `refused(key, exc)`."""
         self.forget_issue(key)
         try:
             return self.client.write(method, path, body, need=need or self.need_issues)
@@ -183,8 +172,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     # -- reading ------------------------------------------------------------------------------
 
     def done_here(self) -> set[str]:
-        """The items this process settled as done (left open, or not yet closed in the
-        tracker's index): never offered again in this run."""
+        """The items this process settled as done: never offered again in this run."""
         with self._lock:
             return set(self._done_here)
 
@@ -200,15 +188,12 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return self.snapshot()
 
     def read_changes(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading (ids in `skip`, done in this process, leave), or
-        None when only a full snapshot will do. Default: always None (full readings)."""
+        """What changed since the last reading (ids in `skip` leave), or None: read in full."""
         return None
 
     def own_claim(self, key: str) -> Claim | None:
-        """The claim this process holds on `key`, as the Ready-set shows one (None: not held
-        here). A delta uses it instead of reading the comments of an issue whose change is our
-        own claim: while we renew the lease no other claim can win (the people-win watch reads
-        the comments when the issue changes)."""
+        """The claim this process holds on `key`, as the Ready-set shows one: a delta need not
+        read the comments of an issue whose change is our own claim (none can win over it)."""
         held = self.claims.held(key)
         if held is None:
             return None
@@ -235,9 +220,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return out
 
     def fresh_issue(self, key: str) -> dict[str, Any] | None:
-        """The issue object the last watch read of `key`, if under `REUSE_LISTING` seconds old
-        and no write of ours about it came since (then it is as good as a read now: the settle's
-        labels); each reading serves once."""
+        """The issue object the last watch read of `key`, once, if under `REUSE_LISTING` seconds
+        old and no write of ours about it came since (as good as a read now)."""
         with self._lock:
             seen = self._issue_seen.pop(key, None)
         if seen is None or not 0 <= time.monotonic() - seen[0] < REUSE_LISTING:
@@ -290,13 +274,11 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     # -- the comment thread (for jr2_sources.comment_claims) ----------------------------------
 
     def canonical(self, key: str) -> str:
-        """The item id of `key` as the snapshot spells it (what a marker is signed for): by
-        default `key` itself."""
+        """The item id of `key` as the snapshot spells it (what a marker is signed for)."""
         return key
 
     def author_of(self, comment: Any) -> str | None:
-        """The author a comment object of the tracker names (GitHub `user.login`, GitLab
-        `author.username`)."""
+        """The author a comment object of the tracker names."""
         return None
 
     def post_comment(self, key: str, body: str) -> int | None:
@@ -330,12 +312,9 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
                 raise
 
     def still_to_do(self, key: str, found: list[claims.Marker]) -> bool:
-        """After winning: is the issue still to be done? A pool that settled it just before our
-        comments were listed (its claim no longer live) closed or labelled it first. Also
-        before the first write (`look_first`) and whatever the snapshot said: is it still in
-        the user's scope? A delta cannot see every change of scope (a label renamed or
-        deleted need not move `updated_at`): one it missed is refused here, and the issue is
-        read directly by the next delta (`wrote`), which drops it from the Ready-set."""
+        """Whether the issue is still open, unsettled and in the user's scope (read now): a
+        change of scope a delta missed (a label renamed) is refused here, and the next delta
+        reads the issue directly (`wrote`)."""
         with self._lock:
             issue = self._peeked.pop(key, None)
         if issue is None:
@@ -352,9 +331,8 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return settled is None
 
     def _unread(self, key: str) -> bool:
-        """The look before a claim (`CommentClaims.unread`): read the issue, keep it for the
-        look's `still_to_do`, and say whether it counts no comment at all. An issue gone or
-        deleted is refused as the listing would refuse it (`refused`: that one item)."""
+        """`CommentClaims.unread`: read the issue (kept for the look's `still_to_do`) and say
+        whether it counts no comment at all."""
         try:
             issue = self.read_issue(key).data
         except SourceHTTPError as exc:
@@ -375,7 +353,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
     # -- settle -------------------------------------------------------------------------------
 
     def mark_done(self, key: str) -> None:
-        """Apply a success as `on_success` says (close, or the done label); our claim holds."""
+        """Apply a success as `on_success` says (close, or the done label)."""
         cfg = self.config
         if cfg.on_success == "close":
             self.close_issue(key)
@@ -383,7 +361,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             self.add_label(key, cfg.done_label)
 
     def mark_failed(self, key: str) -> None:
-        """Apply a failure: the failed label; our claim holds."""
+        """Apply a failure: the failed label."""
         self.add_label(key, self.config.failed_label)
 
     # -- approval gates ------------------------------------------------------------------------
@@ -402,19 +380,18 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
         return won
 
     def mark_parked(self, key: str) -> None:
-        """Park: the awaiting label (the claim label is removed after this, as on settle)."""
+        """Park: the awaiting label (the claim label goes after this, as on settle)."""
         self.add_label(key, AWAITING_LABEL)
 
     def parked(self, key: str) -> bool:
-        """The issue carries the awaiting label now (read conditionally: usually a 304 after
-        `still_to_do`'s read)."""
+        """The issue carries the awaiting label now (a conditional read)."""
         issue = self.read_issue(key).data
         return isinstance(issue, dict) and self.config.has_label(self.labels_of(issue),
                                                                  AWAITING_LABEL)
 
     def take_off_awaiting(self, key: str) -> None:
         """After a done or failed settle of an issue that carried gates: its awaiting label
-        goes (a tracker that removed it in the settle's own write overrides this)."""
+        goes."""
         with self._lock:
             gated = key in self._gated
             self._gated.discard(key)
@@ -422,14 +399,13 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             self.remove_label(key, AWAITING_LABEL)
 
     def can_answer(self, who: str) -> bool | None:
-        """Whether `who` may answer a gate (write access); a tracker overrides it (by default
-        nobody may, so an unchecked answer never counts)."""
+        """Whether `who` may answer a gate (write access; by default nobody may)."""
         return False
 
     def answer_approval(self, item_id: str, name: str, status: ApprovalStatus,
                     reason: str | None = None, by: str | None = None) -> bool:
-        """Record an answer given through jr2 (`jr2_sources.capabilities.approvals.policy.answer`:
-        the dashboard) as a `jr2:answer` comment, when the gate awaits one; False otherwise."""
+        """Record an answer given through jr2 as a `jr2:answer` comment, when the gate awaits
+        one; False otherwise."""
         self._writable()
         self.issue_path(item_id)
         return record_answer(self, item_id, name, status, reason, by, self.can_answer)
@@ -483,8 +459,7 @@ class LabelCommentTracker(ReadsDeltas, ReadsBodies, TrustsMarkers, ClaimsByComme
             self.client.forget(self.issue_path(item_id), self.comments_path(item_id))
 
     def wrote(self, key: str) -> None:
-        """A write of this process about `key` that the issue's `updated_at` may not show: a
-        tracker read by deltas reads the issue directly next. Default: nothing."""
+        """A write of ours about `key` that its `updated_at` may not show: deltas read it next."""
 
     def close(self) -> None:
         self.client.close()

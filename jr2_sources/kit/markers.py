@@ -16,49 +16,38 @@ import hmac
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
-from jr2_sources.capabilities.limits.comment_locks import lock_fields
-
-from .claims import Comment, Marker, parse_marker
+from .claims import Comment, Kind, Marker, render_marker, split_marker
 
 __all__ = ["KEY_VAR", "TRUST_HELP", "Ignored", "MarkerTrust", "Reading", "distinct", "marker_key",
            "request_ref", "signed_fields"]
 
 log = logging.getLogger("jr2.markers")
 
-KEY_VAR = "JR2_MARKER_KEY"
-"""The environment variable holding the fleet's marker key."""
-
+KEY_VAR = "JR2_MARKER_KEY"  # the environment variable holding the fleet's marker key
 TRUST_HELP = ("another account whose jr2 markers count, besides this pool's own (repeatable: "
               "a fleet whose pools use different accounts names the others)")
 """The help of a comment tracker's `trust` option (`--trust ACCOUNT`, `trust = [...]`)."""
 
-_HEAD = re.compile(r"\A\s*<!--\s*jr2:([a-z]+)\s+\{.*?\}\s*-->\n?", re.DOTALL)
-
 Why = Literal["author", "unsigned", "signature", "replayed"]
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SETTLED = frozenset({"done", "failed", "released", "gate"})
 
 
 @dataclass(frozen=True, slots=True)
 class Ignored:
-    """A marker that changed nothing: its kind (`claim`, `lock`, ...), its comment's author,
-    and why (`author`: not a trusted account; `unsigned` / `signature`: a key is set and the
-    marker grants something without a valid signature; `replayed`: a spent nonce)."""
+    """A marker that changed nothing: its kind, its comment's author, and why (`author`: not
+    trusted; `unsigned` / `signature`: it grants something without a valid signature with a
+    key set; `replayed`: a spent nonce); `about`: the item a lock marker names."""
 
     marker: str
     author: str
     why: Why = "author"
     comment_id: int = 0
     about: str | None = None
-    """The item a lock marker names (lock markers live on the coordination issue, not on the
-    item's own thread)."""
 
     def to_json_obj(self) -> dict[str, Any]:
         """The `ignored_marker` reason as the JSON contract spells it."""
@@ -68,8 +57,7 @@ class Ignored:
 
 @dataclass(slots=True)
 class Reading:
-    """One thread as the protocols may see it: `comments` (every comment without a marker,
-    and the markers that count) and `ignored` (the markers that do not)."""
+    """One thread as the protocols may see it (`comments`), and the markers left out."""
 
     comments: list[Comment]
     ignored: list[Ignored] = field(default_factory=list)
@@ -82,29 +70,20 @@ def marker_key(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def request_ref(mk: Marker) -> str:
-    """The name of one gate request (a `gate` marker): its comment and the time it was asked,
-    which an answer's `request` field names (a later request of the same gate is another)."""
+    """The name of one gate request (its comment and time), as an answer's `request` names it."""
     return f"{mk.comment_id}@{mk.updated_at.isoformat()}"
 
 
-def _kind_and_fields(comment: Comment) -> tuple[str, dict[str, Any]] | None:
-    mk = parse_marker(comment)
-    if mk is not None:
-        return mk.kind, mk.fields
-    lock = lock_fields(comment.body)
-    return ("lock", lock) if lock is not None else None
-
-
 def _grants(kind: str, fields: dict[str, Any]) -> bool:
-    """Whether a marker grants something (ISSUE-NOTES 8): must be signed when a key is set."""
+    """Whether a marker grants something: it must be signed when a key is set."""
     return (kind in ("claim", "lock", "answer") or (kind == "failed" and "retry_after" in fields)
             or (kind == "feedback" and "rerun" in fields))  # a rerun: an attempt record
 
 
 def signed_fields(key: bytes, tracker: str, item: str, kind: str,
                   fields: dict[str, Any]) -> dict[str, Any]:
-    """`fields` with `sig`: the HMAC-SHA256 of the marker's kind and fields (without `sig`),
-    the item `item` and the tracker `tracker` (`kind:target`), under `key`."""
+    """`fields` with `sig`: the HMAC-SHA256 under `key` of the kind, the fields (less `sig`),
+    the item and the tracker (`kind:target`)."""
     body = {k: v for k, v in fields.items() if k != "sig"}
     payload = json.dumps({"kind": kind, "fields": body, "item": item, "tracker": tracker},
                          sort_keys=True, separators=(",", ":"), default=str)
@@ -113,9 +92,8 @@ def signed_fields(key: bytes, tracker: str, item: str, kind: str,
 
 
 class MarkerTrust:
-    """Whom one tracker's pool trusts and with which key (module notes): `tracker` is the
-    source's `kind:target`, `identity()` the accounts of its own credentials (called at most
-    once, on the first reading that meets a marker), `also` the accounts a fleet names, `key`
+    """Whom one tracker's pool (`tracker`: `kind:target`) trusts: `identity()` the accounts of
+    its own credentials (asked once, when first needed), `also` those a fleet names; `key`:
     the marker key (None: markers are not signed)."""
 
     def __init__(self, tracker: str, identity: Callable[[], Iterable[str]], *,
@@ -155,9 +133,8 @@ class MarkerTrust:
         return self.own() | self._also | seen
 
     def posted_by(self, author: str | None) -> None:
-        """The author the tracker gave a comment this pool just posted: that is its own
-        credentials' account, whatever `identity` guessed (an installation token whose App
-        the pool could not name), so it is trusted from now on."""
+        """The author of a comment this pool just posted: its own account, whatever `identity`
+        guessed, so trusted from now on."""
         if author and author.strip():
             with self._lock:
                 self._seen.add(author.strip().lower())
@@ -179,17 +156,12 @@ class MarkerTrust:
         return signed_fields(self._key, self.tracker, item, kind, fields)
 
     def seal(self, item: str, body: str) -> str:
-        """A comment body jr2 is about to post or edit on `item`'s thread, its marker signed
-        when a key is set (any other body unchanged)."""
-        if self._key is None:
+        """A body jr2 writes on `item`'s thread, its marker signed when a key is set."""
+        found = split_marker(body) if self._key is not None else None
+        if found is None:
             return body
-        found = _kind_and_fields(Comment(0, body, _EPOCH, _EPOCH))
-        head = _HEAD.match(body)
-        if found is None or head is None:
-            return body
-        kind, fields = found
-        fields = self.sign(item, kind, fields)
-        return f"<!-- jr2:{kind} {json.dumps(fields, sort_keys=True)} -->\n{body[head.end():]}"
+        kind, fields, text = found
+        return render_marker(kind, self.sign(item, kind, fields), text.removeprefix("\n"))
 
     def verify(self, item: str, kind: str, fields: dict[str, Any]) -> Why | None:
         """None when the marker may count as far as signing goes; else why it may not."""
@@ -202,18 +174,17 @@ class MarkerTrust:
         return None if hmac.compare_digest(given, want) else "signature"
 
     def read(self, item: str, comments: Iterable[Comment]) -> Reading:
-        """The thread of `item` as the protocols may see it (module notes): markers by
-        untrusted authors, ungenuine ones (with a key) and claims of spent nonces left out."""
+        """The thread of `item` as the protocols may see it (see the module notes)."""
         kept: list[Comment] = []
         ignored: list[Ignored] = []
         spent: set[str] = set()
-        copies: list[tuple[Comment, str, str]] = []
+        copies: list[tuple[Comment, Kind, str]] = []
         for c in sorted(comments, key=lambda c: c.id):
-            found = _kind_and_fields(c)
+            found = split_marker(c.body)
             if found is None:
                 kept.append(c)
                 continue
-            kind, fields = found
+            kind, fields, _ = found
             why: Why | None = None if self.trusts(c.author) else "author"
             if why is None:
                 why = self.verify(item, kind, fields)
@@ -245,8 +216,7 @@ class MarkerTrust:
         return Reading(kept, ignored)
 
     def ignored_on(self, item: str) -> tuple[Ignored, ...]:
-        """The markers the latest reading of `item`'s thread ignored (once per author and
-        kind), for the item's entry in the Ready-set report."""
+        """The markers the latest reading of `item`'s thread ignored, for the report."""
         with self._lock:
             return self._ignored.get(item, ())
 

@@ -15,13 +15,12 @@
 
 from __future__ import annotations
 
-import email.utils
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit
 
@@ -34,23 +33,13 @@ from .retry import (
     Retryable,
     RetryPolicy,
     WriteSpacer,
+    parse_http_date,
     rate_limit_wait,
     retry_or_fail,
     unreachable,
 )
 
 __all__ = ["RequestStats", "RestClient", "RestResponse", "parse_http_date"]
-
-
-def parse_http_date(value: str | None) -> datetime | None:
-    """An RFC 7231 `Date` header as an aware datetime (None when absent or unparsable)."""
-    if not value:
-        return None
-    try:
-        dt = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
 @dataclass
@@ -81,34 +70,27 @@ class RestResponse:
     last_url: str | None = None
 
 
-FAMILY_KEEP = 4
-"""URLs kept per family of `moving_params` (a sweep's, a delta's, a later page's, one spare)."""
-
-WALKS_KEPT = 64
-"""Lists of several pages whose later pages are remembered (`get_all`), newest last."""
+FAMILY_KEEP = 4  # URLs kept per family of `moving_params` (a sweep's, a delta's, a page's, one)
+WALKS_KEPT = 64  # lists of several pages whose later pages are remembered (`get_all`)
 
 
 class RestClient:
-    """Counted, spaced, retried REST calls against one API base URL (see the module notes)."""
+    """Counted, spaced, retried REST calls against one API base URL (see the module notes). A
+    subclass names the `tracker` in messages ("GitHub refused to ..."), what a 401 says to
+    check (`token_hint`), words for statuses whose answer says nothing (`status_hints`), the
+    headers of every request, how many GET answers to keep (`etag_cache_size`), the query
+    parameters that move at each reading (`moving_params`, GitHub `since`) and the
+    `error_type` of a status that retrying cannot fix."""
 
     tracker: ClassVar[str] = "the tracker"
-    """The tracker's name in messages ("GitHub refused to ...")."""
     token_hint: ClassVar[str] = "the token"
-    """What a 401 tells the user to check, e.g. "GITLAB_TOKEN"."""
     status_hints: ClassVar[Mapping[int, str]] = {}
-    """Words for an error status whose answer carries no message of its own."""
-    max_pages: ClassVar[int] = 10_000
-    """The most pages `get_all` follows (a server that links pages in a loop stops here)."""
+    max_pages: ClassVar[int] = 10_000  # a server that links pages in a loop stops here
     session_headers: ClassVar[Mapping[str, str]] = {}
-    """Headers sent with every request besides the auth (User-Agent, Accept, API version)."""
     default_write_spacing: ClassVar[float] = 0.2
-    """Least seconds between two writes when the caller does not say."""
     etag_cache_size: ClassVar[int] = 0
-    """How many GET answers to keep for conditional requests (0: none)."""
     moving_params: ClassVar[frozenset[str]] = frozenset()
-    """Query parameters whose value moves at each reading (GitHub `since`): see the notes."""
     error_type: ClassVar[type[SourceHTTPError]] = SourceHTTPError
-    """What an error status that retrying cannot fix raises."""
 
     def __init__(self, base_url: str, token: SecretStr, *, label: str,
                  write_spacing: float | None = None, policy: RetryPolicy | None = None,
@@ -146,9 +128,8 @@ class RestClient:
         return {"Authorization": f"Bearer {self._token.get_secret_value()}"}
 
     def error_message(self, resp: Any) -> str:
-        """The tracker's own words for an error answer ("" when it gave none): its `message`,
-        and the `message` of each of its `errors` (GitHub's 422 "Validation Failed" says what
-        failed there: "body is too long (maximum is 65536 characters)")."""
+        """The tracker's own words for an error answer ("" when none): its `message` and those
+        of its `errors` (where GitHub's 422 says what failed)."""
         try:
             data = resp.json()
         except ValueError:
@@ -188,8 +169,7 @@ class RestClient:
 
     def get_all(self, path: str, params: Mapping[str, Any] | None = None, *,
                 need: str = "read issues") -> tuple[list[Any], RestResponse]:
-        """Every page of a list endpoint (`per_page=100`, following the next-page links);
-        returns the items and the first page's response."""
+        """Every page of a list endpoint: the items and the first page's response."""
         query = {"per_page": 100, **(params or {})}
         first = self.get(path, query, need=need)
         items = list(first.data or [])
@@ -204,9 +184,8 @@ class RestClient:
         return items, first
 
     def _walked(self, first: str, later: list[str]) -> None:
-        """A whole walk of the list at `first` read the pages `later`: the pages an earlier walk
-        read and this one did not (the list got shorter) are dropped from the cache, where
-        they would stay until it is full (module notes)."""
+        """A whole walk of the list at `first` read the pages `later`: pages past its new end
+        leave the cache."""
         with self._lock:
             gone = [u for u in self._walks.pop(first, ()) if u not in later]
             for u in gone:
@@ -224,8 +203,8 @@ class RestClient:
 
     def call(self, method: str, url: str, body: Any, need: str, *,
              write: bool | None = None) -> RestResponse:
-        """One request with retries, on the API's own origin only. `write` (default: any
-        method but GET) decides whether it counts in `stats.writes`; it is not spaced here."""
+        """One request with retries, on the API's own origin only (not spaced); `write`:
+        whether it counts in `stats.writes` (default: any method but GET)."""
         if not url.startswith(self._origin + "/"):
             raise SourceError(f"{self.label}: refusing to follow a link off the API host")
         is_write = method != "GET" if write is None else write
@@ -316,8 +295,7 @@ class RestClient:
             self._etags.pop(urls.pop(0), None)
 
     def forget(self, *paths: str) -> None:
-        """Drop the cached answers of `paths` (any query): an item whose claim ended is seldom
-        read again, and its answers would stay until the cache is full."""
+        """Drop the cached answers of `paths` (any query): an item whose claim ended."""
         gone = {self.url(p) for p in paths}
         with self._lock:
             for url in [u for u in self._etags if u.split("?", 1)[0] in gone]:

@@ -1,8 +1,8 @@
 """The one retry layer of jr2's tracker sources (tenacity), shared and public.
 
-`classify` sorts a response into ok / retry / fail from its status and headers: 5xx, connection
-resets, timeouts and truncated bodies retry with exponential backoff; 429 and a rate-limit 403
-wait `retry-after`, else (the primary limit spent) until `x-ratelimit-reset` by the response's
+A failure worth another attempt is a `Retryable`: 5xx, connection resets, timeouts and truncated
+bodies retry with exponential backoff; 429 and a rate-limit 403 (`rate_limit_wait`) wait
+`retry-after`, else (the primary limit spent) until `x-ratelimit-reset` by the response's
 `Date`, else at least `secondary_wait`, doubling; any other 4xx fails. The time slept is bounded
 by a budget (a wait past it fails at once, a `SourceError`); each wait is one stderr line. A
 client that has had no answer yet treats a name that does not resolve, or a refused connection,
@@ -19,11 +19,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TypeVar
 
-from tenacity import RetryCallState, Retrying, retry_if_exception_type
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_exponential
 
 from jr2_core.errors import RetriesAborted, SourceError
+from jr2_sources.capabilities.webhooks import header
 
 T = TypeVar("T")
 
@@ -51,18 +53,22 @@ class RetryPolicy:
     max_attempts: int = 8
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            return v
-    return None
+def parse_http_date(value: str | None) -> datetime | None:
+    """An RFC 7231 `Date` header as an aware datetime (None when absent or unparsable)."""
+    if not value:
+        return None
+    try:
+        dt = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, str], message: str,
                     secondary_wait: float) -> Retryable | None:
     """A `Retryable` for a rate-limited 403/429, else None (a 403 is then a permission error)."""
-    retry_after = _header(headers, "retry-after")
-    remaining = _header(headers, "x-ratelimit-remaining")
+    retry_after = header(headers, "retry-after")
+    remaining = header(headers, "x-ratelimit-remaining")
     limited = ("rate limit" in message.lower() or retry_after is not None or remaining == "0")
     if status not in (403, 429) or (status == 403 and not limited):
         return None
@@ -71,26 +77,16 @@ def rate_limit_wait(status: int, headers: Mapping[str, str], message: str,
             return Retryable(f"HTTP {status}: rate limited", max(0.0, float(retry_after)))
         except ValueError:
             pass
-    reset = _header(headers, "x-ratelimit-reset")
+    reset = header(headers, "x-ratelimit-reset")
     if remaining == "0" and reset is not None:
-        now = _date_epoch(headers)
+        date = parse_http_date(header(headers, "date"))  # the server's clock, else ours
+        now = time.time() if date is None else date.timestamp()
         try:
             return Retryable(f"HTTP {status}: rate limit spent",
                              max(0.0, float(reset) - now) + 1.0)
         except ValueError:
             pass
     return Retryable(f"HTTP {status}: secondary rate limit", None, floor=secondary_wait)
-
-
-def _date_epoch(headers: Mapping[str, str]) -> float:
-    """The response's `Date` as epoch seconds (server time); the local clock if absent."""
-    date = _header(headers, "date")
-    if date:
-        try:
-            return email.utils.parsedate_to_datetime(date).timestamp()
-        except (TypeError, ValueError):
-            pass
-    return time.time()
 
 
 def unreachable(exc: BaseException) -> str | None:
@@ -115,37 +111,19 @@ def unreachable(exc: BaseException) -> str | None:
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
+    """The wait the tracker asked for (`hint`), else exponential backoff (at least a doubling
+    `floor`: the secondary rate limit)."""
+    backoff = wait_exponential(multiplier=policy.backoff, max=policy.max_backoff)
+
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
-        n = state.attempt_number
-        backoff = min(policy.max_backoff, policy.backoff * 2.0 ** (n - 1))
-        if isinstance(exc, Retryable):
-            if exc.hint is not None:
-                return exc.hint
-            return max(backoff, exc.floor * 2.0 ** (n - 1)) if exc.floor else backoff
-        return backoff
+        if not isinstance(exc, Retryable):
+            return backoff(state)
+        if exc.hint is not None:
+            return exc.hint
+        return max(backoff(state), exc.floor * 2.0 ** (state.attempt_number - 1))
 
     return wait
-
-
-def _stop(policy: RetryPolicy) -> Callable[[RetryCallState], bool]:
-    def stop(state: RetryCallState) -> bool:
-        if state.attempt_number >= policy.max_attempts:
-            return True
-        return state.idle_for + state.upcoming_sleep > policy.budget
-
-    return stop
-
-
-def call_with_retries(fn: Callable[[], T], policy: RetryPolicy,
-                      sleep: Callable[[float], None],
-                      before_sleep: Callable[[RetryCallState], None] | None = None) -> T:
-    """Run `fn`, retrying on `Retryable` per `policy`; the last `Retryable` is re-raised when
-    the budget or the attempts run out. `before_sleep` is told of each wait."""
-    retrying = Retrying(retry=retry_if_exception_type(Retryable), wait=_wait(policy),
-                        stop=_stop(policy), sleep=sleep, reraise=True,
-                        before_sleep=before_sleep)
-    return retrying(fn)
 
 
 def _announce(label: str, policy: RetryPolicy) -> Callable[[RetryCallState], None]:
@@ -187,9 +165,9 @@ def abort_retries_when(predicate: Callable[[], bool]) -> Iterator[None]:
 
 def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None], *,
                   label: str, tracker: str, on_retry: Callable[[], None] | None = None) -> T:
-    """`call_with_retries`, and when the retries run out, one clear `SourceError`: the wait the
-    tracker asked for was over the budget, or it kept failing after N attempts. `on_retry` is
-    called before each attempt after the first (for request statistics)."""
+    """Run `fn`, retrying on `Retryable` per `policy`; when the retries run out, one clear
+    `SourceError`: the wait the tracker asked for was over the budget, or it kept failing after
+    N attempts. `on_retry` is called before each attempt after the first (request statistics)."""
     attempts = 0
     stop_now: Callable[[], bool] | None = getattr(_abort, "predicate", None)
     generation = _interrupts[0]
@@ -218,8 +196,14 @@ def retry_or_fail(fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[flo
             check()
             sleep(min(left, 0.05))
 
+    def stop(state: RetryCallState) -> bool:  # the attempts, or the time to sleep, run out
+        return (state.attempt_number >= policy.max_attempts
+                or state.idle_for + state.upcoming_sleep > policy.budget)
+
+    retrying = Retrying(retry=retry_if_exception_type(Retryable), wait=_wait(policy), stop=stop,
+                        sleep=nap, reraise=True, before_sleep=_announce(label, policy))
     try:
-        return call_with_retries(once, policy, nap, _announce(label, policy))
+        return retrying(once)
     except Retryable as exc:
         if exc.hint is not None and exc.hint > policy.budget:
             raise SourceError(

@@ -12,9 +12,11 @@ import pytest
 
 from jr2_core.errors import ItemError
 from jr2_sources.capabilities.dashboard.body import END, START, BrokenMarkers, merge, split, ticks
-from jr2_sources.capabilities.dashboard.render import BODY_LIMIT, PendingApproval, render_section
+from jr2_sources.capabilities.dashboard.layout import render_section
+from jr2_sources.capabilities.dashboard.model import PendingApproval
 from jr2_sources.capabilities.dashboard.scope import hide_items
 from jr2_sources.capabilities.dashboard.sync import Dashboard
+from jr2_sources.capabilities.dashboard.target import GITHUB
 from jr2_sources.readyset import (
     BlockerRef,
     Claim,
@@ -243,7 +245,7 @@ def test_an_approve_tick_answers_a_waiting_gate_through_the_gate_desk() -> None:
 
 
 def test_every_state_is_drawn_with_holder_lease_reason_and_retry_time() -> None:
-    section = render_section(backlog(), budget=BODY_LIMIT)
+    section = render_section(backlog(), budget=GITHUB.limit)
     for text in ["### Failed (1)", "exit 1: boom", "### In progress (1)", "r-1@\u200bhost",
                  "2026-12-01T09:10:00Z", "### Waiting for retry (1)", "2026-12-01T09:01:00Z",
                  "### Ready (1)", "### Blocked (1)", "waits on `o/r#1`", "```mermaid"]:
@@ -256,7 +258,7 @@ def test_titles_cannot_break_a_table_draw_a_box_or_forge_a_key() -> None:
     rs = rs_of(SnapshotItem("o/r#1", evil), SnapshotItem("o/r#2", evil, failed=evil),
                SnapshotItem("o/r#3", evil, blockers=[BlockerRef("o/r#1", "open"),
                                                      BlockerRef("x|y#`1", "open")]))
-    section = render_section(rs, budget=BODY_LIMIT)
+    section = render_section(rs, budget=GITHUB.limit)
     assert [(t.item_id, t.ticked) for t in ticks(section)] == [("o/r#2", False)]
     assert "\x1b" not in section and "@here" not in section and "<script>" not in section
     assert "GH-3" not in section and "gh-4" not in section and "GH\u200b-3" in section
@@ -275,17 +277,17 @@ def test_a_huge_backlog_truncates_within_githubs_limit_and_says_so() -> None:
     person = "A person's long preface. " * 800  # 20,000 characters outside the section
     board = MemoryBoard(person)
     assert dashboard(board).update(lambda: rs).wrote
-    assert len(board.body) <= BODY_LIMIT and board.body.startswith(person)
+    assert len(board.body) <= GITHUB.limit and board.body.startswith(person)
     section = split(board.body).section or ""
     assert "### Failed (6,666)" in section and "- … and " in section and "more" in section
     assert "| … and " in section
 
 
 def test_a_body_with_no_room_left_gets_a_one_line_section_or_no_write() -> None:
-    board = MemoryBoard("x" * (BODY_LIMIT - 400))
+    board = MemoryBoard("x" * (GITHUB.limit - 400))
     assert dashboard(board).update(backlog).wrote
-    assert len(board.body) <= BODY_LIMIT and "does not fit" in board.body
-    board = MemoryBoard("x" * (BODY_LIMIT - 50))
+    assert len(board.body) <= GITHUB.limit and "does not fit" in board.body
+    board = MemoryBoard("x" * (GITHUB.limit - 50))
     step = dashboard(board).update(backlog)
     assert not step.wrote and step.why.startswith("full") and board.written == []
 

@@ -1,5 +1,5 @@
 """The dashboard in an Atlassian Document Format description
-(jr2_sources/capabilities/dashboard/adf.py, adfrender.py) against an in-memory board: markers,
+(jr2_sources/capabilities/dashboard/adf.py) against an in-memory board: markers,
 ticks, comparing, the size limit, escaping, and the `vet` hook of `sync.Dashboard`. Every document
 is validated against the vendored ADF JSON schema (fixtures/adf/full.json, from
 @atlaskit/adf-schema). The Jira end of it is in tests/trackers/jira/test_jira_dashboard.py."""
@@ -20,14 +20,13 @@ from jr2_sources.capabilities.dashboard.adf import (
     ADF_LIMIT,
     END_TEXT,
     START_TEXT,
+    adf,
     dumps,
     key_of,
     size,
 )
-from jr2_sources.capabilities.dashboard.adfrender import adf
 from jr2_sources.capabilities.dashboard.body import BrokenMarkers, Tick
-from jr2_sources.capabilities.dashboard.model import build
-from jr2_sources.capabilities.dashboard.render import PendingApproval
+from jr2_sources.capabilities.dashboard.model import PendingApproval, build
 from jr2_sources.capabilities.dashboard.sync import Dashboard
 from jr2_sources.readyset import (
     BlockerRef,

@@ -1,5 +1,5 @@
 """The read-only dashboard in Jira wiki markup (Data Center;
-jr2_sources/capabilities/dashboard/wiki.py, wikirender.py) against an in-memory board: anchors as
+jr2_sources/capabilities/dashboard/wiki.py) against an in-memory board: anchors as
 markers, a person's text kept, escaping, no boxes, the size limit. The Jira end of it is in
 tests/trackers/jira/test_jira_dashboard.py."""
 
@@ -11,11 +11,15 @@ import pytest
 
 from jr2_sources.capabilities.dashboard.adf import ADF_LIMIT, size
 from jr2_sources.capabilities.dashboard.body import BrokenMarkers
-from jr2_sources.capabilities.dashboard.model import build
-from jr2_sources.capabilities.dashboard.render import PendingApproval
+from jr2_sources.capabilities.dashboard.model import PendingApproval, build
 from jr2_sources.capabilities.dashboard.sync import Dashboard
-from jr2_sources.capabilities.dashboard.wiki import WIKI_END, WIKI_LAYOUT, WIKI_START
-from jr2_sources.capabilities.dashboard.wikirender import wiki, wiki_text
+from jr2_sources.capabilities.dashboard.wiki import (
+    WIKI_END,
+    WIKI_LAYOUT,
+    WIKI_START,
+    wiki,
+    wiki_text,
+)
 from jr2_sources.readyset import (
     BlockerRef,
     ReadySet,

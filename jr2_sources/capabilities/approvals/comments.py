@@ -24,20 +24,15 @@ from .policy import Approval, ApprovalStatus, answer_command, cut_reason
 __all__ = ["Answer", "answer_marker", "approvals_of", "record_answer"]
 
 Answer = tuple[datetime, ApprovalStatus, str, str | None, str | None]
-"""An answer given another way than a comment (a label, on GitHub): when, approved or rejected,
-the gate, who, why."""
+"""An answer (a label on GitHub, a comment): when, its status, the gate, who, why."""
 
-
-TRUSTED = "\0jr2:"
-"""The prefix of the `who` of an answer jr2 recorded itself (`answer_marker`), before the
-person it names: not checked again."""
+TRUSTED = "\0jr2:"  # before the person an `answer_marker` names: jr2 checked them already
 
 
 def answer_marker(name: str, status: ApprovalStatus, reason: str | None,
                   by: str | None, request: str | None = None) -> str:
-    """The comment jr2 posts to record an answer given through it (the dashboard, which has
-    checked who ticked the box): a hidden `jr2:answer` marker naming the gate request it
-    answers (`request`), and one line for people."""
+    """The comment jr2 posts to record an answer given through it (who gave it was checked):
+    a `jr2:answer` marker naming the gate request it answers, and one line for people."""
     why = f": {reason}" if reason else ""
     who = f" by {by}" if by else ""
     fields = {"gate": name, "status": status, "reason": reason, "by": by}
@@ -81,9 +76,8 @@ def _requests(thread: list[Comment]) -> dict[str, Marker]:
 def approvals_of(comments: Iterable[Comment], can_answer: Callable[[str], bool | None],
              others: Iterable[Answer] = ()) -> tuple[Approval, ...]:
     """The gates recorded in a comment thread: each gate's newest request and its first answer
-    after it, among the thread's `/jr2` comments and `others` (label answers), in time order.
-    `can_answer(who)`: True may answer; False may not (the answer is ignored and named); None
-    is jr2's own account (no person's answer: skipped without a word)."""
+    after it (`/jr2` comments and `others`, in time order). `can_answer(who)`: True may
+    answer, False may not (ignored and named), None is jr2's own account (skipped)."""
     thread = sorted(comments, key=lambda c: c.id)
     requests = _requests(thread)
     answers = sorted([*_answers(thread, requests), *others], key=lambda a: a[0])
@@ -113,10 +107,8 @@ def approvals_of(comments: Iterable[Comment], can_answer: Callable[[str], bool |
 
 def record_answer(thread: Any, key: str, name: str, status: ApprovalStatus, reason: str | None,
                   by: str | None, can_answer: Callable[[str], bool | None]) -> bool:
-    """Answer the gate `name` of `key` through jr2
-    (`jr2_sources.capabilities.approvals.policy.answer`):
-    when it awaits an answer now, post an `answer_marker` comment on `thread` (a `CommentThread`)
-    and say True; else False, nothing written."""
+    """Answer the gate `name` of `key` through jr2: when it awaits an answer now, post an
+    `answer_marker` comment on `thread` (a `CommentThread`) and say True; else False."""
     comments, _ = thread.list_comments(key)
     now = {g.name: g for g in approvals_of(comments, can_answer)}
     if name not in now or now[name].status != "awaiting":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jr2_sources.capabilities.dashboard.render import PendingApproval
+from jr2_sources.capabilities.dashboard.model import PendingApproval
 from jr2_sources.readyset import ReadySet
 
 from .policy import answer, awaiting
@@ -24,7 +24,6 @@ class TrackerApprovals:
 
     def __init__(self, tracker: Any, board_name: str, *,
                  answering: Callable[[], Any] | None = None) -> None:
-        """`answering`: opens the tracker answers are written through (default: `tracker`)."""
         self.tracker = tracker
         self.board_name = board_name
         self._answering = answering

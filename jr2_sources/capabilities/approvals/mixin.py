@@ -14,19 +14,16 @@ __all__ = ["KeepsApprovals"]
 
 class KeepsApprovals(ABC):
     """Declares approval gates (`jr2 work --gate`): the tracker parks an item awaiting a
-    person's answer (`park`), reads its gates back as `SnapshotItem.gates`, and records an
-    answer given through jr2 (`answer_approval`: the dashboard, `jr2 send approvals`,
-    `jr2 local approve`)."""
+    person's answer, reads its gates back as `SnapshotItem.gates`, and records an answer given
+    through jr2 (the dashboard, `jr2 send approvals`, `jr2 local approve`)."""
 
     @abstractmethod
     def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
-        """Record that `item_id` awaits approval of `request.name` and end `holder`'s claim
-        (the item is not offered until a person answers)."""
+        """Record that `item_id` awaits approval of `request.name`; end `holder`'s claim."""
         raise NotImplementedError
 
     @abstractmethod
     def answer_approval(self, item_id: str, name: str, status: ApprovalStatus,
                     reason: str | None = None, by: str | None = None) -> bool:
-        """Record an answer given through jr2 when the gate awaits one: True when recorded,
-        False when it awaits none (already answered, never asked)."""
+        """Record an answer given through jr2: True, or False when the gate awaits none."""
         raise NotImplementedError

@@ -26,36 +26,14 @@ from .mixin import KeepsApprovals
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-__all__ = [
-    "ASK_PREFIX",
-    "AWAITING_LABEL",
-    "EX_AWAIT_APPROVAL",
-    "REASON_MAX",
-    "Approval",
-    "ApprovalRequest",
-    "ApprovalStatus",
-    "answer",
-    "answer_command",
-    "answer_label",
-    "awaiting",
-    "check_name",
-    "cut_reason",
-    "env_for",
-    "parse_ask",
-]
+__all__ = ["ASK_PREFIX", "AWAITING_LABEL", "EX_AWAIT_APPROVAL", "REASON_MAX", "Approval",
+           "ApprovalRequest", "ApprovalStatus", "answer", "answer_command", "answer_label",
+           "awaiting", "check_name", "cut_reason", "env_for", "parse_ask"]
 
-EX_AWAIT_APPROVAL = 79
-"""The exit code of a worker that asks for approval (see the module notes)."""
-
-ASK_PREFIX = "jr2: await-approval"
-"""The stdout line that names the gate: `jr2: await-approval NAME [reason]`."""
-
-AWAITING_LABEL = "jr2:awaiting-approval"
-"""The label jr2 (and only jr2) sets on a GitHub issue parked awaiting approval."""
-
-REASON_MAX = 500
-"""The most characters of a gate's reason jr2 keeps (a longer one is cut, saying so), so a
-request fits in any tracker's comment."""
+EX_AWAIT_APPROVAL = 79  # the exit code of a worker that asks for approval
+ASK_PREFIX = "jr2: await-approval"  # the stdout line that names the gate
+AWAITING_LABEL = "jr2:awaiting-approval"  # set (only by jr2) on an issue parked awaiting approval
+REASON_MAX = 500  # the most characters of a gate's reason kept: it fits any tracker's comment
 
 ApprovalStatus = Literal["awaiting", "approved", "rejected"]
 
@@ -70,9 +48,9 @@ _LABEL = re.compile(r"jr2:(approve|reject):(\S+)\Z", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """One gate of an item as the tracker records it: its name, whether it awaits an answer or
-    was approved or rejected, when (asked, or answered), the reason (the worker's while it
-    awaits; the person's for a rejection) and who answered."""
+    """One gate of an item as the tracker records it: its name, status, when (asked, or
+    answered), the reason (the worker's while it awaits; the person's for a rejection), who
+    answered, and who answered without the right to (`ignored`)."""
 
     name: str
     status: ApprovalStatus
@@ -80,7 +58,6 @@ class Approval:
     reason: str | None = None
     by: str | None = None
     ignored: tuple[str, ...] = ()
-    """Who answered without the right to (no write access): their answers were ignored."""
 
     def to_json_obj(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status,
@@ -97,16 +74,14 @@ class ApprovalRequest:
 
 
 def check_name(name: str) -> str:
-    """A gate name as `--gate` takes it (letters, digits, `-`, `_`; compared case-insensitively,
-    kept in lower case); ValueError otherwise."""
+    """A gate name as `--gate` takes it, in lower case; ValueError otherwise."""
     if not _NAME.match(name):
         raise ValueError(f"gate name {name!r}: use letters, digits, '-' and '_' (at most 63)")
     return name.lower()
 
 
 def cut_reason(text: str | None) -> str | None:
-    """A reason within `REASON_MAX` characters: a longer one is cut, with a note saying how
-    long it was (None and "" stay None)."""
+    """A reason within `REASON_MAX` characters, a longer one cut with a note (""/None: None)."""
     if not text:
         return None
     if len(text) <= REASON_MAX:
@@ -115,8 +90,7 @@ def cut_reason(text: str | None) -> str | None:
 
 
 def parse_ask(line: str) -> ApprovalRequest | None:
-    """The request in one stdout line `jr2: await-approval NAME [reason]`, or None; the reason
-    is cut to `REASON_MAX` characters."""
+    """The request in one stdout line `jr2: await-approval NAME [reason]`, or None."""
     m = _ASK.match(line.strip())
     if m is None:
         return None
@@ -125,7 +99,7 @@ def parse_ask(line: str) -> ApprovalRequest | None:
 
 def answer_command(text: str) -> tuple[ApprovalStatus, str, str | None] | None:
     """A person's answer in a comment whose first line is `/jr2 approve NAME` or `/jr2 reject
-    NAME [reason]`: (approved | rejected, the gate, the reason), else None."""
+    NAME [reason]`: (status, gate, reason), else None."""
     m = _ANSWER.match(text or "")
     if m is None:
         return None
@@ -134,8 +108,7 @@ def answer_command(text: str) -> tuple[ApprovalStatus, str, str | None] | None:
 
 
 def answer_label(label: str) -> tuple[ApprovalStatus, str] | None:
-    """A person's answer as a label `jr2:approve:NAME` or `jr2:reject:NAME` (GitHub; who added
-    it is read from the issue's events): (approved | rejected, the gate), else None."""
+    """A person's answer as a label `jr2:approve:NAME` or `jr2:reject:NAME`: (status, gate)."""
     m = _LABEL.match(label.strip())
     if m is None:
         return None
@@ -168,11 +141,9 @@ def env_for(gates: dict[str, dict[str, str | None]]) -> dict[str, str]:
 
 def answer(tracker: Any, item_id: str, name: str, *, approve: bool, reason: str | None = None,
            by: str | None = None) -> bool:
-    """Answer the gate `name` of `item_id` (for the dashboard and `jr2 local approve|reject`):
-    True when it was awaiting an answer and now has this one, False when it was not awaiting
-    (already answered, never asked). `by` is who answered (the person who ticked the box).
-    A tracker that cannot record answers raises `UsageError`."""
-
+    """Answer the gate `name` of `item_id` through jr2, `by` someone: True when it was awaiting
+    an answer and now has this one, False when it was not; `UsageError` when the tracker
+    cannot record answers."""
     if not isinstance(tracker, KeepsApprovals):
         raise UsageError(f"{tracker.name}: gates cannot be answered through jr2 here; answer "
                          "on the tracker")

@@ -3,29 +3,32 @@
 The body is the document as compact JSON (`dumps`); `BodyParts` holds JSON lists of top-level
 nodes. jr2's part is fenced by two top-level paragraphs whose whole text is `START_TEXT` /
 `END_TEXT` (marks ignored); no markers: the section is appended; markers that do not pair up
-are `BrokenMarkers`. Boxes are `taskItem`s whose `localId` is jr2's key (`jr2-retry-HEX`,
-`jr2-approve-HEX-HEX`); only keyed items inside the section are read, their text never.
-Comparing reduces the section to what jr2 drew, so attributes Jira adds cause no rewrite. Size:
-the compact JSON in UTF-16 code units, at most `ADF_LIMIT`. Every document jr2 writes is
-validated against the vendored schema (fixtures/adf/) in the tests.
+are `BrokenMarkers`. The section (`adf`) draws **Failed** and **Awaiting approval** as
+`taskList`s whose items' `localId` is jr2's key (`jr2-retry-HEX`, `jr2-approve-HEX-HEX`), the
+other parts as `table`s and the graph as a mermaid `codeBlock`; only keyed items inside the
+section are read, their text never. Text is data in ADF, not markup: a title cannot draw a box,
+end the section or mention anyone; control characters are blanked. Comparing reduces the section
+to what jr2 drew, so attributes Jira adds cause no rewrite. Size: the compact JSON in UTF-16 code
+units, at most `ADF_LIMIT`. Every document jr2 writes is validated against the vendored schema
+(fixtures/adf/) in the tests.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from jr2_sources.readyset import ReadySet, iso_utc
+from jr2_sources.report import _one_line, describe_reasons
 
-from .adfjson import dumps, key_of, size
-from .adfrender import adf
-from .body import BodyParts, BrokenMarkers, Tick, keyed_tick
-from .model import build
+from .body import BodyParts, BrokenMarkers, Tick, TickKind, keyed_tick
+from .layout import Layout
+from .model import MAX_REFS, Cell, Code, Part, Row, Section, Why, build, lay_out
 
-__all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "dumps",
+__all__ = ["ADF_LAYOUT", "ADF_LIMIT", "END_TEXT", "START_TEXT", "AdfLayout", "adf", "dumps",
            "empty_doc", "key_of", "loads_doc", "size"]
 
 Node = dict[str, Any]
@@ -118,8 +121,8 @@ def marker_node(text: str) -> Node:
                                               "marks": [{"type": "em"}]}]}
 
 
-class AdfLayout:
-    """The dashboard in an ADF description (a `layout.Layout`; see the module notes)."""
+class AdfLayout(Layout):
+    """The dashboard in an ADF description (see the module notes)."""
 
     def split(self, body: str) -> BodyParts:
         nodes = loads_doc(body)["content"]
@@ -176,3 +179,173 @@ def _nodes(text: str | None) -> list[Any]:
 
 ADF_LAYOUT = AdfLayout()
 
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as jr2 sends it and counts it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def size(text: str) -> int:
+    """`text`'s length in UTF-16 code units (how Java, and so Jira, counts characters)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def key_of(kind: TickKind, item_id: str, gate: str | None = None) -> str:
+    """The `localId` of a box jr2 draws."""
+    parts = ["jr2", kind, item_id.encode().hex()]
+    if gate is not None:
+        parts.append(gate.encode().hex())
+    return "-".join(parts)
+
+_STRONG: Node = {"type": "strong"}
+_EM: Node = {"type": "em"}
+_CODE: Node = {"type": "code"}
+
+
+def _text(text: str, *marks: Node) -> Node:
+    node: Node = {"type": "text", "text": _one_line(text) or " "}
+    if marks:
+        node["marks"] = list(marks)
+    return node
+
+
+def _para(*inline: Node) -> Node:
+    return {"type": "paragraph", "content": list(inline)} if inline else {"type": "paragraph"}
+
+
+def _heading(level: int, *inline: Node) -> Node:
+    return {"type": "heading", "attrs": {"level": level}, "content": list(inline)}
+
+
+def _cell_text(c: Cell) -> Node:
+    if isinstance(c, Why):
+        return _text(describe_reasons(c.reasons, _one_line, _one_line, MAX_REFS))
+    return _text(c, _CODE) if isinstance(c, Code) else _text(c)
+
+
+def _item(r: Row) -> Node:
+    """An item's id in code, linked to its page when it has a url."""
+    if r.url and re.match(r"https?://", r.url):
+        return _text(r.item_id, _CODE, {"type": "link", "attrs": {"href": _one_line(r.url)}})
+    return _text(r.item_id, _CODE)
+
+
+def _task(r: Row) -> Node:
+    title = [_text(f" {r.title}")] if r.title else []
+    if r.box == "retry":
+        inline = [_text("retry ", _STRONG), _item(r), *title, _text(f": {r.cells[0]}")]
+    else:
+        gate, reason, since = r.cells
+        inline = [_text("approve ", _STRONG), _cell_text(gate), _text(" for "), _item(r), *title,
+                  *([_text(f": {reason}")] if reason else []),
+                  *([_text(f" (since {since})")] if since else [])]
+    key = key_of(r.box or "approve", r.item_id, r.gate)
+    return {"type": "taskItem", "attrs": {"localId": key, "state": "DONE" if r.ticked else "TODO"},
+            "content": inline}
+
+
+def _cell(*inline: Node, header: bool = False) -> Node:
+    return {"type": "tableHeader" if header else "tableCell", "content": [_para(*inline)]}
+
+
+def _row(cells: list[Node]) -> Node:
+    return {"type": "tableRow", "content": cells}
+
+
+def _table_row(r: Row) -> Node:
+    return _row([_cell(_item(r)), _cell(_text(r.title)), *[_cell(_cell_text(c)) for c in r.cells]])
+
+
+def _block(title: str, intro: list[Node], total: int, rows: Iterator[Node],
+           wrap: Callable[[list[Node], Node | None], list[Node]], budget: int,
+           more: Callable[[int], Node]) -> str:
+    """A part (`title (total)` heading, `intro`, then `wrap(rows, more line)`) as JSON within
+    `budget`: rows are built only until the budget is overrun; the cut is said by `more(n)`."""
+    heading = _heading(3, _text(f"{title} ({total:,})"))
+    if total == 0:
+        return dumps([heading, _para(_text("none", _EM))])
+    head = [heading, *intro]
+    used = size(dumps([*head, *wrap([], None)]))
+    kept: list[Node] = []
+    for row in rows:
+        kept.append(row)
+        used += size(dumps(row)) + 1
+        if used > budget:
+            break
+    if len(kept) == total:
+        whole = dumps([*head, *wrap(kept, None)])
+        if size(whole) <= budget:
+            return whole
+    while True:
+        out = dumps([*head, *wrap(kept, more(total - len(kept)))])
+        if size(out) <= budget or not kept:
+            return out
+        kept.pop()
+
+
+def _task_list(name: str) -> Callable[[list[Node], Node | None], list[Node]]:
+    def wrap(items: list[Node], more: Node | None) -> list[Node]:
+        out = [{"type": "taskList", "attrs": {"localId": f"jr2-{name}"}, "content": items}] \
+            if items else []
+        return out + ([more] if more is not None else [])
+    return wrap
+
+
+def _table(head: Sequence[str]) -> Callable[[list[Node], Node | None], list[Node]]:
+    def wrap(rows: list[Node], more: Node | None) -> list[Node]:
+        header = _row([_cell(_text(h), header=True) for h in head])
+        tail = [more] if more is not None else []
+        return [{"type": "table", "attrs": {"isNumberColumnEnabled": False,
+                                            "layout": "default"},
+                 "content": [header, *rows, *tail]}]
+    return wrap
+
+
+def _more(n: int) -> Node:
+    return _text(f"… and {n:,} more", _EM)
+
+
+_INTRO = {"failed": ("retry", " to clear the failure: the item is offered again.", "failed"),
+          "approval": ("approve", " to answer the gate.", "approve")}
+
+
+def _part(p: Part) -> Callable[[int], str]:
+    if p.kind in _INTRO:
+        word, rest, name = _INTRO[p.kind]
+        intro = [_para(_text("Tick "), _text(word, _STRONG), _text(rest))]
+        return lambda budget: _block(p.title, intro, len(p.rows), map(_task, p.rows),
+                                     _task_list(name), budget, lambda n: _para(_more(n)))
+    blanks = [_cell() for _ in range(len(p.head) - 1)]
+    return lambda budget: _block(p.title, [], len(p.rows), map(_table_row, p.rows),
+                                 _table(p.head), budget, lambda n: _row([_cell(_more(n)), *blanks]))
+
+
+def _graph(s: Section, max_nodes: int) -> str:
+    """The graph as a mermaid `codeBlock` (with the line saying what it leaves out)."""
+    graph = s.graph(max_nodes)
+    if graph is None:
+        return "[]"
+    note, code = graph
+    return dumps([_heading(3, _text("Graph")), *([_para(_text(note, _EM))] if note else []),
+                  {"type": "codeBlock", "attrs": {"language": "mermaid"},
+                   "content": [{"type": "text", "text": code}]}])
+
+
+def _join(parts: list[str]) -> str:
+    return "[" + ",".join(p[1:-1] for p in parts if p[1:-1]) + "]"
+
+
+def adf(s: Section, budget: int) -> str:
+    """`s` as a JSON list of ADF nodes within `budget` (UTF-16 units), or "[]"."""
+    done = [] if s.done is None else [_text(f" ({s.done:,} done)")]
+    head = dumps([_heading(2, _text("jr2 dashboard of "), _text(s.source, _CODE)),
+                  _para(_text(s.counts, _STRONG), *done)])
+    return lay_out(
+        s, budget, head=head, parts=[_part(p) for p in s.parts],
+        graph=lambda n: _graph(s, n), size=size, join=_join, empty="[]",
+        left_out=dumps([_heading(3, _text("Graph")),
+                        _para(_text("left out: too large for the description; see "),
+                              _text("jr2 ready --format mermaid", _CODE))]),
+        too_big=dumps([_para(_text("jr2: the dashboard does not fit in the room the description "
+                                   f"leaves ({max(budget, 0):,} characters); shorten the text "
+                                   "outside jr2's section", _EM))]))

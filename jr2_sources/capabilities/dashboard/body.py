@@ -44,8 +44,8 @@ class BodyParts:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """One checkbox jr2 drew: what it asks (retry an item, approve a gate of it), the item, the
-    gate (approve only) and whether a person ticked it."""
+    """One checkbox jr2 drew: what it asks, the item, the gate (approve only), and whether a
+    person ticked it."""
 
     kind: TickKind
     item_id: str
@@ -67,8 +67,8 @@ def tick_key(kind: TickKind, item_id: str, gate: str | None = None) -> str:
 
 
 def split(body: str, start: str = START, end: str = END) -> BodyParts:
-    """Cut `body` at jr2's section; `BrokenMarkers` when the markers do not pair up (other
-    markers: `start`, `end`, e.g. Jira wiki markup's anchors)."""
+    """Cut `body` at jr2's section (between `start` and `end`); `BrokenMarkers` when the
+    markers do not pair up."""
     starts = body.count(start)
     ends = body.count(end)
     if starts == 0 and ends == 0:
@@ -104,8 +104,7 @@ def _unhex(text: str) -> str | None:
 
 
 def keyed_tick(key: re.Match[str], ticked: bool) -> Tick | None:
-    """The box a key names (groups: the kind, the item id and the gate in hexadecimal), or None
-    when the key does not decode or its gate does not fit its kind."""
+    """The box a key names (groups: kind, item id and gate in hex), or None when it is bad."""
     item_id = _unhex(key.group(2))
     gate = _unhex(key.group(3)) if key.group(3) else None
     kind: TickKind = "retry" if key.group(1) == "retry" else "approve"

@@ -47,26 +47,20 @@ __all__ = ["DashboardLoop", "dashboard_cmd", "interval_seconds", "open_dashboard
 
 
 def interval_seconds(option: str, value: float | str) -> float:
-    """A write interval in seconds (a duration; what the dashboard's target allows at least is
-    checked once it is opened: `open_dashboard`)."""
+    """A write interval in seconds (the target's least is checked by `open_dashboard`)."""
     try:
-        seconds = parse_duration(value)
+        return parse_duration(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
-    if seconds <= 0:
-        raise UsageError(f"{option}: expected a duration above 0, e.g. 1m")
-    return seconds
 
 
 def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: float,
                    gates: Any = None, answering: Callable[[], Any] | None = None,
                    option: str = "--write-interval") -> Any:
-    """The `Dashboard` of issue `issue` of `adapter`'s tracker, checked against the backlog
-    `first` (a Snapshot): refused in one line when it is one of its items, or when `interval`
-    (given as `option`) is shorter than the board's target allows (`dashboard.target`). A
-    tracker that keeps approval gates (`KeepsApprovals`) gets approve boxes
-    (`capabilities.approvals.desk.TrackerApprovals`), answered through `adapter`, or through the
-    tracker `answering` opens (when `adapter` is read-only)."""
+    """The `Dashboard` of issue `issue` of `adapter`'s tracker, refused in one line when it is
+    one of the backlog `first`'s items or `interval` is below its target's least. A tracker
+    that keeps approval gates gets approve boxes, answered through `adapter` or the tracker
+    `answering` opens (when `adapter` is read-only)."""
     if not isinstance(adapter, HasDashboard):
         raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
                          "(GitHub, GitLab, Jira, local; see docs/guides/dashboard.md)")
@@ -131,10 +125,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
     if issue is None:
         raise UsageError("--issue N: name the issue that shows the dashboard")
     interval = interval_seconds("--write-interval", write_interval)
-    try:
-        period = None if every is None else parse_duration(every)
-    except ValueError as exc:
-        raise UsageError(f"--every: {exc}") from None
+    period = None if every is None else interval_seconds("--every", every)
     adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir),
                                   read_only=True)
     children_block = layer_options(config).children_block
@@ -177,8 +168,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
 
 
 class DashboardLoop:
-    """The dashboard of a running pool: `run()` updates it from the pool's last Ready-set until
-    cancelled; `final()` makes the last update; `receiver()` filters webhook deliveries."""
+    """The dashboard of a running pool (`run`, `final`, `receiver`)."""
 
     def __init__(self, dash: Any, last: Callable[[], Any], fresh: Callable[[], Any], *,
                  check_every: float = 5.0, quiet: bool = True) -> None:
@@ -201,8 +191,8 @@ class DashboardLoop:
             click.echo(_said(self.dash.board.name, step), err=True)
 
     async def run(self) -> None:
-        """Every `check_every` seconds (at once after a person's edit), once the pool has read
-        the tracker, update from its last Ready-set; until cancelled."""
+        """Until cancelled, every `check_every` seconds (at once after a person's edit), update
+        from the pool's last Ready-set."""
         while True:
             with contextlib.suppress(TimeoutError):
                 await wait_for(self._poked.wait(), self.check_every)
@@ -211,9 +201,8 @@ class DashboardLoop:
                 await self._once(self.last)
 
     async def final(self, *, wait: bool = True) -> None:
-        """The last update after the run: as soon as the write interval allows, from a fresh
-        read. Without `wait` (the run was interrupted), only if the interval allows it now;
-        Ctrl-C during the wait skips it."""
+        """The last update after the run, from a fresh read, once the interval allows (without
+        `wait`, an interrupted run: only if it allows now)."""
         if not wait and self.dash.wait_left() > 0:
             log.warning("dashboard %s: the final update was skipped (interrupted)",
                         self.dash.board.name)
@@ -226,8 +215,8 @@ class DashboardLoop:
             log.warning("dashboard %s: the final update was skipped", self.dash.board.name)
 
     def receiver(self, hook: Callable[..., Any]) -> Callable[..., Any]:
-        """Wrap a tracker's webhook: a verified delivery about the dashboard issue wakes no
-        pool; a person's edit of it makes the dashboard look at once, jr2's own is ignored."""
+        """Wrap a tracker's webhook so a delivery about the dashboard issue wakes no pool (see
+        the module notes)."""
         board = self.dash.board
 
         def receive(headers: Any, body: bytes, secret: str | None) -> Any:

@@ -15,6 +15,5 @@ class HasDashboard(ABC):
 
     @abstractmethod
     def dashboard(self, issue: str | int) -> Any:
-        """The issue `issue` as the dashboard's `Board` (`sync.Board`, with `check()`); a
-        one-line `UsageError` when it cannot be one (missing, not writable)."""
+        """The issue `issue` as the dashboard's `Board`; a one-line `UsageError` if it cannot be."""
         raise NotImplementedError

@@ -1,5 +1,5 @@
 """The dashboard section as data: built once from the Ready-set, then formatted by a serializer
-(`render` Markdown, `adfrender` ADF, `wikirender` Jira wiki markup).
+(`layout` Markdown, `adf` ADF, `wiki` Jira wiki markup).
 
 A `Section` holds the source, the counts line and six `Part`s in the order shown (failed,
 approval, claimed, waiting, ready, blocked; items in the source's scope only). A `Row`'s other

@@ -6,34 +6,28 @@ claims or settles, whatever label a person gives the issue later. It wraps the i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
+from jr2_sources.capabilities import readings
 from jr2_sources.capabilities.deltas import ReadsDeltas
 from jr2_sources.capabilities.deltas.incremental import Delta
-from jr2_sources.readyset import Snapshot, SnapshotItem
+from jr2_sources.readyset import Snapshot
 
 __all__ = ["hide_items"]
-
-
-def _hide(items: Iterable[SnapshotItem], ids: frozenset[str]) -> None:
-    for it in items:
-        if it.id in ids:
-            it.in_scope = False
 
 
 def hide_items(tracker: Any, ids: Iterable[str]) -> None:
     """Make `tracker` report the items `ids` as outside its scope from now on."""
     hidden = frozenset(ids)
 
-    def wrap(read: Callable[..., Any]) -> Callable[..., Any]:
-        def reader(*args: Any, **kwargs: Any) -> Any:
-            got = read(*args, **kwargs)
-            if isinstance(got, (Snapshot, Delta)):
-                _hide(got.items, hidden)
-            return got
-        return reader
+    def hide(got: Any) -> None:
+        for it in got.items if isinstance(got, (Snapshot, Delta)) else ():
+            if it.id in hidden:
+                it.in_scope = False
 
-    setattr(tracker, "snapshot", wrap(tracker.snapshot))  # noqa: B010 (an instance's method)
-    if isinstance(tracker, ReadsDeltas):
-        setattr(tracker, "changes", wrap(tracker.changes))  # noqa: B010
+    changes = tracker.changes if isinstance(tracker, ReadsDeltas) else None
+    snapshot, changes = readings(tracker.snapshot, changes, after=hide)
+    setattr(tracker, "snapshot", snapshot)  # noqa: B010 (an instance's method)
+    if changes is not None:
+        setattr(tracker, "changes", changes)  # noqa: B010

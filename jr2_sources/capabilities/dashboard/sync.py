@@ -27,27 +27,23 @@ from jr2_sources.readyset import ReadySet
 
 from .body import BodyParts, BrokenMarkers, Tick
 from .layout import MARKDOWN, Layout
-from .render import PendingApproval
+from .model import PendingApproval
 from .target import target_of
 
-__all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk",
-           "NoGates", "Step"]
+__all__ = ["DEFAULT_INTERVAL", "Board", "BodyChanged", "Dashboard", "GateDesk", "NoGates", "Step"]
 
 log = logging.getLogger("jr2.dashboard")
 
 DEFAULT_INTERVAL = 60.0
 """Least seconds between two writes of the dashboard by one process."""
 
-MIN_INTERVAL = 10.0
-"""The shortest interval allowed on GitHub (see the notes: content-creation limits); a board's
-`target.min_interval` says what its own tracker allows."""
 
 _ROUNDS = 3  # reads of a body that keeps changing before giving up until the next update
 
 
 class BodyChanged(Exception):
-    """Raised by `Board.write` of a board that compares and sets: the body changed since it was
-    last read (`body`: as it is now), so nothing was written."""
+    """Raised by a board that compares and sets: the body (now `body`) changed since it was
+    read, so nothing was written."""
 
     def __init__(self, body: str) -> None:
         super().__init__("the body changed since it was read")
@@ -55,19 +51,14 @@ class BodyChanged(Exception):
 
 
 class Board(Protocol):
-    """The dashboard issue on one tracker (GitHub: `trackers/github/board.py`). A board also
-    names what its tracker allows with a `target` attribute (`target.Target`: the most
-    characters and the shortest interval; GitHub's when it names none).
-
-    Optional: `layout` (a `layout.Layout`: the body's format and how its size is counted against
-    the target's limit; default Markdown) and `vet(tick) -> str | None` (why a ticked box must
-    be ignored, e.g. who ticked it may not do what it asks; None: act on it), for a tracker that
-    records who edited the body (Jira)."""
+    """The dashboard issue on one tracker: `name` as people name it (`github:o/r#7`), `item_id`
+    as the tracker's items are named (never one of the backlog's). Optional attributes:
+    `target` (a `target.Target`; GitHub's by default), `layout` (a `layout.Layout`; Markdown by
+    default) and `vet(tick) -> str | None` (why a ticked box must be ignored, for a tracker that
+    records who edited the body)."""
 
     name: str
-    """The issue as people name it, e.g. `github:o/r#7`."""
     item_id: str
-    """The issue's id as the tracker's items are named (`o/r#7`): never one of the backlog's."""
 
     def read(self) -> str:
         """The issue's body now (a conditional read: cheap when unchanged)."""
@@ -82,8 +73,8 @@ class Board(Protocol):
         ...
 
     def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
-        """Whether a verified webhook delivery is about this issue: jr2's own last write
-        (`own`), anyone else's change (`person`), or not about it (None)."""
+        """Whether a verified webhook delivery is about this issue: jr2's own last write, anyone
+        else's change, or not about it (None)."""
         ...
 
 
@@ -111,9 +102,8 @@ class NoGates:
 
 @dataclass
 class Step:
-    """What one `update()` did: `wrote` the body or not, and why (`unchanged`, `written`,
-    `waiting` for the interval with `wait` seconds left, `busy`: the body kept changing,
-    `broken`: its markers do not pair up); `acted`: what the ticks did, in words."""
+    """What one `update()` did: `wrote` the body or not, `why` (`unchanged`, `written`,
+    `waiting` `wait` seconds, `busy`, `broken`, `full`), and what the ticks did (`acted`)."""
 
     wrote: bool
     why: str
@@ -128,8 +118,7 @@ class Dashboard:
                  gates: GateDesk | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  limit: int | None = None) -> None:
-        """`limit`: the most characters of the body, as its layout counts them (default: the
-        board's `target.limit`, e.g. GitHub's 65,536)."""
+        """`limit`: the most characters of the body (default: the board's `target.limit`)."""
         self.board = board
         self.target = target_of(board)
         self.layout: Layout = getattr(board, "layout", None) or MARKDOWN
@@ -155,9 +144,8 @@ class Dashboard:
 
     def update(self, current: Callable[[], ReadySet],
                fresh: Callable[[], ReadySet] | None = None) -> Step:
-        """One update (blocking; see the module notes). `current` gives the Ready-set to
-        compare with (a pool's last reading: free); `fresh` reads a new one, used once a write
-        is due or a tick changed the tracker (default: `current` is always fresh)."""
+        """One update (blocking): `current` gives the Ready-set to compare with (a pool's last
+        reading), `fresh` a new one once a write is due or a tick acted (default: `current`)."""
         with self._lock:
             return self._update(current, fresh)
 
@@ -209,7 +197,6 @@ class Dashboard:
         return Step(False, "busy: the body kept changing; trying again later", acted)
 
     def _same(self, written: str, section: str) -> bool:
-        """Whether the section in the body shows what `section` shows (no write needed)."""
         return self.layout.core(written) == self.layout.core(section)
 
     def _render(self, rs: ReadySet, parts: BodyParts, keep: set[str]) -> str:

@@ -17,16 +17,13 @@ __all__ = ["GITHUB", "Target", "check_interval", "target_of"]
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The limits of one kind of dashboard target."""
+    """The limits of one kind of dashboard target: the most characters of its text, the least
+    seconds between two writes by one process, and where each comes from, in words."""
 
     limit: int
-    """The most characters its text (issue body, description, file) may have."""
     min_interval: float
-    """The least seconds allowed between two writes by one process."""
     limit_words: str
-    """Where `limit` comes from, e.g. "GitHub's limit on an issue body"."""
     interval_words: str
-    """Why `min_interval`, e.g. "GitHub allows about 500 content-creating requests an hour"."""
 
 
 GITHUB = Target(

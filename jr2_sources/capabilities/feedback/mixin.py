@@ -15,19 +15,15 @@ class TakesFeedback(ABC):  # noqa: B024 (a declaration with one optional hook)
     `SnapshotItem.extra["feedback"]` (`report.Feedback.to_json`), and fails it with the last
     feedback as the reason once its attempts are spent."""
 
-    feedback_rerun: bool = False
-    """`--on-feedback rerun` (set by the run before its first reading)."""
-    feedback_attempts: int = 1
-    """`--max-attempts`: the runs an item may have, feedback reruns included."""
+    feedback_rerun: bool = False  # `--on-feedback rerun`, set before the first reading
+    feedback_attempts: int = 1  # `--max-attempts`, feedback reruns included
 
     def start_feedback(self, attempts: int, *, here: bool) -> None:
-        """Turn the loop on (`--on-feedback rerun`) with `attempts` runs per item; `here`: a
-        pool that keeps waiting (`--wait`) may offer an item it finished again itself. A
-        read-only report (`jr2 ready --on-feedback rerun`) only shows where the loop stopped."""
+        """Turn the loop on with `attempts` runs per item; `here`: a pool that keeps waiting
+        (`--wait`) may offer an item it finished again itself."""
         self.feedback_rerun = True
         self.feedback_attempts = attempts
 
     def feedback_problem(self) -> str | None:
-        """Why this tracker, as configured, cannot rerun on feedback (one line naming the
-        options it needs), or None when it can."""
+        """Why this tracker, as configured, cannot rerun on feedback (the options it needs)."""
         return None

@@ -20,8 +20,8 @@ Mode = Literal["nothing", "rerun"]
 
 
 def apply(adapter: Any, mode: str, max_attempts: int | None, *, wait: bool = False) -> None:
-    """Check `--on-feedback MODE` for `adapter` and turn the loop on for `rerun`;
-    `max_attempts` None: a report (`jr2 ready`), which counts no attempts; `wait`: `--wait`."""
+    """Check `--on-feedback MODE` for `adapter` and turn the loop on for `rerun` (`max_attempts`
+    None: a report, which counts no attempts)."""
     if mode not in CHOICES:
         raise UsageError(f"--on-feedback {mode!r}: expected rerun or nothing")
     if mode == "nothing":

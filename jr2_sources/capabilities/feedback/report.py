@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,8 +128,6 @@ class Feedback:
 def write(data: Any, item_file: Path) -> dict[str, str]:
     """`JR2_FEEDBACK_JSON` and `JR2_FEEDBACK_TEXT` for an item whose `extra["feedback"]` is
     `data`, written beside `item_file` (mode 0600); nothing when `data` is no feedback."""
-    import os
-
     if not isinstance(data, dict):
         return {}
     js, tx = Feedback.of_json(data).bounded()

@@ -19,58 +19,42 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, SourceError, SourceHTTPError, UsageError
+from jr2_sources.capabilities import readings
 from jr2_sources.capabilities.approvals.mixin import KeepsApprovals
 from jr2_sources.capabilities.approvals.policy import ApprovalRequest
 from jr2_sources.capabilities.limits.mixin import LocksByComment
-from jr2_sources.kit.claims import MAX_LEASE, Comment
+from jr2_sources.kit.claims import MAX_LEASE, Comment, render_marker, split_marker
+from jr2_sources.kit.comment_claims import Thread
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.tracker import Tracker
 
-__all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockThread", "LockedClaims",
-           "LocksByComment", "Wanted", "digest", "group_fields", "lock_fields", "render_lock"]
-
-_LOCK = re.compile(r"\A\s*<!--\s*jr2:lock\s+(\{.*?\})\s*-->", re.DOTALL)
-_PEOPLE_LINE = re.compile(r"\A\s*<!--\s*jr2:lock\s+\{.*?\}\s*-->\s*jr2: ", re.DOTALL)
+__all__ = ["GRACE", "GROUPS_BUDGET", "SWEEP", "CommentLocks", "Lock", "LockedClaims",
+           "LocksByComment", "Wanted", "digest", "group_fields", "lock_fields", "parse_lock",
+           "render_lock"]
 
 GRACE = 60.0  # a dead lock is cleaned up one more lease after its end, at most this later
 SWEEP = 3  # dead locks deleted per acquire, at most
 GROUPS_BUDGET = 4000  # characters of a lock's groups in its marker, far under any body limit
 SHOWN, NAME_SHOWN = 5, 40  # groups its line for people names, and characters of each
 
-RACE_PAUSE = 1.0
-"""A pool that had to wait and finds room waits a random part of this many seconds and looks
-again, so the pools waiting for one slot post one after the other, not all at once."""
+RACE_PAUSE = 1.0  # a pool that waited and finds room waits a random part of it and looks again
 
 _DIGEST = 12  # hex digits of a group's digest (48 bits: a collision only makes a pool wait)
 _REFUSED = frozenset({400, 413, 422})  # the tracker refused the comment itself (its content)
 
 
-class LockThread(Protocol):
-    """The comment calls of a tracker adapter (the `CommentThread` of `comment_claims`)."""
-
-    def post_comment(self, key: str, body: str) -> int | None: ...
-
-    def list_comments(self, key: str) -> tuple[list[Comment], datetime]: ...
-
-    def edit_comment(self, key: str, comment_id: int, body: str) -> datetime | None: ...
-
-    def delete_comment(self, key: str, comment_id: int) -> None: ...
-
-
 class LockRefused(ItemError):
-    """The tracker refused one item's lock comment (its content, e.g. GitHub's 422 "body is
-    too long"): that item is skipped for this run, the coordination issue is fine."""
+    """The tracker refused one item's lock comment (its content): that item is skipped."""
 
 
 def digest(group: str) -> str:
@@ -97,8 +81,7 @@ class Wanted:
 
     names: frozenset[str]
     digests: frozenset[str]
-    every: bool
-    """Too many to write but as `all_groups` (`group_fields`)."""
+    every: bool  # too many to write but as `all_groups`
 
     @classmethod
     def of(cls, groups: Iterable[str]) -> Wanted:
@@ -109,25 +92,21 @@ class Wanted:
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """One lock comment of the thread."""
+    """One lock comment of the thread: `own` when it is exactly what jr2 writes (deletable),
+    `digests` of its named groups and of those it carries instead, `every`: `all_groups`."""
 
     comment_id: int
     groups: frozenset[str]
     nonce: str
     updated_at: datetime
     lease: float
-
     own: bool = False
-    """The comment is exactly what jr2 writes (complete marker and jr2's line): deletable."""
     item: str | None = None
     digests: frozenset[str] = frozenset()
-    """The digests of its groups: of its names, and those it carries instead of names."""
     every: bool = False
-    """It holds every group (`all_groups`: its item named more than fit)."""
 
     def live(self, now: datetime, bound: float | None = None) -> bool:
-        """Live at server time `now`; `bound`: the longest lease the reading pool lets a lock
-        keep (its own `--lease`), whatever the marker says (module notes: bounds)."""
+        """Live at server time `now`, its lease at most `bound` (the reader's own `--lease`)."""
         lease = self.lease if bound is None else min(self.lease, bound)
         return now < self.updated_at + timedelta(seconds=lease)
 
@@ -145,26 +124,21 @@ class _Found:
 
 def render_lock(fields: dict[str, Any], text: str) -> str:
     """A lock comment's body: the hidden marker, then one line for people."""
-    return f"<!-- jr2:lock {json.dumps(fields, sort_keys=True)} -->\n{text}"
+    return render_marker("lock", fields, text)
 
 
 def lock_fields(body: str) -> dict[str, Any] | None:
-    """The JSON fields of a lock comment's marker, or None when `body` is not one (a tracker
-    that keeps markers outside the body, Jira Cloud, moves them with these)."""
-    m = _LOCK.match(body or "")
-    if m is None:
-        return None
-    try:
-        fields = json.loads(m.group(1))
-    except ValueError:
-        return None
-    return fields if isinstance(fields, dict) else None
+    """The JSON fields of a lock comment's marker, or None when `body` is not one."""
+    found = split_marker(body)
+    return found[1] if found is not None and found[0] == "lock" else None
 
 
-def _parse(comment: Comment) -> _Found | None:
-    fields = lock_fields(comment.body)
-    if fields is None:
+def parse_lock(comment: Comment) -> _Found | None:
+    """The lock a comment holds, or None when it is not a lock comment."""
+    found = split_marker(comment.body)
+    if found is None or found[0] != "lock":
         return None
+    _, fields, text = found
     try:
         groups = frozenset(str(g) for g in fields.get("groups") or ())
         digests = frozenset(str(d) for d in fields.get("digests") or ())
@@ -175,7 +149,7 @@ def _parse(comment: Comment) -> _Found | None:
     own = (isinstance(fields.get("item"), str) and isinstance(fields.get("holder"), str)
            and isinstance(fields.get("groups"), list) and isinstance(fields.get("nonce"), str)
            and isinstance(fields.get("lease"), (int, float)) and fields["lease"] > 0
-           and _PEOPLE_LINE.match(comment.body) is not None)
+           and text.lstrip().startswith("jr2: "))
     item = fields.get("item")
     return _Found(comment.id, groups, nonce, comment.updated_at, lease, own,
                   item if isinstance(item, str) else None,
@@ -184,7 +158,7 @@ def _parse(comment: Comment) -> _Found | None:
 
 def _found(comments: Iterable[Comment]) -> list[_Found]:
     """The lock comments among `comments`, in ascending id (the order every pool agrees on)."""
-    return sorted((f for c in comments if (f := _parse(c)) is not None),
+    return sorted((f for c in comments if (f := parse_lock(c)) is not None),
                   key=lambda f: f.comment_id)
 
 
@@ -209,12 +183,10 @@ class Lock:
 
 
 class CommentLocks:
-    """Group and slot locks on the thread of the coordination issue `key` (module notes).
-    `reuse`: a look before posting may use the listing of an earlier look until `fresh()` (a
-    new reading of the Ready-set) or a write of this process (module notes: look before you
-    post); without it every acquire lists the thread first."""
+    """Group and slot locks on the thread of the coordination issue `key` (module notes);
+    `reuse`: a look may use an earlier look's listing until `fresh()` or a write of ours."""
 
-    def __init__(self, thread: LockThread, key: str, *, global_cap: int | None,
+    def __init__(self, thread: Thread, key: str, *, global_cap: int | None,
                  reuse: bool = False, race_pause: float = RACE_PAUSE,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.thread = thread
@@ -242,19 +214,15 @@ class CommentLocks:
 
     def _blocked(self, found: Iterable[_Found], now: datetime, item_id: str, wanted: Wanted,
                  bound: float) -> bool:
-        """Whether the live locks `found` keep this item out: one is for the same item, or
-        holds one of its groups, or `global_cap` or more are live. Leases are bounded by
-        `bound`, the pool's own lease."""
+        """Whether the live locks `found` (leases at most `bound`) keep this item out: one is
+        for it or holds one of its groups, or `global_cap` or more are live."""
         live = [f for f in found if f.live(now, bound)]
         return (any(f.item == item_id or f.shares(wanted) for f in live)
                 or (self.global_cap is not None and len(live) >= self.global_cap))
 
     def look(self, item_id: str, groups: Sequence[str], lease: float) -> bool:
-        """Before posting: whether the thread, as just read, shows room for this item (no
-        live lock of it or of its groups, fewer than `global_cap` live locks). The listing
-        also sweeps dead locks (module notes: clean-up). With `reuse`, one listing serves one
-        look per item until `fresh()` or a write of this process: a second look at an item
-        means a new round, and lists again."""
+        """Whether the thread, as just read (dead locks swept), shows room for this item; with
+        `reuse` one listing serves one look per item (a second look means a new round)."""
         with self._mutex:
             seen = self._seen if self.reuse else None
             if seen is not None and item_id in seen[2]:
@@ -273,10 +241,8 @@ class CommentLocks:
 
     def acquire(self, item_id: str, groups: Sequence[str], holder: str,
                 lease: float) -> Lock | None:
-        """Take a lock for `item_id`: None, with no comment posted, when the thread just read
-        shows no room (`look`); else post one and keep it if no earlier live lock is for this
-        item or shares a group and fewer than `global_cap` earlier live locks exist; None (ours
-        deleted) otherwise. A refusal of the comment itself raises `LockRefused`."""
+        """Take a lock for `item_id`: None, nothing posted, when `look` shows no room; else
+        post one and keep it unless earlier live locks block it (None, ours deleted)."""
         if not self.look(item_id, groups, lease):
             return None
         with self._mutex:
@@ -351,23 +317,19 @@ class CommentLocks:
 
 
 class LockedClaims:
-    """The claims of `tracker` (a `LocksByComment` tracker) with global caps and conflict groups
-    kept by `CommentLocks` on the coordination issue `control` (module notes): `claim`,
-    `renew`, `settle` and `park` as the tracker's, with the item's locks taken first and
-    released last. The WorkSource calls these in place of the tracker's own, and `fresh()` at
-    each new reading of the backlog."""
+    """The claims of a `LocksByComment` tracker with the limits kept by `CommentLocks` on the
+    coordination issue `control`: `claim`, `renew`, `settle` and `park` as the tracker's, the
+    item's lock taken first and released last; `fresh()` at each reading of the backlog."""
 
     def __init__(self, tracker: Tracker, control: str) -> None:
         if not isinstance(tracker, LocksByComment):
             raise UsageError(f"{tracker.name}: this source cannot keep lock comments on a "
                              "coordination issue (drop --control-issue)")
         self.tracker = tracker
-        self.thread = cast(LockThread, tracker)
+        self.thread = cast(Thread, tracker)
         self.control = control
         self.name = tracker.name
-        self.global_cap: int | None = None
-        """The most items every pool of the coordination issue may hold at once
-        (`--global-cap`), set by the WorkSource; None: no global cap."""
+        self.global_cap: int | None = None  # `--global-cap`, set by the WorkSource
         self._locks: dict[str, Lock] = {}
         self._guard = threading.Lock()
         self._engine: CommentLocks | None = None
@@ -389,26 +351,16 @@ class LockedClaims:
     def reading(self, snapshot: Callable[[], Any], changes: Callable[..., Any] | None
                 ) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
         """`snapshot` and `changes` (the tracker's readings), each calling `fresh` first."""
-        def fresh_snapshot() -> Any:
-            self.fresh()
-            return snapshot()
-
-        def fresh_changes(*args: Any, **kwargs: Any) -> Any:
-            self.fresh()
-            return changes(*args, **kwargs)  # type: ignore[misc]
-
-        return fresh_snapshot, (fresh_changes if changes is not None else None)
+        return readings(snapshot, changes, before=self.fresh)
 
     def check(self) -> None:
-        """Read the coordination issue's thread once (at start: it exists, we may read it; a
-        refusal is bad input, exit 2); a tracker that guards its writes by scope (Jira) is
-        told the user chose this issue."""
+        """At start: the coordination issue exists and may be read (a refusal is bad input);
+        a tracker that guards its writes by scope (Jira) is told the user chose it."""
         cast(LocksByComment, self.tracker).allow_control(self.control)
         self._call(lambda: self.thread.list_comments(self.control), UsageError)
 
     def _call(self, fn: Any, error: type[Exception] = SourceError) -> Any:
-        """A call about the coordination issue: its refusal (deleted, locked, ...) is the
-        source's, not one item's, and says so (`error`: raised in its place)."""
+        """A call about the coordination issue, whose refusal is the source's (an `error`)."""
         try:
             return fn()
         except LockRefused:
@@ -458,9 +410,8 @@ class LockedClaims:
             self._unlock(item_id)
 
     def park(self, item_id: str, holder: str, request: ApprovalRequest) -> None:
-        """`--gate`: the tracker parks the item (its claim released), and the item's group and
-        slot locks go as on a settle: a parked item holds no place while it waits, and takes
-        them again when it is claimed after its answer."""
+        """`--gate`: the tracker parks the item and its lock goes as on a settle (a parked item
+        holds no place while it waits)."""
         if not isinstance(self.tracker, KeepsApprovals):
             raise UsageError(f"{self.name}: this source cannot park an item awaiting approval")
         try:

@@ -15,8 +15,7 @@ from typing import Any
 from jr2_core.errors import ItemError, SourceError, UsageError
 from jr2_sources.readyset import HeldLocks
 
-from .comment_locks import _parse as parse_lock
-from .comment_locks import lock_fields
+from .comment_locks import parse_lock
 from .mixin import KeepsLimits, LocksByComment
 from .policy import Limits
 
@@ -24,9 +23,8 @@ __all__ = ["held_locks"]
 
 
 def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldLocks | None:
-    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing,
-    their claims are the locks or the limits are off); checks the options as `jr2 work` does,
-    each misuse a one-line usage error."""
+    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing), the
+    options checked as `jr2 work` checks them."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
@@ -51,7 +49,6 @@ def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldL
         if found is None or not found.live(now):
             continue
         count += 1
-        item = (lock_fields(c.body) or {}).get("item")
         for g in sorted(found.groups):
-            groups.setdefault(g, item if isinstance(item, str) and item else "?")
+            groups.setdefault(g, found.item or "?")
     return HeldLocks(control_issue, count, groups, adapter.ignored_markers(control_issue))

@@ -14,14 +14,11 @@ __all__ = ["KeepsLimits", "LocksByComment", "ReadsBodies"]
 
 
 class KeepsLimits(ABC):  # noqa: B024 (a declaration: the claim itself keeps the limits)
-    """Declares limits kept in the claim itself: `claim` refuses an item one of whose
-    `SnapshotItem.groups` another live claim holds, or when `global_cap` live claims exist,
-    in one step safe against every pool; the claim holds the item's groups and its cap slot
-    for the claim's lease."""
+    """Declares limits kept in the claim itself: `claim` refuses, in one step safe against every
+    pool, an item one of whose `SnapshotItem.groups` another live claim holds, or when
+    `global_cap` (`--global-cap`, set by the WorkSource) live claims exist."""
 
     global_cap: int | None = None
-    """The most items every pool on this tracker may hold at once (`--global-cap`), set by the
-    WorkSource; None: no global cap."""
 
 
 class ReadsBodies(ABC):  # noqa: B024 (a declaration with one optional hook)
@@ -29,16 +26,13 @@ class ReadsBodies(ABC):  # noqa: B024 (a declaration with one optional hook)
     groups can be read from a `Touches:` line (`--exclusive-by touches`)."""
 
     def want_bodies(self) -> None:  # noqa: B027 (optional: most trackers always read them)
-        """Called before the first reading when `touches` is in use: a tracker that reads
-        bodies only on request (Jira: a description costs bytes on every search) starts
-        reading them."""
+        """`touches` is in use: a tracker that reads bodies only on request starts reading them."""
 
 
 class LocksByComment(ABC):  # noqa: B024 (a declaration with one optional hook)
     """Declares limits kept by lock comments on a coordination issue (`--control-issue`): the
-    tracker's claims are comments and it has the comment thread `CommentLocks` writes to
-    (`LockThread`: `post_comment`, `list_comments`, `edit_comment`, `delete_comment` by item
-    key). The run puts `LockedClaims` around its claims."""
+    tracker's claims are comments and it has the comment calls `CommentLocks` needs
+    (`kit.comment_claims.Thread`). The run puts `LockedClaims` around its claims."""
 
     if TYPE_CHECKING:  # what the tracker it is mixed into has
         name: str
@@ -48,5 +42,5 @@ class LocksByComment(ABC):  # noqa: B024 (a declaration with one optional hook)
         def ignored_markers(self, key: str) -> tuple[Ignored, ...]: ...
 
     def allow_control(self, key: str) -> None:  # noqa: B027 (optional: most write anywhere)
-        """The user named `key` as the coordination issue: writes there are allowed although
-        the filter does not select it (Jira guards its writes by the JQL's scope)."""
+        """The user named `key` as the coordination issue: allow writes there (Jira guards its
+        writes by the JQL's scope)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jr2_core.errors import UsageError
+from jr2_sources.capabilities import readings
 
 from .mixin import ReadsBodies
 
@@ -91,12 +92,10 @@ class Limits:
         return self.global_cap is not None or bool(self.rules)
 
     def prepare(self, adapter: Any) -> None:
-        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies
-        (`ReadsBodies.want_bodies()`: Jira reads them only on request); a source whose items
-        carry no bodies (no `ReadsBodies`) is refused in one line."""
+        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies (a
+        source whose items carry none is refused in one line)."""
         if not any(rule.glob is None for rule in self.rules):
             return
-
         if isinstance(adapter, ReadsBodies):
             adapter.want_bodies()
         else:
@@ -125,18 +124,4 @@ class Limits:
     def tagging(self, snapshot: Callable[[], Snapshot], changes: ChangesFn | None
                 ) -> tuple[Callable[[], Snapshot], ChangesFn | None]:
         """A tracker's `snapshot` and `changes` (if any), each tagging what it reads."""
-        def read() -> Snapshot:
-            got = snapshot()
-            self.tag(got)
-            return got
-
-        if changes is None:
-            return read, None
-        fn = changes
-
-        def delta(*, full: bool = False) -> Snapshot | Delta:
-            got = fn(full=full)
-            self.tag(got)
-            return got
-
-        return read, delta
+        return readings(snapshot, changes, after=self.tag)
