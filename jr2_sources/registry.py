@@ -379,16 +379,9 @@ def kind_help(kind: SourceKind) -> str:
     return "\n".join(lines)
 
 
-def _duration_text(seconds: float) -> str:
-    """`300` -> `5m` (the kit's `format_duration`)."""
-    return format_duration(seconds)
-
-
 def _seconds(value: Any) -> Any:
-    """`10m`-style durations (the kit's `Duration`)."""
-    if value is None:
-        return None
-    return parse_duration(value)
+    """`10m`-style durations (the kit's `Duration`), None kept."""
+    return None if value is None else parse_duration(value)
 
 
 class TrackerOptions(BaseModel):
@@ -407,14 +400,10 @@ class TrackerOptions(BaseModel):
         default=None, description="how often a waiting pool looks for changes (default 5s), "
                                   "and how often held items are watched")
     resync_every: Annotated[float, BeforeValidator(_seconds),
-                            OptionHint("DURATION", lambda v: _duration_text(float(v)))] = Field(
+                            OptionHint("DURATION", lambda v: format_duration(float(v)))] = Field(
         default=300.0, gt=0,
         description="a pool read by deltas reads everything again this often, so a change the "
                     "tracker's 'changed since' question cannot see is missed at most this long")
-
-
-LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
-"""The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
 
 
 class LayerOptions(Protocol):
@@ -431,7 +420,7 @@ def layer_options(config: Any) -> LayerOptions:
     (a model subclassing `Tracker.Options`), else a `TrackerOptions` of its fields of the same
     names (a kind whose model declares only some of them; defaults for the rest). The registry
     is the one place that looks a config's attributes up by name."""
-    if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
+    if config is not None and all(hasattr(config, name) for name in TrackerOptions.model_fields):
         return cast(LayerOptions, config)
     if config is None:
         return TrackerOptions(target="?")

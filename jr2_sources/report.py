@@ -239,27 +239,20 @@ def render_rich(rs: ReadySet, console: Console) -> None:
     """The text report as rich tables, for a terminal (cells are Text: titles are not markup)."""
     from rich.table import Table
 
-    ready = Table(title=f"Ready ({len(rs.ready):,})", title_justify="left")
-    for name in ("Item", "Priority", "Title", "Labels"):
-        ready.add_column(name)
-    for e in rs.ready:
-        it = e.item
-        prio = "" if it.priority is None else str(it.priority)
-        ready.add_row(_cell(it.id), _cell(prio), _cell(it.title), _cell(", ".join(it.labels)))
-    blocked = Table(title=f"Blocked ({len(rs.blocked):,})", title_justify="left")
-    for name in ("Item", "Title", "Why"):
-        blocked.add_column(name)
-    for b in rs.blocked:
-        blocked.add_row(_cell(b.item.id), _cell(b.item.title),
-                        _cell(describe_reasons(b.reasons)))
-    claimed = Table(title=f"Claimed ({len(rs.claimed):,})", title_justify="left")
-    for name in ("Item", "Holder", "Since", "Lease expires"):
-        claimed.add_column(name)
-    for c in rs.claimed:
-        claimed.add_row(_cell(c.item.id), *(_cell(w) for w in _claim_words(c)))
-    console.print(ready)
-    console.print(blocked)
-    console.print(claimed)
+    tables = (
+        ("Ready", ("Item", "Priority", "Title", "Labels"),
+         [(e.item.id, "" if e.item.priority is None else str(e.item.priority), e.item.title,
+           ", ".join(e.item.labels)) for e in rs.ready]),
+        ("Blocked", ("Item", "Title", "Why"),
+         [(e.item.id, e.item.title, describe_reasons(e.reasons)) for e in rs.blocked]),
+        ("Claimed", ("Item", "Holder", "Since", "Lease expires"),
+         [(e.item.id, *_claim_words(e)) for e in rs.claimed]),
+    )
+    for title, columns, rows in tables:
+        table = Table(*columns, title=f"{title} ({len(rows):,})", title_justify="left")
+        for row in rows:
+            table.add_row(*map(_cell, row))
+        console.print(table)
     for i, members in enumerate(rs.cycles):
         console.print(_cell(f"cycle {i}: {cycle_path(members, max_shown=_MAX_CYCLE_SHOWN)}"))
     console.print(_cell(_summary(rs)))
@@ -440,9 +433,7 @@ def _md_code(text: str, *, in_table: bool = True) -> str:
     return span.replace("|", "\\|") if in_table else span
 
 
-def _md_code_plain(text: str) -> str:
-    """A code span outside a table."""
-    return _md_code(text, in_table=False)
+_md_code_plain = partial(_md_code, in_table=False)  # a code span outside a table
 
 
 def md_item(item_id: str, url: str | None) -> str:

@@ -139,22 +139,16 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
         click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
                    f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled"
                    f"{more}", err=True)
-    for iid, reason in tally.failed.items():
-        click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
-    for iid, reason in tally.stopped.items():
-        click.echo(f"jr2:   stopped {one_line(iid)}: a person took it back ({one_line(reason)}); "
-                   "nothing recorded", err=True)
-    for iid, reason in tally.skipped.items():
-        click.echo(f"jr2:   skipped {one_line(iid)}: the tracker refused the claim "
-                   f"({one_line(reason)})", err=True)
-    for iid in sorted(tally.retried):
-        click.echo(f"jr2:   retried {one_line(iid)}: a person cleared its failure during the run",
-                   err=True)
-    for iid, gate in tally.parked.items():
-        click.echo(f"jr2:   parked {one_line(iid)}: awaits approval of gate {one_line(gate)}",
-                   err=True)
-    for iid, reason in tally.unsettled.items():
-        click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
+    for word, whys, text in (
+            ("failed", tally.failed, "{}"),
+            ("stopped", tally.stopped, "a person took it back ({}); nothing recorded"),
+            ("skipped", tally.skipped, "the tracker refused the claim ({})"),
+            ("retried", dict.fromkeys(sorted(tally.retried), ""),
+             "a person cleared its failure during the run"),
+            ("parked", tally.parked, "awaits approval of gate {}"),
+            ("not settled", tally.unsettled, "{}")):
+        for iid, why in whys.items():
+            click.echo(f"jr2:   {word} {one_line(iid)}: {text.format(one_line(why))}", err=True)
     rs = work.ready_set
     if not quiet and rs is not None and status == "deadlocked" and rs.blocked:
         click.echo("jr2: blocked:", err=True)
