@@ -99,12 +99,12 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
     """The item's variables, and one note for each that had to be left out. `branch` (the
     workspace's) stands in for the item's own; `sandbox` is the item's scratch directory."""
     values = {"JR2_ITEM_ID": item.id, "JR2_ITEM_TITLE": item.title,
-              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": _absolute(item_file),
+              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": os.path.abspath(item_file),
               "JR2_RUN_ID": run_id}
     if branch or item.branch:
         values["JR2_ITEM_BRANCH"] = branch or item.branch or ""
     if sandbox is not None:
-        values["JR2_SANDBOX"] = _absolute(sandbox)
+        values["JR2_SANDBOX"] = os.path.abspath(sandbox)
     values.update(hand_off(item, item_file.with_name(item_file.stem + ".blockers.json")))
     values.update(env_for(item.gates))  # --gate: the answers for this attempt
     values.update(feedback_files(item.extra.get("feedback"), item_file))  # --on-feedback rerun
@@ -118,15 +118,6 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
             notes.append(f"{name} left out of the environment: {problem}; "
                          "read it from the item JSON file ($JR2_ITEM_JSON)")
     return env, notes
-
-
-def _absolute(path: Path) -> str:
-    """`path` resolved; one the caller already resolved is taken as it is (a `realpath` per item
-    is a system call per path component)."""
-    text = str(path)
-    if text.startswith(os.sep) and f"{os.sep}..{os.sep}" not in f"{text}{os.sep}":
-        return text
-    return str(path.resolve())
 
 
 # -- the process group -----------------------------------------------------------------------
@@ -254,7 +245,6 @@ def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redac
     lapsed while the pool could not (`kit/fence.py`)."""
     place_of = workspace or Workspace(Path.cwd())
     logs = log_dir.resolve()
-    made: list[bool] = []  # the log directory is made once, by the first item
     # jr2's environment minus what is per item, filtered once, not once per item
     fixed = None if base_env is None else _inheritable(base_env)
 
@@ -262,9 +252,7 @@ def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redac
         stem = safe_name(item.id)
         item_file = logs / f"{stem}.json"
         try:
-            if not made:
-                logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-                made.append(True)
+            logs.mkdir(mode=0o700, parents=True, exist_ok=True)
             _write_private(item_file, item_json(item))
         except OSError as exc:
             raise _state_full(exc, item_file) if exc.errno in FULL_ERRNOS else exc from None
