@@ -17,11 +17,11 @@ import os
 import ssl
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from jr2_core import define_event, pool, start
 from jr2_core.cli import resolve_state
@@ -62,6 +62,8 @@ from .runner import command_worker, kill_all, resolve_command
 from .source import open_source
 from .workerenv import withheld, worker_env
 from .workspace import Workspace, Worktrees
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -168,10 +170,7 @@ def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
     lease = _seconds("--lease", o.get("lease", "10m"))
     timeout = o.get("timeout")
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
-    try:
-        log_bytes = parse_size(o.get("log_limit", "10MiB"))
-    except ValueError as exc:
-        raise UsageError(f"--log-limit: {exc}") from None
+    log_bytes = _parsed("--log-limit", parse_size, o.get("log_limit", "10MiB"))
     max_attempts = o.get("max_attempts", 1)
     policy = _attempt_policy(max_attempts, o.get("transient_exit", ()), o.get("retry_backoff"),
                              o.get("retry_backoff_max"))
@@ -180,7 +179,8 @@ def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
     serve = _listen_options(o.get("listen"), o.get("port", 0), secret_env, o.get("tls_cert"),
                             o.get("tls_key"))
     state = resolve_state(o.get("state"), create=True)
-    gates = _gate_names(o.get("gates", ()))
+    gates = _parsed("--gate", lambda names: frozenset(map(check_name, names)),
+                    o.get("gates", ()))
     wait, quiet = o.get("wait", False), o.get("quiet", True)
     adapter, config = open_source(source, list(o.get("options", ())), state, read_only=False)
     locks = _limited(adapter, limits, o.get("control_issue"))
@@ -255,15 +255,6 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
     return locked
 
 
-def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked
-    (`jr2_sources.capabilities.approvals.policy.check_name`)."""
-    try:
-        return frozenset(check_name(g) for g in gates)
-    except ValueError as exc:
-        raise UsageError(f"--gate: {exc}") from None
-
-
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str | None,
                     backoff_max: float | str | None) -> Any:
     """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
@@ -282,13 +273,17 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
                          backoff=base, backoff_max=max(cap, base))
 
 
-def _seconds(option: str, value: float | str) -> float:
-    """A duration option in seconds (a number, or text like `"10m"`); bad input is a usage
-    error naming the option."""
+def _parsed(option: str, parse: Callable[[Any], _T], value: Any) -> _T:
+    """`parse(value)`; a `ValueError` is a usage error naming the option."""
     try:
-        return parse_duration(value)
+        return parse(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
+
+
+def _seconds(option: str, value: float | str) -> float:
+    """A duration option in seconds (a number, or text like `"10m"`)."""
+    return _parsed(option, parse_duration, value)
 
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
