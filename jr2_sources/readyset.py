@@ -628,8 +628,7 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
                         successors.append(j)
         succ.append(successors)
         if not waits:
-            waits = it.failed is not None or _waits_for_retry(it, now) or (
-                bool(it.gates) and awaiting(it) is not None) or stopped(it) or (
+            waits = _marked(it, now) or stopped(it) or (
                 children_block and any(c.state == "open" for c in it.children)) or (
                 _group_busy(it, by_group))
         claim = it.claim
