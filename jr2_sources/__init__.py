@@ -1,18 +1,7 @@
 """jr2_sources: the Work Source layer. This package exports the seam a tracker plugin implements,
-and only that, so registering a plugin imports nothing else:
-
-- `Tracker` (`tracker`, with its `Options` = `TrackerOptions`): the four required methods
-  (snapshot, claim, renew, settle; optional watch, close); `ReadOnly` / `ReadOnlyError`: the one
-  read-only wrapper of a dry run; `ItemError`: one item's failure.
-- `Snapshot`, `SnapshotItem`, `BlockerRef`, `BlockerState`, `Claim`, `ReadySet`, `Reason`,
-  `compute_ready_set` (`readyset`): what a tracker reads and the Ready-set computed from it; `Delta`
-  (`capabilities.deltas.incremental`): what an optional `changes()` answers between snapshots.
-- `capabilities_of`, `CAPABILITIES`, `Capability` (`capabilities`) and the mixins a tracker
-  inherits to declare each optional capability: `ReadsDeltas`, `KeepsAttempts` (with `Attempt`),
-  `KeepsLimits`, `LocksByComment`, `ReadsBodies`, `KeepsApprovals`, `HasDashboard`, `TakesWebhooks`,
-  `TrustsMarkers`, `TakesFeedback`.
-- `SourceKind`, `SourceEnv` (`registry`): how a plugin registers a kind (`jr2_register_sources`,
-  added by `hooks`).
+and only that, so registering a plugin imports nothing else: `Tracker` and its Snapshot types,
+the Ready-set, the capability mixins a tracker inherits to declare each optional capability, and
+`SourceKind` / `SourceEnv`, how a plugin registers a kind (`jr2_register_sources`).
 
 Everything else is imported from its own module: `jr2_sources.kit` (what a tracker reuses:
 REST client, retries, webhooks, comment claims, label options), `jr2_sources.worksource`

@@ -182,34 +182,35 @@ class Reason:
 
     def to_json_obj(self) -> dict[str, Any]:
         """The reason as the JSON contract spells it: only the keys of its kind."""
-        if self.kind == "open_blocker":
-            return {"kind": self.kind, "ref": self.ref, "held_by": self.held_by}
-        if self.kind == "missing_blocker":
-            return {"kind": self.kind, "ref": self.ref, "state": self.detail}
-        if self.kind == "cycle":
-            # the members are named once, in the top-level `cycles` list: a reason only points
-            # at it (listing them per member would grow with the square of the cycle's size)
-            return {"kind": self.kind, "cycle": self.cycle}
-        if self.kind == "open_children":
-            return {"kind": self.kind, "refs": list(self.refs or ())}
-        if self.kind in ("waits_for_merge", "merged_not_green"):
-            return {"kind": self.kind, "ref": self.ref, "pr": self.detail}
-        if self.kind == "retry_after":
-            return {"kind": self.kind, "at": self.detail, "attempts": self.attempts}
-        if self.kind == "awaiting_approval":
-            return {"kind": self.kind, "gate": self.ref, "since": self.detail,
-                    "reason": self.text, "ignored_answers_by": list(self.refs or ())}
-        if self.kind == "group_busy":
-            return {"kind": self.kind, "group": self.ref, "held_by": self.held_by}
-        if self.kind == "global_cap":
-            obj: dict[str, Any] = {"kind": self.kind, "count": self.count, "cap": self.cap}
-            if self.locks is not None:  # a comment tracker: what its pools count too
-                read = self.locks.control is not None
-                obj["locks"] = self.locks.count if read else None
-                if read:
-                    obj["control_issue"] = self.locks.control
-            return obj
-        return {"kind": self.kind, "reason": self.detail}
+        obj: dict[str, Any] = {"kind": self.kind}
+        for key, attr in _JSON_KEYS.get(self.kind, (("reason", "detail"),)):
+            value = getattr(self, attr)
+            obj[key] = list(value or ()) if attr == "refs" else value
+        if self.kind == "global_cap" and self.locks is not None:  # what its pools count too
+            read = self.locks.control is not None
+            obj["locks"] = self.locks.count if read else None
+            if read:
+                obj["control_issue"] = self.locks.control
+        return obj
+
+
+_JSON_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "open_blocker": (("ref", "ref"), ("held_by", "held_by")),
+    "missing_blocker": (("ref", "ref"), ("state", "detail")),
+    # a cycle's members are named once, in the top-level `cycles` list: a reason only points
+    # at it (listing them per member would grow with the square of the cycle's size)
+    "cycle": (("cycle", "cycle"),),
+    "open_children": (("refs", "refs"),),
+    "waits_for_merge": (("ref", "ref"), ("pr", "detail")),
+    "merged_not_green": (("ref", "ref"), ("pr", "detail")),
+    "retry_after": (("at", "detail"), ("attempts", "attempts")),
+    "awaiting_approval": (("gate", "ref"), ("since", "detail"), ("reason", "text"),
+                          ("ignored_answers_by", "refs")),
+    "group_busy": (("group", "ref"), ("held_by", "held_by")),
+    "global_cap": (("count", "count"), ("cap", "cap")),
+}
+"""Each reason kind's JSON keys, in the contract's order, and the field each is read from
+(any other kind: `reason` from `detail`)."""
 
 
 def _ignored(it: SnapshotItem) -> dict[str, Any]:
@@ -241,27 +242,20 @@ class ReadyEntry:
                           **_ignored(it))
 
 
+@dataclass(slots=True)
 class _Why:
     """What a blocked item's reasons are read from: the live holders, the cycles and the
     children rule of the Ready-set it belongs to. Reasons are built from it on first use, so
     the pool's path (which needs only the ready list) never builds them."""
 
-    __slots__ = ("capped", "children_block", "cycle_of", "cycles", "group_holders", "holders",
-                 "locks", "now")
-
-    def __init__(self, holders: dict[str, str], cycles: list[list[str]],
-                 cycle_of: dict[str, int], children_block: bool, now: datetime,
-                 group_holders: dict[str, str] | None = None,
-                 capped: tuple[int, int] | None = None,
-                 locks: HeldLocks | None = None) -> None:
-        self.holders = holders
-        self.cycles = cycles
-        self.cycle_of = cycle_of
-        self.children_block = children_block
-        self.now = now
-        self.group_holders = group_holders or {}
-        self.capped = capped
-        self.locks = locks
+    holders: dict[str, str]
+    cycles: list[list[str]]
+    cycle_of: dict[str, int]
+    children_block: bool
+    now: datetime
+    group_holders: dict[str, str] = field(default_factory=dict)
+    capped: tuple[int, int] | None = None
+    locks: HeldLocks | None = None
 
     def reasons(self, it: SnapshotItem) -> list[Reason]:
         """Every reason `it` waits, in the fixed order: blockers as listed (a ref repeated as
@@ -634,8 +628,7 @@ def _compute(snapshot: Snapshot, now: datetime, children_block: bool,
                         successors.append(j)
         succ.append(successors)
         if not waits:
-            waits = it.failed is not None or _waits_for_retry(it, now) or (
-                bool(it.gates) and awaiting(it) is not None) or stopped(it) or (
+            waits = _marked(it, now) or stopped(it) or (
                 children_block and any(c.state == "open" for c in it.children)) or (
                 _group_busy(it, by_group))
         claim = it.claim

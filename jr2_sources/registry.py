@@ -84,23 +84,9 @@ def factory_of(kind: SourceKind) -> Callable[[Any, SourceEnv], Any]:
     return factory
 
 
-_models: dict[str, type[BaseModel]] = {}
-
-
 def model_of(kind: SourceKind) -> type[BaseModel]:
-    """The kind's config model, imported on first use when named by `module:attr`, and
-    checked then that its options do not collide with jr2's own."""
-    cfg = kind.config
-    if isinstance(cfg, type):
-        return cfg
-    model = _models.get(cfg)
-    if model is None:
-        model = resolve(cfg)
-        clash = _option_clash(model)
-        if clash:
-            raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: "
-                              + clash)
-        _models[cfg] = model
+    """The kind's config model (`SourceKind.config`, imported when named)."""
+    model: type[BaseModel] = resolve(kind.config)
     return model
 
 
@@ -155,10 +141,9 @@ def kind_problems(kind: SourceKind) -> list[str]:
     """What is wrong with a kind's declaration: option names jr2 reserves, a tracker class
     missing required methods. Empty when it is fine."""
     problems: list[str] = []
-    if isinstance(kind.config, type):  # a model named by `module:attr` is checked when loaded
-        clash = _option_clash(kind.config)
-        if clash:
-            problems.append(clash)
+    clash = _option_clash(model_of(kind))
+    if clash:
+        problems.append(clash)
     tracker = tracker_class(kind)
     if tracker is not None:
         missing = missing_methods(tracker)
@@ -221,22 +206,22 @@ def split_source(spec: str) -> tuple[str, str]:
     return kind, target if sep else ""
 
 
+_COLLECTIONS = (list, tuple, set, frozenset)
+
+
+def _choices(annotation: Any) -> list[Any]:
+    """The types a field takes besides None: the members of a union, else the annotation."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    return [annotation]
+
+
 def _is_list(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    if origin in (list, tuple, set, frozenset):
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_is_list(a) for a in typing.get_args(annotation) if a is not type(None))
-    return False
+    return any(typing.get_origin(a) in _COLLECTIONS for a in _choices(annotation))
 
 
 def _is_bool(annotation: Any) -> bool:
-    if annotation is bool:
-        return True
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args == [bool]
-    return False
+    return _choices(annotation) == [bool]
 
 
 def kind_fields(config: type[BaseModel]) -> list[str]:
@@ -379,16 +364,9 @@ def kind_help(kind: SourceKind) -> str:
     return "\n".join(lines)
 
 
-def _duration_text(seconds: float) -> str:
-    """`300` -> `5m` (the kit's `format_duration`)."""
-    return format_duration(seconds)
-
-
 def _seconds(value: Any) -> Any:
-    """`10m`-style durations (the kit's `Duration`)."""
-    if value is None:
-        return None
-    return parse_duration(value)
+    """`10m`-style durations (the kit's `Duration`), None kept."""
+    return None if value is None else parse_duration(value)
 
 
 class TrackerOptions(BaseModel):
@@ -407,14 +385,10 @@ class TrackerOptions(BaseModel):
         default=None, description="how often a waiting pool looks for changes (default 5s), "
                                   "and how often held items are watched")
     resync_every: Annotated[float, BeforeValidator(_seconds),
-                            OptionHint("DURATION", lambda v: _duration_text(float(v)))] = Field(
+                            OptionHint("DURATION", lambda v: format_duration(float(v)))] = Field(
         default=300.0, gt=0,
         description="a pool read by deltas reads everything again this often, so a change the "
                     "tracker's 'changed since' question cannot see is missed at most this long")
-
-
-LAYER_FIELDS = ("target", "children_block", "poll_every", "resync_every")
-"""The options the WorkSource layer reads from a kind's config (`TrackerOptions`' fields)."""
 
 
 class LayerOptions(Protocol):
@@ -431,7 +405,7 @@ def layer_options(config: Any) -> LayerOptions:
     (a model subclassing `Tracker.Options`), else a `TrackerOptions` of its fields of the same
     names (a kind whose model declares only some of them; defaults for the rest). The registry
     is the one place that looks a config's attributes up by name."""
-    if config is not None and all(hasattr(config, name) for name in LAYER_FIELDS):
+    if config is not None and all(hasattr(config, name) for name in TrackerOptions.model_fields):
         return cast(LayerOptions, config)
     if config is None:
         return TrackerOptions(target="?")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from jr2_core.text import one_line
 
-from .readyset import BlockedEntry, ClaimedEntry, ReadySet, Reason, iso_utc
+from .readyset import BlockedEntry, ClaimedEntry, Entry, ReadySet, Reason, iso_utc
 
 if TYPE_CHECKING:  # rich is imported by `render_rich` only: `jr2 work` summaries need none of it
     from rich.console import Console
@@ -239,27 +239,20 @@ def render_rich(rs: ReadySet, console: Console) -> None:
     """The text report as rich tables, for a terminal (cells are Text: titles are not markup)."""
     from rich.table import Table
 
-    ready = Table(title=f"Ready ({len(rs.ready):,})", title_justify="left")
-    for name in ("Item", "Priority", "Title", "Labels"):
-        ready.add_column(name)
-    for e in rs.ready:
-        it = e.item
-        prio = "" if it.priority is None else str(it.priority)
-        ready.add_row(_cell(it.id), _cell(prio), _cell(it.title), _cell(", ".join(it.labels)))
-    blocked = Table(title=f"Blocked ({len(rs.blocked):,})", title_justify="left")
-    for name in ("Item", "Title", "Why"):
-        blocked.add_column(name)
-    for b in rs.blocked:
-        blocked.add_row(_cell(b.item.id), _cell(b.item.title),
-                        _cell(describe_reasons(b.reasons)))
-    claimed = Table(title=f"Claimed ({len(rs.claimed):,})", title_justify="left")
-    for name in ("Item", "Holder", "Since", "Lease expires"):
-        claimed.add_column(name)
-    for c in rs.claimed:
-        claimed.add_row(_cell(c.item.id), *(_cell(w) for w in _claim_words(c)))
-    console.print(ready)
-    console.print(blocked)
-    console.print(claimed)
+    tables = (
+        ("Ready", ("Item", "Priority", "Title", "Labels"),
+         [(e.item.id, "" if e.item.priority is None else str(e.item.priority), e.item.title,
+           ", ".join(e.item.labels)) for e in rs.ready]),
+        ("Blocked", ("Item", "Title", "Why"),
+         [(e.item.id, e.item.title, describe_reasons(e.reasons)) for e in rs.blocked]),
+        ("Claimed", ("Item", "Holder", "Since", "Lease expires"),
+         [(e.item.id, *_claim_words(e)) for e in rs.claimed]),
+    )
+    for title, columns, rows in tables:
+        table = Table(*columns, title=f"{title} ({len(rows):,})", title_justify="left")
+        for row in rows:
+            table.add_row(*map(_cell, row))
+        console.print(table)
     for i, members in enumerate(rs.cycles):
         console.print(_cell(f"cycle {i}: {cycle_path(members, max_shown=_MAX_CYCLE_SHOWN)}"))
     console.print(_cell(_summary(rs)))
@@ -440,9 +433,7 @@ def _md_code(text: str, *, in_table: bool = True) -> str:
     return span.replace("|", "\\|") if in_table else span
 
 
-def _md_code_plain(text: str) -> str:
-    """A code span outside a table."""
-    return _md_code(text, in_table=False)
+_md_code_plain = partial(_md_code, in_table=False)  # a code span outside a table
 
 
 def md_item(item_id: str, url: str | None) -> str:
@@ -451,37 +442,34 @@ def md_item(item_id: str, url: str | None) -> str:
     return f"[{code}](<{_one_line(url).translate(_URL_UNSAFE)}>)" if url else code
 
 
-def _md_item(rs: ReadySet, item_id: str) -> str:
-    return md_item(item_id, rs.entry(item_id).item.url)
+_MD_COLUMNS = {"ready": ("Item", "Title", "Priority", "Labels"),
+               "blocked": ("Item", "Title", "Why"),
+               "claimed": ("Item", "Title", "Holder", "Since", "Lease expires")}
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _md_cells(e: Entry) -> tuple[str, ...]:
+    """One entry's cells in its table's columns (`_MD_COLUMNS`)."""
+    it = e.item
+    first = (md_item(it.id, it.url), _md_text(_clip(it.title, _TITLE_CHARS)))
+    if isinstance(e, BlockedEntry):
+        return (*first, describe_reasons(e.reasons, _md_code, _md_text, _MAX_REFS))
+    if isinstance(e, ClaimedEntry):
+        holder, since, lease = _claim_words(e)
+        return (*first, _md_text(_clip(holder, _TITLE_CHARS)), since, lease)
+    return (*first, "" if it.priority is None else str(it.priority),
+            _md_text(_clip(", ".join(it.labels), _TITLE_CHARS)))
 
 
 def _md_rows(rs: ReadySet, kind: str) -> tuple[list[str], int, Iterator[str]]:
     """Header lines, row count and lazily formatted rows of one markdown table."""
-    if kind == "ready":
-        head = ["| Item | Title | Priority | Labels |", "| --- | --- | --- | --- |"]
-        ready = (
-            f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
-            f"{'' if e.item.priority is None else e.item.priority} | "
-            f"{_md_text(_clip(', '.join(e.item.labels), _TITLE_CHARS))} |"
-            for e in rs.ready
-        )
-        return head, len(rs.ready), ready
-    if kind == "blocked":
-        head = ["| Item | Title | Why |", "| --- | --- | --- |"]
-        blocked = (
-            f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
-            f"{describe_reasons(e.reasons, _md_code, _md_text, _MAX_REFS)} |"
-            for e in rs.blocked
-        )
-        return head, len(rs.blocked), blocked
-    head = ["| Item | Title | Holder | Since | Lease expires |", "| --- | --- | --- | --- | --- |"]
-    claimed = (
-        f"| {_md_item(rs, e.item.id)} | {_md_text(_clip(e.item.title, _TITLE_CHARS))} | "
-        f"{_md_text(_clip(holder, _TITLE_CHARS))} | {since} | {lease} |"
-        for e in rs.claimed
-        for holder, since, lease in [_claim_words(e)]
-    )
-    return head, len(rs.claimed), claimed
+    names = _MD_COLUMNS[kind]
+    entries: list[Entry] = getattr(rs, kind)
+    return ([_md_row(names), _md_row(["---"] * len(names))], len(entries),
+            (_md_row(_md_cells(e)) for e in entries))
 
 
 def md_block(title: str, head: Sequence[str], total: int, rows: Iterator[str], budget: int,

@@ -27,16 +27,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 from jr2_core import Outcome
 from jr2_core.errors import ItemError, UsageError
 
-from .readyset import BlockerRef, Claim, Snapshot, SnapshotItem
-from .registry import REQUIRED_METHODS, TrackerOptions, missing_methods
+from .readyset import Snapshot, SnapshotItem
+from .registry import TrackerOptions, missing_methods
 
 if TYPE_CHECKING:
     from .kit.bounds import Bounds
 
 
-__all__ = ["CLAIM_REMOVED", "GONE", "OUT_OF_SCOPE", "REQUIRED", "BlockerRef", "Claim", "ItemError",
-           "ReadOnly", "ReadOnlyError", "Snapshot", "SnapshotItem", "Tracker", "TrackerOptions",
-           "as_tracker", "missing_methods"]
+__all__ = ["CLAIM_REMOVED", "GONE", "OUT_OF_SCOPE", "ItemError", "ReadOnly", "ReadOnlyError",
+           "Tracker", "TrackerOptions", "as_tracker", "taken_back"]
 
 GONE = "a person closed, removed or moved it"
 """The `watch` reason for a held item that is no longer in the snapshot."""
@@ -47,10 +46,6 @@ OUT_OF_SCOPE = "it was moved out of this pool's scope"
 CLAIM_REMOVED = "jr2's claim mark was removed"
 """The `watch` reason for an item whose claim mark a person removed (not offered again in the
 run: the person took it back)."""
-
-REQUIRED = REQUIRED_METHODS
-"""The methods a tracker must implement."""
-
 
 class ReadOnlyError(UsageError):
     """A write was asked of a tracker opened read-only (a dry run such as `jr2 ready`)."""
@@ -157,8 +152,7 @@ class ReadOnly:
         self.name: str = tracker.name
 
     def snapshot(self) -> Snapshot:
-        result: Snapshot = self._tracker.snapshot()
-        return result
+        return self._tracker.snapshot()
 
     def _refuse(self, *_: Any, **__: Any) -> Any:
         raise ReadOnlyError(f"{self.name}: read-only here (a report never writes to a tracker)")

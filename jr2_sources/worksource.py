@@ -34,7 +34,7 @@ import socket
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -66,18 +66,19 @@ DEATHS_FAIL = 2
 LAPSED = "the lease lapsed while this pool was stopped"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class WorkItem:
     """What a worker gets for one item: tracker-agnostic fields plus the source's extras (a
-    slotted dataclass: one is made per claim, and `jr2 work local:` imports no pydantic)."""
+    slotted dataclass: one is made per claim, and `jr2 work local:` imports no pydantic), its
+    fields in the documented order of the item JSON."""
 
     id: str
     title: str
-    source: str
     url: str | None = None
     labels: list[str] = field(default_factory=list)
     priority: int | None = None
     branch: str | None = None
+    source: str
     extra: dict[str, Any] = field(default_factory=dict)
     gates: dict[str, dict[str, str | None]] = field(default_factory=dict)
     """The item's answered gates (`--gate`): name -> status (approved | rejected), reason, by."""
@@ -89,13 +90,6 @@ class WorkItem:
         return cls(id=item.id, title=item.title, url=item.url, labels=list(item.labels),
                    priority=item.priority, branch=item.branch, source=source,
                    extra=dict(item.extra), gates=gates)
-
-    def to_json(self) -> dict[str, Any]:
-        """The item as JSON-ready data, in the order of its fields as documented."""
-        return {"id": self.id, "title": self.title, "url": self.url,
-                "labels": list(self.labels), "priority": self.priority,
-                "branch": self.branch, "source": self.source, "extra": self.extra,
-                "gates": self.gates}
 
 
 def _json_default(value: Any) -> Any:
@@ -109,7 +103,7 @@ _dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
 
 def item_json(item: WorkItem) -> str:
     """The item file's text (`JR2_ITEM_JSON`): one top-level key a line, UTF-8 as it is."""
-    lines = [f"  {_dumps(k)}: {_dumps(v)}" for k, v in item.to_json().items()]
+    lines = [f"  {_dumps(f.name)}: {_dumps(getattr(item, f.name))}" for f in fields(item)]
     return "{\n" + ",\n".join(lines) + "\n}"
 
 

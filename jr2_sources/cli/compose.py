@@ -1,12 +1,12 @@
 """`jr2 work`'s composition as a Python function: `work()` / `work_async()`.
 
-Design: `jr2 work` is this function plus a command line. The click command parses its options
-and prints; everything between (the source and its Tracker, the WorkSource over it, the worker
-runner, the workspace, the Pool, the run host with its webhook and signal handling) is built
-here, once, so a Python user who calls `work(...)` gets exactly what `jr2 work`
-does, and the two cannot drift apart. The checks that need no claim (the COMMAND exists, the
-durations parse, `--listen`/`--tls-*`/the webhook secret, one snapshot of the source) all run
-before the run starts, so bad input claims nothing.
+`jr2 work` is this function plus a command line: everything between parsing and printing (the
+source and its Tracker, the WorkSource over it, the worker runner, the workspace, the Pool, the
+run host with its webhook and signal handling) is built here, once, so a Python caller of
+`work(...)` gets exactly what `jr2 work` does. The checks that need no claim (the COMMAND
+exists, the durations parse, `--listen`/`--tls-*`/the webhook secret, the capabilities the
+options need, one snapshot of the source) all run before the run starts, so bad input claims
+nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import os
 import ssl
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
-from typing import Any
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from jr2_core import define_event, pool, start
 from jr2_core.cli import resolve_state
@@ -29,7 +29,6 @@ from jr2_core.commands import host_and_wait, progress_printer
 from jr2_core.commands import observers as with_plugins
 from jr2_core.errors import UsageError
 from jr2_core.runs import RunResult
-from jr2_sources.capabilities.approvals import KeepsApprovals
 from jr2_sources.capabilities.approvals.live import attach_approvals
 from jr2_sources.capabilities.approvals.policy import check_name
 from jr2_sources.capabilities.attempts import EX_TEMPFAIL, AttemptPolicy
@@ -39,6 +38,7 @@ from jr2_sources.capabilities.dashboard.command import (
     open_dashboard,
 )
 from jr2_sources.capabilities.deltas.reader import first_reading
+from jr2_sources.capabilities.feedback import policy as feedback_policy
 from jr2_sources.capabilities.limits import KeepsLimits, LocksByComment
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
 from jr2_sources.capabilities.limits.policy import Limits
@@ -63,6 +63,8 @@ from .source import open_source
 from .workerenv import withheld, worker_env
 from .workspace import Workspace, Worktrees
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class WorkResult:
@@ -82,165 +84,147 @@ class WorkResult:
         return self.run.exit_code
 
 
-def work(source: str, command: Sequence[str], *, options: Sequence[str] = (), cap: int = 1,
-         lease: float | str = "10m", timeout: float | str | None = None, wait: bool = False,
-         port: int = 0, listen: str | None = None, tls_cert: Path | None = None,
-         tls_key: Path | None = None, webhook_secret_env: str | None = None,
-         workdir: Path | None = None, worktree: str | None = None,
-         pass_env: Sequence[str] = (), state: Path | None = None,
-         quiet: bool = True, max_attempts: int = 1, transient_exit: Sequence[int] = (),
-         retry_backoff: float | str | None = None,
-         retry_backoff_max: float | str | None = None,
-         global_cap: int | None = None, exclusive_by: Sequence[str] = (),
-         control_issue: str | None = None, gates: Sequence[str] = (),
-         dashboard: str | int | None = None,
-         dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
-         on_feedback: str = "nothing") -> WorkResult:
-    """Run `command` once for each ready item of `source`, as `jr2 work` does; return how the
-    run ended (blocks until it has; Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
+class WorkOptions(TypedDict, total=False):
+    """The keywords of `work()` and `work_async()`: `jr2 work`'s options of the same names
+    (defaults as there; `quiet` True). `options` are the kind's options as command-line words
+    (`["--label", "agent"]`); `worktree` is `--worktree BASE` (`"HEAD"` for a bare
+    `--worktree`); durations take seconds or text like `"10m"`, `log_limit` bytes or text like
+    `"10MiB"`; `dashboard` is `--dashboard N`."""
 
-    `source` is `kind:target` or a `jr2.toml` source name, and `options` the kind's options as
-    command-line words (`["--label", "agent"]`). The keywords are `jr2 work`'s options of the
-    same names (`worktree` is `--worktree BASE`, `"HEAD"` for a bare `--worktree`); `lease`
-    and `timeout` take seconds or a duration (`"10m"`). `quiet=False` prints progress on stderr
-    like `jr2 work`; the summary lines stay the command line's. Bad input raises `UsageError`
-    or `ConfigError` before anything is claimed. Use `work_async` inside a running event loop.
-    `dashboard` is `--dashboard N` (an issue kept up to date with the Ready-set, written at most
-    once per `dashboard_interval`). `log_limit` is `--log-limit` (bytes, or text like `"10MiB"`).
-    `on_feedback` is `--on-feedback` (`rerun` or `nothing`).
+    options: Sequence[str]
+    cap: int
+    lease: float | str
+    timeout: float | str | None
+    wait: bool
+    port: int
+    listen: str | None
+    tls_cert: Path | None
+    tls_key: Path | None
+    webhook_secret_env: str | None
+    workdir: Path | None
+    worktree: str | None
+    pass_env: Sequence[str]
+    state: Path | None
+    quiet: bool
+    max_attempts: int
+    transient_exit: Sequence[int]
+    retry_backoff: float | str | None
+    retry_backoff_max: float | str | None
+    global_cap: int | None
+    exclusive_by: Sequence[str]
+    control_issue: str | None
+    gates: Sequence[str]
+    dashboard: str | int | None
+    dashboard_interval: float | str
+    log_limit: int | str
+    on_feedback: str
+
+
+def work(source: str, command: Sequence[str], **options: Unpack[WorkOptions]) -> WorkResult:
+    """Run `command` once for each ready item of `source` (`kind:target` or a `jr2.toml`
+    source name), as `jr2 work` does; return how the run ended (blocks until it has;
+    Ctrl-C/SIGTERM end it cleanly as in `jr2 work`).
+
+    The keywords are `WorkOptions`. `quiet=False` prints progress on stderr like `jr2 work`;
+    the summary lines stay the command line's. Bad input raises `UsageError` or `ConfigError`
+    before anything is claimed. Use `work_async` inside a running event loop.
     """
-    plan = _prepare(source, command, options=options, cap=cap, lease=lease, timeout=timeout,
-                    wait=wait, port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
-                    webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
-                    pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
-                    transient_exit=transient_exit, retry_backoff=retry_backoff,
-                    retry_backoff_max=retry_backoff_max, global_cap=global_cap,
-                    exclusive_by=exclusive_by, control_issue=control_issue, gates=gates,
-                    dashboard=dashboard, dashboard_interval=dashboard_interval,
-                    log_limit=log_limit, on_feedback=on_feedback)
     # the checks and the first snapshot run before the event loop, so a Ctrl-C during the
     # tracker's retries interrupts them at once (asyncio.run would defer it)
-    return asyncio.run(_run(plan))
+    return asyncio.run(_run(_prepare(source, command, options)))
 
 
-async def work_async(source: str, command: Sequence[str], *, options: Sequence[str] = (),
-                     cap: int = 1, lease: float | str = "10m",
-                     timeout: float | str | None = None, wait: bool = False, port: int = 0,
-                     listen: str | None = None, tls_cert: Path | None = None,
-                     tls_key: Path | None = None, webhook_secret_env: str | None = None,
-                     workdir: Path | None = None, worktree: str | None = None,
-                     pass_env: Sequence[str] = (), state: Path | None = None,
-                     quiet: bool = True, max_attempts: int = 1,
-                     transient_exit: Sequence[int] = (),
-                     retry_backoff: float | str | None = None,
-                     retry_backoff_max: float | str | None = None, global_cap: int | None = None,
-                     exclusive_by: Sequence[str] = (),
-                     control_issue: str | None = None,
-                     gates: Sequence[str] = (),
-                     dashboard: str | int | None = None,
-                     dashboard_interval: float | str = "1m",
-                     log_limit: int | str = "10MiB",
-                     on_feedback: str = "nothing") -> WorkResult:
+async def work_async(source: str, command: Sequence[str],
+                     **options: Unpack[WorkOptions]) -> WorkResult:
     """`work()` for a caller already in an event loop (same arguments, same result; the checks
     and the first snapshot block the loop briefly, as they run before anything starts)."""
-    return await _run(_prepare(
-        source, command, options=options, cap=cap, lease=lease, timeout=timeout, wait=wait,
-        port=port, listen=listen, tls_cert=tls_cert, tls_key=tls_key,
-        webhook_secret_env=webhook_secret_env, workdir=workdir, worktree=worktree,
-        pass_env=pass_env, state=state, quiet=quiet, max_attempts=max_attempts,
-        transient_exit=transient_exit, retry_backoff=retry_backoff,
-        retry_backoff_max=retry_backoff_max, global_cap=global_cap, exclusive_by=exclusive_by,
-        control_issue=control_issue, gates=gates, dashboard=dashboard,
-        dashboard_interval=dashboard_interval, log_limit=log_limit, on_feedback=on_feedback))
+    return await _run(_prepare(source, command, options))
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """Everything a checked `work()` call runs with: the source's Tracker and config, COMMAND
-    with its absolute path, the durations in seconds, where the host listens, the state
-    directory, the run id, the workspace and the worker's environment."""
+    """A checked `work()` call: the WorkSource over the source's Tracker, its fence, the
+    worker, the Pool's cap and ending, where the host listens, the state directory, the run
+    id, and the dashboard, if any."""
 
-    adapter: Any
-    config: Any
-    argv: list[str]
+    ws: WorkSource
+    fence: Fence
+    worker: Any
     cap: int
-    lease: float
-    timeout: float | None
     wait: bool
     serve: _Serve
     state: Path
     run_id: str
-    workspace: Any
-    env: dict[str, str]
     quiet: bool
-    policy: Any = None
-    limits: Any = None
-    gates: frozenset[str] = frozenset()
-    dashboard: Any = None
-    first: Any = None  # the full reading that checked the source: the pool's first
-    log_limit: int = 10 << 20
-    locks: Any = None  # the `LockedClaims` of --control-issue, if any
+    poll: float | None
+    dashboard: Any
 
 
-def _prepare(source: str, command: Sequence[str], *, options: Sequence[str], cap: int,
-             lease: float | str, timeout: float | str | None, wait: bool, port: int,
-             listen: str | None, tls_cert: Path | None, tls_key: Path | None,
-             webhook_secret_env: str | None, workdir: Path | None, worktree: str | None,
-             pass_env: Sequence[str], state: Path | None, quiet: bool, max_attempts: int = 1,
-             transient_exit: Sequence[int] = (), retry_backoff: float | str | None = None,
-             retry_backoff_max: float | str | None = None, global_cap: int | None = None,
-             exclusive_by: Sequence[str] = (), control_issue: str | None = None,
-             gates: Sequence[str] = (), dashboard: str | int | None = None,
-             dashboard_interval: float | str = "1m", log_limit: int | str = "10MiB",
-             on_feedback: str = "nothing") -> _Plan:
+def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
     """Check the arguments and open the source (synchronously; bad input raises here, before
     anything is claimed)."""
+    unknown = set(o) - WorkOptions.__annotations__.keys()
+    if unknown:
+        raise TypeError(f"work() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     argv = resolve_command(list(command))
-    lease_s = _seconds("--lease", lease)
+    lease = _seconds("--lease", o.get("lease", "10m"))
+    timeout = o.get("timeout")
     timeout_s = _seconds("--timeout", timeout) if timeout is not None else None
-    try:
-        log_bytes = parse_size(log_limit)
-    except ValueError as exc:
-        raise UsageError(f"--log-limit: {exc}") from None
-    policy = _attempt_policy(max_attempts, transient_exit, retry_backoff, retry_backoff_max)
-    limits = Limits.parse(global_cap, exclusive_by)
-    serve = _listen_options(listen, port, webhook_secret_env, tls_cert, tls_key)
-    state_dir = resolve_state(state, create=True)
-    names = _gate_names(gates)
-    adapter, config = open_source(source, list(options), state_dir, read_only=False)
-    if names and not isinstance(adapter, KeepsApprovals):
-        raise UsageError(f"{adapter.name}: this source cannot park an item awaiting approval, "
-                         "so it cannot use --gate")
-    locks = _limited(adapter, limits, control_issue)
-    from jr2_sources.capabilities.feedback import policy as feedback_policy
-
-    feedback_policy.apply(adapter, on_feedback, max_attempts,
-                          wait=wait)
+    log_bytes = _parsed("--log-limit", parse_size, o.get("log_limit", "10MiB"))
+    max_attempts = o.get("max_attempts", 1)
+    policy = _attempt_policy(max_attempts, o.get("transient_exit", ()), o.get("retry_backoff"),
+                             o.get("retry_backoff_max"))
+    limits = Limits.parse(o.get("global_cap"), o.get("exclusive_by", ()))
+    secret_env = o.get("webhook_secret_env")
+    serve = _listen_options(o.get("listen"), o.get("port", 0), secret_env, o.get("tls_cert"),
+                            o.get("tls_key"))
+    state = resolve_state(o.get("state"), create=True)
+    gates = _parsed("--gate", lambda names: frozenset(map(check_name, names)),
+                    o.get("gates", ()))
+    wait, quiet = o.get("wait", False), o.get("quiet", True)
+    adapter, config = open_source(source, list(o.get("options", ())), state, read_only=False)
+    locks = _limited(adapter, limits, o.get("control_issue"))
+    feedback_policy.apply(adapter, o.get("on_feedback", "nothing"), max_attempts, wait=wait)
     if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
         raise UsageError(f"{adapter.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     run_id = f"r-{token_hex(4)}"
-    workspace = (Worktrees.open(workdir or Path.cwd(), worktree, state_dir, run_id)
-                 if worktree is not None else Workspace((workdir or Path.cwd()).resolve()))
+    opts = layer_options(config)
+    fence = Fence()  # one command supervisor for the pool, started with its first command
+    wake = define_event(name="wake", description="The tracker changed: look for work again.")
+    # refuses what the tracker cannot do (--max-attempts, the limits, --gate) in one line
+    ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
+                    children_block=opts.children_block, poll_every=opts.poll_every,
+                    idle_poll=opts.poll_every or 5.0, wake=wake, attempts=policy,
+                    resync_every=opts.resync_every, limits=limits, gates=gates, locks=locks,
+                    fence=fence)
+    workdir, worktree = o.get("workdir") or Path.cwd(), o.get("worktree")
+    workspace = (Worktrees.open(workdir, worktree, state, run_id) if worktree is not None
+                 else Workspace(workdir.resolve()))
+    pass_env = tuple(o.get("pass_env", ()))
     if KEY_VAR in pass_env:
         raise UsageError(f"--pass-env {KEY_VAR}: the marker key is never given to commands "
                          "(a command holding it could sign claims and answers)")
-    held = [n for n in (webhook_secret_env, *token_variables(source, load_registry())) if n]
-    env = worker_env(tuple(pass_env), held)
+    held = [n for n in (secret_env, *token_variables(source, load_registry())) if n]
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
     first = first_reading(adapter)
+    ws.prime(first)
     dash = None
-    if dashboard is not None:
-        dash = open_dashboard(adapter, dashboard, first,
+    if (issue := o.get("dashboard")) is not None:
+        dash = open_dashboard(adapter, issue, first,
                               interval=interval_seconds("--dashboard-interval",
-                                                        dashboard_interval),
+                                                        o.get("dashboard_interval", "1m")),
                               option="--dashboard-interval")
+    worker = ws.guard(command_worker(argv, log_dir=state / "logs" / run_id, run_id=run_id,
+                                     redact=Redactor(secret_values()), timeout=timeout_s,
+                                     workspace=workspace, base_env=worker_env(pass_env, held),
+                                     log_limit=log_bytes, fence=fence))
     # said once the run is sure to start, so a bad argument stays a one-line error
-    if not quiet and (out := withheld(tuple(pass_env), held)):
+    if not quiet and (out := withheld(pass_env, held)):
         print(f"jr2: left out of the command's environment (credentials): {', '.join(out)} "
               "(--pass-env NAME passes one)", file=sys.stderr)
-    return _Plan(adapter, config, argv, cap, lease_s, timeout_s, wait, serve, state_dir, run_id,
-                 workspace, env, quiet, policy, limits, names, dash, first, log_bytes, locks)
+    return _Plan(ws, fence, worker, o.get("cap", 1), wait, serve, state, run_id, quiet,
+                 opts.poll_every, dash)
 
 
 def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
@@ -271,15 +255,6 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
     return locked
 
 
-def _gate_names(gates: Sequence[str]) -> frozenset[str]:
-    """`--gate NAME` (repeatable), checked
-    (`jr2_sources.capabilities.approvals.policy.check_name`)."""
-    try:
-        return frozenset(check_name(g) for g in gates)
-    except ValueError as exc:
-        raise UsageError(f"--gate: {exc}") from None
-
-
 def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float | str | None,
                     backoff_max: float | str | None) -> Any:
     """`--max-attempts`, `--transient-exit` and `--retry-backoff[-max]` (None: 30s, 1h) as an
@@ -298,13 +273,17 @@ def _attempt_policy(max_attempts: int, transient: Sequence[int], backoff: float 
                          backoff=base, backoff_max=max(cap, base))
 
 
-def _seconds(option: str, value: float | str) -> float:
-    """A duration option in seconds (a number, or text like `"10m"`); bad input is a usage
-    error naming the option."""
+def _parsed(option: str, parse: Callable[[Any], _T], value: Any) -> _T:
+    """`parse(value)`; a `ValueError` is a usage error naming the option."""
     try:
-        return parse_duration(value)
+        return parse(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
+
+
+def _seconds(option: str, value: float | str) -> float:
+    """A duration option in seconds (a number, or text like `"10m"`)."""
+    return _parsed(option, parse_duration, value)
 
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -370,24 +349,10 @@ def _tls_context(cert: Path, key: Path | None) -> Any:
 
 
 async def _run(plan: _Plan) -> WorkResult:
-    """Compose and run: the WorkSource over the Tracker, the command worker, the Pool, the run
-    host (with the tracker's webhook, if any) and the progress observers."""
-    state, run_id, quiet, serve = plan.state, plan.run_id, plan.quiet, plan.serve
-    wake = define_event(name="wake", description="The tracker changed: look for work again.")
-    opts = layer_options(plan.config)
-    poll = opts.poll_every
-    fence = Fence()  # one command supervisor for the pool, started with its first command
-    ws = WorkSource(plan.adapter, holder=default_holder(run_id), lease=plan.lease,
-                    children_block=opts.children_block, poll_every=poll, idle_poll=poll or 5.0,
-                    wake=wake, attempts=plan.policy, resync_every=opts.resync_every,
-                    limits=plan.limits, gates=plan.gates, locks=plan.locks, fence=fence)
-    if plan.first is not None:
-        ws.prime(plan.first)  # start-up reads the backlog once (deltas.py)
-    worker = ws.guard(command_worker(plan.argv, log_dir=state / "logs" / run_id, run_id=run_id,
-                                     redact=Redactor(secret_values()), timeout=plan.timeout,
-                                     workspace=plan.workspace, base_env=plan.env,
-                                     log_limit=plan.log_limit, fence=fence))
-    machine = pool(worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
+    """Run the Pool over the WorkSource, with the run host (and the tracker's webhook, if
+    any), the progress observers and the dashboard."""
+    ws, run_id, quiet, serve = plan.ws, plan.run_id, plan.quiet, plan.serve
+    machine = pool(plan.worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
     observers: list[Any] = [ws.tally.observe, IdleTrim().observe]
     view = None
@@ -402,14 +367,14 @@ async def _run(plan: _Plan) -> WorkResult:
     handle: list[Any] = []
 
     def begin(after: Any) -> Any:
-        handle.append(start(machine, None, state_dir=state, observers=with_plugins(*observers),
-                            run_id=run_id, after=after))
+        handle.append(start(machine, None, state_dir=plan.state,
+                            observers=with_plugins(*observers), run_id=run_id, after=after))
         return handle[0]
 
     board = None
     if plan.dashboard is not None:
         board = DashboardLoop(plan.dashboard, lambda: ws.last, ws.ready_set,
-                              check_every=min(max(poll or 5.0, 1.0), 5.0),
+                              check_every=min(max(plan.poll or 5.0, 1.0), 5.0),
                               quiet=quiet or sys.stderr.isatty())  # a live view: no lines
 
     def setup_host(host: Any) -> None:
@@ -417,10 +382,8 @@ async def _run(plan: _Plan) -> WorkResult:
 
         host.doors = Doors()  # --listen faces the internet: connection caps (doors.py)
         host.backlog = host.doors.backlog
-        if plan.gates:  # `jr2 send approvals approve|reject` (approvals.py)
-
+        if ws.gates:  # `jr2 send approvals approve|reject` (approvals.py)
             attach_approvals(handle[0], ws.tracker)
-
         hook = ws.tracker.webhook if isinstance(ws.tracker, TakesWebhooks) else None
         if hook is not None and board is not None:
             hook = board.receiver(hook)
@@ -450,7 +413,7 @@ async def _run(plan: _Plan) -> WorkResult:
             keeper.cancel()
         if view is not None:
             view.stop()
-        fence.close()
+        plan.fence.close()
         ws.tracker.close()
     return WorkResult(run=result, tally=ws.tally, ready_set=ws.last)
 

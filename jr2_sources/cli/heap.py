@@ -1,16 +1,11 @@
 """The `jr2 work` process's glibc heap: one malloc arena, and freed memory given back when idle.
 
-glibc gives each thread that allocates its own arena (up to 8 per core), and an arena keeps its
-high-water mark: the worker threads that read the tracker's answers would each hold megabytes
-of freed memory after a burst of items. Those threads allocate under the GIL, so one shared
-arena is seldom contended. `share_malloc_arena` asks for it (`M_ARENA_MAX` = 1) before the
-worker threads start; called by the command line only, as a program that calls `compose.work`
-keeps its own allocator settings.
-
-Even one arena keeps the free pages a burst left between live objects. `IdleTrim`, a run
-observer every `work()` run has, calls `malloc_trim(0)` once no worker has run for `after`
-seconds, so a long-lived `--wait` pool falls back to its idle size after each burst (a trim frees
-only what is free). Off glibc both do nothing.
+`share_malloc_arena` asks glibc for one arena (`M_ARENA_MAX` = 1) before the worker threads
+start, so the threads that read the tracker's answers do not each keep their own high-water
+mark; the command line calls it, a program that calls `compose.work` keeps its own allocator
+settings. `IdleTrim`, an observer of every `work()` run, calls `malloc_trim(0)` once no worker
+has run for `after` seconds, so a long-lived `--wait` pool falls back to its idle size after a
+burst. Off glibc both do nothing.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ from jr2_sources.tracker import ReadOnly
 from .source import SourceCommand, open_source, source_or_help
 
 FORMATS = ("table", "json", "markdown", "mermaid", "dot")
+_RENDER = {"markdown": report.render_markdown, "mermaid": report.render_mermaid,
+           "dot": report.render_dot}
 
 
 @click.command(
@@ -84,12 +86,8 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     elif fmt == "json":
         # indented for people; compact (C-encoded, ~5x faster on big backlogs) when piped
         click.echo(report.render_json(rs, indent=2 if sys.stdout.isatty() else None))
-    elif fmt == "markdown":
-        click.echo(report.render_markdown(rs))
-    elif fmt == "mermaid":
-        click.echo(report.render_mermaid(rs))
-    elif fmt == "dot":
-        click.echo(report.render_dot(rs))
+    elif fmt in _RENDER:
+        click.echo(_RENDER[fmt](rs))
     elif sys.stdout.isatty():
         report.render_rich(rs, Console())
     else:

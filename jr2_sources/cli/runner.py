@@ -22,7 +22,6 @@ import logging
 import os
 import shutil
 import signal
-import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -57,7 +56,7 @@ OUTPUT_DRAIN = 1.0
 """How long output is still read after the command's group ended (a process that left the
 group may hold the pipes open)."""
 
-_running: set[asyncio.subprocess.Process] = set()
+_running: set[_Process] = set()
 
 
 def resolve_command(argv: list[str]) -> list[str]:
@@ -100,12 +99,12 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
     """The item's variables, and one note for each that had to be left out. `branch` (the
     workspace's) stands in for the item's own; `sandbox` is the item's scratch directory."""
     values = {"JR2_ITEM_ID": item.id, "JR2_ITEM_TITLE": item.title,
-              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": _absolute(item_file),
+              "JR2_ITEM_URL": item.url or "", "JR2_ITEM_JSON": os.path.abspath(item_file),
               "JR2_RUN_ID": run_id}
     if branch or item.branch:
         values["JR2_ITEM_BRANCH"] = branch or item.branch or ""
     if sandbox is not None:
-        values["JR2_SANDBOX"] = _absolute(sandbox)
+        values["JR2_SANDBOX"] = os.path.abspath(sandbox)
     values.update(hand_off(item, item_file.with_name(item_file.stem + ".blockers.json")))
     values.update(env_for(item.gates))  # --gate: the answers for this attempt
     values.update(feedback_files(item.extra.get("feedback"), item_file))  # --on-feedback rerun
@@ -121,24 +120,15 @@ def item_env(item: WorkItem, item_file: Path, run_id: str, *, branch: str | None
     return env, notes
 
 
-def _absolute(path: Path) -> str:
-    """`path` resolved; one the caller already resolved is taken as it is (a `realpath` per item
-    is a system call per path component)."""
-    text = str(path)
-    if text.startswith(os.sep) and f"{os.sep}..{os.sep}" not in f"{text}{os.sep}":
-        return text
-    return str(path.resolve())
-
-
 # -- the process group -----------------------------------------------------------------------
 
 
-def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
+def _kill_group(proc: _Process, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
 
 
-def _group_alive(proc: asyncio.subprocess.Process) -> bool:
+def _group_alive(proc: _Process) -> bool:
     try:
         os.killpg(proc.pid, 0)
     except (ProcessLookupError, PermissionError):
@@ -160,35 +150,32 @@ class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
-_exits: weakref.WeakKeyDictionary[asyncio.subprocess.Process, asyncio.Future[None]] = (
-    weakref.WeakKeyDictionary())
+class _Process(asyncio.subprocess.Process):
+    """asyncio's `Process`, with its protocol's `exited` future."""
+
+    def __init__(self, transport: Any, protocol: _ExitProtocol,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(transport, protocol, loop)
+        self.exited = protocol.exited
 
 
-async def _spawn(*argv: str, **kw: Any) -> asyncio.subprocess.Process:
+async def _spawn(*argv: str, **kw: Any) -> _Process:
     """`asyncio.create_subprocess_exec`, whose exit `_exited` hears without polling."""
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _ExitProtocol(1 << 16, loop), *argv, **kw)  # asyncio's default limit
-    proc = asyncio.subprocess.Process(transport, protocol, loop)
-    _exits[proc] = protocol.exited
-    return proc
+    return _Process(transport, protocol, loop)
 
 
-async def _exited(proc: asyncio.subprocess.Process) -> int:
+async def _exited(proc: _Process) -> int:
     """The command's exit code, as soon as it exits. Not `proc.wait()`: that also waits for
-    the output pipes to close, which a background child holding them delays. (A process not
-    started by `_spawn` is polled.)"""
-    exited = _exits.get(proc)
-    if exited is not None:
-        await asyncio.shield(exited)  # a timeout cancels this wait, never the shared future
-    pause = 0.005
-    while proc.returncode is None:
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, 0.05)
+    the output pipes to close, which a background child holding them delays."""
+    await asyncio.shield(proc.exited)  # a timeout cancels this wait, never the shared future
+    assert proc.returncode is not None  # set before the protocol hears of the exit
     return proc.returncode
 
 
-async def _end_group(proc: asyncio.subprocess.Process) -> None:
+async def _end_group(proc: _Process) -> None:
     """End the command and everything left in its process group: SIGTERM, then SIGKILL after
     `KILL_GRACE`. Returns once the command is reaped and the group is gone."""
     if proc.returncode is not None and not _group_alive(proc):
@@ -237,11 +224,7 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 async def _finish_reading(readers: list[asyncio.Task[None]]) -> None:
-    if all(task.done() for task in readers):  # the usual case: nothing to wait for
-        for task in readers:
-            if not task.cancelled():
-                task.exception()  # retrieved (and ignored), as gather(return_exceptions) does
-        return
+    """Let the readers finish the output for at most `OUTPUT_DRAIN` seconds."""
     _, pending = await asyncio.wait(readers, timeout=OUTPUT_DRAIN)
     for task in pending:
         task.cancel()
@@ -262,7 +245,6 @@ def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redac
     lapsed while the pool could not (`kit/fence.py`)."""
     place_of = workspace or Workspace(Path.cwd())
     logs = log_dir.resolve()
-    made: list[bool] = []  # the log directory is made once, by the first item
     # jr2's environment minus what is per item, filtered once, not once per item
     fixed = None if base_env is None else _inheritable(base_env)
 
@@ -270,9 +252,7 @@ def command_worker(argv: list[str], *, log_dir: Path, run_id: str, redact: Redac
         stem = safe_name(item.id)
         item_file = logs / f"{stem}.json"
         try:
-            if not made:
-                logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-                made.append(True)
+            logs.mkdir(mode=0o700, parents=True, exist_ok=True)
             _write_private(item_file, item_json(item))
         except OSError as exc:
             raise _state_full(exc, item_file) if exc.errno in FULL_ERRNOS else exc from None
@@ -380,7 +360,7 @@ def _state_full(exc: OSError, path: Path) -> Failure:
                    detail={"state_full": str(path), "log": str(path)})
 
 
-async def _exited_or_full(proc: asyncio.subprocess.Process, logf: ItemLog) -> None:
+async def _exited_or_full(proc: _Process, logf: ItemLog) -> None:
     """Wait until the command exits or its log cannot be written any more."""
     if logf.full.is_set():
         return
@@ -393,7 +373,7 @@ async def _exited_or_full(proc: asyncio.subprocess.Process, logf: ItemLog) -> No
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: ItemLog,
-                 log_path: Path) -> asyncio.subprocess.Process:
+                 log_path: Path) -> _Process:
     """Start the command in a session (and process group) of its own; a command that cannot
     be started fails its item."""
     try:
@@ -409,7 +389,7 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: ItemLog,
                       ) from None
 
 
-async def _supervise(proc: asyncio.subprocess.Process, logf: ItemLog, log_path: Path,
+async def _supervise(proc: _Process, logf: ItemLog, log_path: Path,
                      redact: Redactor, timeout: float | None, last_out: list[str],
                      err_tail: deque[str]) -> Any:
     """Log the command's output, wait for it, end its group, and turn its exit into a result."""

@@ -45,7 +45,7 @@ class WorkCommand(SourceCommand):
               help="Stop a command that runs longer (e.g. 30m); it fails.")
 @click.option("--lease", metavar="DURATION", default="10m", show_default=True,
               help="How long a claim lasts unless renewed (renewed every third of it).")
-@click.option("--wait", "wait_forever", is_flag=True,
+@click.option("--wait", is_flag=True,
               help="Keep waiting for new work instead of ending when drained (Ctrl-C ends).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0,
               help="Port of the run host on 127.0.0.1 (0: any free port).")
@@ -56,7 +56,7 @@ class WorkCommand(SourceCommand):
 @gates_options.WORK_OPTIONS
 @click.option("--workdir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Run COMMAND in this directory (default: the current one).")
-@click.option("--worktree", "worktree_base", metavar="BASE", is_flag=False, flag_value="HEAD",
+@click.option("--worktree", metavar="BASE", is_flag=False, flag_value="HEAD",
               default=None,
               help="Run COMMAND in a git worktree of its own per item, on JR2_ITEM_BRANCH "
                    "from BASE (default HEAD); removed after success, kept after a failure.")
@@ -73,10 +73,8 @@ class WorkCommand(SourceCommand):
 @dashboard_options.WORK_OPTIONS
 @state_option
 @click.pass_context
-def work_cmd(ctx: click.Context, /, source: str | None, cap: int, timeout: str | None,
-             lease: str, wait_forever: bool, port: int, workdir: Path | None,
-             worktree_base: str | None, pass_env: tuple[str, ...], log_limit: str, quiet: bool,
-             as_json: bool, state_dir: Path | None, **capability_options: Any) -> None:
+def work_cmd(ctx: click.Context, /, source: str | None, as_json: bool, state_dir: Path | None,
+             **options: Any) -> None:
     """Run COMMAND once for each ready item of SOURCE, claiming each so that no other pool
     (here or on another machine) runs it too:
 
@@ -96,12 +94,10 @@ def work_cmd(ctx: click.Context, /, source: str | None, cap: int, timeout: str |
     if source is None:
         return
     share_malloc_arena()  # before the worker threads: a burst leaves no per-thread high water
-    # the capability slices' options (`WORK_OPTIONS`) are `work()`'s keywords of the same names
-    result = work(source, ctx.meta.get("jr2.command", []), options=list(ctx.args), cap=cap,
-                  lease=lease, timeout=timeout, wait=wait_forever, port=port, workdir=workdir,
-                  worktree=worktree_base, pass_env=pass_env, state=state_dir, quiet=quiet,
-                  log_limit=log_limit, **capability_options)
-    _summary(result, quiet=quiet)
+    # every option but --json and --state is `work()`'s keyword of the same name
+    result = work(source, ctx.meta.get("jr2.command", []), options=list(ctx.args),
+                  state=state_dir, **options)
+    _summary(result, quiet=options["quiet"])
     if as_json:
         data = result.run.to_json()
         data["skipped"] = dict(result.tally.skipped)  # refused by the tracker: why, per item
@@ -139,22 +135,16 @@ def _summary(work: WorkResult, *, quiet: bool = False) -> None:
         click.echo(f"jr2: run {result.run_id} {run_ending(result.state, status)}: "
                    f"{tally.done} done, {len(tally.failed)} failed, {tally.cancelled} cancelled"
                    f"{more}", err=True)
-    for iid, reason in tally.failed.items():
-        click.echo(f"jr2:   failed {one_line(iid)}: {one_line(reason)}", err=True)
-    for iid, reason in tally.stopped.items():
-        click.echo(f"jr2:   stopped {one_line(iid)}: a person took it back ({one_line(reason)}); "
-                   "nothing recorded", err=True)
-    for iid, reason in tally.skipped.items():
-        click.echo(f"jr2:   skipped {one_line(iid)}: the tracker refused the claim "
-                   f"({one_line(reason)})", err=True)
-    for iid in sorted(tally.retried):
-        click.echo(f"jr2:   retried {one_line(iid)}: a person cleared its failure during the run",
-                   err=True)
-    for iid, gate in tally.parked.items():
-        click.echo(f"jr2:   parked {one_line(iid)}: awaits approval of gate {one_line(gate)}",
-                   err=True)
-    for iid, reason in tally.unsettled.items():
-        click.echo(f"jr2:   not settled {one_line(iid)}: {one_line(reason)}", err=True)
+    for word, whys, text in (
+            ("failed", tally.failed, "{}"),
+            ("stopped", tally.stopped, "a person took it back ({}); nothing recorded"),
+            ("skipped", tally.skipped, "the tracker refused the claim ({})"),
+            ("retried", dict.fromkeys(sorted(tally.retried), ""),
+             "a person cleared its failure during the run"),
+            ("parked", tally.parked, "awaits approval of gate {}"),
+            ("not settled", tally.unsettled, "{}")):
+        for iid, why in whys.items():
+            click.echo(f"jr2:   {word} {one_line(iid)}: {text.format(one_line(why))}", err=True)
     rs = work.ready_set
     if not quiet and rs is not None and status == "deadlocked" and rs.blocked:
         click.echo("jr2: blocked:", err=True)

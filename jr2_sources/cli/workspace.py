@@ -113,9 +113,9 @@ class Worktrees(Workspace):
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _branch_exists(self, branch: str) -> bool:
+    def _has(self, ref: str) -> bool:
         try:
-            _git(self.repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+            _git(self.repo, "rev-parse", "--verify", "--quiet", ref)
         except RuntimeError:
             return False
         return True
@@ -126,7 +126,7 @@ class Worktrees(Workspace):
             raise RuntimeError(f"{branch} is not a branch name (refs/heads/NAME or NAME)")
         _git(self.repo, "check-ref-format", "--branch", branch)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if self._branch_exists(branch):
+        if self._has(f"refs/heads/{branch}"):
             self._locked("worktree", "add", str(path), branch)
             return False
         self._locked("worktree", "add", "-b", branch, str(path), self._start_point(start))
@@ -137,11 +137,8 @@ class Worktrees(Workspace):
         if start is None:
             return self.base
         for ref in (f"refs/heads/{start}", f"refs/remotes/origin/{start}"):
-            try:
-                _git(self.repo, "rev-parse", "--verify", "--quiet", ref)
-            except RuntimeError:
-                continue
-            return ref
+            if self._has(ref):
+                return ref
         raise RuntimeError(f"the blocker's branch {start} is neither a branch nor origin/{start} "
                            "in this clone (git fetch?)")
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memorytracker import MemoryItem, MemoryTracker
 
 from jr2_sources.capabilities.deltas.reader import ReadyReader, first_reading
 from jr2_sources.cli.compose import work
 from jr2_sources.readyset import Snapshot, SnapshotItem
-from jr2_sources.testing import MemoryItem, MemoryTracker
 from jr2_sources.testing.fakes.github_server import FakeGitHub
 from jr2_sources.testing.fakes.jira_server import FakeJira
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from memorytracker import MemoryTracker
 
 from jr2_core.errors import UsageError
 from jr2_sources.capabilities.limits.policy import Limits
 from jr2_sources.readyset import Claim, Snapshot, SnapshotItem, compute_ready_set
 from jr2_sources.report import describe_reasons, explain, render_text
-from jr2_sources.testing import MemoryTracker
 from jr2_sources.worksource import WorkSource
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -148,7 +148,7 @@ async def test_a_settle_in_the_same_turn_as_a_renewal_answers_ends_and_renews_no
     lease renewal answered, the settle's cancellation of the renewer was swallowed (Python
     3.11's `asyncio.wait_for`), the renewer went on renewing the settled claim, and the settle
     waited for it forever."""
-    from jr2_sources.testing import MemoryItem, MemoryTracker
+    from memorytracker import MemoryItem, MemoryTracker
 
     class Inline(MemoryTracker):
         inline = True  # renewals answer on the loop, as `local:`'s do

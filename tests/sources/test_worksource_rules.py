@@ -7,11 +7,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from memorytracker import MemoryItem, MemoryTracker
 
 from jr2_core import Context, Failure, Outcome, pool, start
 from jr2_sources import ReadOnly, ReadOnlyError, SnapshotItem, Tracker
 from jr2_sources.kit.fence import Fence
-from jr2_sources.testing import MemoryItem, MemoryTracker
 from jr2_sources.worksource import WorkSource
 
 
