@@ -85,27 +85,13 @@ def _use_token_env(kind: SourceKind, where: str, variable: Any) -> None:
     os.environ[kind.token_var] = value
 
 
-def token_variables(spec: str, registry: Registry, cwd: Path | None = None) -> tuple[str, ...]:
-    """The environment variables SOURCE's token is read from: its kind's own (`token_var`) and,
-    for a named source, the one its `token_env` names. jr2 keeps both from its commands."""
+def _lookup(spec: str, registry: Registry,
+            cwd: Path | None) -> tuple[SourceKind, NamedSource | None]:
+    """SOURCE's kind, and its `jr2.toml` entry when it is a named source; a one-line error
+    naming the known kinds or sources when it is neither."""
     kind_name, _ = split_source(spec)
-    if ":" in spec and kind_name in registry.kinds:
-        kind, variable = registry.get(kind_name), None
-    elif (entry := load_named_sources(cwd).get(spec)) is not None:
-        kind_of, base = entry.checked()
-        kind, variable = registry.get(kind_of), base.get("token_env")
-    else:
-        return ()
-    return tuple(v for v in (kind.token_var, variable) if isinstance(v, str) and v)
-
-
-def resolve_source(spec: str, options: list[str], registry: Registry,
-                   cwd: Path | None = None) -> tuple[SourceKind, BaseModel]:
-    """SOURCE (`kind:target` or a name from jr2.toml) and its options -> (kind, config)."""
-    kind_name, target = split_source(spec)
     if ":" in spec and (kind_name in registry.kinds or kind_name in registry.conflicts):
-        kind = registry.get(kind_name)
-        return kind, validate_config(kind, {"target": target, **options_to_values(kind, options)})
+        return registry.get(kind_name), None
     named = load_named_sources(cwd)
     entry = named.get(spec)
     if entry is None:
@@ -113,8 +99,25 @@ def resolve_source(spec: str, options: list[str], registry: Registry,
             registry.get(kind_name)  # raises: unknown kind, listing the kinds
         names = ", ".join(sorted(named)) or "none defined in jr2.toml"
         raise UsageError(f"{spec!r} is neither KIND:TARGET nor a named source ({names})")
-    kind_of, base = entry.checked()
-    kind = registry.get(kind_of)
+    return registry.get(entry.checked()[0]), entry
+
+
+def token_variables(spec: str, registry: Registry, cwd: Path | None = None) -> tuple[str, ...]:
+    """The environment variables SOURCE's token is read from: its kind's own (`token_var`) and,
+    for a named source, the one its `token_env` names. jr2 keeps both from its commands."""
+    kind, entry = _lookup(spec, registry, cwd)
+    variable = None if entry is None else entry.checked()[1].get("token_env")
+    return tuple(v for v in (kind.token_var, variable) if isinstance(v, str) and v)
+
+
+def resolve_source(spec: str, options: list[str], registry: Registry,
+                   cwd: Path | None = None) -> tuple[SourceKind, BaseModel]:
+    """SOURCE (`kind:target` or a name from jr2.toml) and its options -> (kind, config)."""
+    kind, entry = _lookup(spec, registry, cwd)
+    if entry is None:
+        target = split_source(spec)[1]
+        return kind, validate_config(kind, {"target": target, **options_to_values(kind, options)})
+    base = entry.checked()[1]
     where = entry.where
     if "token_env" in base:
         _use_token_env(kind, where, base.pop("token_env"))

@@ -1,5 +1,5 @@
-"""`Tracker`: the one thing a tracker plugin implements (the seam), and the Snapshot types it
-returns.
+"""`Tracker`: the one thing a tracker plugin implements (the seam); the Snapshot types it
+returns live in `readyset` (both exported by `jr2_sources`).
 
 * Required: `snapshot()`, `claim(item, holder, lease)`, `renew(item_id, holder, lease)` and
   `settle(item_id, holder, outcome)`. `outcome.status` is `done`, `failed` (the failure mark,

@@ -355,13 +355,10 @@ async def _run(plan: _Plan) -> WorkResult:
     machine = pool(plan.worker, id="work", source=ws.as_source(), item_id=lambda w: w.id,
                    cap=plan.cap, on_drained="wait" if plan.wait else "final")
     observers: list[Any] = [ws.tally.observe, IdleTrim().observe]
-    view = None
-    if quiet:
-        pass
-    elif sys.stderr.isatty():
-        view = LiveView(ws)
+    view = LiveView(ws) if not quiet and sys.stderr.isatty() else None
+    if view is not None:
         observers.append(view.observe)
-    else:
+    elif not quiet:
         observers.append(progress_printer(False))
 
     handle: list[Any] = []
