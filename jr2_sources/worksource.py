@@ -36,7 +36,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jr2_core import EventDef, Failure, Next, Outcome, RunEvent, Source, source
 from jr2_core.errors import ItemError, StateFull, UsageError
@@ -46,6 +46,7 @@ from jr2_sources.capabilities.approvals import KeepsApprovals
 from jr2_sources.capabilities.approvals.policy import EX_AWAIT_APPROVAL, ApprovalRequest
 from jr2_sources.capabilities.attempts import Attempt, AttemptPolicy, KeepsAttempts
 from jr2_sources.capabilities.deltas import ReadsDeltas
+from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.deltas.reader import DEFAULT_RESYNC_EVERY, ReadyReader, ReadyView
 from jr2_sources.capabilities.limits import KeepsLimits
 from jr2_sources.capabilities.limits.comment_locks import LockedClaims
@@ -220,8 +221,10 @@ class WorkSource:
         self.watch_every = watch_every or poll_every or DEFAULT_WATCH_EVERY
         self.wake = wake
         self.clock = clock
-        changes = self.tracker.changes if isinstance(self.tracker, ReadsDeltas) else None
-        snapshot: Callable[[], Snapshot] = self.tracker.snapshot
+        # read through the tracker at each reading: a slice may wrap its readings later (the
+        # dashboard hides its own issue once the first reading has been checked)
+        changes = self._changes if isinstance(self.tracker, ReadsDeltas) else None
+        snapshot: Callable[[], Snapshot] = self._snapshot
         if locks is not None:  # a new reading: the next look lists the coordination issue again
             snapshot, changes = locks.reading(snapshot, changes)
         if self.limits.rules:  # every item read carries its conflict groups
@@ -255,6 +258,12 @@ class WorkSource:
     def last(self) -> ReadySet | None:
         """The Ready-set `next` last read (complete, built on first use), None before."""
         return self._reader.last
+
+    def _snapshot(self) -> Snapshot:
+        return self.tracker.snapshot()
+
+    def _changes(self, *, full: bool = False) -> Snapshot | Delta:
+        return cast(ReadsDeltas, self.tracker).changes(full=full)
 
     def prime(self, snapshot: Snapshot) -> None:
         """Start from `snapshot`, a full reading of this tracker made just before the run
