@@ -58,12 +58,8 @@ class LinearChanges(SinceReader[str]):
         self._now = datetime.now(UTC)  # the server's time of `_whole`
 
     def prepare(self) -> None:
-        """The marks, asked for by id: news even when their `updatedAt` did not move."""
+        """The marks, asked for by id in this delta's `page`."""
         self._direct = sorted(str(m) for m in self.window.take_marks())
-        known = {lid: ident for ident, (lid, _url) in dict(self.reader.ids).items()}
-        for lid in self._direct:
-            if lid in known:
-                self.window.forget(known[lid])
         self._answered, self._whole = set(), {}
 
     def page(self, since: datetime) -> Page:
@@ -75,6 +71,9 @@ class LinearChanges(SinceReader[str]):
         if conn["pageInfo"]["hasNextPage"]:
             raise WindowGap("more than 100 issues changed")
         self._answered = {n["id"] for n in conn["nodes"]}
+        for node in conn["nodes"]:
+            if node["id"] in self._direct:  # news even when its `updatedAt` did not move
+                self.window.forget(node["identifier"])
         return conn["nodes"], ans.date
 
     def marks(self) -> list[str]:
