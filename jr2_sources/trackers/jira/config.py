@@ -93,10 +93,6 @@ class JiraAuth:
     token: SecretStr
     email: str | None = None
 
-    @property
-    def kind(self) -> str:
-        return "api-token" if self.email else "pat"
-
 
 def server_url(config: JiraConfig, env: Mapping[str, str] | None = None) -> str:
     """The site: the target, else `JIRA_SERVER`."""

@@ -12,28 +12,15 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, tzinfo
 
-_ORDER_BY = re.compile(r"order\s+by\b", re.IGNORECASE)
+_ORDER_BY = re.compile(r"(?<![\w])order\s+by\b", re.IGNORECASE)
 
 
 def split_order_by(jql: str) -> tuple[str, str]:
     """(filter, order clause): the order clause starts with `ORDER BY`, or is empty."""
-    quote: str | None = None
-    i = 0
-    while i < len(jql):
-        ch = jql[i]
-        if quote is not None:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif (ch in "oO" and (i == 0 or not (jql[i - 1].isalnum() or jql[i - 1] == "_"))
-              and _ORDER_BY.match(jql, i)):
-            return jql[:i].strip(), jql[i:].strip()
-        i += 1
-    return jql.strip(), ""
+    found = _ORDER_BY.search(_parts(jql, "\0")[0])  # no keyword spans a quoted string
+    if found is None:
+        return jql.strip(), ""
+    return jql[:found.start()].strip(), jql[found.start():].strip()
 
 
 _KEYWORDS = frozenset({"and", "or", "not", "in", "is", "was", "by", "during", "before",
@@ -49,9 +36,10 @@ _SAVED = re.compile(r"(?<![\w.])(?:filter|request|savedfilter|searchrequest)"
                     r"\s*(?:!?=|(?:not\s+)?in\b)", re.IGNORECASE)
 
 
-def _parts(jql: str) -> tuple[str, list[str]]:
-    """(the text outside quoted strings, each quoted string dropped; the quoted strings)."""
-    outside: list[str] = []
+def _parts(jql: str, blank: str = " ") -> tuple[str, list[str]]:
+    """(the text with each character of a quoted string, quotes included, made `blank`: the
+    same length; the quoted strings, unescaped)."""
+    outside = list(jql)
     quoted: list[str] = []
     quote_ch: str | None = None
     buf: list[str] = []
@@ -59,20 +47,19 @@ def _parts(jql: str) -> tuple[str, list[str]]:
     while i < len(jql):
         ch = jql[i]
         if quote_ch is not None:
+            outside[i] = blank
             if ch == "\\" and i + 1 < len(jql):
+                outside[i + 1] = blank
                 buf.append(jql[i + 1])
                 i += 2
                 continue
             if ch == quote_ch:
                 quoted.append("".join(buf))
                 buf, quote_ch = [], None
-                outside.append(" ")
             else:
                 buf.append(ch)
         elif ch in "\"'":
-            quote_ch = ch
-        else:
-            outside.append(ch)
+            quote_ch, outside[i] = ch, blank
         i += 1
     return "".join(outside), quoted
 

@@ -137,10 +137,6 @@ class ClaimRow:
     lease_expires: float
     attempt: int
 
-    def expired(self, now: float | None = None) -> bool:
-        """True once the lease has ended (`lease_expires < now`), as `claim` sees it."""
-        return self.lease_expires < (time.time() if now is None else now)
-
 
 @dataclass(frozen=True, slots=True)
 class OutcomeRow:
@@ -200,13 +196,16 @@ def _lease_end(lease_s: float, now: float) -> float:
 class ClaimStore:
     """Claims, leases and outcomes in the SQLite file at `path` (created on first open)."""
 
-    path: Path
-    readonly: bool
-    _conn: sqlite3.Connection | None
-
-    def __init__(self, path: Path) -> None:
-        """Open `path` for writing, creating it (and its directory) and the schema if missing."""
-        self._setup(path, readonly=False)
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        """Open `path` for writing, creating it (and its directory) and the schema if missing;
+        `readonly`: see `open_readonly`."""
+        self.path = path
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        if readonly:
+            self._open_readonly()
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -221,24 +220,22 @@ class ClaimStore:
 
         Never creates the database; see the module's note for the `-wal`/`-shm` files.
         """
-        if not path.exists():
-            return None
-        store = cls.__new__(cls)
-        store._setup(path, readonly=True)
-        uri = path.resolve().as_uri() + "?mode=ro"
-        with store._opening():
-            store._conn = store._connect(uri, uri=True)
+        return cls(path, readonly=True) if path.exists() else None
+
+    def _open_readonly(self) -> None:
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        with self._opening():
+            self._conn = self._connect(uri, uri=True)
             try:
-                version = store._user_version()
+                version = self._user_version()
             except sqlite3.OperationalError:
-                if Path(f"{path}-wal").exists():
+                if Path(f"{self.path}-wal").exists():
                     raise  # a writer's commits may be in the WAL: never read around them
                 # No -wal/-shm and no right to create them: no writer is live; read the file as is.
-                store._conn.close()
-                store._conn = store._connect(uri + "&immutable=1", uri=True)
-                version = store._user_version()
-            store._check_version(version)
-        return store
+                self._conn.close()
+                self._conn = self._connect(uri + "&immutable=1", uri=True)
+                version = self._user_version()
+            self._check_version(version)
 
     @contextmanager
     def _opening(self) -> Iterator[None]:
@@ -249,13 +246,6 @@ class ClaimStore:
         except BaseException:
             self.close()
             raise
-
-    def _setup(self, path: Path, *, readonly: bool) -> None:
-        """The fields every store has, before its connection opens."""
-        self.path = path
-        self.readonly = readonly
-        self._lock = threading.Lock()
-        self._conn = None
 
     @staticmethod
     def _connect(target: str, *, uri: bool) -> sqlite3.Connection:

@@ -47,6 +47,7 @@ from jr2_sources.kit.retry import RetryPolicy
 from . import operations as ops
 from .client import Answer, LinearClient, LinearHTTPError, api_url, resolve_auth
 from .config import LinearConfig
+from .delta import LinearChanges
 from .markers import comment_id, from_body, metadata, parse_time, split
 from .reader import IssueReader, ref_state
 from .webhook import receive
@@ -75,6 +76,7 @@ class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
         self.markers = MarkerTrust(self.name, self.identity, also=config.trust,
                                    key=marker_key(), warn=not env.read_only)
         self.reader = IssueReader(config, client, markers=self.markers, name=self.name)
+        self.deltas = LinearChanges(self.reader)
         self.claims = CommentClaims(self, look_first=True, spread=1.0)
         self._lock = threading.Lock()
         self._done_here: set[str] = set()
@@ -125,12 +127,15 @@ class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
             return set(self._done_here)
 
     def snapshot(self) -> Snapshot:
-        return self.reader.snapshot(self.done_here())
+        self.deltas.window.begin()  # webhook marks from now on outlive this reading
+        snap, began, listed = self.reader.snapshot(self.done_here())
+        self.deltas.start(began, listed.items(), snap.items)
+        return snap
 
     def changes(self, *, full: bool = False) -> Snapshot | Delta:
-        """One full snapshot, then deltas (`reader.py`); `full`: a resync."""
+        """One full snapshot, then deltas (`delta.py`); `full`: a resync."""
         if not full:
-            delta = self.reader.changes(self.done_here())
+            delta = self.deltas.read(self.done_here())
             if delta is not None:
                 return delta
         return self.snapshot()
@@ -139,7 +144,7 @@ class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
         """A write of this process about `key`: read it by id in the next delta."""
         known = self.reader.ids.get(key)
         if known is not None:
-            self.reader.mark([known[0]])
+            self.deltas.window.mark([known[0]])
 
     # -- the comment thread of the claim protocol (markers as attachments) -------------------
 
@@ -320,9 +325,9 @@ class LinearTracker(ReadsDeltas, TakesWebhooks, TrustsMarkers, ClaimsByComment):
         verdict = receive(headers, body, secret, team_id=self._team_id(),
                           deduper=self._deliveries, own=self._nonces)
         if verdict.wake and verdict.touched:
-            self.reader.mark(list(verdict.touched))
+            self.deltas.window.mark(verdict.touched)
         if verdict.wake and verdict.full:
-            self.reader.want_full()
+            self.deltas.window.want_full(verdict.reason)
         return verdict
 
     def _team_id(self) -> str | None:

@@ -1,4 +1,4 @@
-"""Reading a Linear team: the Ready-set's snapshot in pages, and deltas of what changed since.
+"""Reading a Linear team: the Ready-set's snapshot in pages, and the issues a delta rebuilds.
 
 Design notes
 ------------
@@ -13,26 +13,18 @@ Design notes
   never be completed, so it holds nothing back, as GitHub's "closed as not planned"),
   and the dependent lists it in `extra.canceled_blockers`; a trashed issue is `missing`; any
   other type is open.
-* Deltas: `Jr2Changed` asks for the ids and states of the issues of the team (and of the teams
-  of outside blockers) updated since the last reading (less an overlap of `OVERLAP` seconds);
-  an issue read back with the `updatedAt` already seen is unchanged. Only if some changed, one
-  `Jr2Issues` reads them whole, narrowed to the scope; a changed issue it does not return left
-  the set (done, missing, or open outside the filter). Issues marked with `mark` (this pool's
-  own settles, a lost claim, a webhook naming them) are asked for by id whatever their
-  `updatedAt`: writing an attachment need not move it. More than 100 changes, or a reading
-  that failed half-way, make the next reading a full one. An unchanged poll is the one small
-  request (a few hundred complexity points, where a page of issues is about 10,000).
+* Deltas: `delta.py` (`snapshot` hands it what it listed).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from jr2_core import UsageError
-from jr2_sources import BlockerRef, Delta, Snapshot, SnapshotItem
+from jr2_sources import BlockerRef, BlockerState, Snapshot, SnapshotItem
 from jr2_sources.kit import claims
 from jr2_sources.kit.markers import Ignored, MarkerTrust
 
@@ -40,10 +32,6 @@ from . import operations as ops
 from .client import Answer, LinearClient
 from .config import LinearConfig
 from .markers import parse_time, split
-
-OVERLAP = 10.0
-"""Seconds a delta reads back before the server time of the last reading (the `Date` header has
-whole seconds; writes may land out of order); an issue read back unchanged costs nothing."""
 
 
 @dataclass
@@ -59,7 +47,7 @@ class Team:
     states: dict[str, str] = field(default_factory=dict)
 
 
-def ref_state(node: dict[str, Any] | None) -> str:
+def ref_state(node: dict[str, Any] | None) -> BlockerState:
     """A referenced issue's state as a blocker: `done`, `missing` or `open` (module notes)."""
     if not node or node.get("trashed"):
         return "missing"
@@ -84,11 +72,7 @@ class IssueReader:
         self._lock = threading.Lock()
         self.ids: dict[str, tuple[str, str]] = {}  # identifier -> (Linear id, URL)
         self.marker_ids: dict[int, str] = {}  # the protocol's comment id -> attachment id
-        self._since: str | None = None  # a delta asks for changes after this (server time)
-        self._seen_at: dict[str, str] = {}  # identifier -> `updatedAt` last read
-        self._direct: set[str] = set()  # Linear ids to read by id in the next delta
-        self._teams: set[str] = {config.target}  # teams whose changes a delta asks for
-        self._full_next = True
+        self.teams: set[str] = {config.target}  # teams whose changes a delta asks for
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -135,7 +119,7 @@ class IssueReader:
     def read_markers(self, issue_id: str) -> tuple[list[dict[str, Any]], datetime]:
         """Every marker attachment of one issue, and the server's time of the reading."""
         ans = self.client.run("Jr2Markers", ops.MARKERS, {"id": issue_id})
-        return ans.data["issue"]["attachments"]["nodes"], _date(ans)
+        return ans.data["issue"]["attachments"]["nodes"], answer_time(ans)
 
     def item(self, node: dict[str, Any], now: datetime) -> SnapshotItem:
         """One issue node as a Snapshot item, at server time `now`."""
@@ -152,15 +136,14 @@ class IssueReader:
             if rel["type"] != "blocks":
                 continue
             src = rel["issue"]
-            blockers.append(BlockerRef(src["identifier"], ref_state(src)))  # type: ignore[arg-type]
+            blockers.append(BlockerRef(src["identifier"], ref_state(src)))
             if _canceled(src):
                 canceled.append(src["identifier"])
             team = src["identifier"].rsplit("-", 1)[0]
             if team != self.config.target:
                 with self._lock:
-                    self._teams.add(team)
-        children = [BlockerRef(c["identifier"], ref_state(c))  # type: ignore[arg-type]
-                    for c in children_nodes]
+                    self.teams.add(team)
+        children = [BlockerRef(c["identifier"], ref_state(c)) for c in children_nodes]
         comments, _ignored = self.markers_of(node)
         found = claims.markers(comments)
         spent, after = claims.retry_record(found)
@@ -182,90 +165,29 @@ class IssueReader:
 
     # -- whole readings ---------------------------------------------------------------------------
 
-    def snapshot(self, skip: set[str]) -> Snapshot:
-        """Every issue in scope, in pages of `PAGE` (module notes)."""
+    def snapshot(self, skip: set[str]
+                 ) -> tuple[Snapshot, datetime, dict[str, dict[str, Any]]]:
+        """Every issue in scope, in pages of `PAGE` (module notes); the server's time when the
+        reading began, and every issue listed by identifier (what a delta starts from)."""
         self.team()
         started: datetime | None = None
         items: list[SnapshotItem] = []
         after: str | None = None
-        seen: dict[str, str] = {}
+        listed: dict[str, dict[str, Any]] = {}
         while True:
             ans = self.client.run("Jr2Issues", ops.ISSUES, {
                 "filter": self.config.scope(), "first": ops.PAGE, "after": after})
             conn = ans.data["issues"]
-            now = _date(ans)
+            now = answer_time(ans)
             started = started or now
             for node in conn["nodes"]:
-                seen[node["identifier"]] = node["updatedAt"]
+                listed[node["identifier"]] = node
                 if node["identifier"] not in skip:
                     items.append(self.item(node, now))
             if not conn["pageInfo"]["hasNextPage"]:
                 break
             after = conn["pageInfo"]["endCursor"]
-        with self._lock:
-            self._since = _iso(started - timedelta(seconds=OVERLAP))
-            self._seen_at = seen
-            self._direct.clear()
-            self._full_next = False
-        return Snapshot(source=self.name, items=items)
-
-    def mark(self, linear_ids: list[str]) -> None:
-        """Read these issues by id in the next delta (module notes)."""
-        with self._lock:
-            self._direct.update(linear_ids)
-
-    def want_full(self) -> None:
-        with self._lock:
-            self._full_next = True
-
-    def changes(self, skip: set[str]) -> Delta | None:
-        """What changed since the last reading (module notes); None: read everything."""
-        with self._lock:
-            if self._full_next or self._since is None:
-                return None
-            since = self._since
-            direct = sorted(self._direct)
-            teams = sorted(self._teams)
-        recent: dict[str, Any] = {"and": [{"team": {"key": {"in": teams}}},
-                                          {"updatedAt": {"gt": since}}]}
-        touched = {"or": [recent, {"id": {"in": direct}}]} if direct else recent
-        try:
-            ans = self.client.run("Jr2Changed", ops.CHANGED, {"touched": touched})
-            conn = ans.data["issues"]
-            if conn["pageInfo"]["hasNextPage"]:
-                return None
-            fresh = set(direct)
-            changed = [n for n in conn["nodes"] if n["id"] in fresh
-                       or self._seen_at.get(n["identifier"]) != n["updatedAt"]]
-            delta = Delta()
-            if changed:
-                if len(changed) > ops.PAGE:
-                    return None
-                page = self.client.run("Jr2Issues", ops.ISSUES, {
-                    "filter": {"and": [self.config.scope(),
-                                       {"id": {"in": [n["id"] for n in changed]}}]},
-                    "first": ops.PAGE, "after": None})
-                now = _date(page)
-                whole = {n["identifier"]: n for n in page.data["issues"]["nodes"]}
-                for node in changed:
-                    ident = node["identifier"]
-                    self._seen_at[ident] = node["updatedAt"]
-                    if ident in whole and ident not in skip:
-                        delta.items.append(self.item(whole[ident], now))
-                    else:  # done, missing, or open outside the filter
-                        delta.left[ident] = "done" if ident in skip else (
-                            ref_state(node))  # type: ignore[assignment]
-            gone = fresh - {n["id"] for n in conn["nodes"]}
-            for ident, (lid, _url) in list(self.ids.items()):
-                if lid in gone:  # read by id and not found: deleted or trashed
-                    delta.left[ident] = "missing"
-        except Exception:
-            self.want_full()
-            raise
-        with self._lock:
-            self._since = _iso(_date(ans) - timedelta(seconds=OVERLAP))
-            self._direct.difference_update(direct)
-        return delta
+        return Snapshot(source=self.name, items=items), started, listed
 
 
 def _final_failure(found: list[claims.Marker]) -> str | None:
@@ -280,9 +202,6 @@ def _final_failure(found: list[claims.Marker]) -> str | None:
     return None
 
 
-def _date(ans: Answer) -> datetime:
+def answer_time(ans: Answer) -> datetime:
+    """The server's time of an answer (this machine's when it has no `Date`)."""
     return ans.date or datetime.now(UTC)
-
-
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -104,3 +104,27 @@ def test_a_label_event_makes_the_next_reading_a_full_one(fake: FakeLinear) -> No
                               "data": {"id": "l", "name": "agent-renamed"}})
     assert adapter.webhook(headers, body, SECRET).wake
     assert isinstance(adapter.changes(), Snapshot)
+
+
+def test_an_issue_a_webhook_names_that_is_trashed_leaves_as_missing(fake: FakeLinear) -> None:
+    a, b = fake.add_issue("Trashed by a person"), fake.add_issue("Stays")
+    adapter = make_adapter(fake)
+    adapter.changes(full=True)
+    fake.clock_offset += 60
+    fake.trash(a)  # trashed issues are not listed: only its id names it
+    headers, body = delivery(_issue_event(fake, a, "remove"))
+    assert adapter.webhook(headers, body, SECRET).wake
+    delta = adapter.changes()
+    assert isinstance(delta, Delta) and delta.left == {a: "missing"} and not delta.items
+    assert b in adapter.deltas.in_set and a not in adapter.deltas.in_set
+
+
+def test_more_changes_than_one_answer_make_the_reading_full(fake: FakeLinear) -> None:
+    fake.add_issue("Old")
+    fake.clock_offset += 60
+    adapter = make_adapter(fake)
+    adapter.changes(full=True)
+    for n in range(101):  # Jr2Changed answers 100 at most
+        fake.add_issue(f"New {n}")
+    assert isinstance(adapter.changes(), Snapshot)
+    assert adapter.deltas.window.last_gap == "more than 100 issues changed"

@@ -42,7 +42,9 @@ class Follower:
     of a second tracker after every step. Its window has no overlap, so an issue updated
     before the last reading is not listed again by `updated_on>=` (in use the overlap would
     hide, for a few seconds, what the relation lists catch), and a clock that makes every step
-    a sweep (which asks the relation list)."""
+    a sweep (which asks the relation list). `ready` is a set: issues created in one second tie
+    on `created_on` (whole seconds) and the run order tells them apart by id as text (`#100`
+    before `#99`); `step` checks the order against the full reading's."""
 
     def __init__(self, p: Project) -> None:
         self.p = p
@@ -69,8 +71,8 @@ class Follower:
         assert sorted(e.item.id for e in mine.blocked) == sorted(e.item.id for e in full.blocked)
         return {"requests": stats.requests - before, "delta": change}
 
-    def ready(self) -> list[str]:
-        return [e.item.id for e in self.set.ready_set().ready]
+    def ready(self) -> set[str]:
+        return {e.item.id for e in self.set.ready_set().ready}
 
 
 def test_deltas_keep_readiness_right_through_relations_subtasks_and_closing(
@@ -79,7 +81,7 @@ def test_deltas_keep_readiness_right_through_relations_subtasks_and_closing(
     a, b, c = p.issue("a"), p.issue("b"), p.issue("c")
     time.sleep(1.1)  # a, b and c are older than the first reading (whole seconds)
     f = Follower(p)
-    assert f.ready() == [f"#{a}", f"#{b}", f"#{c}"]
+    assert f.ready() == {f"#{a}", f"#{b}", f"#{c}"}
 
     quiet = f.step()  # nothing changed: the same two questions, both answered 304
     assert quiet["requests"] == 2 and not quiet["delta"]
@@ -102,12 +104,12 @@ def test_deltas_keep_readiness_right_through_relations_subtasks_and_closing(
     p.close(a)
     p.close(kid)
     f.step()
-    assert f.ready() == [f"#{b}", f"#{c}"]
+    assert f.ready() == {f"#{b}", f"#{c}"}
 
     p.admin.call("PUT", f"/issues/{b}.json", {"issue": {"custom_fields": [
         {"id": p.redmine.field_id, "value": "jr2:failed"}]}})
     f.step()
-    assert f.ready() == [f"#{c}"]
+    assert f.ready() == {f"#{c}"}
 
 
 def test_a_blocker_in_another_project_closing_is_seen_by_a_delta(
@@ -121,10 +123,10 @@ def test_a_blocker_in_another_project_closing_is_seen_by_a_delta(
     outside = other.issue("elsewhere")
     mine = p.issue("mine", description=f"Depends on #{outside}")
     f = Follower(p)
-    assert f.ready() == []
+    assert f.ready() == set()
     other.close(outside, who=other.admin)
     f.step()
-    assert f.ready() == [f"#{mine}"]
+    assert f.ready() == {f"#{mine}"}
 
 
 def test_between_sweeps_a_delta_is_one_list_and_a_claim_sees_a_new_relation(

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.deltas.since import SinceReader
-from jr2_sources.capabilities.deltas.sincewindow import Page, WindowGap
+from jr2_sources.capabilities.deltas.sincewindow import Page, SinceWindow, WindowGap
 from jr2_sources.readyset import BlockerState, SnapshotItem
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -169,3 +170,71 @@ def test_an_error_half_way_leaves_the_reader_broken() -> None:
         raise AssertionError("the error was swallowed")
     del fake.follow
     assert fake.read(set()) is None  # the next reading is full
+
+
+class Scoped(Fake):
+    """A tracker whose `page` lists only its scope; `outside` is what left it, `date` the
+    server's time of each answer (the window is not `paged`)."""
+
+    def __init__(self, issues: dict[int, dict[str, Any]]) -> None:
+        super().__init__(issues)
+        self.window = SinceWindow(overlap=120.0, paged=False)
+        self.outside: dict[int, dict[str, Any]] = {}
+        self.date: datetime | None = T0 + timedelta(hours=1)
+        self.fail: Exception | None = None
+
+    def page(self, since: datetime) -> Page:
+        self.pages.append(since)
+        if self.fail is not None:
+            raise self.fail
+        listed = [i for i in self.issues.values() if i["updated"] >= since]
+        return listed, self.date
+
+    def leave_page(self, since: datetime) -> list[Any]:
+        return [i for i in self.outside.values() if i["updated"] >= since]
+
+    def leaves(self, key: int, obj: Any, skip: set[str]) -> BlockerState | None:
+        return "done" if key in self.leaving else super().leaves(key, obj, skip)
+
+
+def _scoped(issues: dict[int, dict[str, Any]]) -> Scoped:
+    fake = Scoped(issues)
+    fake.start(T0 + timedelta(minutes=30), issues.items(),
+               [SnapshotItem(id=f"#{n}", title="x") for n in issues])
+    return fake
+
+
+def test_a_window_that_is_not_paged_reaches_back_the_overlap_from_the_servers_time() -> None:
+    fake = _scoped({n: _issue(n, 29) for n in range(150)})  # more than a page: one answer
+    assert fake.read(set()) == Delta()
+    assert fake.pages == [T0 + timedelta(minutes=28)]
+    assert fake.window.watermark == T0 + timedelta(hours=1)
+    fake.date = None  # no `Date`: a gap
+    assert fake.read(set()) is None and fake.window.last_gap
+
+
+def test_the_newer_of_the_scope_and_the_leave_answer_wins() -> None:
+    fake = _scoped({1: _issue(1, 0), 2: _issue(2, 0)})
+    fake.issues[1] = _issue(1, 70, title="edited")
+    fake.outside[1] = _issue(1, 65)  # older: the scope's answer stands
+    fake.issues[2] = _issue(2, 70, title="edited")
+    fake.outside[2] = _issue(2, 75)  # newer: it left
+    delta = fake.read(set())
+    assert delta is not None
+    assert [it.id for it in delta.items] == ["#1"] and delta.left == {"#2": "done"}
+
+
+def test_a_delta_that_fails_before_it_took_anything_in_keeps_its_marks() -> None:
+    fake = _scoped({1: _issue(1, 0)})
+    fake.window.mark([1])
+    fake.fail = OSError("network")
+    try:
+        fake.read(set())
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the error was swallowed")
+    fake.fail = None
+    delta = fake.read(set())  # a delta still, and the mark is read
+    assert delta is not None and [it.id for it in delta.items] == ["#1"]
+    assert fake.direct_reads == [1]
