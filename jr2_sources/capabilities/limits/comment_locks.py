@@ -79,15 +79,13 @@ def group_fields(groups: Iterable[str]) -> dict[str, Any]:
 class Wanted:
     """The groups of an item a claimer wants to lock, in the forms locks are compared in."""
 
-    names: frozenset[str]
     digests: frozenset[str]
     every: bool  # too many to write but as `all_groups`
 
     @classmethod
     def of(cls, groups: Iterable[str]) -> Wanted:
         names = frozenset(groups)
-        return cls(names, frozenset(digest(g) for g in names),
-                   "all_groups" in group_fields(names))
+        return cls(frozenset(digest(g) for g in names), "all_groups" in group_fields(names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +115,7 @@ class _Found:
 
     def shares(self, wanted: Wanted) -> bool:
         """Whether this lock holds a group of an item with the groups `wanted`."""
-        if not wanted.names or not (self.groups or self.digests or self.every):
+        if not wanted.digests or not (self.groups or self.digests or self.every):
             return False
         return self.every or wanted.every or bool(self.digests & wanted.digests)
 
