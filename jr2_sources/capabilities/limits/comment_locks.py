@@ -327,24 +327,22 @@ class LockedClaims:
         self.thread = cast(Thread, tracker)
         self.control = control
         self.name = tracker.name
-        self.global_cap: int | None = None  # `--global-cap`, set by the WorkSource
+        self.locks = CommentLocks(self.thread, control, global_cap=None, reuse=True)
         self._locks: dict[str, Lock] = {}
         self._guard = threading.Lock()
-        self._engine: CommentLocks | None = None
 
     @property
-    def locks(self) -> CommentLocks:
-        """The lock engine of the coordination issue (made on first use)."""
-        if self._engine is None:
-            self._engine = CommentLocks(self.thread, self.control, global_cap=self.global_cap,
-                                        reuse=True)
-        self._engine.global_cap = self.global_cap  # set by the WorkSource after the start
-        return self._engine
+    def global_cap(self) -> int | None:
+        """`--global-cap`, set by the WorkSource (None: no global cap)."""
+        return self.locks.global_cap
+
+    @global_cap.setter
+    def global_cap(self, value: int | None) -> None:
+        self.locks.global_cap = value
 
     def fresh(self) -> None:
         """A new reading of the backlog: the next look lists the coordination issue again."""
-        if self._engine is not None:
-            self._engine.fresh()
+        self.locks.fresh()
 
     def reading(self, snapshot: Callable[[], Any], changes: Callable[..., Any] | None
                 ) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
