@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..capabilities.approvals.policy import cut_reason
-from .claims import MAX_LEASE, Comment, render_marker, split_marker
+from .claims import MAX_LEASE, Comment, iso_time, render_marker, split_marker
 
 __all__ = ["HOLDER_MAX", "NO_BOUNDS", "Bounds", "bounded"]
 
@@ -45,16 +45,6 @@ class Bounds:
 NO_BOUNDS = Bounds()
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
                   bounds: Bounds) -> dict[str, Any]:
     out = dict(fields)
@@ -70,7 +60,7 @@ def _bound_fields(kind: str, fields: dict[str, Any], written: datetime,
     attempts = out.get("attempts")
     if isinstance(attempts, int) and not isinstance(attempts, bool):
         out["attempts"] = min(max(attempts, 0), bounds.attempts)
-    when = _when(out.get("retry_after"))
+    when = iso_time(out.get("retry_after"))
     if when is not None:
         out["retry_after"] = bounds.retry_after(when, written).astimezone(UTC).strftime(
             "%Y-%m-%dT%H:%M:%SZ")

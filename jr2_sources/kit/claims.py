@@ -139,6 +139,17 @@ def last_failure(comments: Iterable[Comment]) -> str | None:
     return str(reason) if reason else "failed"
 
 
+def iso_time(value: Any) -> datetime | None:
+    """An ISO-8601 time read from a marker (UTC when it names no offset), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def retry_record(found: Iterable[Marker]) -> tuple[int, datetime | None]:
     """The attempt record among `found` (ascending id): the attempts spent and the earliest next
     attempt, from the newest done or failed marker when it is a failure to retry; else (0,
@@ -146,12 +157,8 @@ def retry_record(found: Iterable[Marker]) -> tuple[int, datetime | None]:
     for mk in reversed(list(found)):
         if mk.kind not in ("done", "failed"):
             continue
-        at, attempts = mk.fields.get("retry_after"), mk.fields.get("attempts")
-        if mk.kind != "failed" or not isinstance(at, str) or not isinstance(attempts, int):
+        when, attempts = iso_time(mk.fields.get("retry_after")), mk.fields.get("attempts")
+        if mk.kind != "failed" or when is None or not isinstance(attempts, int):
             return 0, None
-        try:
-            when = datetime.fromisoformat(at.replace("Z", "+00:00"))
-        except ValueError:
-            return 0, None
-        return max(0, attempts), when if when.tzinfo else when.replace(tzinfo=UTC)
+        return max(0, attempts), when
     return 0, None

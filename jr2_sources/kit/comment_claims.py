@@ -96,7 +96,6 @@ class Held:
     lease: float
     nonce: str
     attempt: int = 1
-    extra_ids: set[int] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     settled: bool = False
     seen: tuple[list[Comment], datetime, float] | None = field(default=None, repr=False,
@@ -204,11 +203,10 @@ class CommentClaims:
             for cid in sorted(mine):
                 self.thread.delete_comment(key, cid)
             return False
-        held = Held(key, holder, winner.comment_id, winner.updated_at, lease, nonce,
-                    extra_ids=mine - {winner.comment_id})
+        held = Held(key, holder, winner.comment_id, winner.updated_at, lease, nonce)
         with self._lock:
             self._held[key] = held
-        for cid in sorted(held.extra_ids):
+        for cid in sorted(mine - {winner.comment_id}):  # a retried POST's copies
             self.thread.delete_comment(key, cid)
         try:
             self.thread.mark_claimed(key)

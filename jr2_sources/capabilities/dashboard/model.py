@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from jr2_sources.readyset import BlockedEntry, ReadySet, Reason, iso_utc
+from jr2_sources.readyset import ReadySet, Reason, iso_utc
 from jr2_sources.report import _claim_words, _clip, graph_of, share
 
 from .body import TickKind, tick_key
@@ -105,9 +105,6 @@ def build(rs: ReadySet, gates: Sequence[PendingApproval] = (),
         ticked = box is not None and tick_key(box, item_id, gate) in keep
         return Row(item_id, item.url, _clip(item.title, TITLE), cells, box, gate, ticked)
 
-    def why(e: BlockedEntry) -> Why:
-        return Why(tuple(e.reasons))
-
     parts = (
         Part("failed", "Failed", ("Item", "Title", "Reason"), tuple(
             row(e.item.id, Text(_clip(e.item.failed or "", REASON)), box="retry")
@@ -127,7 +124,7 @@ def build(rs: ReadySet, gates: Sequence[PendingApproval] = (),
                 Text(_clip(", ".join(e.item.labels), TITLE)))
             for e in rs.ready if e.item.in_scope)),
         Part("blocked", "Blocked", ("Item", "Title", "Why"), tuple(
-            row(e.item.id, why(e)) for e in blocked)),
+            row(e.item.id, Why(tuple(e.reasons))) for e in blocked)),
     )
     n = {p.kind: len(p.rows) for p in parts}
     counts = ", ".join(f"{n[k]:,} {what}" for k, what in [

@@ -79,15 +79,13 @@ def group_fields(groups: Iterable[str]) -> dict[str, Any]:
 class Wanted:
     """The groups of an item a claimer wants to lock, in the forms locks are compared in."""
 
-    names: frozenset[str]
     digests: frozenset[str]
     every: bool  # too many to write but as `all_groups`
 
     @classmethod
     def of(cls, groups: Iterable[str]) -> Wanted:
         names = frozenset(groups)
-        return cls(names, frozenset(digest(g) for g in names),
-                   "all_groups" in group_fields(names))
+        return cls(frozenset(digest(g) for g in names), "all_groups" in group_fields(names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +115,7 @@ class _Found:
 
     def shares(self, wanted: Wanted) -> bool:
         """Whether this lock holds a group of an item with the groups `wanted`."""
-        if not wanted.names or not (self.groups or self.digests or self.every):
+        if not wanted.digests or not (self.groups or self.digests or self.every):
             return False
         return self.every or wanted.every or bool(self.digests & wanted.digests)
 
@@ -329,24 +327,22 @@ class LockedClaims:
         self.thread = cast(Thread, tracker)
         self.control = control
         self.name = tracker.name
-        self.global_cap: int | None = None  # `--global-cap`, set by the WorkSource
+        self.locks = CommentLocks(self.thread, control, global_cap=None, reuse=True)
         self._locks: dict[str, Lock] = {}
         self._guard = threading.Lock()
-        self._engine: CommentLocks | None = None
 
     @property
-    def locks(self) -> CommentLocks:
-        """The lock engine of the coordination issue (made on first use)."""
-        if self._engine is None:
-            self._engine = CommentLocks(self.thread, self.control, global_cap=self.global_cap,
-                                        reuse=True)
-        self._engine.global_cap = self.global_cap  # set by the WorkSource after the start
-        return self._engine
+    def global_cap(self) -> int | None:
+        """`--global-cap`, set by the WorkSource (None: no global cap)."""
+        return self.locks.global_cap
+
+    @global_cap.setter
+    def global_cap(self, value: int | None) -> None:
+        self.locks.global_cap = value
 
     def fresh(self) -> None:
         """A new reading of the backlog: the next look lists the coordination issue again."""
-        if self._engine is not None:
-            self._engine.fresh()
+        self.locks.fresh()
 
     def reading(self, snapshot: Callable[[], Any], changes: Callable[..., Any] | None
                 ) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
