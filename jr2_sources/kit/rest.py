@@ -5,7 +5,7 @@
 * Conditional GETs (`etag_cache_size` > 0): a GET with an `ETag` is kept (LRU by URL), repeated
   with `If-None-Match`, a 304 answered from the cache; URLs differing only in a `moving_params`
   value keep their last `FAMILY_KEEP`; `forget` drops an item's; a list walked in full drops the
-  pages past its new end.
+  pages past its new end, and `forget_walk` its later pages.
 * Retries only in `kit.retry`; every response's `Date` is kept and every request counted
   (`RequestStats`); writes kept `write_spacing` apart.
 * The token is a `SecretStr`, scrubbed from errors; `Link: rel="next"` is followed only on the
@@ -194,6 +194,14 @@ class RestClient:
                 self._walks[first] = later
                 while len(self._walks) > WALKS_KEPT:
                     self._walks.popitem(last=False)
+
+    def forget_walk(self, path: str, params: Mapping[str, Any]) -> None:
+        """Drop the cached later pages of the list at `path` with `params` as last walked whole
+        (`get_all`): once the list changed they would answer 200 anyway, and they hold a copy of
+        the whole list meanwhile."""
+        with self._lock:
+            for u in self._walks.pop(self.url(path, {"per_page": 100, **params}), ()):
+                self._etags.pop(u, None)
 
     def write(self, method: str, path: str, body: Any = None, *,
               need: str = "write issues") -> RestResponse:

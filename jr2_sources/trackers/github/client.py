@@ -27,6 +27,7 @@ log = logging.getLogger("jr2.github")
 _REDIRECTS = frozenset({301, 302, 307, 308})
 _REPO_PATH = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<repo>[^/?#]+)")
 
+_BY_UPDATE = {"sort": "updated", "direction": "asc"}
 USER_AGENT = "jr2-github-source"
 API_VERSION = "2022-11-28"
 
@@ -117,7 +118,7 @@ class GitHubClient(RestClient):
         to the end), the pages read from the last back to the second (an issue that leaves
         moves only later ones, towards pages still to read), then the first again. The items
         read last come first. A list without a `last` link is walked forwards."""
-        query = {"per_page": 100, **params, "sort": "updated", "direction": "asc"}
+        query = {"per_page": 100, **params, **_BY_UPDATE}
         first = self.get(path, query)
         items, nxt = list(first.data or []), first.next_url
         if first.last_url is None or first.status in _REDIRECTS:
@@ -138,6 +139,10 @@ class GitHubClient(RestClient):
         self._walked(self.url(path, query), urls)
         return [*(again.data or []), *(i for page in reversed(pages) for i in page),
                 *items], first
+
+    def forget_open(self, path: str, params: Mapping[str, Any]) -> None:
+        """Drop the cached later pages of a `get_open` list (`RestClient.forget_walk`)."""
+        self.forget_walk(path, {**params, **_BY_UPDATE})
 
     def _repo_of(self, url: str) -> str | None:
         path = urlsplit(url).path

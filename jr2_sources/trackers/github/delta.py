@@ -45,9 +45,6 @@ OUTSIDE_EVERY = 60.0
 """Seconds between two direct readings of open blockers in other repositories."""
 
 
-Gap = WindowGap
-
-
 def _updated(issue: dict[str, Any]) -> datetime | None:
     stamp = issue.get("updated_at")
     return parse_time(str(stamp)) if stamp else None
@@ -165,6 +162,8 @@ class GitHubChanges(SinceReader[int]):
 
     def finish(self, delta: Delta) -> None:
         self._outside_refs(delta)
+        if delta:
+            self.reader.forget_pages()
 
     def page(self, since: datetime) -> Page:
         params = {"state": "all", "sort": "updated", "direction": "asc",
@@ -173,10 +172,10 @@ class GitHubChanges(SinceReader[int]):
             resp = self.reader.client.get(self.reader.issues_path(), params)
         except GitHubHTTPError as exc:
             if exc.status == 422:
-                raise Gap("GitHub refused `since` (HTTP 422)") from None
+                raise WindowGap("GitHub refused `since` (HTTP 422)") from None
             raise
         if resp.status not in (200, 304) or not isinstance(resp.data, list):
-            raise Gap(f"the issues list answered HTTP {resp.status}")
+            raise WindowGap(f"the issues list answered HTTP {resp.status}")
         return [i for i in resp.data if isinstance(i, dict) and "number" in i], resp.date
 
     def key_of(self, obj: Any) -> int:
@@ -203,11 +202,11 @@ class GitHubChanges(SinceReader[int]):
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
                 self.window.forget(key)
-                raise Gap(f"issue #{key} is gone (HTTP {exc.status})") from None
+                raise WindowGap(f"issue #{key} is gone (HTTP {exc.status})") from None
             raise
         if resp.status not in (200, 304) or not isinstance(resp.data, dict):
             self.window.forget(key)
-            raise Gap(f"issue #{key} moved (HTTP {resp.status})")
+            raise WindowGap(f"issue #{key} moved (HTTP {resp.status})")
         return resp.data
 
     def _chase(self, fresh: dict[int, dict[str, Any]]) -> None:
@@ -225,7 +224,7 @@ class GitHubChanges(SinceReader[int]):
                 continue  # with --detail its dependents name it: their references follow
             summary = issue.get("issue_dependencies_summary")
             if not isinstance(summary, dict):
-                raise Gap("issue objects carry no issue_dependencies_summary")
+                raise WindowGap("issue objects carry no issue_dependencies_summary")
             before = set(fresh)
             if int(summary.get("blocking") or 0) > 0:  # open dependents: their counts moved
                 for dep in self._blocking(number):
@@ -250,7 +249,7 @@ class GitHubChanges(SinceReader[int]):
             found, _ = self.reader.client.get_all(path, need="read issue dependencies")
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
-                raise Gap(f"cannot list what #{number} blocks (HTTP {exc.status})") from None
+                raise WindowGap(f"cannot list what #{number} blocks (HTTP {exc.status})") from None
             raise
         return [d for d in found if isinstance(d, dict) and "number" in d]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +27,7 @@ from jr2_sources.capabilities.approvals.policy import AWAITING_LABEL
 from jr2_sources.kit import claims
 from jr2_sources.kit.labeltracker import labels_of
 from jr2_sources.kit.markers import MarkerTrust
+from jr2_sources.kit.rest import RestResponse
 from jr2_sources.readyset import BlockerRef, BlockerState, Claim, Snapshot, SnapshotItem
 
 from .approvals import ApprovalReader
@@ -109,6 +111,7 @@ class IssueReader:
         self.gates.own = markers.own
         self.feedback: FeedbackLoop | None = None  # --on-feedback rerun (feedback.py)
         self.comment_counts: dict[int, int] = {}  # issue in review -> its listed comment count
+        self.walked: list[dict[str, Any]] = []  # the lists the last full reading walked
 
     def issues_path(self, repo: str | None = None) -> str:
         return f"/repos/{repo or self.repo}/issues"
@@ -122,12 +125,12 @@ class IssueReader:
         if cfg.label:
             params["labels"] = ",".join(cfg.label)
         if cfg.milestone:
-            params["milestone"] = self._milestone_param(cfg.milestone)
+            params["milestone"] = self.milestone_param(cfg.milestone)
         if cfg.assignee:
             params["assignee"] = cfg.assignee
         return params
 
-    def _milestone_param(self, value: str) -> str:
+    def milestone_param(self, value: str) -> str:
         """A milestone number, `*` or `none`; a title is looked up once per process, and again
         after a `milestone` delivery naming it (`milestone_changed`). When no milestone has the
         title any more, the one it named before is kept (with a warning): the run goes on."""
@@ -153,10 +156,6 @@ class IssueReader:
         at its next use (the full reading that follows)."""
         self._milestone_stale = True
 
-    def milestone_param(self, value: str) -> str:
-        """The list's `milestone` parameter for the option's value (a title looked up once)."""
-        return self._milestone_param(value)
-
     def assignees(self, issue: dict[str, Any]) -> set[str]:
         """The logins assigned to `issue` (casefolded), less jr2's own (`own_login`)."""
         logins = {str(u.get("login", "")).casefold() for u in issue.get("assignees") or []
@@ -178,11 +177,11 @@ class IssueReader:
         the numbers the user's filter selects (the rest are listed only for jr2's marks)."""
         cfg = self.config
         params = self._list_params()
-        found, first = self.client.get_open(self.issues_path(), params)
+        self.walked = []
+        found, first = self._open(params)
         self.began = first.date
         if self.own_login is not None:  # also those only jr2 itself is assigned to (one list)
-            own, _ = self.client.get_open(self.issues_path(),
-                                          {**params, "assignee": self.own_login()})
+            own, _ = self._open({**params, "assignee": self.own_login()})
             found = [*found, *(issue for issue in own if not self.assignees(issue))]
         listed: dict[int, dict[str, Any]] = {}
         excluded = cfg.label_set(cfg.exclude_label)
@@ -193,8 +192,7 @@ class IssueReader:
         scoped = set(listed)
         if cfg.label or cfg.milestone or cfg.assignee:  # marked issues may be outside the filter
             for lab in self.mark_labels():
-                marked, _ = self.client.get_open(self.issues_path(),
-                                                 {"state": "open", "labels": lab})
+                marked, _ = self._open({"state": "open", "labels": lab})
                 for issue in marked:
                     listed.setdefault(int(issue["number"]), issue)
         elif excluded:
@@ -203,6 +201,17 @@ class IssueReader:
                 if mine & cfg.label_set(labels_of(issue)):
                     listed.setdefault(int(issue["number"]), issue)
         return listed, scoped
+
+    def _open(self, params: dict[str, Any]) -> tuple[list[Any], RestResponse]:
+        self.walked.append(params)
+        return self.client.get_open(self.issues_path(), params)
+
+    def forget_pages(self) -> None:
+        """The lists changed since the full reading: their cached later pages, a copy of every
+        open issue that would answer 200 at the next full reading anyway, are dropped."""
+        for params in self.walked:
+            self.client.forget_open(self.issues_path(), params)
+        self.walked = []
 
     def closed_awaiting(self) -> list[dict[str, Any]]:
         """The closed issues (no pull requests) carrying the awaiting label and the filter's
@@ -260,10 +269,6 @@ class IssueReader:
         (for deltas: `delta.GitHubChanges`); `detail` names its blockers and sub-issues."""
         return self._item(issue, labels, open_numbers, detail, self.own_claim)
 
-    def ref_state(self, ref: str) -> BlockerState:
-        """The state of a body reference outside the listed set, read directly (deltas)."""
-        return self._ref_state(ref, set(), [])
-
     def asks(self, issue: dict[str, Any]) -> bool:
         """Are an issue's pull requests judged on its own account (it blocks something, or it is
         held in review)? Issues a listed body names are asked about too (`_read_pulls`)."""
@@ -297,7 +302,7 @@ class IssueReader:
         """Judge by their pull requests too the open blockers of this repository that the list
         left out (outside the filter: another label, milestone or assignee): a merged PR makes
         them done as it makes a listed one. Found from the scoped items' bodies (one GET each,
-        as `_ref_state` reads them anyway) and, for an item whose native blockers are not all
+        as `ref_state` reads them anyway) and, for an item whose native blockers are not all
         named by the judged ones, its `dependencies/blocked_by` (one conditional GET)."""
         wanted: dict[int, str] = {}
         for number in sorted(scoped):
@@ -452,11 +457,8 @@ class IssueReader:
         return blockers
 
     def listed_ref(self, number: int) -> BlockerRef:
-        """How the items naming open listed issue `number` refer to it (`Delta.as_blocker`)."""
-        return self._listed_ref(number)
-
-    def _listed_ref(self, number: int) -> BlockerRef:
-        """A blocker that is an open listed issue: `open`, or its state by its pull requests."""
+        """A blocker that is an open listed issue (how the items naming it refer to it:
+        `Delta.as_blocker`): `open`, or its state by its pull requests."""
         state, pr = self._merge.get(number, ("open", None))
         return BlockerRef(item_id(self.repo, number), state, pr)
 
@@ -474,9 +476,9 @@ class IssueReader:
         blockers = self._native_blockers(issue, detail)
         not_planned: list[str] = []
         for ref in body_refs(issue.get("body"), self.repo, number):
-            state = self._ref_state(ref, open_numbers, not_planned)
+            state = self.ref_state(ref, open_numbers, not_planned)
             if state == "open" and self._merge and same_repo(split_id(ref)[0], self.repo):
-                blockers.append(self._listed_ref(split_id(ref)[1]))
+                blockers.append(self.listed_ref(split_id(ref)[1]))
             else:
                 blockers.append(BlockerRef(ref, state))
         if not_planned:
@@ -531,7 +533,7 @@ class IssueReader:
         if count <= 0:
             return []
         if not detail and self.pulls is not None:  # named from the blockers' `blocking` lists
-            named = [self._listed_ref(b) for b in self._blockers_of.get(int(issue["number"]), [])]
+            named = [self.listed_ref(b) for b in self._blockers_of.get(int(issue["number"]), [])]
             rest = count - len(named)
             if rest > 0:
                 named.append(BlockerRef(_plural(rest, "other open GitHub dependency",
@@ -599,7 +601,7 @@ class IssueReader:
                                                                         self.config.done_label)
         number = int(issue["number"])
         if not done and repo == self.repo and number in self._merge:
-            return self._listed_ref(number)
+            return self.listed_ref(number)
         return BlockerRef(item_id(repo, number), "done" if done else "open")
 
     def local(self, repo: str) -> str:
@@ -613,8 +615,10 @@ class IssueReader:
         repo, number = split_id(iid)
         return item_id(self.local(repo), number)
 
-    def _ref_state(self, ref: str, open_numbers: set[int],
-                   not_planned: list[str]) -> BlockerState:
+    def ref_state(self, ref: str, open_numbers: AbstractSet[int] = frozenset(),
+                  not_planned: list[str] | None = None) -> BlockerState:
+        """The state of body reference `ref`: `open` when in `open_numbers`, else read directly
+        (once when final); a closed not-planned one is added to `not_planned`."""
         repo, number = split_id(ref)
         if same_repo(repo, self.repo) and number in open_numbers:
             return "open"
@@ -636,7 +640,8 @@ class IssueReader:
                 state = "missing"  # 301: transferred to another repository
             else:
                 state = self._ref_of(resp.data).state
-                if state == "done" and resp.data.get("state_reason") == "not_planned":
+                if (state == "done" and resp.data.get("state_reason") == "not_planned"
+                        and not_planned is not None):
                     not_planned.append(ref)
         with self._lock:
             self._refs[ref.lower()] = state
