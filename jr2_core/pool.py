@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import inspect
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -225,19 +224,17 @@ class _PoolRun:
         self.ctx = ctx
         self.run = ctx.run
         self.active: dict[str, asyncio.Task[None]] = {}
-        self.contexts: dict[str, Context] = {}
-        self.seen: set[str] = set()
+        self.active_ids: list[str] = []  # `active`'s keys: what `next` gets a copy of
         self.items: dict[str, Any] = {}
         self.failures: dict[str, FailureInfo] = {}
         self.cancelled: dict[str, FailureInfo] = {}
         self.attempts: dict[str, int] = {}
         self.stops: dict[str, str] = {}
-        self.working: set[str] = set()  # ids whose worker runs now (not yet settling)
+        self.settling: set[str] = set()  # ids whose worker has ended, being settled
         self.defect: BaseException | None = None
         self._ending = False  # `_cancel_all` runs: the workers' tasks are cancelled on purpose
-        self._finished: deque[str] = deque()
         self._signal = asyncio.Event()
-        self._wake_seq = 0
+        self._wake_seq = 0  # bumped by a wake and a finished worker: `next` is asked again
         self._loop_ = asyncio.get_running_loop()
         self.execute_worker = pool.worker.execute
 
@@ -265,14 +262,14 @@ class _PoolRun:
         last = Next()
         waiting = self.pool.on_drained == "wait"
         while True:
-            self._reap()
-            while len(self.active) < cap:
+            while self.defect is None and len(self.active) < cap:
                 seq = self._wake_seq
-                # a sync `next` is called without a coroutine of our own: per item, that and
-                # the fast path of `_as_next` are most of what the Pool adds to a bare loop
+                # a sync `next` is called without a coroutine of our own, and copying a list is
+                # a third of the cost of listing a dict's keys: per item, these and the fast
+                # path of `_as_next` are most of what the Pool adds to a bare loop
                 src = self.src
-                res = (await src.next(list(self.active)) if src._next_async
-                       else src.next(list(self.active)))
+                res = (await src.next(self.active_ids.copy()) if src._next_async
+                       else src.next(self.active_ids.copy()))
                 if type(res) is Next or res is None or isinstance(res, (Next, dict)):
                     last = _as_next(res)
                     item = last.item
@@ -284,8 +281,8 @@ class _PoolRun:
                     self._start(item)
                 elif self._wake_seq == seq:
                     break
-            if self._finished:
-                continue
+            if self.defect is not None:
+                raise self.defect
             if not self.active:
                 if last.held > 0 or waiting:
                     await self._wait(self.src.poll_every or self.src.idle_poll)
@@ -314,20 +311,19 @@ class _PoolRun:
         if not isinstance(iid, str) or not iid:
             raise PoolDefect(f"pool {self.pool.id!r}: item_id must return a non-empty str, "
                              f"not {iid!r}")
-        active, seen = self.active, self.seen
+        active = self.active
         if iid in active:
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r}, which a worker "
                              "has now")
-        if iid in seen and self.pool.on_drained != "wait":
+        if iid in self.items and self.pool.on_drained != "wait":
             raise PoolDefect(f"pool {self.pool.id!r}: next gave item {iid!r} again after its "
                              "worker finished it")
         self.attempts[iid] = self.attempts.get(iid, 0) + 1
         wi = self.pool.item_input
         winput = wi(item, self.input) if wi is not None else item
         ctx = self.ctx.child(iid)
-        self.contexts[iid] = ctx
-        self.working.add(iid)
         active[iid] = self._loop_.create_task(self._work(iid, winput, ctx))
+        self.active_ids.append(iid)
         run = self.run
         if run.observers:
             run._emit(RunEvent("worker_started", run.id, item_id=ctx.path.removesuffix(".")))
@@ -339,7 +335,7 @@ class _PoolRun:
         """Stop `iid`'s worker. Once it has ended, a stop is too late and does nothing: a
         cancellation would land in the settle, and the item would never be finished."""
         task = self.active.get(iid)
-        if task is not None and iid in self.working:
+        if task is not None and iid not in self.settling:
             self.stops[iid] = reason
             task.cancel()
             # a task cancelled before its first step never runs `_work`
@@ -365,18 +361,19 @@ class _PoolRun:
             except Exception as exc:
                 self.defect = exc
                 outcome = Outcome("cancelled")
-            self.working.discard(iid)
             self.stops.pop(iid, None)  # a stop the worker outlived (it caught the cancellation)
             if outcome.failure is not None:
                 ctx._delete_sandbox()
             if self.src.settle is not None:  # no coroutine per item when there is nothing to call
+                self.settling.add(iid)
                 try:
                     told = await self._settle(iid, outcome)
                     if isinstance(told, Outcome):  # the Source re-filed it (a retry: `cancelled`)
                         outcome = told
                 except Exception as exc:
                     self.defect = self.defect or exc
-            self._finish(iid, outcome)
+                self.settling.discard(iid)
+            self._finish(iid, outcome, ctx)
         except BaseException:
             self._ended_unfinished(iid)
             raise
@@ -389,7 +386,10 @@ class _PoolRun:
             return await settle(iid, outcome)
         return settle(iid, outcome)
 
-    def _finish(self, iid: str, outcome: Outcome) -> None:
+    def _finish(self, iid: str, outcome: Outcome, ctx: Context) -> None:
+        """Record `iid`'s last outcome and free its slot (an id in `items` ended `done`)."""
+        del self.active[iid]
+        self.active_ids.remove(iid)
         if self.attempts[iid] > 1:  # the last outcome per id: a re-offered id keeps its latest
             self.items.pop(iid, None)
             self.failures.pop(iid, None)
@@ -397,17 +397,16 @@ class _PoolRun:
         failure = outcome.failure
         if outcome.status == "done":
             self.items[iid] = outcome.output
-            self.seen.add(iid)  # completed: offering it again would be a defect
         elif failure is not None:
             info = FailureInfo(reason=failure.reason, detail=failure.detail)
             (self.failures if outcome.status == "failed" else self.cancelled)[iid] = info
-        self._finished.append(iid)
+        self._wake_seq += 1
         self._signal.set()
         if self.run.observers:
             kind = ("worker_finished" if outcome.status == "done" else
                     "worker_failed" if outcome.status == "failed" else "worker_cancelled")
             detail = outcome.failure.reason if outcome.failure is not None else None
-            path = self.contexts[iid].path.removesuffix(".")
+            path = ctx.path.removesuffix(".")
             self.run._emit(RunEvent(kind, self.run.id, item_id=path, detail=detail))
 
     def _ended(self, iid: str, task: asyncio.Task[None]) -> None:
@@ -425,14 +424,6 @@ class _PoolRun:
             f"pool {self.pool.id!r}: the worker of {iid!r} ended without finishing its item")
         self._signal.set()
 
-    def _reap(self) -> None:
-        while self._finished:
-            iid = self._finished.popleft()
-            self.active.pop(iid, None)
-            self.contexts.pop(iid, None)
-        if self.defect is not None:
-            raise self.defect
-
     async def _cancel_all(self) -> None:
         """Cancel every running worker and settle each as `cancelled` (claims released), and
         each item whose worker's task ended without finishing it (`_ended`)."""
@@ -443,12 +434,11 @@ class _PoolRun:
         if tasks:
             await asyncio.gather(*tasks.values(), return_exceptions=True)
         for iid in list(self.active):
-            if iid in self._finished:
-                continue
             # the run is already ending: a settle that fails leaves a lease that will expire
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._settle(iid, Outcome("cancelled")))
             if self.run.observers:
-                path = self.contexts[iid].path.removesuffix(".")
-                self.run._emit(RunEvent("worker_cancelled", self.run.id, item_id=path))
+                self.run._emit(RunEvent("worker_cancelled", self.run.id,
+                                        item_id=f"{self.ctx.path}{iid}"))
         self.active.clear()
+        self.active_ids.clear()

@@ -320,7 +320,7 @@ class ItemLog:
         self.size = 0
         self.cut = 0
         self.refused: OSError | None = None
-        self.full = asyncio.Event()
+        self.full: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def write(self, text: str) -> None:
         """Log `text` (one or more whole lines)."""
@@ -350,7 +350,8 @@ class ItemLog:
             if exc.errno not in FULL_ERRNOS:
                 raise
             self.refused = exc
-            self.full.set()
+            if not self.full.done():
+                self.full.set_result(None)
 
 
 def _state_full(exc: OSError, path: Path) -> Failure:
@@ -361,15 +362,9 @@ def _state_full(exc: OSError, path: Path) -> Failure:
 
 
 async def _exited_or_full(proc: _Process, logf: ItemLog) -> None:
-    """Wait until the command exits or its log cannot be written any more."""
-    if logf.full.is_set():
-        return
-    waits = [asyncio.ensure_future(_exited(proc)), asyncio.ensure_future(logf.full.wait())]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in waits:
-            task.cancel()
+    """Wait until the command exits or its log cannot be written any more (on the two futures
+    themselves: no task each, and a timeout cancels neither)."""
+    await asyncio.wait([proc.exited, logf.full], return_when=asyncio.FIRST_COMPLETED)
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], logf: ItemLog,

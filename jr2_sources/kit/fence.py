@@ -25,6 +25,8 @@ log = logging.getLogger("jr2.fence")
 
 GRACE = 2.0
 """The longest grace between SIGTERM and SIGKILL once the pool is gone."""
+BATCH = 0.05
+"""While groups are fenced, the supervisor reads the pipe at most this often."""
 
 
 def _now() -> float:
@@ -44,7 +46,9 @@ def _signal(pgid: int, sig: int) -> bool:
 
 
 def supervise(stream: int) -> None:
-    """The supervisor: read deadlines from file descriptor `stream` until it closes."""
+    """The supervisor: read deadlines from file descriptor `stream` until it closes. Lines are
+    read before any deadline is judged, and while groups are fenced it reads at most every
+    `BATCH` seconds: a pool's writes then wake no process (two an item)."""
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGTSTP,
                 signal.SIGTTIN, signal.SIGTTOU, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_IGN)
@@ -54,6 +58,15 @@ def supervise(stream: int) -> None:
     buf = b""
     open_ = True
     while open_ or deadline or killing:
+        now = _now()
+        if open_ and select.select([stream], [], [], _next_wake(now, deadline, killing))[0]:
+            chunk = os.read(stream, 1 << 16)
+            if not chunk:
+                open_ = False
+                killing = {pgid: min(at, now + GRACE) for pgid, at in killing.items()}
+            *lines, buf = (buf + chunk).split(b"\n")
+            for line in lines:
+                _apply(line, deadline, grace, killing)
         now = _now()
         for pgid, at in list(deadline.items()):
             if at <= now or not open_:
@@ -70,27 +83,23 @@ def supervise(stream: int) -> None:
         if not open_:
             if killing:
                 time.sleep(0.05)
-            continue
-        ready, _, _ = select.select([stream], [], [], _next_wake(now, deadline, killing))
-        if not ready:
-            continue
-        chunk = os.read(stream, 1 << 16)
-        if not chunk:
-            open_ = False
-            killing = {pgid: min(at, now + GRACE) for pgid, at in killing.items()}
-            continue
-        *lines, buf = (buf + chunk).split(b"\n")
-        for line in lines:
-            fields = line.split()
-            with contextlib.suppress(ValueError, IndexError):
-                pgid = int(fields[0])
-                if fields[1] == b"-":
-                    deadline.pop(pgid, None)
-                    grace.pop(pgid, None)
-                    killing.pop(pgid, None)
-                    continue
-                deadline[pgid] = _now() + float(fields[1])  # inf: until the pool ends
-                grace[pgid] = float(fields[2])
+        elif deadline:  # let the pool's next lines gather
+            time.sleep(min(BATCH, _next_wake(now, deadline, killing)))
+
+
+def _apply(line: bytes, deadline: dict[int, float], grace: dict[int, float],
+           killing: dict[int, float]) -> None:
+    """One line from the pool: `PGID SECONDS GRACE` or `PGID -` (ended)."""
+    fields = line.split()
+    with contextlib.suppress(ValueError, IndexError):
+        pgid = int(fields[0])
+        if fields[1] == b"-":
+            deadline.pop(pgid, None)
+            grace.pop(pgid, None)
+            killing.pop(pgid, None)
+            return
+        deadline[pgid] = _now() + float(fields[1])  # inf: until the pool ends
+        grace[pgid] = float(fields[2])
 
 
 def _next_wake(now: float, deadline: dict[int, float], killing: dict[int, float]) -> float:
