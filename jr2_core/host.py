@@ -111,7 +111,8 @@ class _InHand:
     def drop(self) -> None:
         """End the request now (its handler gets a TimeoutError at its next wait)."""
         self.dropped = True
-        self.limit.reschedule(asyncio.get_running_loop().time())
+        if not self.limit.expired():  # an expiring deadline is ending it already
+            self.limit.reschedule(asyncio.get_running_loop().time())
 
 
 class RunHost:
