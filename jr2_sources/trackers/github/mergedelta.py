@@ -3,8 +3,9 @@
 The since-window lists changed pull requests too, so no request is added to find them. Judged
 again (one GraphQL query per 100, `IssueReader.judge`): the issues a changed PR was linked to
 (`pulls_of`), those its body mentions or whose jr2 branch is its head (`PullReader.heads`),
-changed issues (not this process's own claim or a settle that left it open), and at every delta
-those waiting on checks. When a judgement changes, the items that name it are rebuilt
+changed issues (not this process's own claim or a settle that left it open), the blockers of an
+issue come back open (their `blocking` lists left it out), and at every delta those waiting on
+checks. When a judgement changes, the items that name it are rebuilt
 (`holders`, a conditional GET each), carrying its state as a blocker (`Delta.as_blocker`).
 `--stack`: `built` indexes the blocker a stacked item names in no reference.
 """
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jr2_sources.kit.labeltracker import labels_of
 
 from .pulls import issue_of_branch
-from .refs import body_refs, item_id, same_repo, split_id
+from .refs import body_refs, item_id, repo_of_api_url, same_repo, split_id
 
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
@@ -227,11 +228,15 @@ class MergeDelta:
                 reader.asked.add(number)
             elif number in reader.asked:
                 left.add(number)
-        for number in sorted(newly - reader.asked):  # a body names it now: asked when open
+        back = set()  # blockers of an issue come back (reopened, listed again, new): judged
+        for number in sorted(live - changes.open_numbers):  # without it, they do not name it
+            back |= self._blockers(reader.unnamed_blockers(fresh[number]))
+        for number in sorted((newly | back) - reader.asked):  # named now: asked when open
             listed = number in live or (number in changes.open_numbers and number not in gone)
             if listed and number in self.node_ids:
                 reader.asked.add(number)
                 ask.add(number)
+        ask |= back
         ask |= reader.waiting_for_checks()
         ask = {n for n in ask if n in reader.asked and n in self.node_ids} - left
         was = {n: reader.state_of(n) for n in ask | left}
@@ -259,6 +264,12 @@ class MergeDelta:
             return True
         return (own is not None and claimed
                 and own(item_id(self.reader.repo, number)) is not None)
+
+    def _blockers(self, found: list[dict[str, Any]]) -> set[int]:
+        """The numbers of the open issues of this repository among `found` (issue objects)."""
+        return {int(b["number"]) for b in found if "number" in b and b.get("state") == "open"
+                and same_repo(self.reader.local(repo_of_api_url(b.get("repository_url"))
+                                                or self.reader.repo), self.reader.repo)}
 
     def _mentions(self, body: Any) -> set[int]:
         """The issues of this repository a PR body mentions (a superset of its closing

@@ -313,21 +313,28 @@ class IssueReader:
                 repo, other = split_id(ref)
                 if same_repo(repo, self.repo) and other not in listed and other not in wanted:
                     self._want(self._outside_issue(other), listed, wanted)
-            summary = issue.get("issue_dependencies_summary")
-            count = int(summary.get("blocked_by") or 0) if isinstance(summary, dict) else 0
-            if count > len(self._blockers_of.get(number, [])):
-                try:
-                    found, _ = self.client.get_all(
-                        f"/repos/{self.repo}/issues/{number}/{_BLOCKED_BY.path}",
-                        need=_BLOCKED_BY.need)
-                except GitHubHTTPError as exc:
-                    if exc.status != 404:
-                        raise
-                    continue  # no such endpoint here: the summary's count stands
-                for blocker in found:
-                    self._want(blocker, listed, wanted)
+            for blocker in self.unnamed_blockers(issue):
+                self._want(blocker, listed, wanted)
         if wanted:
             self.judge(sorted(wanted.items()), set())
+
+    def unnamed_blockers(self, issue: dict[str, Any]) -> list[dict[str, Any]]:
+        """The blockers of `issue` (its `dependencies/blocked_by`, one conditional GET) when its
+        summary counts more open ones than the judged issues' `blocking` lists name; none
+        asked when all are named or the server has no such endpoint (the count stands)."""
+        summary = issue.get("issue_dependencies_summary")
+        count = int(summary.get("blocked_by") or 0) if isinstance(summary, dict) else 0
+        number = int(issue["number"])
+        if count <= len(self._blockers_of.get(number, [])):
+            return []
+        try:
+            found, _ = self.client.get_all(
+                f"/repos/{self.repo}/issues/{number}/{_BLOCKED_BY.path}", need=_BLOCKED_BY.need)
+        except GitHubHTTPError as exc:
+            if exc.status != 404:
+                raise
+            return []
+        return [b for b in found if isinstance(b, dict)]
 
     def _outside_issue(self, number: int) -> dict[str, Any] | None:
         """Issue `number` of this repository read directly (None: not there or not readable)."""

@@ -16,6 +16,7 @@ from gh_helpers import make_client
 from test_github_deltas import counting, deliver, reader_of, shape
 
 from jr2_core import Outcome
+from jr2_sources.capabilities.deltas.sincewindow import DEFAULT_OVERLAP, SWEEP_EVERY
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
@@ -24,6 +25,7 @@ from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import item_branch
 
 MERGED = {"done_when": "merged", "detail": False}
+REACH = DEFAULT_OVERLAP + SWEEP_EVERY + 1  # seconds: past the furthest a delta lists back
 
 
 def make_adapter(options: dict[str, Any], fake: FakeGitHub) -> GitHubTracker:
@@ -120,7 +122,7 @@ def _edit(fake: FakeGitHub, a: GitHubTracker, other: GitHubTracker, rng: random.
     elif op == "claim" and open_:
         item = other.reader.build_item(fake.issue_json(fake.url, fake.issue("o/r", n)), [],
                                        set())
-        other.claim(item, "pool-b", 600)
+        other.claim(item, "pool-b", 3600)  # outlives the clock the test advances
     elif op == "new":
         numbers.append(fake.add_issue("o/r", "new one", created=fake.now()))
     elif op == "review" and open_:
@@ -156,6 +158,7 @@ def test_pull_requests_seen_through_deltas_give_the_full_readings_ready_set(
     for _ in range(40):
         done.append(_edit(fake, a, other, rng, numbers, prs, options.get("base") or "main",
                           bool(options.get("stack"))))
+        fake.advance(REACH)  # what the edit did not touch is out of every delta's reach
         writes = a.client.stats.writes
         reader.read().ready.close()
         if a.client.stats.writes != writes:  # a review ended (closed, relabelled) after the
@@ -244,6 +247,31 @@ def test_a_closing_reference_edited_onto_another_issue_moves_the_judgement(
     assert reasons["o/r#3"] == [("o/r#1", "open")] and reasons["o/r#4"] == [("o/r#2", "unmerged")]
     assert kinds == ["full", "delta", "delta"]
     assert merged_shape(reader.last) == full(fake, {})
+
+
+def test_a_dependent_reopened_after_its_blocker_was_judged_is_named_by_it(
+        fake: FakeGitHub) -> None:
+    """#2 waits on #1; #1 is judged again (its PR opened) while #2 is closed, so its `blocking`
+    list leaves #2 out, and nothing moves #1's `updated_at` when #2 reopens: the delta that
+    lists #2 reopened judges #1 again, and #2 waits on #1's PR as the full reading says."""
+    fake.add_issue("o/r", "base")
+    fake.add_issue("o/r", "needs base")
+    fake.add_dependency("o/r", 2, 1)
+    a = make_adapter({}, fake)
+    kinds = counting(a)
+    reader = reader_of(a)
+    reader.read().ready.close()
+    for step in (lambda: fake.close_issue("o/r", 2),
+                 lambda: fake.pulls.open_pr("o/r", item_branch(1), "main"),
+                 lambda: fake.reopen_issue("o/r", 2)):
+        step()
+        fake.advance(REACH)  # #1 is out of every delta's reach
+        reader.read().ready.close()
+    assert reader.last is not None
+    reasons = {e.item.id: [(b.id, b.state) for b in e.item.blockers] for e in reader.last.blocked}
+    assert reasons["o/r#2"] == [("o/r#1", "unmerged")], reasons
+    assert merged_shape(reader.last) == full(fake, {})
+    assert kinds.count("full") == 1, kinds
 
 
 def test_stack_reads_deltas_and_sees_a_blockers_head_checks_finish(fake: FakeGitHub) -> None:
