@@ -23,7 +23,7 @@ from .refs import item_id, same_repo
 from .webhook import _json_of
 
 if TYPE_CHECKING:
-    from .adapter import GitHubTracker
+    from .tracker import GitHubTracker
 
 __all__ = ["GitHubBoard", "parse_issue_number"]
 

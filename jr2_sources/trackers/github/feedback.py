@@ -31,8 +31,8 @@ from .refs import item_id
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-    from .adapter import GitHubTracker
     from .pulls import PullRequest
+    from .tracker import GitHubTracker
 
 FAILING = frozenset({"failure", "cancelled", "timed_out", "action_required", "startup_failure"})
 """Check-run conclusions that fail a head (GitHub's `statusCheckRollup` counts them so)."""

@@ -29,7 +29,7 @@ from jr2_sources.capabilities.dashboard.wiki import WIKI_LAYOUT
 from .client import API, API3, JiraClient
 
 if TYPE_CHECKING:
-    from .adapter import JiraTracker
+    from .tracker import JiraTracker
 
 __all__ = ["JIRA", "JiraBoard", "parse_key"]
 

@@ -33,7 +33,7 @@ from .jql import MAX_KEYS, changed_jql, jql_time, left_jql
 from .webhook import project_of
 
 if TYPE_CHECKING:
-    from .adapter import JiraTracker
+    from .tracker import JiraTracker
 
 log = logging.getLogger("jr2.jira")
 

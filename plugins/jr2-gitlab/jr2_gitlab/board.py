@@ -31,7 +31,7 @@ from .refs import encode_project, item_id
 from .webhook import wakes
 
 if TYPE_CHECKING:
-    from .adapter import GitLabTracker
+    from .tracker import GitLabTracker
 
 __all__ = ["EDITOR_LEVEL", "GITLAB", "GitLabBoard", "parse_iid"]
 
