@@ -146,7 +146,7 @@ class FeedbackLoop:
         self._left[number] = heads[-1] if heads else None
         return self._left[number]
 
-    # -- acting (adapter, never read-only) ------------------------------------------------------
+    # -- acting (tracker, never read-only) ------------------------------------------------------
 
     def entered(self, key: str, pr: PullRequest) -> None:
         """The issue went into review with its worker's head `pr.head_sha`: record it."""
