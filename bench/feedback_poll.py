@@ -19,9 +19,9 @@ from jr2_sources.capabilities.attempts import Attempt
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.client import GitHubClient
 from jr2_sources.trackers.github.config import GitHubConfig
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 
 def pool(fake: FakeGitHub, state: Path, loop: bool, read_only: bool = False) -> GitHubTracker:

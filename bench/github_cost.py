@@ -50,9 +50,9 @@ from jr2_core import Outcome  # noqa: E402
 from jr2_sources.readyset import SnapshotItem, compute_ready_set  # noqa: E402
 from jr2_sources.registry import SourceEnv  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed  # noqa: E402
-from jr2_sources.trackers.github.adapter import GitHubTracker  # noqa: E402
 from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
+from jr2_sources.trackers.github.tracker import GitHubTracker  # noqa: E402
 
 
 def adapter(fake: FakeGitHub, *, detail: bool = False, done_when: str = "closed",

@@ -21,9 +21,9 @@ from pydantic import SecretStr  # noqa: E402
 
 from jr2_sources.registry import SourceEnv  # noqa: E402
 from jr2_sources.testing.fakes.github_server import FakeGitHub  # noqa: E402
-from jr2_sources.trackers.github.adapter import GitHubTracker  # noqa: E402
 from jr2_sources.trackers.github.client import GitHubClient  # noqa: E402
 from jr2_sources.trackers.github.config import GitHubConfig  # noqa: E402
+from jr2_sources.trackers.github.tracker import GitHubTracker  # noqa: E402
 
 
 def adapter(url: str, done_when: str) -> GitHubTracker:

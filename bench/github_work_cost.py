@@ -113,9 +113,9 @@ def phase_costs() -> dict[str, list[str]]:
     from jr2_core import Outcome
     from jr2_sources.readyset import SnapshotItem
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
+    from jr2_sources.trackers.github.tracker import GitHubTracker
 
     fake = FakeGitHub().start()
     try:

@@ -28,7 +28,7 @@ from fake_gitlab import FakeGitLab  # noqa: E402
 from github_cost import CLAIMS, per_claim  # noqa: E402
 from gitlab_helpers import make_adapter  # noqa: E402
 
-from jr2_gitlab.adapter import GitLabTracker  # noqa: E402
+from jr2_gitlab.tracker import GitLabTracker  # noqa: E402
 
 
 def adapter(fake: FakeGitLab) -> GitLabTracker:

@@ -45,7 +45,7 @@ class SourceEnv:
 @dataclass(frozen=True)
 class SourceKind:
     """A source kind: `name` (used as `name:target`), its `config` model (with a `target: str`
-    field), `factory(config, env)` returning the tracker adapter, and a one-line `help`.
+    field), `factory(config, env)` returning the tracker, and a one-line `help`.
     `target_is_path`: the target is a file, so a relative one in jr2.toml is relative to that
     file. `token_var`: the environment variable the kind reads its token from first, which a
     named source's `token_env` stands in for (None: the kind takes no token)."""

@@ -182,18 +182,18 @@ def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
     gates = _parsed("--gate", lambda names: frozenset(map(check_name, names)),
                     o.get("gates", ()))
     wait, quiet = o.get("wait", False), o.get("quiet", True)
-    adapter, config = open_source(source, list(o.get("options", ())), state, read_only=False)
-    locks = _limited(adapter, limits, o.get("control_issue"))
-    feedback_policy.apply(adapter, o.get("on_feedback", "nothing"), max_attempts, wait=wait)
-    if serve.secret is not None and not isinstance(adapter, TakesWebhooks):
-        raise UsageError(f"{adapter.name}: this source takes no webhooks "
+    tracker, config = open_source(source, list(o.get("options", ())), state, read_only=False)
+    locks = _limited(tracker, limits, o.get("control_issue"))
+    feedback_policy.apply(tracker, o.get("on_feedback", "nothing"), max_attempts, wait=wait)
+    if serve.secret is not None and not isinstance(tracker, TakesWebhooks):
+        raise UsageError(f"{tracker.name}: this source takes no webhooks "
                          "(drop --webhook-secret-env)")
     run_id = f"r-{token_hex(4)}"
     opts = layer_options(config)
     fence = Fence()  # one command supervisor for the pool, started with its first command
     wake = define_event(name="wake", description="The tracker changed: look for work again.")
     # refuses what the tracker cannot do (--max-attempts, the limits, --gate) in one line
-    ws = WorkSource(adapter, holder=default_holder(run_id), lease=lease,
+    ws = WorkSource(tracker, holder=default_holder(run_id), lease=lease,
                     children_block=opts.children_block, poll_every=opts.poll_every,
                     idle_poll=opts.poll_every or 5.0, wake=wake, attempts=policy,
                     resync_every=opts.resync_every, limits=limits, gates=gates, locks=locks,
@@ -207,11 +207,11 @@ def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
                          "(a command holding it could sign claims and answers)")
     held = [n for n in (secret_env, *token_variables(source, load_registry())) if n]
     # bad input (a broken backlog, no access) fails here; the pool starts from this reading
-    first = first_reading(adapter)
+    first = first_reading(tracker)
     ws.prime(first)
     dash = None
     if (issue := o.get("dashboard")) is not None:
-        dash = open_dashboard(adapter, issue, first,
+        dash = open_dashboard(tracker, issue, first,
                               interval=interval_seconds("--dashboard-interval",
                                                         o.get("dashboard_interval", "1m")),
                               option="--dashboard-interval")
@@ -227,7 +227,7 @@ def _prepare(source: str, command: Sequence[str], o: WorkOptions) -> _Plan:
                  opts.poll_every, dash)
 
 
-def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
+def _limited(tracker: Tracker, limits: Any, control_issue: str | None) -> Any:
     """The `LockedClaims` that keep `--global-cap`/`--exclusive-by`
     (`jr2_sources.capabilities.limits`) around a comment tracker (`LocksByComment`) given
     `--control-issue`; None when the tracker's own claims keep them (`KeepsLimits`, `local:`) or
@@ -237,20 +237,20 @@ def _limited(adapter: Tracker, limits: Any, control_issue: str | None) -> Any:
                          "give one of them too, or drop it")
     if not limits.active:
         return None
-    limits.prepare(adapter)
-    if isinstance(adapter, KeepsLimits):
+    limits.prepare(tracker)
+    if isinstance(tracker, KeepsLimits):
         if control_issue is not None:
-            raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
+            raise UsageError(f"{tracker.name}: this source keeps the limits in its own claims: "
                              "drop --control-issue")
         return None
-    if not isinstance(adapter, LocksByComment):
-        raise UsageError(f"{adapter.name}: this source cannot share a global cap or conflict "
+    if not isinstance(tracker, LocksByComment):
+        raise UsageError(f"{tracker.name}: this source cannot share a global cap or conflict "
                          "groups between pools yet (drop --global-cap and --exclusive-by)")
     if control_issue is None:
-        raise UsageError(f"{adapter.name}: --global-cap and --exclusive-by need --control-issue "
+        raise UsageError(f"{tracker.name}: --global-cap and --exclusive-by need --control-issue "
                          "ID here: an issue whose comments hold the group and slot claims (every "
                          "pool of the tracker names the same one)")
-    locked = LockedClaims(adapter, control_issue)
+    locked = LockedClaims(tracker, control_issue)
     locked.check()
     return locked
 

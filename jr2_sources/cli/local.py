@@ -24,20 +24,20 @@ def local_group() -> None:
 @state_option
 def retry_cmd(backlog: Path, item_ids: tuple[str, ...], state_dir: Path | None) -> None:
     """Clear the failure of ITEM_IDS in BACKLOG so that they are offered again."""
-    adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+    tracker, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
                          read_only=False)
     try:
         for iid in item_ids:
-            cleared = adapter.retry(iid)
+            cleared = tracker.retry(iid)
             click.echo(f"{iid}: {'failure cleared' if cleared else 'had no failure'}")
     finally:
-        adapter.close()
+        tracker.close()
 
 
 def _answer(backlog: Path, item_id: str, gate: str, state_dir: Path | None, *,
             approve: bool, reason: str | None) -> None:
     """Answer the gate GATE of ITEM in BACKLOG (`jr2 local approve|reject`)."""
-    adapter, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
+    tracker, _ = open_source(f"local:{backlog}", [], resolve_state(state_dir, create=True),
                              read_only=False)
     try:
         try:
@@ -45,11 +45,11 @@ def _answer(backlog: Path, item_id: str, gate: str, state_dir: Path | None, *,
         except (KeyError, OSError):
             who = None
         try:
-            ok = answer(adapter, item_id, gate, approve=approve, reason=reason, by=who)
+            ok = answer(tracker, item_id, gate, approve=approve, reason=reason, by=who)
         except ValueError as exc:
             fail(str(exc), 2)
     finally:
-        adapter.close()
+        tracker.close()
     if not ok:
         fail(f"{item_id}: gate {gate!r} is not awaiting an answer", 1)
     click.echo(f"{item_id}: gate {gate.lower()} {'approved' if approve else 'rejected'}")

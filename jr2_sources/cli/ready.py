@@ -65,11 +65,11 @@ def ready_cmd(ctx: click.Context, source: str | None, as_json: bool, fmt: str | 
     # a one-shot command that builds many small objects and then exits: the cyclic GC only
     # costs time here (about a quarter of the run on a 100k-item backlog)
     gc.disable()
-    adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
+    tracker, config = open_source(source, list(ctx.args), resolve_state(state_dir), read_only=True)
     limits = Limits.parse(global_cap, exclusive_by)
-    limits.prepare(adapter)
-    locks = held_locks(adapter, limits, control_issue)
-    snap = ReadOnly(adapter).snapshot()
+    limits.prepare(tracker)
+    locks = held_locks(tracker, limits, control_issue)
+    snap = ReadOnly(tracker).snapshot()
     limits.tag(snap)
     if locks is not None:
         locks.mark(snap)  # forged locks on the coordination issue: named on their items

@@ -78,16 +78,16 @@ def source_or_help(ctx: click.Context, source: str | None) -> str | None:
 
 def open_source(spec: str, options: list[str], state: Path, *, read_only: bool
                 ) -> tuple[Any, Any]:
-    """Build the adapter for SOURCE (`kind:target` or a jr2.toml name) and its options."""
+    """Build the tracker for SOURCE (`kind:target` or a jr2.toml name) and its options."""
     kind, config = resolve_source(spec, options, load_registry())
     try:
-        adapter = factory_of(kind)(config, SourceEnv(state_dir=state, read_only=read_only))
+        tracker = factory_of(kind)(config, SourceEnv(state_dir=state, read_only=read_only))
     except ModuleNotFoundError as exc:
         raise UsageError(f"{kind.name}: needs the Python package {exc.name!r}, which is not "
                          f"installed (for built-in kinds: pip install 'jr2[{kind.name}]')"
                          ) from None
     try:
-        return as_tracker(adapter), config
+        return as_tracker(tracker), config
     except UsageError as exc:
         raise ConfigError(f"source kind {kind.name!r} of plugin {kind.plugin or '?'}: {exc}"
                           ) from None

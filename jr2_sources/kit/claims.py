@@ -12,7 +12,7 @@ the lease ended has lost. Settling or releasing edits it into `jr2:done`, `jr2:f
 (the newest settled marker carries the attempt record, `retry_record`). A lease read from a
 comment is capped at `MAX_LEASE`; `nonce` tells a pool's own comments apart (a retried POST may
 leave two). The other protocols' markers (`gate`, `answer`, `feedback`, `lock`) share the form
-(`split_marker`). Pure: each tracker adapter turns its comment objects into `Comment`s.
+(`split_marker`). Pure: each tracker turns its comment objects into `Comment`s.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class Thread(Protocol):
 
 
 class CommentThread(Thread, Protocol):
-    """What a tracker adapter provides for `CommentClaims`, by item key."""
+    """What a tracker provides for `CommentClaims`, by item key."""
 
     def still_to_do(self, key: str, found: list[Marker]) -> bool:
         """After winning: is the item still open, unmarked, claimable? (may read the tracker)"""
@@ -125,7 +125,7 @@ def _now_text() -> str:
 
 
 class CommentClaims:
-    """Claims, renewals and settles of one adapter's items by comment history."""
+    """Claims, renewals and settles of one tracker's items by comment history."""
 
     def __init__(self, thread: CommentThread, *, who: Callable[[str], str] = str,
                  look_first: bool = False, spread: float = 0.0,
@@ -349,7 +349,7 @@ class CommentClaims:
 
 class ClaimsByComment(KeepsAttempts, Tracker):
     """`claim` / `renew` / `settle` of a tracker whose claims are comments, delegated to its
-    `claims` and refused on a read-only adapter. The adapter sets `name`, `read_only`,
+    `claims` and refused on a read-only one. The class sets `name`, `read_only`,
     `claims` and `tracker`, and implements `finish` (done or failed)."""
 
     tracker: ClassVar[str] = "the tracker"

@@ -2,8 +2,8 @@
 
 A plugin subclasses `SourceConformance` in its tests (as `Test...`) and implements
 `make_target`: seed its tracker (or a fake) with the reference backlog and return a `Target`
-(the adapter, the tracker ids of the reference keys, a counter of writes). The kit checks,
-against the adapter alone, the `test_conformance_*` promises: the reference Ready-set, exclusive
+(the tracker, the tracker ids of the reference keys, a counter of writes). The kit checks,
+against the tracker alone, the `test_conformance_*` promises: the reference Ready-set, exclusive
 claims (sequential and concurrent), no write from a dry run, settle outcomes, leases that expire
 and are taken over, `watch`, `ReadOnly`, and for a `TrustsMarkers` tracker that a stranger's
 markers (`Target.stranger`) change nothing and show as ignored. Leases are short real ones
@@ -94,20 +94,20 @@ class Stranger(Protocol):
 
 @dataclass
 class Target:
-    """What a plugin hands the kit: `adapter`; `ids` maps each reference key (and `MISSING`) to
+    """What a plugin hands the kit: `tracker`; `ids` maps each reference key (and `MISSING`) to
     the tracker's id; `writes()` counts write requests made to the tracker so far; `stranger`
-    writes markers as an untrusted account (required when the adapter declares
+    writes markers as an untrusted account (required when the tracker declares
     `TrustsMarkers`)."""
 
-    adapter: Any
+    tracker: Any
     ids: dict[str, str]
     writes: Callable[[], int]
     close: Callable[[], None] = field(default=lambda: None)
     stranger: Stranger | None = None
 
 
-def _ready_set(adapter: Any) -> ReadySet:
-    return compute_ready_set(adapter.snapshot(), now=datetime.now(UTC))
+def _ready_set(tracker: Any) -> ReadySet:
+    return compute_ready_set(tracker.snapshot(), now=datetime.now(UTC))
 
 
 def _watch(tracker: Tracker, ids: list[str], holder: str = "p@h") -> dict[str, str]:
@@ -132,7 +132,7 @@ class SourceConformance:
     def make_target(self, items: tuple[RefItem, ...], *, read_only: bool = False,
                     state: Any = None) -> Target:
         """Seed the tracker with `items` and return a Target. With `read_only`, return an
-        adapter over the SAME tracker state (`state` is the `Target` your first call returned),
+        tracker over the SAME tracker state (`state` is the `Target` your first call returned),
         built the way a dry-run report builds it."""
         raise NotImplementedError
 
@@ -148,7 +148,7 @@ class SourceConformance:
     def test_conformance_ready_set_of_the_reference_backlog(self) -> None:
         t = self.make_target(self._items())
         ids = t.ids
-        rs = _ready_set(t.adapter)
+        rs = _ready_set(t.tracker)
         ready = {e.item.id for e in rs.ready}
         expect_ready = {ids["A"], ids["B"], ids["E"]} | (
             {ids["K"]} if self.supports_children else set())
@@ -167,23 +167,23 @@ class SourceConformance:
 
     def test_conformance_claims_are_exclusive_for_sequential_claimers(self) -> None:
         t = self.make_target(self._items())
-        item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["A"])
-        assert t.adapter.claim(item, "pool-1@h", self.lease * 30) is True
-        assert t.adapter.claim(item, "pool-2@h", self.lease * 30) is False
-        rs = _ready_set(t.adapter)
+        item = next(e.item for e in _ready_set(t.tracker).ready if e.item.id == t.ids["A"])
+        assert t.tracker.claim(item, "pool-1@h", self.lease * 30) is True
+        assert t.tracker.claim(item, "pool-2@h", self.lease * 30) is False
+        rs = _ready_set(t.tracker)
         claimed = {e.item.id: e.claim.holder for e in rs.claimed}
         assert t.ids["A"] in claimed
         t.close()
 
     def test_conformance_claims_are_exclusive_for_concurrent_claimers(self) -> None:
         t = self.make_target(self._items())
-        item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["B"])
+        item = next(e.item for e in _ready_set(t.tracker).ready if e.item.id == t.ids["B"])
         wins: list[str] = []
         barrier = threading.Barrier(6)
 
         def contend(n: int) -> None:
             barrier.wait()
-            if t.adapter.claim(item, f"pool-{n}@h", self.lease * 30):
+            if t.tracker.claim(item, f"pool-{n}@h", self.lease * 30):
                 wins.append(f"pool-{n}@h")
 
         threads = [threading.Thread(target=contend, args=(n,)) for n in range(6)]
@@ -198,7 +198,7 @@ class SourceConformance:
         t = self.make_target(self._items())
         before = t.writes()
         ro = self.make_target(self._items(), read_only=True, state=t)
-        rs = _ready_set(ro.adapter)
+        rs = _ready_set(ro.tracker)
         assert rs.ready
         assert t.writes() == before, "a read-only snapshot wrote to the tracker"
         ro.close()
@@ -207,15 +207,15 @@ class SourceConformance:
     def test_conformance_record_done_unblocks_and_failed_marks(self) -> None:
         t = self.make_target(self._items())
         ids = t.ids
-        rs = _ready_set(t.adapter)
+        rs = _ready_set(t.tracker)
         a = next(e.item for e in rs.ready if e.item.id == ids["A"])
         b = next(e.item for e in rs.ready if e.item.id == ids["B"])
-        tr = as_tracker(t.adapter)
+        tr = as_tracker(t.tracker)
         assert tr.claim(a, "p@h", self.lease * 30)
         tr.settle(ids["A"], "p@h", Outcome("done", output="ok"))
         assert tr.claim(b, "p@h", self.lease * 30)
         tr.settle(ids["B"], "p@h", Outcome("failed", failure=Failure("it broke")))
-        rs = _ready_set(t.adapter)
+        rs = _ready_set(t.tracker)
         listed = ({e.item.id for e in rs.ready} | {e.item.id for e in rs.blocked}
                   | {e.item.id for e in rs.claimed})
         assert ids["A"] not in listed, "a done item is still listed"
@@ -227,30 +227,30 @@ class SourceConformance:
 
     def test_conformance_a_lease_expires_and_is_taken_over(self) -> None:
         t = self.make_target(self._items())
-        item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["E"])
-        assert t.adapter.claim(item, "dead@h", self.lease)
-        assert t.adapter.claim(item, "alive@h", self.lease) is False
+        item = next(e.item for e in _ready_set(t.tracker).ready if e.item.id == t.ids["E"])
+        assert t.tracker.claim(item, "dead@h", self.lease)
+        assert t.tracker.claim(item, "alive@h", self.lease) is False
         time.sleep(self.lease * 1.5 + 0.2)
-        rs = _ready_set(t.adapter)
+        rs = _ready_set(t.tracker)
         assert t.ids["E"] in {e.item.id for e in rs.ready}, "an expired claim still holds"
-        assert t.adapter.claim(item, "alive@h", self.lease * 30) is True
-        assert t.adapter.renew(t.ids["E"], "dead@h", self.lease) is False
+        assert t.tracker.claim(item, "alive@h", self.lease * 30) is True
+        assert t.tracker.renew(t.ids["E"], "dead@h", self.lease) is False
         t.close()
 
     def test_conformance_release_makes_an_item_ready_again(self) -> None:
         t = self.make_target(self._items())
-        item = next(e.item for e in _ready_set(t.adapter).ready if e.item.id == t.ids["A"])
-        tr = as_tracker(t.adapter)
+        item = next(e.item for e in _ready_set(t.tracker).ready if e.item.id == t.ids["A"])
+        tr = as_tracker(t.tracker)
         assert tr.claim(item, "p@h", self.lease * 30)
         tr.settle(t.ids["A"], "p@h", Outcome("cancelled"))
-        rs = _ready_set(t.adapter)
+        rs = _ready_set(t.tracker)
         assert t.ids["A"] in {e.item.id for e in rs.ready}, "a released item is not ready"
         t.close()
 
     def test_conformance_watch_names_only_items_no_longer_held(self) -> None:
         t = self.make_target(self._items())
-        tr = as_tracker(t.adapter)
-        rs = _ready_set(t.adapter)
+        tr = as_tracker(t.tracker)
+        rs = _ready_set(t.tracker)
         a = next(e.item for e in rs.ready if e.item.id == t.ids["A"])
         assert tr.claim(a, "p@h", self.lease * 30)
         assert _watch(tr, [t.ids["A"]]) == {}, "watch stopped an item its holder holds"
@@ -261,7 +261,7 @@ class SourceConformance:
     def test_conformance_read_only_refuses_every_write_before_the_tracker(self) -> None:
         t = self.make_target(self._items())
         before = t.writes()
-        ro = ReadOnly(self.make_target(self._items(), read_only=True, state=t).adapter)
+        ro = ReadOnly(self.make_target(self._items(), read_only=True, state=t).tracker)
         item = next(e.item for e in _ready_set(ro).ready if e.item.id == t.ids["A"])
         calls: list[Callable[[], object]] = [
             lambda: ro.claim(item, "p@h", 30.0), lambda: ro.renew(item.id, "p@h", 30.0),
@@ -278,10 +278,10 @@ class SourceConformance:
 
     def test_conformance_a_strangers_markers_change_nothing(self) -> None:
         t = self.make_target(self._items())
-        adapter, ids, stranger = t.adapter, t.ids, t.stranger
-        if not isinstance(adapter, TrustsMarkers):
+        tracker, ids, stranger = t.tracker, t.ids, t.stranger
+        if not isinstance(tracker, TrustsMarkers):
             t.close()
-            raise unittest.SkipTest(f"{type(adapter).__name__} does not declare TrustsMarkers: "
+            raise unittest.SkipTest(f"{type(tracker).__name__} does not declare TrustsMarkers: "
                                     "its state has no authors, so there is no marker to forge")
         assert stranger is not None, "a TrustsMarkers tracker's Target must give `stranger`"
         who = stranger.account.lower()
@@ -291,7 +291,7 @@ class SourceConformance:
         stranger.post(ids["B"], Forged("failed", {"holder": "evil@x", "nonce": "kit-n2",
                                                   "reason": "exit 75", "attempt": 1,
                                                   "retry_after": far}))
-        rs = _ready_set(adapter)
+        rs = _ready_set(tracker)
         ready = {e.item.id: e.item for e in rs.ready}
         for key, kind in (("A", "claim"), ("B", "failed")):
             assert ids[key] in ready, f"a stranger's {kind} marker took {ids[key]} off ready"
@@ -299,18 +299,18 @@ class SourceConformance:
             assert it.claim is None and it.retry_after is None and it.attempts == 0, it
             shown = {(ig.marker, ig.author.lower()) for ig in it.ignored}
             assert (kind, who) in shown, f"{ids[key]}: the {kind} marker is not shown: {shown}"
-        tr = as_tracker(adapter)
+        tr = as_tracker(tracker)
         assert tr.claim(ready[ids["A"]], "pool@h", self.lease * 30), "the forged claim held A"
-        if isinstance(adapter, KeepsApprovals):
+        if isinstance(tracker, KeepsApprovals):
             e = ready[ids["E"]]
             assert tr.claim(e, "pool@h", self.lease * 30)
-            adapter.park(ids["E"], "pool@h", ApprovalRequest("deploy"))
+            tracker.park(ids["E"], "pool@h", ApprovalRequest("deploy"))
             stranger.post(ids["E"], Forged("answer", {"gate": "deploy", "status": "approved",
                                                       "reason": None, "by": stranger.account}))
-            entry = next(x for x in _ready_set(adapter).blocked if x.item.id == ids["E"])
+            entry = next(x for x in _ready_set(tracker).blocked if x.item.id == ids["E"])
             assert [(g.name, g.status) for g in entry.item.gates] == [("deploy", "awaiting")]
             assert ("answer", who) in {(ig.marker, ig.author.lower()) for ig in entry.item.ignored}
-        if isinstance(adapter, LocksByComment):
+        if isinstance(tracker, LocksByComment):
             control = ids["D"]
             for n, key in enumerate(("C", "D")):
                 stranger.post(control, Forged("lock", {
@@ -318,8 +318,8 @@ class SourceConformance:
                     "nonce": f"kit-l{n}"}))
             locked = LockedClaims(tr, control)
             locked.global_cap = 2
-            b = next(x.item for x in _ready_set(adapter).ready if x.item.id == ids["B"])
+            b = next(x.item for x in _ready_set(tracker).ready if x.item.id == ids["B"])
             assert locked.claim(b, "pool@h", self.lease * 30), "a stranger's locks filled the cap"
             assert ("lock", who) in {(ig.marker, ig.author.lower())
-                                     for ig in adapter.ignored_markers(control)}
+                                     for ig in tracker.ignored_markers(control)}
         t.close()

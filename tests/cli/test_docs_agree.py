@@ -24,9 +24,9 @@ def test_a_won_github_claim_costs_what_every_page_says(tmp_path: Path) -> None:
     from jr2_sources.readyset import SnapshotItem
     from jr2_sources.registry import SourceEnv
     from jr2_sources.testing.fakes.github_server import FakeGitHub
-    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
+    from jr2_sources.trackers.github.tracker import GitHubTracker
 
     with FakeGitHub() as fake:
         fake.add_issue("o/r", "one")

@@ -54,26 +54,26 @@ def interval_seconds(option: str, value: float | str) -> float:
         raise UsageError(f"{option}: {exc}") from None
 
 
-def open_dashboard(adapter: Any, issue: str | int, first: Any, *, interval: float,
+def open_dashboard(tracker: Any, issue: str | int, first: Any, *, interval: float,
                    gates: Any = None, answering: Callable[[], Any] | None = None,
                    option: str = "--write-interval") -> Any:
-    """The `Dashboard` of issue `issue` of `adapter`'s tracker, refused in one line when it is
+    """The `Dashboard` of issue `issue` of `tracker`, refused in one line when it is
     one of the backlog `first`'s items or `interval` is below its target's least. A tracker
-    that keeps approval gates gets approve boxes, answered through `adapter` or the tracker
-    `answering` opens (when `adapter` is read-only)."""
-    if not isinstance(adapter, HasDashboard):
-        raise UsageError(f"{adapter.name}: a dashboard issue is not supported on this tracker "
+    that keeps approval gates gets approve boxes, answered through `tracker` or the tracker
+    `answering` opens (when `tracker` is read-only)."""
+    if not isinstance(tracker, HasDashboard):
+        raise UsageError(f"{tracker.name}: a dashboard issue is not supported on this tracker "
                          "(GitHub, GitLab, Jira, local; see docs/guides/dashboard.md)")
-    board = adapter.dashboard(issue)
+    board = tracker.dashboard(issue)
     check_interval(option, interval, target_of(board))
     board.check()
     if any(it.id == board.item_id and it.in_scope for it in first.items):
         raise UsageError(f"{board.name} is one of the backlog's own items (it matches the "
                          "source's filter, so it would be offered as work); use an issue "
                          "outside the filter, or a closed one")
-    hide_items(adapter, [board.item_id])
-    if gates is None and isinstance(adapter, KeepsApprovals):
-        gates = TrackerApprovals(adapter, board.name, answering=answering)
+    hide_items(tracker, [board.item_id])
+    if gates is None and isinstance(tracker, KeepsApprovals):
+        gates = TrackerApprovals(tracker, board.name, answering=answering)
     return Dashboard(board, interval=interval, gates=gates)
 
 
@@ -126,10 +126,10 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
         raise UsageError("--issue N: name the issue that shows the dashboard")
     interval = interval_seconds("--write-interval", write_interval)
     period = None if every is None else interval_seconds("--every", every)
-    adapter, config = open_source(source, list(ctx.args), resolve_state(state_dir),
+    tracker, config = open_source(source, list(ctx.args), resolve_state(state_dir),
                                   read_only=True)
     children_block = layer_options(config).children_block
-    reader = ReadOnly(adapter)
+    reader = ReadOnly(tracker)
 
     def read() -> Any:
         return compute_ready_set(reader.snapshot(), now=datetime.now(UTC),
@@ -140,7 +140,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
 
     dash = None
     try:
-        dash = open_dashboard(adapter, issue, reader.snapshot(), interval=interval,
+        dash = open_dashboard(tracker, issue, reader.snapshot(), interval=interval,
                               answering=answering)
         while True:
             try:
@@ -161,7 +161,7 @@ def dashboard_cmd(ctx: click.Context, source: str | None, issue: str | None, eve
             close = getattr(part, "close", None)
             if close is not None:
                 close()
-        adapter.close()
+        tracker.close()
 
 
 # -- jr2 work --dashboard -----------------------------------------------------------------------

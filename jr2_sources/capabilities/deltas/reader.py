@@ -79,7 +79,7 @@ class ReadyReader:
         return datetime.fromtimestamp(self.clock(), UTC)
 
     def prime(self, snapshot: Snapshot) -> None:
-        """Take `snapshot`, a full reading made just now (`first_reading` of the same adapter),
+        """Take `snapshot`, a full reading made just now (`first_reading` of the same tracker),
         as the first reading of the next `read()` instead of reading the source again."""
         with self._lock:
             self._primed = (snapshot, self.clock())

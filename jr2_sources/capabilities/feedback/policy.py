@@ -19,20 +19,20 @@ CHOICES: tuple[str, ...] = ("nothing", "rerun")
 Mode = Literal["nothing", "rerun"]
 
 
-def apply(adapter: Any, mode: str, max_attempts: int | None, *, wait: bool = False) -> None:
-    """Check `--on-feedback MODE` for `adapter` and turn the loop on for `rerun` (`max_attempts`
+def apply(tracker: Any, mode: str, max_attempts: int | None, *, wait: bool = False) -> None:
+    """Check `--on-feedback MODE` for `tracker` and turn the loop on for `rerun` (`max_attempts`
     None: a report, which counts no attempts)."""
     if mode not in CHOICES:
         raise UsageError(f"--on-feedback {mode!r}: expected rerun or nothing")
     if mode == "nothing":
         return
-    if not isinstance(adapter, TakesFeedback):
-        raise UsageError(f"{adapter.name}: this source cannot send an item back on review "
+    if not isinstance(tracker, TakesFeedback):
+        raise UsageError(f"{tracker.name}: this source cannot send an item back on review "
                          "feedback (drop --on-feedback rerun)")
-    problem = adapter.feedback_problem()
+    problem = tracker.feedback_problem()
     if problem is not None:
         raise UsageError(f"--on-feedback rerun {problem}")
     if max_attempts is not None and max_attempts < 2:
         raise UsageError("--on-feedback rerun runs an item again: it needs --max-attempts 2 or "
                          "more (each rerun is an attempt)")
-    adapter.start_feedback(max_attempts or 2, here=wait)
+    tracker.start_feedback(max_attempts or 2, here=wait)

@@ -22,25 +22,25 @@ from .policy import Limits
 __all__ = ["held_locks"]
 
 
-def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldLocks | None:
-    """What the pools of `adapter`'s tracker count besides the live claims (None: nothing), the
+def held_locks(tracker: Any, limits: Limits, control_issue: str | None) -> HeldLocks | None:
+    """What the pools of `tracker` count besides the live claims (None: nothing), the
     options checked as `jr2 work` checks them."""
     if control_issue is not None and not limits.active:
         raise UsageError("--control-issue holds the claims of --global-cap and --exclusive-by: "
                          "give one of them too, or drop it")
-    if not limits.active or isinstance(adapter, KeepsLimits):
+    if not limits.active or isinstance(tracker, KeepsLimits):
         if control_issue is not None:
-            raise UsageError(f"{adapter.name}: this source keeps the limits in its own claims: "
+            raise UsageError(f"{tracker.name}: this source keeps the limits in its own claims: "
                              "drop --control-issue")
         return None
-    if not isinstance(adapter, LocksByComment):
+    if not isinstance(tracker, LocksByComment):
         return None
     if control_issue is None:
         return HeldLocks()
     try:
-        comments, now = adapter.list_comments(control_issue)
+        comments, now = tracker.list_comments(control_issue)
     except ItemError as exc:
-        raise SourceError(f"{adapter.name}: the coordination issue {control_issue} (from "
+        raise SourceError(f"{tracker.name}: the coordination issue {control_issue} (from "
                           f"--control-issue): {exc}") from None
     count = 0
     groups: dict[str, str] = {}
@@ -51,4 +51,4 @@ def held_locks(adapter: Any, limits: Limits, control_issue: str | None) -> HeldL
         count += 1
         for g in sorted(found.groups):
             groups.setdefault(g, found.item or "?")
-    return HeldLocks(control_issue, count, groups, adapter.ignored_markers(control_issue))
+    return HeldLocks(control_issue, count, groups, tracker.ignored_markers(control_issue))

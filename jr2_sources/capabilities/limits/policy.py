@@ -91,15 +91,15 @@ class Limits:
         """True when this pool has any limit to keep."""
         return self.global_cap is not None or bool(self.rules)
 
-    def prepare(self, adapter: Any) -> None:
-        """Before the first reading: with `touches`, ask `adapter` to read the items' bodies (a
+    def prepare(self, tracker: Any) -> None:
+        """Before the first reading: with `touches`, ask `tracker` to read the items' bodies (a
         source whose items carry none is refused in one line)."""
         if not any(rule.glob is None for rule in self.rules):
             return
-        if isinstance(adapter, ReadsBodies):
-            adapter.want_bodies()
+        if isinstance(tracker, ReadsBodies):
+            tracker.want_bodies()
         else:
-            raise UsageError(f"{adapter.name}: this source does not read the items' bodies, so "
+            raise UsageError(f"{tracker.name}: this source does not read the items' bodies, so "
                              "it cannot see 'Touches:' lines (use --exclusive-by label:GLOB)")
 
     def groups_of(self, labels: Iterable[str], body: str | None) -> tuple[str, ...]:

@@ -420,7 +420,7 @@ class FakeJira:
 
     def capture(self) -> None:
         """Keep every later delivery instead of sending it (`pending()` hands them over): for
-        tests that pass deliveries to an adapter's `webhook()` themselves."""
+        tests that pass deliveries to a tracker's `webhook()` themselves."""
         self._hook = ("", None)
 
     def pending(self) -> list[dict[str, Any]]:

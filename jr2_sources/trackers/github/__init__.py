@@ -1,5 +1,5 @@
 """The GitHub Work Source (`github:owner/repo`).
 
 Design note: this package's `__init__` imports nothing, so loading the plugin (`plugin.py`)
-stays cheap and never pulls in `requests` or PyGithub; the adapter is imported by the factory.
+stays cheap and never pulls in `requests` or PyGithub; the tracker is imported by the factory.
 """

@@ -32,7 +32,7 @@ class ApprovalReader:
         self.repo = repo
         self._known: dict[str, tuple[bool, float]] = {}
         self.own: Callable[[], frozenset[str]] = frozenset
-        """jr2's own accounts, lower case (the adapter's `MarkerTrust.own`: asked once)."""
+        """jr2's own accounts, lower case (the tracker's `MarkerTrust.own`: asked once)."""
         self._lock = threading.Lock()
 
     def can_answer(self, login: str) -> bool | None:

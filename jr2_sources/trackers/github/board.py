@@ -23,7 +23,7 @@ from .refs import item_id, same_repo
 from .webhook import _json_of
 
 if TYPE_CHECKING:
-    from .adapter import GitHubTracker
+    from .tracker import GitHubTracker
 
 __all__ = ["GitHubBoard", "parse_issue_number"]
 
@@ -39,19 +39,19 @@ def parse_issue_number(issue: str | int) -> int:
 
 
 class GitHubBoard:
-    """One GitHub issue used as the dashboard of an adapter's repository."""
+    """One GitHub issue used as the dashboard of a tracker's repository."""
 
-    def __init__(self, adapter: GitHubTracker, issue: str | int) -> None:
-        self.adapter = adapter
+    def __init__(self, tracker: GitHubTracker, issue: str | int) -> None:
+        self.tracker = tracker
         self.number = parse_issue_number(issue)
-        self.item_id = item_id(adapter.repo, self.number)
+        self.item_id = item_id(tracker.repo, self.number)
         self.name = f"github:{self.item_id}"
-        self.path = f"/repos/{adapter.repo}/issues/{self.number}"
+        self.path = f"/repos/{tracker.repo}/issues/{self.number}"
         self._written: str | None = None
 
     def _issue(self) -> dict[str, object]:
         try:
-            data = self.adapter.client.get(self.path, need="read the dashboard issue").data
+            data = self.tracker.client.get(self.path, need="read the dashboard issue").data
         except GitHubHTTPError as exc:
             if exc.status in (404, 410):
                 raise UsageError(f"{self.name}: no such issue (HTTP {exc.status}: deleted, "
@@ -75,9 +75,9 @@ class GitHubBoard:
             raise UsageError(f"{self.name}: its author is unknown (a deleted account), so "
                              "who may tick its boxes cannot be checked; use another issue")
 
-        path = f"/repos/{self.adapter.repo}/collaborators/{quote(login, '')}/permission"
+        path = f"/repos/{self.tracker.repo}/collaborators/{quote(login, '')}/permission"
         try:
-            perm = self.adapter.client.get(path, need="read collaborator permissions").data
+            perm = self.tracker.client.get(path, need="read collaborator permissions").data
         except GitHubHTTPError as exc:
             if exc.status != 404:
                 raise
@@ -85,7 +85,7 @@ class GitHubBoard:
         level = perm.get("permission") if isinstance(perm, dict) else None
         if level not in _WRITERS:
             raise UsageError(f"{self.name}: its author {login} has no write access to "
-                             f"{self.adapter.repo} ({level or 'unknown'}), and an issue's "
+                             f"{self.tracker.repo} ({level or 'unknown'}), and an issue's "
                              "author can edit its body: use an issue opened by a maintainer")
 
     def read(self) -> str:
@@ -93,12 +93,12 @@ class GitHubBoard:
         return body if isinstance(body, str) else ""
 
     def write(self, body: str) -> None:
-        self.adapter.client.write("PATCH", self.path, {"body": body},
+        self.tracker.client.write("PATCH", self.path, {"body": body},
                                   need="edit the dashboard issue (Issues: read & write)")
         self._written = body
 
     def retry(self, item: str) -> None:
-        self.adapter.remove_label(item, self.adapter.config.failed_label)
+        self.tracker.remove_label(item, self.tracker.config.failed_label)
 
     def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
         """Whether a (verified) delivery is about the dashboard issue: `own` (its body is the
@@ -113,7 +113,7 @@ class GitHubBoard:
         repo = payload.get("repository") if isinstance(payload, dict) else None
         full = repo.get("full_name") if isinstance(repo, dict) else None
         if not isinstance(issue, dict) or issue.get("number") != self.number or not (
-                isinstance(full, str) and same_repo(full, self.adapter.repo)):
+                isinstance(full, str) and same_repo(full, self.tracker.repo)):
             return None
         return "own" if self._written is not None and issue.get("body") == self._written \
             else "person"

@@ -10,7 +10,7 @@
   `mergedelta.py` and `linkevents.py`.
 * A server without the summaries or `dependencies/blocking` reads in full when a change needs
   chasing. An issue of the filter seen closed with the awaiting label is noted
-  (`closed_awaiting`) for the adapter to take the label off.
+  (`closed_awaiting`) for the tracker to take the label off.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from .refs import item_id
 if TYPE_CHECKING:
     from jr2_sources.readyset import SnapshotItem
 
-    from .adapter import GitHubTracker
     from .pulls import PullRequest
+    from .tracker import GitHubTracker
 
 FAILING = frozenset({"failure", "cancelled", "timed_out", "action_required", "startup_failure"})
 """Check-run conclusions that fail a head (GitHub's `statusCheckRollup` counts them so)."""
@@ -146,7 +146,7 @@ class FeedbackLoop:
         self._left[number] = heads[-1] if heads else None
         return self._left[number]
 
-    # -- acting (adapter, never read-only) ------------------------------------------------------
+    # -- acting (tracker, never read-only) ------------------------------------------------------
 
     def entered(self, key: str, pr: PullRequest) -> None:
         """The issue went into review with its worker's head `pr.head_sha`: record it."""

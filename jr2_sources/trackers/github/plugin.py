@@ -11,7 +11,7 @@ from collections.abc import Callable
 from jr2_core.hookspecs import hookimpl
 from jr2_sources.registry import SourceKind
 
-TRACKER = "jr2_sources.trackers.github.adapter:GitHubTracker"
+TRACKER = "jr2_sources.trackers.github.tracker:GitHubTracker"
 
 
 @hookimpl

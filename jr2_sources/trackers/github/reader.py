@@ -101,10 +101,10 @@ class IssueReader:
         self.pulls_of: dict[int, list[int]] = {}  # judged issue -> every PR linked to it
         self.stacked: dict[int, int] = {}  # --stack: item -> the one blocker its start rests on
         self.began: datetime | None = None  # the server's time when the last full list began
-        self.changes: GitHubChanges | None = None  # set by an adapter that reads deltas
-        self.own_claim: Callable[[str], Claim | None] | None = None  # the adapter's, for deltas
+        self.changes: GitHubChanges | None = None  # set by a tracker that reads deltas
+        self.own_claim: Callable[[str], Claim | None] | None = None  # the tracker's, for deltas
         # `--assignee none --assign`: the token's login, whose assignment is jr2's own and does
-        # not take an issue out of scope (ISSUE-NOTES 2); set by the adapter (`_list`)
+        # not take an issue out of scope (ISSUE-NOTES 2); set by the tracker (`_list`)
         self.own_login: Callable[[], str] | None = None
         self.gates = ApprovalReader(client, config.target)  # --gate: who may answer (gates.py)
         self.markers = markers  # whose markers count (kit/markers.py): every listing goes through

@@ -1,5 +1,5 @@
 """GitHub `label` and `milestone` deliveries that may change what the user's filter selects
-(which no `updated_at` shows): `scope_change` says so, and the adapter makes the next reading
+(which no `updated_at` shows): `scope_change` says so, and the tracker makes the next reading
 full and looks a milestone title up again. A `label` `deleted`, or renamed, whose old or new name
 the reading judges by (case-insensitively); a `milestone` created, deleted or retitled to or from
 `--milestone TITLE`, a NUMBER's deleted, any deleted for `*` or `none`. Only deliveries for the

@@ -5,7 +5,7 @@ and ignored; bodies may be form-encoded (`payload=<json>`). `issues`, `issue_dep
 `sub_issues` of the configured repository wake (with `--done-when merged` also `pull_request`,
 `check_suite`, `check_run`, `status`; with `--on-feedback rerun` `pull_request_review`), naming
 the issues they concern (`Verdict.touched`); a `label` or `milestone` change of scope wakes with
-`Verdict.full`; an `issue_comment` only when it answers a gate. `receive` is the adapter's
+`Verdict.full`; an `issue_comment` only when it answers a gate. `receive` is the tracker's
 `webhook`.
 """
 

@@ -29,7 +29,7 @@ from jr2_sources.capabilities.dashboard.wiki import WIKI_LAYOUT
 from .client import API, API3, JiraClient
 
 if TYPE_CHECKING:
-    from .adapter import JiraTracker
+    from .tracker import JiraTracker
 
 __all__ = ["JIRA", "JiraBoard", "parse_key"]
 
@@ -53,13 +53,13 @@ def parse_key(issue: str | int) -> str:
 
 
 class JiraBoard:
-    """One Jira issue used as the dashboard of an adapter's JQL scope (Cloud: ADF with boxes;
+    """One Jira issue used as the dashboard of a tracker's JQL scope (Cloud: ADF with boxes;
     Data Center: wiki markup, read-only)."""
 
     target = JIRA
 
-    def __init__(self, adapter: JiraTracker, issue: str | int) -> None:
-        self.adapter = adapter
+    def __init__(self, tracker: JiraTracker, issue: str | int) -> None:
+        self.tracker = tracker
         self.key = parse_key(issue)
         self.item_id = self.key
         self.name = f"jira:{self.key}"
@@ -72,7 +72,7 @@ class JiraBoard:
 
     @property
     def cloud(self) -> bool:
-        return self.adapter.client.is_cloud
+        return self.tracker.client.is_cloud
 
     @property
     def layout(self) -> Layout:
@@ -84,7 +84,7 @@ class JiraBoard:
     def _issue(self, fields: str, expand: str | None = None) -> dict[str, Any]:
         params = {"fields": fields, **({"expand": expand} if expand else {})}
         try:
-            data = self.adapter.client.get(self.path, params, api=API3 if self.cloud else API,
+            data = self.tracker.client.get(self.path, params, api=API3 if self.cloud else API,
                                            need="read the dashboard issue").data
         except SourceHTTPError as exc:
             if exc.status == 404:
@@ -132,7 +132,7 @@ class JiraBoard:
             raw_author = h.get("author")
             author: dict[str, Any] = raw_author if isinstance(raw_author, dict) else {}
             who = str(author.get("accountId") or author.get("name") or "")
-            if who and self.adapter._is_me({"accountId": who, "name": who}):
+            if who and self.tracker._is_me({"accountId": who, "name": who}):
                 return out
             out.append((who, str(author.get("displayName") or who or "someone unknown")))
         # a full page ("maxResults: The maximum number of results that could be on the page")
@@ -153,8 +153,8 @@ class JiraBoard:
         if not editors:
             return None if vetted else "who ticked it is not in the issue's history"
         for who, name in editors:
-            can = self.adapter._gates.can_edit(who, tick.item_id) if who else False
-            if can is False and self.adapter._gates._warned:
+            can = self.tracker._gates.can_edit(who, tick.item_id) if who else False
+            if can is False and self.tracker._gates._warned:
                 return (f"ticked in an edit by {name}, whose Edit Issues jr2 cannot check "
                         "(its account needs Administer Projects)")
             if can is False:
@@ -167,7 +167,7 @@ class JiraBoard:
 
     def _client(self) -> JiraClient:
         if self._writer is None:
-            client = self.adapter.client
+            client = self.tracker.client
             self._writer = client.for_writes() if client.read_only else client
         return self._writer
 
@@ -181,13 +181,13 @@ class JiraBoard:
             self._editors = []  # jr2's own edit is now the last
 
     def retry(self, item_id: str) -> None:
-        self.adapter._guard(item_id)
-        label = self.adapter.config.failed_label
-        self.adapter._echoes.expect(item_id, "labels", f"-{label}")
+        self.tracker._guard(item_id)
+        label = self.tracker.config.failed_label
+        self.tracker._echoes.expect(item_id, "labels", f"-{label}")
         self._client().request("PUT", f"/issue/{item_id}",
                                body={"update": {"labels": [{"remove": label}]}},
                                need="edit issues (labels need Edit Issues)")
-        self.adapter._deltas.note(item_id)
+        self.tracker._deltas.note(item_id)
 
     # -- webhooks -------------------------------------------------------------------------------
 
@@ -209,7 +209,7 @@ class JiraBoard:
         user: dict[str, Any] = raw_user if isinstance(raw_user, dict) else {}
         who = str(user.get("accountId") or user.get("name") or "")
         with self._lock:
-            if described and who and self._echoes > 0 and self.adapter._is_me(
+            if described and who and self._echoes > 0 and self.tracker._is_me(
                     {"accountId": who, "name": who}):
                 self._echoes -= 1
                 return "own"

@@ -94,7 +94,7 @@ class JiraClient(RestClient):
                          session=_Answering(self.jira._session))
         self.server = self.base_url
         self.read_only = read_only
-        self.fields: tuple[str, ...] = FIELDS  # what a search reads unless told (see adapter)
+        self.fields: tuple[str, ...] = FIELDS  # what a search reads unless told (see tracker)
         self._info: dict[str, Any] | None = None
 
     def auth_headers(self) -> dict[str, str]:

@@ -33,7 +33,7 @@ from .jql import MAX_KEYS, changed_jql, jql_time, left_jql
 from .webhook import project_of
 
 if TYPE_CHECKING:
-    from .adapter import JiraTracker
+    from .tracker import JiraTracker
 
 log = logging.getLogger("jr2.jira")
 
@@ -63,9 +63,9 @@ def _refs(item: SnapshotItem) -> set[str]:
 class JiraChanges(SinceReader[str]):
     """Jira's queries for the kit's `SinceReader`, and what a delta needs between readings."""
 
-    def __init__(self, adapter: JiraTracker, *, overlap: float) -> None:
+    def __init__(self, tracker: JiraTracker, *, overlap: float) -> None:
         super().__init__(SinceWindow(overlap=overlap, paged=False))
-        self.adapter = adapter
+        self.tracker = tracker
         self._ids: dict[str, int] = {}  # key -> the issue's id, for every issue read
         self._keys: dict[int, str] = {}  # the other way round (a moved issue keeps its id)
         self._leases: dict[str, datetime] = {}  # key -> end of another pool's live claim
@@ -124,7 +124,7 @@ class JiraChanges(SinceReader[str]):
         # Jira drops a deleted issue's links: the issues naming it are read again (a direct read
         # confirms the deletion first: a delivery is not proof, and deletions are rare)
         self._gone = {k for k in sorted(deleted) if (k in self.in_set or k in self._named)
-                      and self.adapter.is_missing(k)}
+                      and self.tracker.is_missing(k)}
         if self._gone:
             forced |= {k for k, refs in self._refs.items() if refs & self._gone} - self._gone
         now = datetime.now(UTC)
@@ -142,7 +142,7 @@ class JiraChanges(SinceReader[str]):
 
     def _search(self, jql: str, fields: tuple[str, ...] | None = None) -> Page:
         try:
-            return self.adapter.client.search_at(jql, fields, reconcile=self._reconcile)
+            return self.tracker.client.search_at(jql, fields, reconcile=self._reconcile)
         except JiraHTTPError as exc:
             if exc.status != 400:
                 raise
@@ -150,12 +150,12 @@ class JiraChanges(SinceReader[str]):
 
     def page(self, since: datetime) -> Page:
         literal = jql_time(since, self._account_zone())
-        found, at = self._search(changed_jql(self.adapter.config.jql, literal, self._forced))
+        found, at = self._search(changed_jql(self.tracker.config.jql, literal, self._forced))
         self._inside = {str(i["key"]) for i in found}
         return found, at
 
     def leave_page(self, since: datetime) -> list[Any]:
-        jql = left_jql(self.adapter.config.jql, jql_time(since, self._account_zone()),
+        jql = left_jql(self.tracker.config.jql, jql_time(since, self._account_zone()),
                        self._projects, self._forced | self._blockers)
         return self._search(jql, LEFT_FIELDS)[0] if jql else []
 
@@ -182,7 +182,7 @@ class JiraChanges(SinceReader[str]):
 
     def leaves(self, key: str, obj: Any, skip: set[str]) -> BlockerState | None:
         if key not in self.leaving:
-            item = self.adapter.item_of(obj, own=True)
+            item = self.tracker.item_of(obj, own=True)
             if item is not None:
                 self._built[key] = item
                 return None
@@ -216,7 +216,7 @@ class JiraChanges(SinceReader[str]):
         """The time zone Jira reads this account's JQL dates in (looked up again after each
         full reading: a person may change it while a pool runs)."""
         if not self._zone_known:
-            ad = self.adapter
+            ad = self.tracker
             try:
                 me = ad.myself(fresh=True)
             except SourceHTTPError as exc:  # the account may not read itself: a wider search
@@ -250,7 +250,7 @@ class JiraChanges(SinceReader[str]):
         return issue_id in self._keys
 
     def _left_state(self, key: str, issue: Mapping[str, Any]) -> BlockerState:
-        ad = self.adapter
+        ad = self.tracker
         if ad.done_here(key):
             return "done"
         state = ad.state_of(issue)

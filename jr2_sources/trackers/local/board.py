@@ -38,8 +38,8 @@ class LocalBoard:
 
     target = LOCAL
 
-    def __init__(self, adapter: LocalTracker, path: str | int) -> None:
-        self.adapter = adapter
+    def __init__(self, tracker: LocalTracker, path: str | int) -> None:
+        self.tracker = tracker
         text = str(path).strip()
         if not text:
             raise UsageError("--issue: name the markdown file that shows the dashboard, e.g. "
@@ -80,7 +80,7 @@ class LocalBoard:
         itself, a directory, a file in a directory that does not exist, or one that is not
         UTF-8 text."""
         real = self._real()
-        if real == Path(os.path.realpath(self.adapter.path)):
+        if real == Path(os.path.realpath(self.tracker.path)):
             raise UsageError(f"{self.name} is the backlog file itself; jr2 never writes to it: "
                              "name another file, e.g. dashboard.md")
         if real.is_dir():
@@ -144,10 +144,10 @@ class LocalBoard:
         self._writable().retry(item_id)
 
     def _writable(self) -> LocalTracker:
-        if not self.adapter.read_only:
-            return self.adapter
+        if not self.tracker.read_only:
+            return self.tracker
         if self._writer is None:
-            self._writer = self.adapter.writer()
+            self._writer = self.tracker.writer()
         return self._writer
 
     def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:

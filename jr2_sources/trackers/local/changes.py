@@ -3,10 +3,10 @@
 `LocalChanges.changes()` answers a `Delta`, or a full `Snapshot` whenever it cannot be sure:
 
 * A changed backlog file (its `(st_mtime_ns, st_size, st_ino)`) gives a full snapshot; the
-  adapter hands over only a reading it trusts (`saving.py`).
+  tracker hands over only a reading it trusts (`saving.py`).
 * The page of changes is the claim store's rows that changed: the store is re-read only when
   another connection committed (`PRAGMA data_version`), and then compared whole with the mirror
-  kept here; the adapter marks its own writes after they commit (`note(id)`), whose rows are
+  kept here; the tracker marks its own writes after they commit (`note(id)`), whose rows are
   read again. The version is read before the rows, so a commit in between is seen again next
   time, never missed. The window is not `paged`; its server is this machine's clock.
 * The delta rebuilds the changed items the snapshot lists and gives the others' state as a

@@ -291,7 +291,7 @@ class LocalTracker(ReadsDeltas, KeepsAttempts, KeepsLimits, ReadsBodies, KeepsAp
             self._changes.note(item_id)
 
     def writer(self) -> LocalTracker:
-        """A writable adapter of the same backlog and claim store (for a read-only one that
+        """A writable tracker of the same backlog and claim store (for a read-only one that
         must answer a person's request: a dashboard tick)."""
         return LocalTracker(self.config, replace(self.env, read_only=False))
 

@@ -54,7 +54,7 @@ class ApprovalReader:
         self.ids: dict[str, int] = {}  # username -> user id, from the notes read
         self._known: dict[str, tuple[bool, float]] = {}
         self.own: Callable[[], frozenset[str]] = frozenset
-        """jr2's own accounts, lower case (the adapter's `MarkerTrust.own`: asked once)."""
+        """jr2's own accounts, lower case (the tracker's `MarkerTrust.own`: asked once)."""
         self._lock = threading.Lock()
 
     def can_answer(self, username: str) -> bool | None:

@@ -31,7 +31,7 @@ from .refs import encode_project, item_id
 from .webhook import wakes
 
 if TYPE_CHECKING:
-    from .adapter import GitLabTracker
+    from .tracker import GitLabTracker
 
 __all__ = ["EDITOR_LEVEL", "GITLAB", "GitLabBoard", "parse_iid"]
 
@@ -57,21 +57,21 @@ def parse_iid(issue: str | int) -> int:
 
 
 class GitLabBoard:
-    """One GitLab issue used as the dashboard of an adapter's project."""
+    """One GitLab issue used as the dashboard of a tracker's project."""
 
     target = GITLAB
 
-    def __init__(self, adapter: GitLabTracker, issue: str | int) -> None:
-        self.adapter = adapter
+    def __init__(self, tracker: GitLabTracker, issue: str | int) -> None:
+        self.tracker = tracker
         self.iid = parse_iid(issue)
-        self.item_id = item_id(adapter.project, self.iid)
+        self.item_id = item_id(tracker.project, self.iid)
         self.name = f"gitlab:{self.item_id}"
-        self.project_path = f"/projects/{encode_project(adapter.project)}"
+        self.project_path = f"/projects/{encode_project(tracker.project)}"
         self.path = f"{self.project_path}/issues/{self.iid}"
         self._written: str | None = None
 
     def _get(self, path: str, need: str) -> Any:
-        return self.adapter.client.get(path, need=need).data
+        return self.tracker.client.get(path, need=need).data
 
     def _issue(self) -> dict[str, Any]:
         try:
@@ -105,7 +105,7 @@ class GitLabBoard:
         if not isinstance(level, int) or level < EDITOR_LEVEL:
             role = _ROLES.get(level, "unknown") if isinstance(level, int) else "unknown"
             raise UsageError(f"{self.name}: its author {username or user_id} may not edit "
-                             f"{self.adapter.project}'s issues ({role}), and an issue's author "
+                             f"{self.tracker.project}'s issues ({role}), and an issue's author "
                              "can edit its description: use an issue opened by a Planner, "
                              "Reporter or above")
 
@@ -114,13 +114,13 @@ class GitLabBoard:
         return text if isinstance(text, str) else ""
 
     def write(self, body: str) -> None:
-        self.adapter.client.write("PUT", self.path, {"description": body},
+        self.tracker.client.write("PUT", self.path, {"description": body},
                                   need="edit the dashboard issue (the api scope, Planner or "
                                        "Reporter and up)")
         self._written = body
 
     def retry(self, item: str) -> None:
-        self.adapter.remove_label(item, self.adapter.config.failed_label)
+        self.tracker.remove_label(item, self.tracker.config.failed_label)
 
     def about(self, headers: Mapping[str, str], body: bytes) -> Literal["own", "person"] | None:
         """Whether a (verified) delivery is about the dashboard issue: `own` (its description is
@@ -129,7 +129,7 @@ class GitLabBoard:
             payload = json.loads(body or b"{}")
         except ValueError:
             return None
-        if not isinstance(payload, dict) or not wakes(payload, self.adapter.project):
+        if not isinstance(payload, dict) or not wakes(payload, self.tracker.project):
             return None
         attrs = payload.get("object_attributes")
         if not isinstance(attrs, dict) or attrs.get("iid") != self.iid:

@@ -1,4 +1,4 @@
-"""A thin REST client for the few GitLab endpoints the adapter uses: counted, spaced, retried.
+"""A thin REST client for the few GitLab endpoints the tracker uses: counted, spaced, retried.
 
 Design notes
 ------------

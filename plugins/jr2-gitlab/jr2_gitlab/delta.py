@@ -76,7 +76,7 @@ class GitLabChanges(SinceReader[int]):
         super().__init__(window)
         self.reader = reader
         self.clock = clock
-        self.own_claim = own_claim  # the adapter's: our claim on an item, or None
+        self.own_claim = own_claim  # the tracker's: our claim on an item, or None
         self.open_iids: set[int] = set()  # open and listed
         self.items: dict[str, SnapshotItem] = {}  # the items last delivered, by id
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 
-TRACKER = "jr2_gitlab.adapter:GitLabTracker"
+TRACKER = "jr2_gitlab.tracker:GitLabTracker"
 
 
 @hookimpl

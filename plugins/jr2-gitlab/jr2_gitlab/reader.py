@@ -86,7 +86,7 @@ class IssueReader:
         self._graphql = True  # False once /api/graphql answered 404
         self._warned = False
         self.began: datetime | None = None  # the server's time when the last full list began
-        self.changes: GitLabChanges | None = None  # set by an adapter that reads deltas
+        self.changes: GitLabChanges | None = None  # set by a tracker that reads deltas
         self.gates = ApprovalReader(client, config.target)  # --gate: who may answer (gates.py)
         self.markers = markers  # whose markers count (jr2's kit.markers): every listing
         self.gates.own = markers.own

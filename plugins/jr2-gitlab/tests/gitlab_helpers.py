@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from jr2_gitlab.adapter import GitLabTracker
 from jr2_gitlab.client import GitLabClient
 from jr2_gitlab.config import GitLabConfig
+from jr2_gitlab.tracker import GitLabTracker
 from jr2_sources import SourceEnv
 from jr2_sources.kit.retry import RetryPolicy
 

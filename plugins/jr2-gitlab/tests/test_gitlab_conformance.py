@@ -68,5 +68,5 @@ class TestGitLabConformanceCheapLinks(TestGitLabConformance):
                     state: Any = None) -> Target:
         target = super().make_target(items, read_only=read_only, state=state)
         fake = target.fake  # type: ignore[attr-defined]
-        target.adapter = make_adapter(fake.url, read_only=read_only, detail=False)
+        target.tracker = make_adapter(fake.url, read_only=read_only, detail=False)
         return target

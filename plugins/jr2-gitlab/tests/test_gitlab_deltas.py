@@ -15,7 +15,7 @@ from fake_gitlab import FakeGitLab
 from gitlab_helpers import make_adapter
 
 from jr2_core import Failure, Outcome
-from jr2_gitlab.adapter import GitLabTracker
+from jr2_gitlab.tracker import GitLabTracker
 from jr2_sources import Delta, Snapshot, compute_ready_set
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet

@@ -7,10 +7,10 @@ options model of `linear:TEAM`; `LinearTracker` the tracker.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import LinearTracker
     from .config import LinearConfig
+    from .tracker import LinearTracker
 
-_HOME = {"LinearConfig": ".config", "LinearTracker": ".adapter"}
+_HOME = {"LinearConfig": ".config", "LinearTracker": ".tracker"}
 
 
 def __getattr__(name: str) -> Any:

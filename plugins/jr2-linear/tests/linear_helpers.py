@@ -13,9 +13,9 @@ from typing import Any
 from fake_linear import KEY, FakeLinear
 from pydantic import SecretStr
 
-from jr2_linear.adapter import LinearTracker
 from jr2_linear.client import LinearClient
 from jr2_linear.config import LinearConfig
+from jr2_linear.tracker import LinearTracker
 from jr2_sources import SourceEnv
 from jr2_sources.kit.retry import RetryPolicy
 

@@ -7,7 +7,7 @@ API (`jr2_core`, `jr2_sources`) and passes jr2's conformance kit.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import HttpBacklogConfig, HttpBacklogTracker
+    from .tracker import HttpBacklogConfig, HttpBacklogTracker
 
 
 def __getattr__(name: str) -> Any:
@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         from importlib import import_module
 
-        value = getattr(import_module(".adapter", __name__), name)
+        value = getattr(import_module(".tracker", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

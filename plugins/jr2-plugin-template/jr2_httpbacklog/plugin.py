@@ -10,11 +10,11 @@ from collections.abc import Callable
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 
-TRACKER = "jr2_httpbacklog.adapter:HttpBacklogTracker"
+TRACKER = "jr2_httpbacklog.tracker:HttpBacklogTracker"
 
 
 @hookimpl
 def jr2_register_sources(register: Callable[[SourceKind], None]) -> None:
-    register(SourceKind("httpbacklog", "jr2_httpbacklog.adapter:HttpBacklogConfig", TRACKER,
+    register(SourceKind("httpbacklog", "jr2_httpbacklog.tracker:HttpBacklogConfig", TRACKER,
                         help="a JSON-over-HTTP backlog (the plugin template)",
                         tracker=TRACKER))

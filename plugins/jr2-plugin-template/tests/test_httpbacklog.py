@@ -49,7 +49,7 @@ class TestHttpBacklogConformance(SourceConformance):
             tracker = Tracker(_items(items))
             server = serve(tracker)
         else:
-            tracker, server = state.tracker, state.server
+            tracker, server = state.backlog, state.server
         url = f"http://127.0.0.1:{server.server_address[1]}"
         adapter = HttpBacklogTracker(HttpBacklogConfig(target=url),
                                      SourceEnv(state_dir=None, read_only=read_only))  # type: ignore[arg-type]
@@ -57,7 +57,7 @@ class TestHttpBacklogConformance(SourceConformance):
         target = Target(adapter, ids, lambda: tracker.writes,
                         server.shutdown if state is None else (lambda: None),
                         stranger=Stranger(tracker))
-        target.tracker = tracker  # type: ignore[attr-defined]
+        target.backlog = tracker  # type: ignore[attr-defined]
         target.server = server  # type: ignore[attr-defined]
         return target
 

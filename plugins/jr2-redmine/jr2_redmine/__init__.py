@@ -7,10 +7,10 @@ conformance kit against a real Redmine (`jr2_redmine.server` runs a throwaway on
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import RedmineTracker
     from .config import RedmineConfig
+    from .tracker import RedmineTracker
 
-_WHERE = {"RedmineConfig": ".config", "RedmineTracker": ".adapter"}
+_WHERE = {"RedmineConfig": ".config", "RedmineTracker": ".tracker"}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from jr2_core import hookimpl
 from jr2_sources import SourceKind
 
-TRACKER = "jr2_redmine.adapter:RedmineTracker"
+TRACKER = "jr2_redmine.tracker:RedmineTracker"
 
 
 @hookimpl

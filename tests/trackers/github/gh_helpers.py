@@ -10,9 +10,9 @@ from pydantic import SecretStr
 
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.registry import SourceEnv
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.client import GitHubClient
 from jr2_sources.trackers.github.config import GitHubConfig
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "github"
 TOKEN = "ghp_TESTSECRETtoken0123456789"

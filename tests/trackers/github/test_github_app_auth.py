@@ -16,9 +16,9 @@ from jr2_core.errors import ConfigError
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.app import app_credentials
 from jr2_sources.trackers.github.config import GitHubConfig
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 APP_ID = 4242
 

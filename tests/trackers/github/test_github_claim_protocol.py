@@ -13,7 +13,7 @@ from jr2_core.errors import SourceError, UsageError
 from jr2_sources.kit import claims
 from jr2_sources.readyset import ReadySet, SnapshotItem, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 

@@ -11,7 +11,7 @@ from gh_helpers import make_adapter
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 
 def _reader(a: GitHubTracker) -> ReadyReader:

@@ -18,7 +18,7 @@ from jr2_sources.capabilities.deltas.incremental import Delta
 from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
-from jr2_sources.trackers.github.adapter import GitHubTracker
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 
 class Clock:

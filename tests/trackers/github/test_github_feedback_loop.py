@@ -113,9 +113,9 @@ def test_a_restart_between_the_feedback_and_the_rerun_reruns_it_once(
     from pydantic import SecretStr
 
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
+    from jr2_sources.trackers.github.tracker import GitHubTracker
 
     fake.add_issue("o/r", "Change")
     plan = {"o/r#1": [["open main", "headcheck failure"], ["pr 2", "push"]]}
@@ -164,9 +164,9 @@ def test_a_persons_push_after_the_feedback_was_recorded_stops_the_rerun(
     from pydantic import SecretStr
 
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
+    from jr2_sources.trackers.github.tracker import GitHubTracker
 
     fake.add_issue("o/r", "Change")
     plan = {"o/r#1": [["open main", "headcheck failure"], ["pr 2", "push"]]}
@@ -221,9 +221,9 @@ def test_a_waiting_poll_costs_two_requests(fake: FakeGitHub, tmp_path: Path) -> 
     from pydantic import SecretStr
 
     from jr2_sources.registry import SourceEnv
-    from jr2_sources.trackers.github.adapter import GitHubTracker
     from jr2_sources.trackers.github.client import GitHubClient
     from jr2_sources.trackers.github.config import GitHubConfig
+    from jr2_sources.trackers.github.tracker import GitHubTracker
 
     fake.add_issue("o/r", "Change")
     work(fake, tmp_path, {"o/r#1": ["open main", "headcheck success"]}, *LOOP)

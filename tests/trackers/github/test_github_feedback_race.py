@@ -16,10 +16,10 @@ from jr2_sources.kit.claims import Marker
 from jr2_sources.readyset import SnapshotItem
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.client import GitHubClient
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.feedback import pending
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 
 def pool(fake: FakeGitHub, state: Path) -> GitHubTracker:

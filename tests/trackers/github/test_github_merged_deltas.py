@@ -20,9 +20,9 @@ from jr2_sources.capabilities.deltas.sincewindow import DEFAULT_OVERLAP, SWEEP_E
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import item_branch
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 MERGED = {"done_when": "merged", "detail": False}
 REACH = DEFAULT_OVERLAP + SWEEP_EVERY + 1  # seconds: past the furthest a delta lists back

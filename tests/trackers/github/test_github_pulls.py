@@ -15,9 +15,9 @@ from gh_helpers import make_adapter, make_client
 from jr2_sources.readyset import compute_ready_set
 from jr2_sources.registry import SourceEnv
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.pulls import PullReader, PullRequest, item_branch, judge
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 
 def pr(state: str = "OPEN", base: str = "main", merge_checks: str | None = None,

@@ -20,9 +20,9 @@ from test_github_deltas import counting, reader_of
 
 from jr2_sources.capabilities.webhooks import Verdict, hmac_sha256
 from jr2_sources.testing.fakes.github_server import FakeGitHub
-from jr2_sources.trackers.github.adapter import GitHubTracker
 from jr2_sources.trackers.github.config import GitHubConfig
 from jr2_sources.trackers.github.scopehooks import scope_change
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 SECRET = "s3cret"
 

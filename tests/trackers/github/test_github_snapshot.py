@@ -14,7 +14,7 @@ from gh_mockapi import API, MockAPI, issue, labels
 
 from jr2_sources.readyset import ReadySet, compute_ready_set
 from jr2_sources.testing.fakes.github_server import FakeGitHub, seed
-from jr2_sources.trackers.github.adapter import GitHubTracker
+from jr2_sources.trackers.github.tracker import GitHubTracker
 
 APP = "/repos/octo/app/issues"
 

@@ -10,9 +10,9 @@ from pydantic import SecretStr
 
 from jr2_sources.kit.retry import RetryPolicy
 from jr2_sources.registry import SourceEnv
-from jr2_sources.trackers.jira.adapter import JiraTracker
 from jr2_sources.trackers.jira.client import JiraClient
 from jr2_sources.trackers.jira.config import JiraAuth, JiraConfig
+from jr2_sources.trackers.jira.tracker import JiraTracker
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "jira"
 TOKEN = "ATATT3xFfGF0-TESTSECRET-token-0123456789"

@@ -13,7 +13,7 @@ from jr2_core import Failure, Outcome
 from jr2_core.errors import UsageError
 from jr2_sources.readyset import SnapshotItem, compute_ready_set
 from jr2_sources.testing.fakes.jira_server import ME_CLOUD, FakeJira
-from jr2_sources.trackers.jira.adapter import JiraTracker
+from jr2_sources.trackers.jira.tracker import JiraTracker
 
 PERSON = {"accountId": "557058:f58131cb", "displayName": "Mia Krystof"}
 JQL = "project = ENG AND labels = agent"

@@ -23,8 +23,8 @@ from jr2_sources.capabilities.deltas.reader import ReadyReader
 from jr2_sources.readyset import ReadySet, Snapshot, compute_ready_set
 from jr2_sources.testing.fakes.jira_server import FakeJira
 from jr2_sources.tracker import CLAIM_REMOVED, GONE
-from jr2_sources.trackers.jira.adapter import JiraTracker
 from jr2_sources.trackers.jira.jql import jql_time
+from jr2_sources.trackers.jira.tracker import JiraTracker
 
 JQL = "project = ENG AND labels = agent"
 HOLDER = "run-1@host"
