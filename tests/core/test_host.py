@@ -207,3 +207,20 @@ async def test_the_host_listens_before_the_run_begins(tmp_path: Path) -> None:
     result = await host_and_wait(lambda after: start(first_step, state_dir=tmp_path, after=after),
                                  port=port, quiet=True)
     assert (result.state, result.output) == ("done", "reached"), result
+
+
+def test_dropping_a_request_whose_deadline_has_fired_raises_nothing() -> None:
+    """The body-rate watch may drop a request once its own deadline has fired (in the same
+    loop turn, or before its handler ended): asyncio refuses to move such a deadline, so the
+    drop only marks it."""
+    from jr2_core.host import _InHand
+
+    async def main() -> _InHand:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0) as limit:
+                entry = _InHand(None, limit)  # type: ignore[arg-type]
+                await asyncio.sleep(1)
+        entry.drop()
+        return entry
+
+    assert asyncio.run(main()).dropped
